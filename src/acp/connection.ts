@@ -1,0 +1,170 @@
+/**
+ * Our own small JSON-RPC 2.0 peer over a pair of streams. Unlike the ACP SDK
+ * it never drops a message it does not understand: unknown notifications go
+ * to subscribers, responses with unknown ids are traced and ignored, and
+ * agent-to-client requests are always answered.
+ */
+import type { Readable, Writable } from 'node:stream';
+import { AcpError } from './acp-error.js';
+import { encodeMessage, LineSplitter, parseLine, type JsonRpcId, type JsonRpcMessage } from './framing.js';
+import { nullTracer, type Tracer } from './trace.js';
+import { InterruptedError, TimeoutError } from '../errors.js';
+
+export type NotificationHandler = (method: string, params: unknown) => void;
+export type NoiseHandler = (line: string) => void;
+/** Answers an agent-to-client request; throw an AcpError-shaped object to answer with an error. */
+export type RequestHandler = (method: string, params: unknown) => unknown;
+
+export interface CallOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal | undefined;
+}
+
+interface Pending {
+  method: string;
+  resolve: (value: unknown) => void;
+  reject: (err: unknown) => void;
+  timer: NodeJS.Timeout | undefined;
+  cleanup: () => void;
+}
+
+export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
+
+/** RC01 asks before running tools; nobody is at the keyboard, so we decline once unless told otherwise. */
+export function defaultRequestHandler(method: string, params: unknown): unknown {
+  if (method === 'session/request_permission') {
+    const options = ((params as { options?: Array<{ optionId: string; kind?: string }> })?.options ?? []);
+    const reject = options.find((o) => o.kind === 'reject_once') ?? options.find((o) => o.kind?.startsWith('reject'));
+    return reject ? { outcome: { outcome: 'selected', optionId: reject.optionId } } : { outcome: { outcome: 'cancelled' } };
+  }
+  throw { code: -32601, message: 'Method not found', data: { method } };
+}
+
+export class Connection {
+  private nextId = 1;
+  private readonly pending = new Map<JsonRpcId, Pending>();
+  private readonly notificationHandlers = new Set<NotificationHandler>();
+  private readonly noiseHandlers = new Set<NoiseHandler>();
+  private requestHandler: RequestHandler = defaultRequestHandler;
+  private failure: Error | undefined;
+  private readonly splitter = new LineSplitter();
+
+  constructor(
+    input: Readable,
+    private readonly output: Writable,
+    private readonly tracer: Tracer = nullTracer,
+  ) {
+    input.on('data', (chunk: Buffer) => {
+      for (const line of this.splitter.push(chunk)) this.handleLine(line);
+    });
+    input.on('end', () => {
+      const rest = this.splitter.flush();
+      if (rest !== undefined) this.handleLine(rest);
+    });
+    output.on('error', () => {
+      /* EPIPE when the server died: the exit handler reports it */
+    });
+  }
+
+  onNotification(handler: NotificationHandler): () => void {
+    this.notificationHandlers.add(handler);
+    return () => this.notificationHandlers.delete(handler);
+  }
+
+  onNoise(handler: NoiseHandler): () => void {
+    this.noiseHandlers.add(handler);
+    return () => this.noiseHandlers.delete(handler);
+  }
+
+  setRequestHandler(handler: RequestHandler): void {
+    this.requestHandler = handler;
+  }
+
+  request<T = unknown>(method: string, params: unknown, options: CallOptions = {}): Promise<T> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (options.signal?.aborted) return Promise.reject(new InterruptedError());
+    const id = this.nextId++;
+    const timeoutMs = options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
+    return new Promise<T>((resolve, reject) => {
+      const onAbort = (): void => this.settle(id, new InterruptedError());
+      const entry: Pending = {
+        method,
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        timer: setTimeout(() => this.settle(id, new TimeoutError(`The server did not answer ${method} within ${Math.round(timeoutMs / 1000)}s.`)), timeoutMs),
+        cleanup: () => options.signal?.removeEventListener('abort', onAbort),
+      };
+      options.signal?.addEventListener('abort', onAbort, { once: true });
+      this.pending.set(id, entry);
+      this.send({ id, method, params });
+    });
+  }
+
+  notify(method: string, params: unknown): void {
+    if (!this.failure) this.send({ method, params });
+  }
+
+  /** Write raw bytes to the server's stdin (gemini-cli's code-entry flow reads a pasted code there). */
+  writeRaw(text: string): void {
+    this.output.write(text);
+  }
+
+  /** The transport is gone (server exited, protocol broken): every pending and future call rejects with err. */
+  fail(err: Error): void {
+    if (this.failure) return;
+    this.failure = err;
+    for (const id of [...this.pending.keys()]) this.settle(id, err);
+  }
+
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  private send(message: JsonRpcMessage): void {
+    this.tracer.record('send', { jsonrpc: '2.0', ...message });
+    this.output.write(encodeMessage(message));
+  }
+
+  private settle(id: JsonRpcId, err: unknown, value?: unknown): void {
+    const entry = this.pending.get(id);
+    if (!entry) return;
+    this.pending.delete(id);
+    if (entry.timer) clearTimeout(entry.timer);
+    entry.cleanup();
+    if (err) entry.reject(err);
+    else entry.resolve(value);
+  }
+
+  private handleLine(line: string): void {
+    const parsed = parseLine(line);
+    if (parsed.kind === 'empty') return;
+    if (parsed.kind === 'noise') {
+      this.tracer.record('stdout-noise', parsed.line);
+      for (const h of this.noiseHandlers) h(parsed.line);
+      return;
+    }
+    const msg = parsed.message;
+    this.tracer.record('recv', msg);
+    if (typeof msg.method === 'string' && msg.id !== undefined && msg.id !== null) void this.answerRequest(msg.id, msg.method, msg.params);
+    else if (typeof msg.method === 'string') for (const h of this.notificationHandlers) h(msg.method, msg.params);
+    else if (msg.id !== undefined && msg.id !== null && this.pending.has(msg.id)) this.settleResponse(msg);
+    // A response with an unknown id is traced above and otherwise ignored.
+  }
+
+  private settleResponse(msg: JsonRpcMessage): void {
+    const entry = this.pending.get(msg.id as JsonRpcId)!;
+    if (msg.error && typeof msg.error === 'object') this.settle(msg.id as JsonRpcId, new AcpError(entry.method, { code: Number(msg.error.code), message: String(msg.error.message ?? 'error'), data: msg.error.data }));
+    else this.settle(msg.id as JsonRpcId, undefined, msg.result);
+  }
+
+  private async answerRequest(id: JsonRpcId, method: string, params: unknown): Promise<void> {
+    try {
+      const result = await this.requestHandler(method, params);
+      if (!this.failure) this.send({ id, result: result ?? null });
+    } catch (err) {
+      const e = err as { code?: unknown; message?: unknown; data?: unknown };
+      const error = { code: typeof e.code === 'number' ? e.code : -32603, message: typeof e.message === 'string' ? e.message : 'Internal error', ...(e.data === undefined ? {} : { data: e.data }) };
+      if (!this.failure) this.send({ id, error });
+    }
+  }
+}

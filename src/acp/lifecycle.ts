@@ -1,0 +1,51 @@
+/**
+ * Start a server and bring it to an initialized connection, or fail with
+ * the right exit code (4 server, 5 timeout, 130 Ctrl-C) and no process left.
+ * `withServer` guarantees the stop on every path.
+ */
+import { AcpServer, type StartServerOptions } from './server.js';
+import { initialize, type InitializeResult } from './protocol.js';
+import { AgyError, EXIT } from '../errors.js';
+
+export interface StartOptions extends StartServerOptions {
+  signal: AbortSignal;
+  /** Deadline for spawn -> initialize answer (RC01 cold start is 5-6 s). */
+  initTimeoutMs: number;
+  clientVersion: string;
+}
+
+export interface RunningServer {
+  server: AcpServer;
+  init: InitializeResult;
+  /** Spawn to initialize answer. */
+  initMs: number;
+}
+
+export async function startServer(options: StartOptions): Promise<RunningServer> {
+  const server = AcpServer.start(options);
+  const onAbort = (): void => server.kill();
+  options.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const init = await initialize(server.connection, options.clientVersion, { timeoutMs: options.initTimeoutMs, signal: options.signal });
+    if (!init || typeof init !== 'object') throw new AgyError(EXIT.server, 'protocol-error', 'The server answered initialize with something that is not an object.');
+    return { server, init, initMs: Date.now() - server.startedAt };
+  } catch (err) {
+    await server.stop(0);
+    throw err;
+  } finally {
+    options.signal.removeEventListener('abort', onAbort);
+  }
+}
+
+export async function withServer<T>(options: StartOptions, fn: (running: RunningServer) => Promise<T>): Promise<T> {
+  const running = await startServer(options);
+  // Ctrl-C kills the group at once; stop() afterwards just reaps it.
+  const onAbort = (): void => running.server.kill();
+  options.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await fn(running);
+  } finally {
+    options.signal.removeEventListener('abort', onAbort);
+    await running.server.stop();
+  }
+}

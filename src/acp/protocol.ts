@@ -1,0 +1,79 @@
+/**
+ * The ACP calls agyctl makes, with the shapes measured on RC01 (see
+ * ../shared/reference/acp-protocol-reference.md). Types come from the SDK
+ * where they fit; results are read defensively because servers drift.
+ */
+import type { InitializeResponse, NewSessionResponse } from '@agentclientprotocol/sdk';
+import type { Connection, CallOptions } from './connection.js';
+import { AcpError } from './acp-error.js';
+
+export const PROTOCOL_VERSION = 1;
+
+/** fs and terminal off: verified harmless on RC01, and agyctl never edits files for the agent. */
+export function initializeParams(version: string): Record<string, unknown> {
+  return {
+    protocolVersion: PROTOCOL_VERSION,
+    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    clientInfo: { name: 'agyctl', title: 'agyctl', version },
+  };
+}
+
+export type InitializeResult = Partial<InitializeResponse> & {
+  agentInfo?: { name?: string; title?: string; version?: string };
+  authMethods?: Array<{ id: string; name?: string; description?: string | null }>;
+  agentCapabilities?: Record<string, unknown> & { auth?: { logout?: unknown } };
+};
+
+export type NewSessionResult = Partial<NewSessionResponse> & {
+  sessionId: string;
+  models?: { currentModelId?: string; availableModels?: Array<{ modelId: string }> };
+};
+
+export const initialize = (c: Connection, version: string, o: CallOptions): Promise<InitializeResult> =>
+  c.request<InitializeResult>('initialize', initializeParams(version), o);
+
+export const authenticate = (c: Connection, methodId: string, o: CallOptions): Promise<unknown> =>
+  c.request('authenticate', { methodId }, o);
+
+export async function newSession(c: Connection, cwd: string, o: CallOptions): Promise<NewSessionResult> {
+  const result = await c.request<NewSessionResult>('session/new', { cwd, mcpServers: [] }, o);
+  if (!result || typeof result.sessionId !== 'string') throw new AcpError('session/new', { code: -32603, message: 'answer has no sessionId' });
+  return result;
+}
+
+export const loadSession = (c: Connection, sessionId: string, cwd: string, o: CallOptions): Promise<NewSessionResult> =>
+  c.request<NewSessionResult>('session/load', { sessionId, cwd, mcpServers: [] }, o);
+
+export const closeSession = (c: Connection, sessionId: string, o: CallOptions): Promise<unknown> =>
+  c.request('session/close', { sessionId }, o);
+
+export const setConfigOption = (c: Connection, sessionId: string, configId: string, value: string, o: CallOptions): Promise<{ configOptions?: Array<{ id: string; currentValue?: unknown }> }> =>
+  c.request('session/set_config_option', { sessionId, configId, value }, o);
+
+export const logout = (c: Connection, o: CallOptions): Promise<unknown> => c.request('logout', {}, o);
+
+export function supportsLogout(init: InitializeResult): boolean {
+  const auth = init.agentCapabilities?.auth;
+  return Boolean(auth && typeof auth === 'object' && auth.logout !== undefined && auth.logout !== null);
+}
+
+/** The model a session is using, from `models.currentModelId` or the `model` config option. */
+export function currentModel(result: NewSessionResult): string | undefined {
+  if (result.models?.currentModelId) return result.models.currentModelId;
+  const option = (result.configOptions as Array<{ id: string; currentValue?: unknown }> | undefined)?.find((o) => o.id === 'model');
+  return typeof option?.currentValue === 'string' ? option.currentValue : undefined;
+}
+
+export type AuthProblem = 'not-authenticated' | 'reauth-required';
+
+const REAUTH = /invalid_grant|invalid_rapt|re-?auth|expired|revoked|refresh (?:token )?failed|reauthenticat/i;
+const NOT_AUTH = /authentication required|no authentication method|not authenticated|unauthenticated|login required|please log ?in/i;
+
+/** What an error from session/new or session/load says about the credentials, if anything. */
+export function classifyAuthError(err: unknown): AuthProblem | undefined {
+  if (!(err instanceof AcpError)) return undefined;
+  const text = err.serverText;
+  if (REAUTH.test(text)) return 'reauth-required';
+  if (NOT_AUTH.test(text)) return 'not-authenticated';
+  return undefined;
+}

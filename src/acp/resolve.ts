@@ -1,0 +1,63 @@
+/** Which server to run: --server / AGYCTL_SERVER split like a shell splits words, else the known names on PATH. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { parse } from 'shell-quote';
+import { AgyError, EXIT, usageError } from '../errors.js';
+
+export interface ServerCommand {
+  file: string;
+  args: string[];
+  /** How the user would write it, for messages. */
+  display: string;
+}
+
+export const DEFAULT_SERVER_NAMES = ['agy_acp_server', 'agy_acp_server.par', 'antigravity-acp'] as const;
+
+function isExecutable(file: string): boolean {
+  try {
+    const st = fs.statSync(file);
+    if (!st.isFile()) return false;
+    fs.accessSync(file, fs.constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
+  for (const dir of (env.PATH ?? '').split(path.delimiter)) {
+    if (!dir) continue;
+    const candidate = path.join(dir, name);
+    if (isExecutable(candidate)) return candidate;
+  }
+  return undefined;
+}
+
+/** Shell-like word splitting: quotes and $VARS work; pipes, redirections and globs are refused. */
+export function splitCommandLine(line: string, env: NodeJS.ProcessEnv): string[] {
+  const words = parse(line, (name) => env[name] ?? '');
+  return words.map((w) => {
+    if (typeof w === 'string') return w;
+    throw usageError(`--server must be a plain command line, not shell syntax (${JSON.stringify(line)}).`, 'wrap pipelines or redirections in a script and pass its path to --server');
+  });
+}
+
+const notFound = (what: string): AgyError =>
+  new AgyError(EXIT.server, 'server-not-found', `${what}`, {
+    hint: `install the antigravity-acp server, or point agyctl at it: --server /path/to/agy_acp_server (or export AGYCTL_SERVER="/path/to/agy_acp_server --debug")`,
+  });
+
+export function resolveServerCommand(commandLine: string | undefined, env: NodeJS.ProcessEnv, cwd: string): ServerCommand {
+  if (commandLine === undefined || commandLine.trim() === '') {
+    for (const name of DEFAULT_SERVER_NAMES) {
+      const file = findOnPath(name, env);
+      if (file) return { file, args: [], display: file };
+    }
+    throw notFound(`No ACP server found on PATH (looked for ${DEFAULT_SERVER_NAMES.join(', ')}).`);
+  }
+  const [first, ...args] = splitCommandLine(commandLine, env);
+  if (!first) throw usageError('--server is empty.', 'pass the server command, e.g. --server /opt/agy/agy_acp_server');
+  const file = first.includes('/') ? path.resolve(cwd, first) : findOnPath(first, env);
+  if (!file || !isExecutable(file)) throw notFound(`Server command not found or not executable: ${first}`);
+  return { file, args, display: commandLine };
+}

@@ -1,0 +1,44 @@
+/**
+ * The glue between commander and a command's handler: it assembles the
+ * global options, the Output and the tracer, runs the handler, and hands the
+ * result to main. Command files use `action(handler)` and never touch exit
+ * codes or process state themselves.
+ */
+import type { Command } from 'commander';
+import type { CommandIO, CommandResult, GlobalOptions, RunContext } from './context.js';
+
+export interface HandlerArgs {
+  /** Positional arguments, in order (variadic ones as arrays). */
+  args: unknown[];
+  /** This command's own options (globals are in io.opts). */
+  options: Record<string, unknown>;
+}
+
+export type Handler = (io: CommandIO, input: HandlerArgs) => Promise<CommandResult>;
+
+export interface ActionSpec {
+  /** Streaming commands print NDJSON events in --json mode instead of one document. */
+  streaming?: boolean;
+}
+
+export type ActionFactory = (handler: Handler, spec?: ActionSpec) => (...commanderArgs: unknown[]) => Promise<void>;
+
+export interface Invocation {
+  handler: Handler;
+  spec: ActionSpec;
+  input: HandlerArgs;
+  command: Command;
+}
+
+/** Commander calls the action with the positionals, then the options object, then the Command. */
+export function makeActionFactory(onInvoke: (inv: Invocation) => Promise<void>): ActionFactory {
+  return (handler, spec = {}) =>
+    async (...commanderArgs: unknown[]) => {
+      const command = commanderArgs[commanderArgs.length - 1] as Command;
+      const options = commanderArgs[commanderArgs.length - 2] as Record<string, unknown>;
+      const args = commanderArgs.slice(0, -2);
+      await onInvoke({ handler, spec, input: { args, options }, command });
+    };
+}
+
+export type { CommandIO, CommandResult, GlobalOptions, RunContext };

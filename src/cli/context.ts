@@ -1,0 +1,41 @@
+/** What a command runs with. Tests build one by hand; bin/agyctl.js builds it from the process. */
+import type { Readable, Writable } from 'node:stream';
+import type { Output } from './output.js';
+import type { Tracer } from '../acp/trace.js';
+import type { ExitCode } from '../errors.js';
+
+export type TtyReadable = Readable & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
+export type TtyWritable = Writable & { isTTY?: boolean; columns?: number };
+
+export interface RunContext {
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  stdin: TtyReadable;
+  stdout: TtyWritable;
+  stderr: TtyWritable;
+  /** Aborted on Ctrl-C (SIGINT), SIGTERM or SIGHUP. */
+  signal: AbortSignal;
+}
+
+export interface GlobalOptions {
+  stateDir: string;
+  /** The raw --server / AGYCTL_SERVER command line, if any. */
+  server: string | undefined;
+  json: boolean;
+  color: boolean;
+  verbose: boolean;
+  trace: string | undefined;
+}
+
+export interface CommandIO {
+  ctx: RunContext;
+  opts: GlobalOptions;
+  out: Output;
+  tracer: Tracer;
+}
+
+export interface CommandResult {
+  exit: ExitCode;
+  /** Fields of the single `--json` document (schemaVersion and ok are added by main). */
+  data?: Record<string, unknown>;
+}

@@ -1,0 +1,26 @@
+/** The options every command takes, and how they become GlobalOptions. */
+import { Option, type Command } from 'commander';
+import { resolveStateDir } from '../paths.js';
+import { wantColor } from './output.js';
+import type { GlobalOptions, RunContext } from './context.js';
+
+export function addGlobalOptions(program: Command): Command {
+  return program
+    .addOption(new Option('--state-dir <dir>', 'server state directory (env AGYCTL_STATE_DIR; default ~/.gemini/antigravity-acp)'))
+    .addOption(new Option('--server <cmd>', 'server command line, split like a shell (env AGYCTL_SERVER; default: agy_acp_server, agy_acp_server.par or antigravity-acp on PATH)'))
+    .option('--json', 'machine-readable output on stdout (see docs/json.md)')
+    .option('--no-color', 'no colour (also NO_COLOR, or when not a TTY)')
+    .option('-v, --verbose', 'more detail on stderr')
+    .addOption(new Option('--trace <file>', 'write every protocol message (redacted) to FILE as JSONL'));
+}
+
+export function globalOptionsFrom(raw: Record<string, unknown>, ctx: RunContext): GlobalOptions {
+  return {
+    stateDir: resolveStateDir(raw.stateDir as string | undefined, ctx.env, ctx.cwd),
+    server: (raw.server as string | undefined) ?? (ctx.env.AGYCTL_SERVER || undefined),
+    json: Boolean(raw.json),
+    color: wantColor(raw.color !== false, ctx.env),
+    verbose: Boolean(raw.verbose),
+    trace: raw.trace as string | undefined,
+  };
+}

@@ -1,0 +1,106 @@
+/**
+ * run(argv, ctx) -> exit code. The only place that decides the exit code and
+ * the only place that ends the process (in main(), for the real process).
+ */
+import path from 'node:path';
+import { Command, CommanderError } from 'commander';
+import { EXIT, toAgyError, type ExitCode, AgyError } from '../errors.js';
+import { makeActionFactory, type Invocation } from './action.js';
+import { addGlobalOptions, globalOptionsFrom } from './globals.js';
+import { Output, wantColor } from './output.js';
+import { COMMANDS } from './commands/index.js';
+import { nullTracer, type Tracer } from '../acp/trace.js';
+import type { RunContext } from './context.js';
+import { killAllChildren } from '../acp/children.js';
+import { agyctlVersion } from './version.js';
+
+function buildProgram(ctx: RunContext, onInvoke: (inv: Invocation) => Promise<void>): Command {
+  const program = new Command('agyctl')
+    .description("Run Google's antigravity-acp agent server on headless boxes: settings, login, checks, backups.")
+    .version(agyctlVersion(), '-V, --version', 'print the version')
+    .configureHelp({ showGlobalOptions: true })
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s: string) => ctx.stdout.write(s),
+      writeErr: (s: string) => ctx.stderr.write(s),
+      outputError: () => {}, // main renders usage errors itself (one line, --json aware)
+    });
+  addGlobalOptions(program);
+  const action = makeActionFactory(onInvoke);
+  for (const register of COMMANDS) register(program, action);
+  for (const cmd of program.commands) cmd.exitOverride();
+  return program;
+}
+
+export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
+  const jsonRequested = argv.includes('--json');
+  let exit: ExitCode = EXIT.ok;
+  let tracer: Tracer = nullTracer;
+  let out = new Output(ctx.stdout, ctx.stderr, { json: jsonRequested, color: wantColor(!argv.includes('--no-color'), ctx.env), verbose: false });
+  let streaming = false;
+
+  const onInvoke = async ({ handler, spec, input, command }: Invocation): Promise<void> => {
+    const opts = globalOptionsFrom(command.optsWithGlobals(), ctx);
+    out = new Output(ctx.stdout, ctx.stderr, { json: opts.json, color: opts.color, verbose: opts.verbose });
+    streaming = Boolean(spec.streaming);
+    if (opts.trace) {
+      const { FileTracer } = await import('../acp/trace.js');
+      tracer = new FileTracer(path.resolve(ctx.cwd, opts.trace));
+    }
+    const result = await handler({ ctx, opts, out, tracer }, input);
+    exit = result.exit;
+    if (opts.json && !streaming) out.document({ ok: exit === EXIT.ok, ...(result.data ?? {}) });
+  };
+
+  try {
+    await buildProgram(ctx, onInvoke).parseAsync(argv, { from: 'user' });
+    return exit;
+  } catch (err) {
+    if (err instanceof CommanderError) return commanderExit(err, out, jsonRequested);
+    const agy = toAgyError(err);
+    if (ctx.signal.aborted && agy.exit !== EXIT.interrupted && agy.exit !== EXIT.ok) return reportError(new AgyError(EXIT.interrupted, 'interrupted', 'Interrupted.'), out, streaming);
+    return reportError(agy, out, streaming);
+  } finally {
+    tracer.close();
+  }
+}
+
+function commanderExit(err: CommanderError, out: Output, json: boolean): ExitCode {
+  if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.ok;
+  if (err.code === 'commander.executeSubCommandAsync' && err.exitCode === 0) return EXIT.ok;
+  const message = err.message.replace(/^error:\s*/i, '');
+  const usage = new AgyError(EXIT.usage, 'usage', message, { hint: 'run `agyctl --help` (or `agyctl <command> --help`) for usage' });
+  if (json) out.document({ ok: false, error: usage.toJSON() });
+  else out.error(usage.message, usage.hint);
+  return EXIT.usage;
+}
+
+function reportError(err: AgyError, out: Output, streaming: boolean): ExitCode {
+  if (err.exit === EXIT.internal && err.cause instanceof Error && out.options.verbose) out.info(String(err.cause.stack));
+  if (out.json && streaming) out.event({ event: 'error', ...err.toJSON() });
+  else if (out.json) out.document({ ok: false, error: err.toJSON(), ...(err.details ?? {}) });
+  if (!out.json || out.options.verbose || !streaming) out.error(err.message, err.hint);
+  return err.exit;
+}
+
+/** Entry point for bin/agyctl.js: wires the real process to run(). */
+export async function main(): Promise<void> {
+  const controller = new AbortController();
+  let signals = 0;
+  const onSignal = (): void => {
+    signals += 1;
+    if (signals > 1) {
+      // A second Ctrl-C means "now": kill what we started and leave.
+      killAllChildren('SIGKILL');
+      process.exit(EXIT.interrupted);
+    }
+    controller.abort();
+  };
+  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, onSignal);
+  process.on('exit', () => killAllChildren('SIGKILL'));
+  const ctx: RunContext = { env: process.env, cwd: process.cwd(), stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, signal: controller.signal };
+  const code = await run(process.argv.slice(2), ctx);
+  killAllChildren('SIGKILL');
+  // Flush stdout before leaving: a pipe reader must get the whole JSON document.
+  process.stdout.write('', () => process.exit(code));
+}

@@ -1,0 +1,86 @@
+/**
+ * The one exit-code table. Exit codes are API: scripts and CI branch on them,
+ * so every code agyctl can return is listed here, rendered into
+ * docs/exit-codes.md by scripts/render-exit-codes.mjs, and a test keeps the
+ * two in agreement.
+ */
+export const EXIT = {
+  ok: 0,
+  internal: 1,
+  usage: 2,
+  auth: 3,
+  server: 4,
+  timeout: 5,
+  findings: 6,
+  interrupted: 130,
+} as const;
+
+export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+export const EXIT_TABLE: ReadonlyArray<{ exit: ExitCode; name: keyof typeof EXIT; meaning: string }> = [
+  { exit: 0, name: 'ok', meaning: 'Success. `--help` and `--version` also exit 0.' },
+  { exit: 1, name: 'internal', meaning: 'Internal error: a bug in agyctl. Please report it with `--trace`.' },
+  { exit: 2, name: 'usage', meaning: 'Usage error or invalid input (bad flag, malformed settings file, lock held by another run).' },
+  { exit: 3, name: 'auth', meaning: 'Not authenticated, or authentication failed or must be redone.' },
+  { exit: 4, name: 'server', meaning: 'The ACP server was not found, failed to start, exited, or broke the protocol (also SSH failures in `connect`).' },
+  { exit: 5, name: 'timeout', meaning: 'A deadline passed (`--timeout`).' },
+  { exit: 6, name: 'findings', meaning: 'A check or verification found problems (bad token mode, failed snapshot verification, credentials still valid after logout, refused restore).' },
+  { exit: 130, name: 'interrupted', meaning: 'Interrupted by Ctrl-C (SIGINT); every child process was stopped.' },
+];
+
+export interface AgyErrorOptions {
+  hint?: string;
+  cause?: unknown;
+  /** Extra machine-readable detail for `--json` output. */
+  details?: Record<string, unknown>;
+}
+
+/**
+ * An expected failure: something the user can act on. `code` is a stable,
+ * kebab-case identifier for `--json` consumers; `hint` names the fix.
+ * Anything thrown that is not an AgyError is a bug and exits 1.
+ */
+export class AgyError extends Error {
+  readonly code: string;
+  readonly exit: ExitCode;
+  readonly hint: string | undefined;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(exit: ExitCode, code: string, message: string, options: AgyErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AgyError';
+    this.exit = exit;
+    this.code = code;
+    this.hint = options.hint;
+    this.details = options.details;
+  }
+
+  toJSON(): { code: string; exit: number; message: string; hint?: string } {
+    return { code: this.code, exit: this.exit, message: this.message, ...(this.hint ? { hint: this.hint } : {}) };
+  }
+}
+
+export const usageError = (message: string, hint?: string): AgyError =>
+  new AgyError(EXIT.usage, 'usage', message, hint === undefined ? {} : { hint });
+
+export class InterruptedError extends AgyError {
+  constructor() {
+    super(EXIT.interrupted, 'interrupted', 'Interrupted.');
+  }
+}
+
+export class TimeoutError extends AgyError {
+  constructor(message: string, hint?: string) {
+    super(EXIT.timeout, 'timeout', message, hint === undefined ? {} : { hint });
+  }
+}
+
+/** Normalise anything thrown into an AgyError; unknown errors are bugs (exit 1). */
+export function toAgyError(err: unknown): AgyError {
+  if (err instanceof AgyError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new AgyError(EXIT.internal, 'internal', `Internal error: ${message}`, {
+    hint: 'This is a bug in agyctl. Re-run with --trace FILE and --verbose and report it.',
+    cause: err,
+  });
+}

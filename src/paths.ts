@@ -1,0 +1,65 @@
+/**
+ * Every filesystem location agyctl knows about. Nothing else calls
+ * os.homedir(): tests and users move everything by HOME, XDG_* or
+ * --state-dir, and this is the one place that decides how.
+ */
+import os from 'node:os';
+import path from 'node:path';
+
+type Env = NodeJS.ProcessEnv;
+
+export function homeDir(env: Env): string {
+  return env.HOME && env.HOME.length > 0 ? env.HOME : os.homedir();
+}
+
+/** The server derives its state dir from HOME: `$HOME/.gemini/antigravity-acp`. */
+export const STATE_SUBDIR = path.join('.gemini', 'antigravity-acp');
+
+export function defaultStateDir(env: Env): string {
+  return path.join(homeDir(env), STATE_SUBDIR);
+}
+
+export function resolveStateDir(flag: string | undefined, env: Env, cwd: string): string {
+  const chosen = flag ?? env.AGYCTL_STATE_DIR;
+  return chosen ? path.resolve(cwd, expandTilde(chosen, env)) : defaultStateDir(env);
+}
+
+export function expandTilde(p: string, env: Env): string {
+  if (p === '~') return homeDir(env);
+  if (p.startsWith('~/')) return path.join(homeDir(env), p.slice(2));
+  return p;
+}
+
+/**
+ * The server has no flag for its state dir; it uses HOME. When the chosen
+ * state dir has the server's shape (`<home>/.gemini/antigravity-acp`) we can
+ * steer the server there by giving it that HOME. Otherwise undefined: the
+ * server will use its own default, and callers warn about the mismatch.
+ */
+export function serverHomeFor(stateDir: string): string | undefined {
+  const normal = path.resolve(stateDir);
+  const suffix = path.sep + STATE_SUBDIR;
+  return normal.endsWith(suffix) ? normal.slice(0, -suffix.length) || path.sep : undefined;
+}
+
+export const stateFiles = (stateDir: string) => ({
+  settings: path.join(stateDir, 'settings.json'),
+  token: path.join(stateDir, 'acp_token.json'),
+  conversations: path.join(stateDir, 'conversations'),
+});
+
+export function conversationFiles(stateDir: string, sessionId: string) {
+  const base = path.join(stateDir, 'conversations', sessionId);
+  return { db: `${base}.db`, wal: `${base}.db-wal`, shm: `${base}.db-shm`, meta: `${base}.meta` };
+}
+
+/** Where backups go by default: $XDG_STATE_HOME/agyctl/backups, else ~/.local/state/agyctl/backups. */
+export function defaultBackupDir(env: Env): string {
+  const xdg = env.XDG_STATE_HOME && path.isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : undefined;
+  return path.join(xdg ?? path.join(homeDir(env), '.local', 'state'), 'agyctl', 'backups');
+}
+
+/** Private temporary directories (URL-capture shims, probe cwd) live under the OS temp dir. */
+export function tempRoot(env: Env): string {
+  return env.TMPDIR && env.TMPDIR.length > 0 ? env.TMPDIR : os.tmpdir();
+}

@@ -1,0 +1,58 @@
+/**
+ * Waiting with a deadline. Every wait in agyctl goes through here so that no
+ * wait is unbounded and Ctrl-C (an AbortSignal) ends it promptly.
+ */
+import { InterruptedError, TimeoutError } from '../errors.js';
+
+export interface WaitOptions {
+  timeoutMs: number;
+  signal?: AbortSignal | undefined;
+  /** Message of the TimeoutError thrown when the deadline passes. */
+  what: string;
+  hint?: string;
+}
+
+export function withDeadline<T>(work: Promise<T>, options: WaitOptions): Promise<T> {
+  const { timeoutMs, signal } = options;
+  return new Promise<T>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(new InterruptedError());
+      return;
+    }
+    const onAbort = (): void => {
+      cleanup();
+      reject(new InterruptedError());
+    };
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new TimeoutError(`Timed out after ${Math.round(timeoutMs / 1000)}s ${options.what}.`, options.hint));
+    }, timeoutMs);
+    const cleanup = (): void => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        cleanup();
+        resolve(value);
+      },
+      (err: unknown) => {
+        cleanup();
+        reject(err);
+      },
+    );
+  });
+}
+
+/** A deadline shared by several steps: each step gets what is left. */
+export class Budget {
+  readonly startedAt = Date.now();
+  constructor(readonly totalMs: number) {}
+  elapsedMs(): number {
+    return Date.now() - this.startedAt;
+  }
+  remainingMs(): number {
+    return Math.max(0, this.totalMs - this.elapsedMs());
+  }
+}
