@@ -1,0 +1,128 @@
+/**
+ * What other processes are doing, read from /proc: which servers run against
+ * a state dir, and who holds a conversation database open. Linux only; on
+ * other systems every answer is "none found", never an error.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { STATE_SUBDIR } from '../paths.js';
+
+export interface ProcInfo {
+  pid: number;
+  uid: number;
+  argv: string[];
+}
+
+const PROC = '/proc';
+
+function readText(file: string): string | undefined {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+function uidOf(pid: number): number | undefined {
+  const status = readText(path.join(PROC, String(pid), 'status'));
+  const m = status?.match(/^Uid:\s+(\d+)/m);
+  return m ? Number(m[1]) : undefined;
+}
+
+export function listProcesses(): ProcInfo[] {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync(PROC);
+  } catch {
+    return [];
+  }
+  const out: ProcInfo[] = [];
+  for (const name of entries) {
+    if (!/^\d+$/.test(name)) continue;
+    const pid = Number(name);
+    if (pid === process.pid) continue;
+    const cmdline = readText(path.join(PROC, name, 'cmdline'));
+    const uid = uidOf(pid);
+    if (cmdline === undefined || cmdline === '' || uid === undefined) continue;
+    out.push({ pid, uid, argv: cmdline.replace(/\0$/, '').split('\0') });
+  }
+  return out;
+}
+
+export function readEnviron(pid: number): Record<string, string> | undefined {
+  const raw = readText(path.join(PROC, String(pid), 'environ'));
+  if (raw === undefined) return undefined;
+  const env: Record<string, string> = {};
+  for (const pair of raw.split('\0')) {
+    const eq = pair.indexOf('=');
+    if (eq > 0) env[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return env;
+}
+
+/** Targets of a process's open file descriptors (unreadable for other users' processes unless root). */
+export function openFiles(pid: number): string[] {
+  const dir = path.join(PROC, String(pid), 'fd');
+  let fds: string[];
+  try {
+    fds = fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const fd of fds) {
+    try {
+      out.push(fs.readlinkSync(path.join(dir, fd)));
+    } catch {
+      /* fd closed meanwhile */
+    }
+  }
+  return out;
+}
+
+/** For each path, the pids that hold it open (compared by real path). */
+export function holders(paths: string[]): Map<string, number[]> {
+  const wanted = new Map<string, string>();
+  for (const p of paths) wanted.set(realOr(p), p);
+  const result = new Map<string, number[]>(paths.map((p) => [p, []]));
+  for (const proc of listProcesses()) {
+    for (const target of openFiles(proc.pid)) {
+      const original = wanted.get(target.replace(/ \(deleted\)$/, ''));
+      if (original !== undefined) {
+        const list = result.get(original)!;
+        if (!list.includes(proc.pid)) list.push(proc.pid);
+      }
+    }
+  }
+  return result;
+}
+
+function realOr(p: string): string {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return path.resolve(p);
+  }
+}
+
+/** Names a server process can have: the real builds, and our simulator. */
+const SERVER_ARGV = /(^|\/)(agy_acp_server(\.par)?|antigravity-acp|agy-acp-sim(\.mjs)?)$|\/dist\/sim\/main\.js$/;
+
+export function looksLikeServer(argv: string[]): boolean {
+  return argv.slice(0, 3).some((a) => SERVER_ARGV.test(a));
+}
+
+/**
+ * Servers of this user whose state dir is `stateDir`: the server derives it
+ * from HOME, so compare `$HOME/.gemini/antigravity-acp` from its environment;
+ * a server holding a file under the state dir open also counts.
+ */
+export function findServersFor(stateDir: string, uid = process.getuid?.() ?? -1): ProcInfo[] {
+  const target = realOr(stateDir);
+  return listProcesses().filter((p) => {
+    if (p.uid !== uid || !looksLikeServer(p.argv)) return false;
+    const home = readEnviron(p.pid)?.HOME;
+    if (home && realOr(path.join(home, STATE_SUBDIR)) === target) return true;
+    return openFiles(p.pid).some((f) => f.startsWith(target + path.sep));
+  });
+}
