@@ -1,0 +1,126 @@
+/**
+ * Helpers for end-to-end tests: run the BUILT binary (bin/agyctl.js ->
+ * dist/) in a throwaway HOME, against the bundled simulator.
+ */
+import { execa, type ResultPromise } from 'execa';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const BIN = path.join(ROOT, 'bin', 'agyctl.js');
+export const SIM = path.join(ROOT, 'scripts', 'agy-acp-sim');
+
+export interface Sandbox {
+  root: string;
+  home: string;
+  stateDir: string;
+  env: NodeJS.ProcessEnv;
+  cleanup(): void;
+}
+
+/** A fresh HOME with nothing in it; agyctl and the simulator both derive the state dir from it. */
+export function makeSandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-test-'));
+  const home = path.join(root, 'home');
+  fs.mkdirSync(home, { recursive: true });
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: home,
+    TMPDIR: root,
+    LANG: 'C.UTF-8',
+    NO_COLOR: '1',
+    AGYCTL_SERVER: `node ${SIM}`,
+    ...extraEnv,
+  };
+  return {
+    root,
+    home,
+    stateDir: path.join(home, '.gemini', 'antigravity-acp'),
+    env,
+    cleanup: () => fs.rmSync(root, { recursive: true, force: true }),
+  };
+}
+
+export interface RunResult {
+  exitCode: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  env?: NodeJS.ProcessEnv;
+  input?: string;
+  timeoutMs?: number;
+  cwd?: string;
+}
+
+/** Run agyctl to completion. Every child has a deadline: a hung agyctl fails the test instead of hanging it. */
+export async function agyctl(args: string[], sandbox: Sandbox, options: RunOptions = {}): Promise<RunResult> {
+  const result = await execa('node', [BIN, ...args], {
+    env: { ...sandbox.env, ...options.env },
+    extendEnv: false,
+    cwd: options.cwd ?? sandbox.root,
+    reject: false,
+    timeout: options.timeoutMs ?? 45_000,
+    ...(options.input === undefined ? { stdin: 'ignore' as const } : { input: options.input }),
+  });
+  return { exitCode: result.exitCode ?? -1, stdout: String(result.stdout), stderr: String(result.stderr) };
+}
+
+/** Start agyctl without waiting (for Ctrl-C and streaming tests). */
+export function spawnAgyctl(args: string[], sandbox: Sandbox, options: RunOptions = {}): ResultPromise {
+  return execa('node', [BIN, ...args], {
+    env: { ...sandbox.env, ...options.env },
+    extendEnv: false,
+    cwd: options.cwd ?? sandbox.root,
+    reject: false,
+    timeout: options.timeoutMs ?? 45_000,
+    stdin: 'pipe',
+    buffer: true,
+  });
+}
+
+export function parseJson(stdout: string): Record<string, unknown> {
+  return JSON.parse(stdout) as Record<string, unknown>;
+}
+
+export function parseEvents(stdout: string): Array<Record<string, unknown>> {
+  return stdout.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+/** Pids of live processes whose environment carries this sandbox's HOME: what a test left behind. */
+export function processesOf(sandbox: Sandbox): number[] {
+  const found: number[] = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      const environ = fs.readFileSync(`/proc/${name}/environ`, 'utf8');
+      const stat = fs.readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (/\) Z /.test(stat)) continue; // zombies are already dead
+      if (environ.split('\0').includes(`HOME=${sandbox.home}`)) found.push(Number(name));
+    } catch {
+      /* gone or not ours */
+    }
+  }
+  return found;
+}
+
+/** Wait (bounded) until no process of the sandbox remains; returns the survivors. */
+export async function waitNoProcesses(sandbox: Sandbox, timeoutMs = 8_000): Promise<number[]> {
+  const deadline = Date.now() + timeoutMs;
+  let left = processesOf(sandbox);
+  while (left.length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    left = processesOf(sandbox);
+  }
+  return left;
+}
+
+export function writeSettings(sandbox: Sandbox, settings: unknown): string {
+  fs.mkdirSync(sandbox.stateDir, { recursive: true, mode: 0o700 });
+  const file = path.join(sandbox.stateDir, 'settings.json');
+  fs.writeFileSync(file, typeof settings === 'string' ? settings : `${JSON.stringify(settings, null, 2)}\n`);
+  return file;
+}
