@@ -1,0 +1,26 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EXIT, EXIT_TABLE, AgyError, toAgyError } from '../../src/errors.js';
+import { renderExitCodesMarkdown } from '../../src/exit-codes-doc.js';
+import { ROOT } from '../helpers/cli.js';
+
+describe('exit-code table', () => {
+  it('docs/exit-codes.md is exactly what the table renders (run npm run docs:exit-codes)', () => {
+    const doc = fs.readFileSync(path.join(ROOT, 'docs', 'exit-codes.md'), 'utf8');
+    expect(doc).toBe(renderExitCodesMarkdown());
+  });
+
+  it('lists every EXIT constant once, with the binding numbers', () => {
+    expect(EXIT).toEqual({ ok: 0, internal: 1, usage: 2, auth: 3, server: 4, timeout: 5, findings: 6, interrupted: 130 });
+    expect(EXIT_TABLE.map((e) => e.exit).sort((a, b) => a - b)).toEqual(Object.values(EXIT).sort((a, b) => a - b));
+    for (const row of EXIT_TABLE) expect(EXIT[row.name]).toBe(row.exit);
+  });
+
+  it('turns unknown throwables into internal errors (exit 1) and keeps AgyErrors', () => {
+    const known = new AgyError(EXIT.auth, 'not-authenticated', 'no', { hint: 'run: agyctl login' });
+    expect(toAgyError(known)).toBe(known);
+    expect(toAgyError(new TypeError('boom')).exit).toBe(1);
+    expect(known.toJSON()).toEqual({ code: 'not-authenticated', exit: 3, message: 'no', hint: 'run: agyctl login' });
+  });
+});

@@ -1,0 +1,38 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { redact, redactText } from '../../src/acp/redact.js';
+import { FileTracer } from '../../src/acp/trace.js';
+
+describe('redaction', () => {
+  it('redacts code, state, token- and key-named fields at any depth', () => {
+    const out = redact({ params: { code: 'abc', state: 's1', nested: [{ access_token: 'ya29.x', apiKey: 'k', refresh_token: 'r' }], methodId: 'oauth-personal' } });
+    expect(out).toEqual({ params: { code: '[REDACTED]', state: '[REDACTED]', nested: [{ access_token: '[REDACTED]', apiKey: '[REDACTED]', refresh_token: '[REDACTED]' }], methodId: 'oauth-personal' } });
+  });
+
+  it('redacts secrets inside URLs and free text', () => {
+    expect(redactText('http://127.0.0.1:4000/?code=4/0AbC-d&state=xyz&scope=a')).toBe('http://127.0.0.1:4000/?code=[REDACTED]&state=[REDACTED]&scope=a');
+    expect(redactText('Authorization: Bearer abcdefghijkl')).toBe('Authorization: Bearer [REDACTED]');
+    expect(redactText('token ya29.a0AfB_secret and 1//0gLongRefresh')).toBe('token [REDACTED] and [REDACTED]');
+    expect(redactText('AIzaSyA-1234567890abcdefghijklmnop')).toBe('[REDACTED]');
+  });
+
+  it('keeps the structure of what it does not redact', () => {
+    expect(redact({ a: 1, b: [true, null, 'plain'], state: null })).toEqual({ a: 1, b: [true, null, 'plain'], state: null });
+  });
+
+  it('the trace file is 0600 JSONL with direction and timestamp, and holds no secret', () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-trace-')), 't.jsonl');
+    const t = new FileTracer(file);
+    t.record('send', { jsonrpc: '2.0', id: 1, method: 'x', params: { code: 'SECRET-CODE' } });
+    t.record('stdout-noise', 'go to https://x/?code=SECRET-CODE&state=S');
+    t.close();
+    const text = fs.readFileSync(file, 'utf8');
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(text).not.toContain('SECRET-CODE');
+    const lines = text.trim().split('\n').map((l) => JSON.parse(l) as { dir: string; ts: string });
+    expect(lines.map((l) => l.dir)).toEqual(['send', 'stdout-noise']);
+    expect(Number.isNaN(Date.parse(lines[0]!.ts))).toBe(false);
+  });
+});

@@ -1,0 +1,78 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseDuration } from '../../src/util/duration.js';
+import { writeFileAtomic } from '../../src/util/atomic-write.js';
+import { resolveStateDir, serverHomeFor, defaultBackupDir } from '../../src/paths.js';
+import { splitCommandLine, resolveServerCommand } from '../../src/acp/resolve.js';
+
+describe('durations', () => {
+  it('parses the forms users type', () => {
+    expect(parseDuration('90')).toBe(90_000);
+    expect(parseDuration('90s')).toBe(90_000);
+    expect(parseDuration('10m')).toBe(600_000);
+    expect(parseDuration('1h30m')).toBe(5_400_000);
+    expect(parseDuration('250ms')).toBe(250);
+    expect(parseDuration('ten')).toBeUndefined();
+    expect(parseDuration('5x')).toBeUndefined();
+    expect(parseDuration('')).toBeUndefined();
+  });
+});
+
+describe('paths', () => {
+  const env = { HOME: '/home/u' };
+  it('derives the state dir from HOME, AGYCTL_STATE_DIR or the flag', () => {
+    expect(resolveStateDir(undefined, env, '/')).toBe('/home/u/.gemini/antigravity-acp');
+    expect(resolveStateDir(undefined, { ...env, AGYCTL_STATE_DIR: '/srv/s' }, '/')).toBe('/srv/s');
+    expect(resolveStateDir('rel', env, '/work')).toBe('/work/rel');
+    expect(resolveStateDir('~/x', env, '/')).toBe('/home/u/x');
+  });
+  it('steers the server by HOME only when the state dir has its shape', () => {
+    expect(serverHomeFor('/srv/box/.gemini/antigravity-acp')).toBe('/srv/box');
+    expect(serverHomeFor('/srv/elsewhere')).toBeUndefined();
+  });
+  it('puts backups under XDG_STATE_HOME when set', () => {
+    expect(defaultBackupDir({ HOME: '/h', XDG_STATE_HOME: '/x' })).toBe('/x/agyctl/backups');
+    expect(defaultBackupDir({ HOME: '/h' })).toBe('/h/.local/state/agyctl/backups');
+  });
+});
+
+describe('server command', () => {
+  it('splits like a shell: quotes and variables, no operators', () => {
+    expect(splitCommandLine(`node "/opt/my dir/sim" --debug`, {})).toEqual(['node', '/opt/my dir/sim', '--debug']);
+    expect(splitCommandLine('$D/agy --notices', { D: '/opt' })).toEqual(['/opt/agy', '--notices']);
+    expect(() => splitCommandLine('agy | tee log', {})).toThrow(/plain command line/);
+  });
+  it('exits 4 with a hint when nothing is found', () => {
+    try {
+      resolveServerCommand(undefined, { PATH: '/nonexistent' }, '/');
+      expect.unreachable();
+    } catch (err) {
+      expect((err as { exit: number; hint: string }).exit).toBe(4);
+      expect((err as { hint: string }).hint).toMatch(/--server/);
+    }
+  });
+  it('finds a default name on PATH', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-path-'));
+    fs.writeFileSync(path.join(dir, 'agy_acp_server.par'), '#!/bin/sh\n', { mode: 0o755 });
+    expect(resolveServerCommand(undefined, { PATH: dir }, '/').file).toBe(path.join(dir, 'agy_acp_server.par'));
+  });
+});
+
+describe('atomic write', () => {
+  it('replaces content, keeps an existing mode and writes through symlinks', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-aw-'));
+    const target = path.join(dir, 'real.json');
+    fs.writeFileSync(target, 'old', { mode: 0o600 });
+    const link = path.join(dir, 'link.json');
+    fs.symlinkSync(target, link);
+    writeFileAtomic(link, 'new');
+    expect(fs.lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(fs.readFileSync(target, 'utf8')).toBe('new');
+    expect(fs.statSync(target).mode & 0o777).toBe(0o600);
+    writeFileAtomic(path.join(dir, 'fresh.json'), 'x', { mode: 0o644 });
+    expect(fs.statSync(path.join(dir, 'fresh.json')).mode & 0o777).toBe(0o644);
+    expect(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+});
