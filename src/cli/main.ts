@@ -7,7 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { EXIT, toAgyError, type ExitCode, AgyError } from '../errors.js';
 import { makeActionFactory, type Invocation } from './action.js';
 import { addGlobalOptions, globalOptionsFrom } from './globals.js';
-import { Output, wantColor } from './output.js';
+import { Output } from './output.js';
 import { COMMANDS } from './commands/index.js';
 import { nullTracer, type Tracer } from '../acp/trace.js';
 import type { RunContext } from './context.js';
@@ -36,12 +36,12 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
   const jsonRequested = argv.includes('--json');
   let exit: ExitCode = EXIT.ok;
   let tracer: Tracer = nullTracer;
-  let out = new Output(ctx.stdout, ctx.stderr, { json: jsonRequested, color: wantColor(!argv.includes('--no-color'), ctx.env), verbose: false });
+  let out = new Output(ctx.stdout, ctx.stderr, { json: jsonRequested, color: false, verbose: false });
   let streaming = false;
 
   const onInvoke = async ({ handler, spec, input, command }: Invocation): Promise<void> => {
     const opts = globalOptionsFrom(command.optsWithGlobals(), ctx);
-    out = new Output(ctx.stdout, ctx.stderr, { json: opts.json, color: opts.color, verbose: opts.verbose });
+    out = await Output.create(ctx.stdout, ctx.stderr, { json: opts.json, color: opts.color, verbose: opts.verbose });
     streaming = Boolean(spec.streaming);
     if (opts.trace) {
       const { FileTracer } = await import('../acp/trace.js');

@@ -3,8 +3,26 @@
  * events with --json); everything meant for a person watching goes to
  * stderr, so `agyctl ... --json | jq` always sees clean JSON.
  */
-import { Chalk, type ChalkInstance } from 'chalk';
 import type { TtyWritable } from './context.js';
+
+/** The few styles agyctl uses. Identity functions when colour is off, so chalk is loaded only when needed. */
+export interface Palette {
+  red(s: string): string;
+  green(s: string): string;
+  yellow(s: string): string;
+  dim(s: string): string;
+  bold(s: string): string;
+}
+
+const id = (s: string): string => s;
+export const PLAIN: Palette = { red: id, green: id, yellow: id, dim: id, bold: id };
+
+/** chalk costs ~15 ms to import: pay it only when a TTY will show the colours. */
+export async function loadPalette(enabled: boolean): Promise<Palette> {
+  if (!enabled) return PLAIN;
+  const { Chalk } = await import('chalk');
+  return new Chalk({ level: 1 });
+}
 
 export const JSON_SCHEMA_VERSION = 1;
 
@@ -15,17 +33,23 @@ export interface OutputOptions {
 }
 
 export class Output {
-  /** Colours for stdout and stderr; level 0 when colour is off or the stream is not a TTY. */
-  readonly c: ChalkInstance;
-  readonly e: ChalkInstance;
+  /** Colours for stdout and stderr; plain when colour is off or the stream is not a TTY. */
+  readonly c: Palette;
+  readonly e: Palette;
 
   constructor(
     private readonly stdout: TtyWritable,
     private readonly stderr: TtyWritable,
     readonly options: OutputOptions,
+    palette: Palette = PLAIN,
   ) {
-    this.c = new Chalk({ level: options.color && stdout.isTTY ? 1 : 0 });
-    this.e = new Chalk({ level: options.color && stderr.isTTY ? 1 : 0 });
+    this.c = options.color && stdout.isTTY ? palette : PLAIN;
+    this.e = options.color && stderr.isTTY ? palette : PLAIN;
+  }
+
+  static async create(stdout: TtyWritable, stderr: TtyWritable, options: OutputOptions): Promise<Output> {
+    const wanted = options.color && Boolean(stdout.isTTY || stderr.isTTY);
+    return new Output(stdout, stderr, options, await loadPalette(wanted));
   }
 
   get json(): boolean {
