@@ -1,0 +1,88 @@
+/**
+ * Validation of the sign-in URL the server tried to open, and of the
+ * redirect address a user pastes back. Nothing unvalidated is ever shown as
+ * "the" URL or delivered to the server's listener.
+ */
+export interface AuthUrl {
+  url: string;
+  port: number;
+  redirectUri: string;
+  /** Path of the redirect_uri: `/` on RC01, `/oauth2callback` on gemini-cli. */
+  redirectPath: string;
+  state: string | undefined;
+}
+
+export type Validation<T> = { ok: true; value: T } | { ok: false; reason: string };
+
+const GOOGLE_AUTH_HOSTS = new Set(['accounts.google.com']);
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+
+/** Candidate URLs in free text (shim arguments, server output lines). */
+export function findUrls(text: string): string[] {
+  return text.match(/https?:\/\/[^\s"'<>`\x1b]+/g) ?? [];
+}
+
+export function looksLikeSignInUrl(candidate: string): boolean {
+  try {
+    return GOOGLE_AUTH_HOSTS.has(new URL(candidate).hostname);
+  } catch {
+    return false;
+  }
+}
+
+export function validateAuthUrl(text: string): Validation<AuthUrl> {
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    return { ok: false, reason: 'not a URL' };
+  }
+  if (url.protocol !== 'https:') return { ok: false, reason: `scheme is ${url.protocol.replace(':', '')}, expected https` };
+  if (!GOOGLE_AUTH_HOSTS.has(url.hostname)) return { ok: false, reason: `host ${url.hostname} is not Google's sign-in host (accounts.google.com)` };
+  if (url.searchParams.get('response_type') !== 'code') return { ok: false, reason: 'response_type is not "code"' };
+  const redirect = url.searchParams.get('redirect_uri');
+  if (!redirect) return { ok: false, reason: 'no redirect_uri' };
+  let r: URL;
+  try {
+    r = new URL(redirect);
+  } catch {
+    return { ok: false, reason: `redirect_uri is not a URL: ${redirect}` };
+  }
+  if (r.protocol !== 'http:' || !LOOPBACK_HOSTS.has(r.hostname)) return { ok: false, reason: `redirect_uri ${redirect} is not on 127.0.0.1 or localhost` };
+  if (!r.port) return { ok: false, reason: `redirect_uri ${redirect} has no port` };
+  return {
+    ok: true,
+    value: { url: url.toString(), port: Number(r.port), redirectUri: redirect, redirectPath: r.pathname || '/', state: url.searchParams.get('state') ?? undefined },
+  };
+}
+
+export interface PastedRedirect {
+  /** Where to deliver it: always 127.0.0.1 (the listener binds there), never a host from the paste. */
+  deliverTo: URL;
+}
+
+/** Users paste with quotes, angle brackets or a trailing period; tolerate that, nothing more. */
+function cleanPaste(input: string): string {
+  return input.trim().replace(/^['"<]+|['">.]+$/g, '');
+}
+
+export function validatePastedRedirect(input: string, expected: AuthUrl): Validation<PastedRedirect> {
+  const text = cleanPaste(input);
+  if (text === '') return { ok: false, reason: 'empty line' };
+  let url: URL;
+  try {
+    url = new URL(/^https?:\/\//i.test(text) ? text : `http://${text}`);
+  } catch {
+    return { ok: false, reason: 'that is not a URL; paste the whole address from the browser bar (http://127.0.0.1:...)' };
+  }
+  if (!LOOPBACK_HOSTS.has(url.hostname)) return { ok: false, reason: `host ${url.hostname} is not 127.0.0.1 or localhost` };
+  if (url.protocol !== 'http:') return { ok: false, reason: 'the redirect address starts with http://, not https://' };
+  if (Number(url.port) !== expected.port) return { ok: false, reason: `port ${url.port || '(none)'} is not the login's port ${expected.port}` };
+  if (url.pathname !== expected.redirectPath) return { ok: false, reason: `path ${url.pathname} is not ${expected.redirectPath}` };
+  if (url.searchParams.has('error')) return { ok: false, reason: `the browser reports an error (${url.searchParams.get('error')}); sign in again with the same URL` };
+  if (!url.searchParams.get('code')) return { ok: false, reason: 'no code in that address; finish the sign-in first, then paste the address the browser ended on' };
+  if (expected.state !== undefined && url.searchParams.get('state') !== expected.state) return { ok: false, reason: 'state does not match this login (is it from an older attempt?)' };
+  const deliverTo = new URL(url.toString());
+  deliverTo.hostname = '127.0.0.1';
+  return { ok: true, value: { deliverTo } };
+}

@@ -1,0 +1,50 @@
+/** How a captured sign-in URL is shown: plain lines that copy cleanly over SSH, or one NDJSON event. */
+import type { CommandIO } from '../cli/context.js';
+import type { AuthUrl } from './auth-url.js';
+import { tunnelCommand, tunnelExplanation, type TunnelTarget } from './tunnel.js';
+
+export interface PresentOptions {
+  target: TunnelTarget;
+  qr: boolean;
+  open: boolean;
+}
+
+export function presentUrl(io: CommandIO, auth: AuthUrl, options: PresentOptions): string {
+  const tunnel = tunnelCommand(auth.port, options.target);
+  io.out.event({ event: 'url', url: auth.url, port: auth.port, redirectUri: auth.redirectUri, tunnel });
+  if (!io.out.json) {
+    const e = io.out.e;
+    io.out.info(e.bold('Open this URL in a browser on your laptop:'));
+    io.out.raw(auth.url);
+    io.out.info(e.bold('First run this on your laptop and leave it running:'));
+    io.out.raw(tunnel);
+    io.out.info(tunnelExplanation(auth.port));
+    io.out.info(`No tunnel? Sign in anyway; when the browser fails to load http://127.0.0.1:${auth.port}/..., paste that address here.`);
+  }
+  return tunnel;
+}
+
+export async function showQr(io: CommandIO, url: string): Promise<void> {
+  const { default: qrcode } = await import('qrcode-terminal');
+  await new Promise<void>((resolve) => qrcode.generate(url, { small: true }, (art: string) => {
+    io.out.info(art);
+    resolve();
+  }));
+}
+
+/** --open: only when this shell has a display of its own (the server's DISPLAY may be our placeholder). */
+export async function openInBrowser(io: CommandIO, url: string): Promise<boolean> {
+  if (!io.ctx.env.DISPLAY && !io.ctx.env.WAYLAND_DISPLAY) {
+    io.out.warn('--open: no display here (DISPLAY/WAYLAND_DISPLAY unset); open the URL on your laptop instead');
+    return false;
+  }
+  try {
+    const { default: open } = await import('open');
+    const child = await open(url, { wait: false });
+    child.unref();
+    return true;
+  } catch (err) {
+    io.out.warn(`--open: could not start a browser (${(err as Error).message})`);
+    return false;
+  }
+}

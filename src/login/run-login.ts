@@ -1,0 +1,114 @@
+/**
+ * agyctl login, end to end: preflight, sign in, check the token file,
+ * reconcile settings.json, and prove the credentials in a fresh server.
+ */
+import fs from 'node:fs';
+import { AgyError, EXIT, usageError } from '../errors.js';
+import { resolveServerCommand } from '../acp/resolve.js';
+import { stateFiles } from '../paths.js';
+import type { CommandIO } from '../cli/context.js';
+import { readSettings, authTypeOf, setAuthType, rawAuthType } from '../settings/index.js';
+import { signIn, isBrowserMethod, type SignInOptions } from './sign-in.js';
+import { checkAndFixTokenFile, type TokenFileReport } from './token-file.js';
+import { proveCredentials, type ProofResult } from './prove.js';
+import type { TunnelTarget } from './tunnel.js';
+
+export interface LoginOptions {
+  method: string | undefined;
+  timeoutMs: number;
+  target: TunnelTarget;
+  qr: boolean;
+  open: boolean;
+  fakeDisplay: boolean;
+  keepProbeSession: boolean;
+  proofTimeoutMs: number;
+}
+
+export interface LoginReport {
+  method: string;
+  url: { port: number; redirectUri: string; source: string } | undefined;
+  tokenFile: TokenFileReport | undefined;
+  settings: { before: unknown; after: unknown; changedByServer: boolean; wroteAuthType: boolean };
+  proof: ProofResult;
+}
+
+interface Preflight {
+  method: string;
+  settingsRaw: string | undefined;
+}
+
+function preflight(io: CommandIO, requested: string | undefined): Preflight {
+  const dir = io.opts.stateDir;
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try {
+    fs.accessSync(dir, fs.constants.W_OK | fs.constants.X_OK);
+  } catch {
+    throw usageError(`The state directory ${dir} is not writable by you.`, `fix its owner or mode, or pass --state-dir`);
+  }
+  const settings = readSettings(dir);
+  if (settings.unreadable) throw usageError(`Cannot read ${settings.path}: ${settings.unreadable}.`, 'fix the file, or move it aside and run `agyctl settings set-auth oauth-personal`');
+  if (settings.error) throw usageError(`${settings.path} line ${settings.error.line} column ${settings.error.column}: ${settings.error.message}.`, 'fix the file (agyctl settings validate shows every problem), or run `agyctl settings set-auth TYPE --force` to move it aside');
+  resolveServerCommand(io.opts.server, io.ctx.env, io.ctx.cwd); // exit 4 now rather than after a shim dir exists
+  const configured = authTypeOf(settings.data);
+  const method = requested ?? configured ?? 'oauth-personal';
+  if (requested && configured && configured !== requested) io.out.warn(`settings.json says auth.type ${configured}, but you asked for --method ${requested}; the server will use ${configured} after a restart unless you change it (agyctl settings set-auth ${requested})`);
+  return { method, settingsRaw: settings.raw };
+}
+
+/** The server may rewrite settings.json during a login (reported for some builds); and it needs auth.type to find the credentials after a restart. */
+function reconcileSettings(io: CommandIO, pre: Preflight): LoginReport['settings'] {
+  const now = readSettings(io.opts.stateDir);
+  const before = pre.settingsRaw === undefined ? undefined : rawAuthType(safeParse(pre.settingsRaw));
+  const changedByServer = now.raw !== pre.settingsRaw;
+  if (changedByServer) {
+    io.out.event({ event: 'settings-changed', by: 'server', authTypeBefore: before ?? null, authTypeAfter: rawAuthType(now.data) ?? null });
+    io.out.warn(`the server changed settings.json during the login (auth.type ${String(before ?? 'unset')} -> ${String(rawAuthType(now.data) ?? 'unset')})`);
+  }
+  let wroteAuthType = false;
+  const current = rawAuthType(now.data);
+  if (current === undefined && !now.error) {
+    setAuthType(io.opts.stateDir, pre.method, { env: io.ctx.env });
+    wroteAuthType = true;
+    io.out.event({ event: 'settings-changed', by: 'agyctl', authTypeBefore: null, authTypeAfter: pre.method });
+    io.out.info(`settings.json had no auth.type; wrote auth.type = ${pre.method} so the server finds these credentials after a restart`);
+  } else if (current !== pre.method) {
+    io.out.warn(`settings.json names auth.type ${String(current)}, not ${pre.method}; left unchanged. The server will use ${String(current)} after a restart (change it with: agyctl settings set-auth ${pre.method})`);
+  }
+  return { before: before ?? null, after: rawAuthType(readSettings(io.opts.stateDir).data) ?? null, changedByServer, wroteAuthType };
+}
+
+function safeParse(raw: string): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(raw);
+    return v && typeof v === 'object' ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function checkToken(io: CommandIO): TokenFileReport {
+  const report = checkAndFixTokenFile(stateFiles(io.opts.stateDir).token);
+  if (!report.exists) io.out.warn(`the server reported success but ${report.path} does not exist; the proof below will tell whether a restart keeps the login`);
+  else if (!report.regular || !report.ownedByUser) throw new AgyError(EXIT.auth, 'token-file-unsafe', `${report.path} is not a regular file owned by you.`, { hint: `remove it and run \`agyctl login\` again` });
+  else if (report.fixedFrom) io.out.warn(`${report.path} had mode ${report.fixedFrom}; narrowed it to 0600 (it is a credential)`);
+  return report;
+}
+
+export async function runLogin(io: CommandIO, options: LoginOptions): Promise<LoginReport> {
+  const pre = preflight(io, options.method);
+  const signInOptions: SignInOptions = { method: pre.method, timeoutMs: options.timeoutMs, fakeDisplay: options.fakeDisplay, target: options.target, qr: options.qr, open: options.open };
+  const attempt = await signIn(io, signInOptions);
+  io.out.event({ event: 'authenticated', method: pre.method });
+  if (!io.out.json) io.out.info(io.out.e.green(`Signed in (${pre.method}). Checking that a fresh server accepts the credentials...`));
+  const tokenFile = isBrowserMethod(pre.method) ? checkToken(io) : undefined;
+  const settings = reconcileSettings(io, pre);
+  const proof = await proveCredentials(io, { keepProbeSession: options.keepProbeSession, timeoutMs: options.proofTimeoutMs });
+  io.out.event({ event: 'verified', ...(tokenFile ? { tokenFile: { mode: tokenFile.mode } } : {}), sessionProbe: { removed: proof.probeRemoved, ...(options.keepProbeSession ? { sessionId: proof.sessionId } : {}) }, serverStartMs: proof.initMs });
+  return {
+    method: pre.method,
+    url: attempt.url ? { port: attempt.url.auth.port, redirectUri: attempt.url.auth.redirectUri, source: attempt.url.source } : undefined,
+    tokenFile,
+    settings,
+    proof,
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * One sign-in attempt on one server process: start it with the capture
+ * shims, call authenticate, catch the URL from whichever channel shows it,
+ * present it, and wait. The server, the shims and the listener are gone when
+ * this returns or throws.
+ */
+import { startServer } from '../acp/lifecycle.js';
+import { authenticate } from '../acp/protocol.js';
+import { AcpError } from '../acp/acp-error.js';
+import { serverStartOptions } from '../cli/server-options.js';
+import type { CommandIO } from '../cli/context.js';
+import { withDeadline } from '../util/deadline.js';
+import { describeInit } from '../acp/probe.js';
+import { usageError } from '../errors.js';
+import { createShimDir, loginServerEnv } from './shims.js';
+import { UrlCapture, type CapturedUrl } from './capture.js';
+import { presentUrl, showQr, openInBrowser, type PresentOptions } from './present.js';
+import { authFailure, waitForSignIn } from './wait.js';
+import type { InitializeResult } from '../acp/protocol.js';
+
+export const BROWSER_METHODS = new Set(['oauth-personal', 'oauth-business']);
+/** If no URL shows up by then, say what usually causes it. */
+const NO_URL_HINT_AFTER_MS = 20_000;
+/** The authenticate call may outlive our deadline by this much, so our own timeout message wins. */
+const CALL_MARGIN_MS = 30_000;
+
+export interface SignInOptions extends PresentOptions {
+  method: string;
+  timeoutMs: number;
+  fakeDisplay: boolean;
+}
+
+export interface SignInResult {
+  url: CapturedUrl | undefined;
+  tunnel: string | undefined;
+}
+
+function checkMethodOffered(init: InitializeResult, method: string): void {
+  const offered = (init.authMethods ?? []).map((m) => m.id);
+  if (offered.length > 0 && !offered.includes(method)) {
+    throw usageError(`This server does not offer the auth method ${method}.`, `use --method with one of: ${offered.join(', ')}`);
+  }
+}
+
+export async function signIn(io: CommandIO, options: SignInOptions): Promise<SignInResult> {
+  const browser = BROWSER_METHODS.has(options.method);
+  const shims = createShimDir(io.ctx.env);
+  const capture = new UrlCapture(shims, (url, reason, source) => {
+    io.out.event({ event: 'url-rejected', source, reason });
+    if (!io.out.json) io.out.warn(`ignoring a URL from the server's ${source} that is not a Google sign-in URL (${reason}): ${url}`);
+  });
+  try {
+    const env = browser ? loginServerEnv(io.ctx.env, shims, { fakeDisplay: options.fakeDisplay }) : io.ctx.env;
+    const start = serverStartOptions(io, { env, onOutputLine: (line, stream) => capture.feedLine(line, stream) });
+    const { server, init, initMs } = await startServer(start);
+    const onAbort = (): void => server.kill();
+    io.ctx.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      io.out.event({ event: 'server-started', pid: server.pid, agent: describeInit(init).agent, ms: initMs });
+      io.out.verbose(`server ${server.pid} initialized in ${initMs} ms`);
+      checkMethodOffered(init, options.method);
+      const startedAt = Date.now();
+      const deadline = startedAt + options.timeoutMs;
+      const auth = authenticate(server.connection, options.method, { timeoutMs: options.timeoutMs + CALL_MARGIN_MS, signal: io.ctx.signal });
+      auth.catch(() => undefined); // observed below; never an unhandled rejection
+      if (!browser) {
+        await withDeadline(auth, { timeoutMs: options.timeoutMs, signal: io.ctx.signal, what: `waiting for the server to accept ${options.method}` }).catch(mapAuthError);
+        return { url: undefined, tunnel: undefined };
+      }
+      const first = await raceForUrl(io, capture, auth, options.timeoutMs);
+      if (!first) return { url: undefined, tunnel: undefined }; // authenticated without a browser round trip
+      const tunnel = presentUrl(io, first.auth, options);
+      if (options.qr) await showQr(io, first.auth.url);
+      if (options.open) await openInBrowser(io, first.auth.url);
+      await waitForSignIn(io, { server, auth: first.auth, authenticate: auth, deadline, startedAt });
+      return { url: first, tunnel };
+    } finally {
+      io.ctx.signal.removeEventListener('abort', onAbort);
+      await server.stop();
+    }
+  } finally {
+    capture.close();
+    shims.remove();
+  }
+}
+
+function mapAuthError(err: unknown): never {
+  throw err instanceof AcpError ? authFailure(err) : err;
+}
+
+/** The URL, or undefined when authenticate finished first; a failure or the deadline throws. */
+async function raceForUrl(io: CommandIO, capture: UrlCapture, auth: Promise<unknown>, timeoutMs: number): Promise<CapturedUrl | undefined> {
+  const hint = setTimeout(() => {
+    io.out.event({ event: 'no-url-yet', afterS: NO_URL_HINT_AFTER_MS / 1000 });
+    if (!io.out.json) io.out.warn(`the server has not shown a sign-in URL after ${NO_URL_HINT_AFTER_MS / 1000}s; if this build only opens a browser when DISPLAY is set, do not pass --no-fake-display (run with --verbose to see its output)`);
+  }, NO_URL_HINT_AFTER_MS);
+  try {
+    const winner = await withDeadline(Promise.race([capture.found, auth.then(() => undefined, mapAuthError)]), {
+      timeoutMs,
+      signal: io.ctx.signal,
+      what: 'waiting for the server to show a sign-in URL',
+      hint: 'run with --verbose to see the server output; the server may not support headless sign-in',
+    });
+    return winner;
+  } finally {
+    clearTimeout(hint);
+  }
+}
+
+export const isBrowserMethod = (method: string): boolean => BROWSER_METHODS.has(method);
