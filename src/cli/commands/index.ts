@@ -6,5 +6,8 @@
 import type { Command } from 'commander';
 import type { ActionFactory } from '../action.js';
 import { register as probe } from './probe.js';
+import { register as check } from './check.js';
+import { register as settings } from './settings.js';
+import { register as login } from './login.js';
 
-export const COMMANDS: ReadonlyArray<(program: Command, action: ActionFactory) => void> = [probe];
+export const COMMANDS: ReadonlyArray<(program: Command, action: ActionFactory) => void> = [probe, check, settings, login];
