@@ -10,11 +10,14 @@ export class AcpError extends Error {
   readonly code: number;
   readonly data: unknown;
   readonly method: string;
+  /** The error's own short message ("Authentication required"), without data. */
+  readonly serverMessage: string;
 
   constructor(method: string, error: JsonRpcError) {
     super(renderAcpError(method, error));
     this.name = 'AcpError';
     this.method = method;
+    this.serverMessage = error.message;
     this.code = error.code;
     this.data = error.data;
   }

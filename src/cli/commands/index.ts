@@ -9,5 +9,6 @@ import { register as probe } from './probe.js';
 import { register as check } from './check.js';
 import { register as settings } from './settings.js';
 import { register as login } from './login.js';
+import { register as logout } from './logout.js';
 
-export const COMMANDS: ReadonlyArray<(program: Command, action: ActionFactory) => void> = [probe, check, settings, login];
+export const COMMANDS: ReadonlyArray<(program: Command, action: ActionFactory) => void> = [probe, check, settings, login, logout];

@@ -1,0 +1,75 @@
+/**
+ * agyctl logout, for decommissioning a box: the server's own `logout` when
+ * it advertises auth.logout, else (or with --local) removing the token file.
+ * Then a fresh server must refuse session/new, or the logout did not take.
+ */
+import fs from 'node:fs';
+import { withServer } from '../acp/lifecycle.js';
+import { AcpError } from '../acp/acp-error.js';
+import { classifyAuthError, logout as acpLogout, supportsLogout } from '../acp/protocol.js';
+import { runProbeSession, removeConversation } from '../acp/probe-session.js';
+import { serverStartOptions } from '../cli/server-options.js';
+import type { CommandIO } from '../cli/context.js';
+import { stateFiles } from '../paths.js';
+
+export interface LogoutReport {
+  via: 'server' | 'local';
+  tokenFile: string;
+  tokenRemoved: boolean;
+  /** True when a fresh server refused a new session (authentication is gone). */
+  confirmed: boolean;
+  /** What the fresh server said, when it refused. */
+  serverSaid: string | undefined;
+}
+
+function removeTokenLocally(io: CommandIO, file: string): boolean {
+  if (!fs.existsSync(file)) {
+    io.out.info(`${file} does not exist; nothing to remove locally`);
+    return false;
+  }
+  io.out.info(`Removing ${file} (this box's stored Google credentials; contents not shown).`);
+  fs.rmSync(file, { force: true });
+  return true;
+}
+
+async function serverLogout(io: CommandIO, timeoutMs: number, local: boolean): Promise<'server' | 'local'> {
+  if (local) return 'local';
+  return withServer(serverStartOptions(io, { initTimeoutMs: timeoutMs }), async ({ server, init }) => {
+    if (!supportsLogout(init)) {
+      io.out.info('This server does not advertise logout; removing the token file instead.');
+      return 'local';
+    }
+    try {
+      await acpLogout(server.connection, { timeoutMs, signal: io.ctx.signal });
+      io.out.info('The server logged out.');
+      return 'server';
+    } catch (err) {
+      if (err instanceof AcpError && err.code === -32601) return 'local';
+      throw err;
+    }
+  });
+}
+
+async function confirmGone(io: CommandIO, timeoutMs: number): Promise<{ confirmed: boolean; said: string | undefined }> {
+  let sessionId: string | undefined;
+  try {
+    await withServer(serverStartOptions(io, { initTimeoutMs: timeoutMs }), async ({ server }) => {
+      sessionId = (await runProbeSession(server.connection, io.ctx.env, { timeoutMs, signal: io.ctx.signal })).sessionId;
+    });
+    return { confirmed: false, said: undefined };
+  } catch (err) {
+    if (err instanceof AcpError && classifyAuthError(err)) return { confirmed: true, said: err.serverMessage };
+    throw err;
+  } finally {
+    if (sessionId) removeConversation(io.opts.stateDir, sessionId);
+  }
+}
+
+export async function runLogout(io: CommandIO, options: { local: boolean; timeoutMs: number }): Promise<LogoutReport> {
+  const tokenFile = stateFiles(io.opts.stateDir).token;
+  const existedBefore = fs.existsSync(tokenFile);
+  const via = await serverLogout(io, options.timeoutMs, options.local);
+  if (via === 'local') removeTokenLocally(io, tokenFile);
+  const { confirmed, said } = await confirmGone(io, options.timeoutMs);
+  return { via, tokenFile, tokenRemoved: existedBefore && !fs.existsSync(tokenFile), confirmed, serverSaid: said };
+}
