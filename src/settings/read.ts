@@ -1,0 +1,107 @@
+/**
+ * Reading settings.json without judging it: what is on disk, where a write
+ * would go, and whether the content is JSON of the shape agyctl can edit.
+ * validate.ts decides what the content means for the server.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { stateFiles } from '../paths.js';
+import { JsonSyntaxError, lineColumn, member, parseJsonTree, toPlain, type JsonNode } from './json-tree.js';
+
+export interface SettingsError {
+  /** syntax: not JSON. shape: JSON, but the top level, `auth` or `gcp` is not an object. */
+  kind: 'syntax' | 'shape';
+  message: string;
+  line: number;
+  column: number;
+}
+
+export interface SettingsFile {
+  /** <stateDir>/settings.json, as the server opens it. */
+  path: string;
+  exists: boolean;
+  /** settings.json is a symlink; writes go to `target`. */
+  symlink: boolean;
+  /** The file a write replaces: the symlink's final target, or `path`. */
+  target: string;
+  /** The file's bytes as text (never printed: it may hold secrets a user put there). */
+  raw?: string;
+  /** The content, when it is a JSON object (set even when `auth`/`gcp` has the wrong shape). */
+  data?: Record<string, unknown>;
+  /** The ordered tree agyctl edits; present whenever `data` is. */
+  tree?: JsonNode & { kind: 'object' };
+  /** Why agyctl must not edit the file in place. */
+  error?: SettingsError;
+  /** Why the file could not be read at all (permission denied, a directory...). */
+  unreadable?: string;
+  mode?: number;
+  uid?: number;
+  gid?: number;
+}
+
+/** Where a write to `file` must land so a symlink stays a symlink (also when its target does not exist yet). */
+export function writeTarget(file: string): { symlink: boolean; target: string } {
+  let symlink = false;
+  let current = file;
+  for (let hops = 0; hops < 40; hops++) {
+    let st: fs.Stats;
+    try {
+      st = fs.lstatSync(current);
+    } catch {
+      return { symlink, target: current };
+    }
+    if (!st.isSymbolicLink()) return { symlink, target: current };
+    symlink = true;
+    current = path.resolve(path.dirname(current), fs.readlinkSync(current));
+  }
+  return { symlink, target: current }; // a loop: the write fails later with ELOOP, which is the truth
+}
+
+export function readSettings(stateDir: string): SettingsFile {
+  const file = stateFiles(stateDir).settings;
+  const base: SettingsFile = { path: file, exists: false, ...writeTarget(file) };
+  let raw: string;
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(file);
+    if (st.isDirectory()) return { ...base, exists: true, unreadable: 'settings.json is a directory, not a file' };
+    raw = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return base;
+    return { ...base, exists: true, unreadable: (err as Error).message };
+  }
+  const found: SettingsFile = { ...base, exists: true, raw, mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
+  return { ...found, ...parseSettingsText(raw) };
+}
+
+/** Parse settings text: the object (if any) and the first reason it cannot be edited in place. */
+export function parseSettingsText(raw: string): Pick<SettingsFile, 'data' | 'tree' | 'error'> {
+  let tree: JsonNode;
+  try {
+    tree = parseJsonTree(raw);
+  } catch (err) {
+    if (!(err instanceof JsonSyntaxError)) throw err;
+    return { error: { kind: 'syntax', message: err.message, line: err.line, column: err.column } };
+  }
+  if (tree.kind !== 'object') {
+    return { error: shapeError(raw, tree, `the top level is ${describeNode(tree)}, not an object`) };
+  }
+  const data = toPlain(tree) as Record<string, unknown>;
+  for (const key of ['auth', 'gcp']) {
+    const node = member(tree, key);
+    if (node && node.kind !== 'object') return { data, tree, error: shapeError(raw, node, `"${key}" is ${describeNode(node)}, not an object`) };
+  }
+  return { data, tree };
+}
+
+function shapeError(raw: string, node: JsonNode, message: string): SettingsError {
+  return { kind: 'shape', message, ...lineColumn(raw, Math.max(node.at, 0)) };
+}
+
+function describeNode(node: JsonNode): string {
+  if (node.kind === 'array') return 'an array';
+  if (node.kind === 'object') return 'an object';
+  if (node.value === null) return 'null';
+  return `a ${typeof node.value}`;
+}

@@ -1,0 +1,187 @@
+/**
+ * `set-auth` as a function: check everything first, then write once,
+ * atomically. Any bad input throws a usage error before a byte changes.
+ * Keys agyctl does not manage keep their place and their exact text.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { AgyError, EXIT, usageError } from '../errors.js';
+import { writeFileAtomic, fsyncDir } from '../util/atomic-write.js';
+import { AUTH_TYPE_INFO, AUTH_TYPE_LIST, envIsSet, normalizeAuthType, type AuthType } from './auth-types.js';
+import { setStringAt } from './json-edit.js';
+import { readSettings, type SettingsFile } from './read.js';
+import { gcpOf, locationProblem, projectProblem, rawAuthType } from './validate.js';
+
+type Env = NodeJS.ProcessEnv;
+
+export interface SetAuthOptions {
+  project?: string | undefined;
+  location?: string | undefined;
+  /** Move an unparsable file aside instead of refusing. */
+  force?: boolean | undefined;
+  /** agyctl's environment: GOOGLE_CLOUD_PROJECT/LOCATION defaults, GOOGLE_API_KEY presence. */
+  env?: Env;
+  now?: Date;
+}
+
+export type ValueSource = 'flag' | 'env' | 'file';
+
+export interface SetAuthResult {
+  path: string;
+  /** The file actually replaced (differs from path when settings.json is a symlink). */
+  target: string;
+  symlink: boolean;
+  type: AuthType;
+  /** The legacy name given on the command line, if any (e.g. vertex-ai). */
+  legacyInput: string | undefined;
+  /** auth.type before the change, as written (undefined when absent). */
+  previousType: unknown;
+  project: { value: string; source: ValueSource } | undefined;
+  location: { value: string; source: ValueSource } | undefined;
+  created: boolean;
+  stateDirCreated: boolean;
+  /** False when the file already said exactly this (nothing was written). */
+  written: boolean;
+  /** Where --force moved an unusable file. */
+  backup: string | undefined;
+  mode: number;
+}
+
+interface Resolved {
+  type: AuthType;
+  legacyInput: string | undefined;
+  project: { value: string; source: ValueSource } | undefined;
+  location: { value: string; source: ValueSource } | undefined;
+}
+
+export function setAuthType(stateDir: string, requested: string, options: SetAuthOptions = {}): SetAuthResult {
+  const env = options.env ?? {};
+  const norm = normalizeAuthType(requested);
+  if (!norm) throw usageError(`unknown auth type ${JSON.stringify(requested)}; use one of: ${AUTH_TYPE_LIST}`);
+  const file = readSettings(stateDir);
+  refuseUnusable(file, options.force === true);
+  const resolved = resolve(norm.type, norm.legacy, file, options, env);
+  const text = render(file, resolved);
+  const written = !(file.exists && !file.error && text === file.raw);
+  const result: SetAuthResult = {
+    path: file.path, target: file.target, symlink: file.symlink, ...resolved,
+    previousType: rawAuthType(file.data), created: !file.exists, stateDirCreated: false, written, backup: undefined, mode: file.mode ?? 0o644,
+  };
+  if (!written) return result;
+  result.stateDirCreated = ensureStateDir(stateDir);
+  if (file.exists && file.error && !isBlank(file)) result.backup = backup(file, options.now ?? new Date());
+  commit(file, text);
+  result.mode = fs.statSync(file.target).mode & 0o7777;
+  return result;
+}
+
+/** An existing file agyctl cannot edit is never overwritten, unless --force moves it aside. */
+function refuseUnusable(file: SettingsFile, force: boolean): void {
+  if (file.unreadable) {
+    throw new AgyError(EXIT.usage, 'settings-unreadable', `cannot read ${file.path}: ${file.unreadable}`, { hint: 'run agyctl as the user the server runs as' });
+  }
+  if (!file.error || force || isBlank(file)) return;
+  const { message, line, column, kind } = file.error;
+  const what = kind === 'syntax' ? 'is not valid JSON' : 'has a shape agyctl cannot edit';
+  throw new AgyError(EXIT.usage, 'settings-invalid', `${file.path} ${what}: ${message} at line ${line}, column ${column}; fix it, or rerun with --force to move it aside and write a fresh file`, {
+    hint: 'nothing was changed',
+    details: { settings: { path: file.path, line, column, kind } },
+  });
+}
+
+/** An empty (or whitespace-only) file holds nothing to lose: write it without --force or a backup. */
+const isBlank = (file: SettingsFile): boolean => file.error?.kind === 'syntax' && (file.raw ?? '').trim() === '';
+
+function resolve(type: AuthType, legacyInput: string | undefined, file: SettingsFile, options: SetAuthOptions, env: Env): Resolved {
+  const usesGcp = AUTH_TYPE_INFO[type].gcp !== 'unused';
+  const current = file.error ? { project: undefined, location: undefined } : gcpOf(file.data);
+  const project = pick('--project', options.project, usesGcp ? env.GOOGLE_CLOUD_PROJECT : undefined, 'GOOGLE_CLOUD_PROJECT', current.project, projectProblem);
+  const location = pick('--location', options.location, usesGcp ? env.GOOGLE_CLOUD_LOCATION : undefined, 'GOOGLE_CLOUD_LOCATION', current.location, locationProblem);
+  const missing = [project ? '' : '--project ID', location ? '' : '--location REGION'].filter(Boolean).join(' ');
+  if (type === 'oauth-business' && missing) {
+    throw usageError(`oauth-business needs a project and a location: pass ${missing} (or set GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION)`);
+  }
+  if (type === 'agent-platform' && missing && !envIsSet(env, 'GOOGLE_API_KEY')) {
+    throw usageError(`agent-platform needs a project and a location, or an API key: pass ${missing}, or set GOOGLE_API_KEY (also in the server's environment)`);
+  }
+  return { type, legacyInput, project, location };
+}
+
+/** Flag, then environment, then what the file already has. Flag and env values are checked; file values stay as they are. */
+function pick(
+  flag: string, fromFlag: string | undefined, fromEnv: string | undefined, envName: string, fromFile: string | undefined, check: (v: string) => string | undefined,
+): { value: string; source: ValueSource } | undefined {
+  if (fromFlag !== undefined) {
+    const why = fromFlag === '' ? 'it is empty' : check(fromFlag);
+    if (why) throw usageError(`${flag}: ${why}`);
+    return { value: fromFlag, source: 'flag' };
+  }
+  if (fromEnv !== undefined && fromEnv !== '') {
+    const why = check(fromEnv);
+    if (why) throw usageError(`${envName}: ${why}; fix the variable or pass ${flag}`);
+    return { value: fromEnv, source: 'env' };
+  }
+  return fromFile === undefined ? undefined : { value: fromFile, source: 'file' };
+}
+
+/** The new file text: the old text with auth.type (and gcp values from flags or env) spliced in; a fresh file otherwise. */
+function render(file: SettingsFile, r: Resolved): string {
+  let text = file.exists && !file.error ? file.raw! : '{}\n';
+  text = setStringAt(text, ['auth', 'type'], r.type);
+  for (const [key, v] of [['project', r.project], ['location', r.location]] as const) {
+    if (v && v.source !== 'file') text = setStringAt(text, ['gcp', key], v.value);
+  }
+  return text;
+}
+
+/** The server's own state dir is private: create it 0700, like the server. */
+function ensureStateDir(stateDir: string): boolean {
+  if (fs.existsSync(stateDir)) return false;
+  try {
+    fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    throw writeFailed(stateDir, err);
+  }
+  return true;
+}
+
+/** settings.json.bak-<UTC timestamp>, next to settings.json, with the exact old bytes and mode. */
+function backup(file: SettingsFile, now: Date): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  let name = `${file.path}.bak-${stamp}`;
+  for (let n = 1; fs.existsSync(name); n++) name = `${file.path}.bak-${stamp}-${n}`;
+  try {
+    fs.copyFileSync(file.target, name, fs.constants.COPYFILE_EXCL);
+    const fd = fs.openSync(name, 'r+');
+    try {
+      fs.fchmodSync(fd, file.mode ?? 0o644);
+      fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
+    fsyncDir(path.dirname(name));
+  } catch (err) {
+    throw writeFailed(name, err);
+  }
+  return name;
+}
+
+/** Replace the target atomically; as root, hand the file back to whoever owned it (or owns its directory). */
+function commit(file: SettingsFile, text: string): void {
+  try {
+    writeFileAtomic(file.target, text, { mode: 0o644, followSymlink: false });
+    if (process.getuid?.() === 0) {
+      const owner = file.uid !== undefined ? { uid: file.uid, gid: file.gid! } : fs.statSync(path.dirname(file.target));
+      fs.chownSync(file.target, owner.uid, owner.gid);
+    }
+  } catch (err) {
+    throw writeFailed(file.target, err);
+  }
+}
+
+function writeFailed(target: string, err: unknown): AgyError {
+  return new AgyError(EXIT.usage, 'settings-write-failed', `cannot write ${target}: ${(err as Error).message}`, {
+    hint: 'check the permissions of the state directory, or run agyctl as the user the server runs as',
+    cause: err,
+  });
+}
