@@ -1,0 +1,57 @@
+/** The metrics `check --prometheus FILE` writes for node_exporter's textfile collector (docs/check.md). */
+import fs from 'node:fs';
+import path from 'node:path';
+import { usageError } from '../errors.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
+import { renderExposition, type MetricFamily } from './prometheus.js';
+import { STATUSES } from './status.js';
+import type { CheckResult, Metrics, Status } from './types.js';
+
+export interface MetricsInput {
+  status: Status;
+  checks: readonly CheckResult[];
+  metrics: Metrics;
+  durationMs: number;
+  /** ms since the epoch, when the check ran. */
+  at: number;
+}
+
+const gauge = (name: string, help: string, samples: MetricFamily['samples']): MetricFamily => ({ name, help, type: 'gauge', samples });
+const one = (value: number | boolean | undefined): MetricFamily['samples'] => (value === undefined ? [] : [{ value: Number(value) }]);
+
+export function checkMetrics(r: MetricsInput): MetricFamily[] {
+  return [
+    gauge('agyctl_check_ok', '1 if the last agyctl check passed (exit 0), else 0.', one(r.status === 'ok')),
+    gauge('agyctl_check_status', 'Outcome of the last agyctl check: 1 for its status, 0 for the others.', STATUSES.map((s) => ({ labels: { status: s }, value: Number(s === r.status) }))),
+    gauge('agyctl_check_duration_seconds', 'How long each check of the last run took.', r.checks.map((c) => ({ labels: { check: c.id }, value: c.ms / 1000 }))),
+    gauge('agyctl_check_passed', '1 if the check passed in the last run, else 0.', r.checks.map((c) => ({ labels: { check: c.id, severity: c.severity }, value: Number(c.ok) }))),
+    gauge('agyctl_check_run_duration_seconds', 'Wall time of the whole last check run.', one(r.durationMs / 1000)),
+    gauge('agyctl_token_file_mode_ok', '1 if acp_token.json has mode 0600, else 0 (absent without a token file).', one(r.metrics.tokenModeOk)),
+    gauge('agyctl_token_file_age_seconds', 'Seconds since acp_token.json was last written.', one(r.metrics.tokenAgeS)),
+    gauge('agyctl_server_start_seconds', 'Server spawn to initialize answer in the last live check.', one(r.metrics.serverStartS)),
+    gauge('agyctl_last_check_timestamp_seconds', 'Unix time of the last agyctl check run.', one(Math.round(r.at / 1000))),
+  ];
+}
+
+/** Atomic, so the collector never reads half a file; new files are world-readable like other .prom files. */
+export function writeMetricsFile(file: string, input: MetricsInput): void {
+  writeFileAtomic(file, renderExposition(checkMetrics(input)), { mode: 0o644 });
+}
+
+/** Refuse a --prometheus path that cannot work before any check runs (exit 2, nothing written). */
+export function assertMetricsTarget(file: string): void {
+  const dir = path.dirname(file);
+  let st: fs.Stats | undefined;
+  try {
+    st = fs.statSync(dir);
+  } catch {
+    /* reported below */
+  }
+  if (!st?.isDirectory()) throw usageError(`--prometheus ${file}: directory ${dir} does not exist.`, `create it, or point --prometheus at node_exporter's textfile directory`);
+  try {
+    fs.accessSync(dir, fs.constants.W_OK);
+  } catch {
+    throw usageError(`--prometheus ${file}: directory ${dir} is not writable by you.`, 'choose a directory you can write, or fix its permissions');
+  }
+  if (fs.existsSync(file) && fs.statSync(file).isDirectory()) throw usageError(`--prometheus ${file} is a directory.`, 'name a file, e.g. agyctl.prom');
+}

@@ -1,0 +1,43 @@
+/**
+ * `agyctl check`: static checks, then (on request) the live, prompt and
+ * restart checks against real server processes, all inside one --timeout
+ * budget.
+ */
+import type { CommandIO } from '../cli/context.js';
+import { Budget } from '../util/deadline.js';
+import { runStaticChecks } from './static-checks.js';
+import { overallStatus } from './status.js';
+import type { CheckResult, Metrics, Status, TokenInsight } from './types.js';
+
+export interface CheckOptions {
+  live: boolean;
+  restart: boolean;
+  prompt: boolean;
+  model: string | undefined;
+  timeoutMs: number;
+  timeoutLabel: string;
+}
+
+export interface CheckReport {
+  status: Status;
+  checks: CheckResult[];
+  token: TokenInsight | undefined;
+  metrics: Metrics;
+  durationMs: number;
+  at: number;
+}
+
+export async function runCheck(io: CommandIO, o: CheckOptions): Promise<CheckReport> {
+  const budget = new Budget(o.timeoutMs);
+  const at = Date.now();
+  const st = runStaticChecks({ stateDir: io.opts.stateDir, env: io.ctx.env, cwd: io.ctx.cwd, server: io.opts.server, now: at });
+  const checks = [...st.checks];
+  const metrics = { ...st.metrics };
+  if (o.live && st.serverCommand) {
+    const { serverChecks } = await import('./server-checks.js');
+    const server = await serverChecks(io, o, budget);
+    checks.push(...server.checks);
+    if (server.serverStartS !== undefined) metrics.serverStartS = server.serverStartS;
+  }
+  return { status: overallStatus(checks), checks, token: st.token, metrics, durationMs: budget.elapsedMs(), at };
+}

@@ -1,0 +1,46 @@
+/**
+ * The checks that need server processes, loaded only for --live so a
+ * static check never pays for loading the process machinery. Probe
+ * conversations are removed only once every server stopped.
+ */
+import fs from 'node:fs';
+import type { CommandIO } from '../cli/context.js';
+import { serverStartOptions } from '../cli/server-options.js';
+import { makeProbeCwd, removeConversation } from '../acp/probe-session.js';
+import type { Budget } from '../util/deadline.js';
+import { runLive } from './live.js';
+import { runRestart } from './restart.js';
+import { toResult, warn } from './check-result.js';
+import type { ServerCheckInput } from './server-context.js';
+import type { CheckOptions } from './run.js';
+import type { CheckResult } from './types.js';
+
+export async function serverChecks(io: CommandIO, o: CheckOptions, budget: Budget): Promise<{ checks: CheckResult[]; serverStartS: number | undefined }> {
+  const input: ServerCheckInput = {
+    startOptions: (initTimeoutMs) => serverStartOptions(io, { initTimeoutMs }),
+    stateDir: io.opts.stateDir,
+    env: io.ctx.env,
+    signal: io.ctx.signal,
+    budget,
+    timeoutLabel: o.timeoutLabel,
+    restart: o.restart,
+    prompt: o.prompt,
+    model: o.model,
+  };
+  const cwd = makeProbeCwd(io.ctx.env);
+  let sessionId: string | undefined;
+  const checks: CheckResult[] = [];
+  let serverStartS: number | undefined;
+  try {
+    const live = await runLive(input, cwd, (id) => (sessionId = id));
+    serverStartS = live.serverStartS;
+    checks.push(...live.checks);
+    if (o.restart && live.liveOk && live.session) checks.push(await runRestart(input, live.session));
+  } finally {
+    // Every server has stopped here (withServer), so nothing holds the files.
+    const removed = sessionId === undefined || removeConversation(io.opts.stateDir, sessionId);
+    fs.rmSync(cwd, { recursive: true, force: true });
+    if (!removed) checks.push(toResult('cleanup', warn(`the probe conversation ${sessionId} could not be removed from ${io.opts.stateDir}/conversations`), 0));
+  }
+  return { checks, serverStartS };
+}

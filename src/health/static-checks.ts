@@ -1,0 +1,93 @@
+/**
+ * The checks that need no server: settings, the credential on disk, the
+ * conversations directory, and whether the server command resolves.
+ */
+import fs from 'node:fs';
+import { stateFiles } from '../paths.js';
+import { resolveServerCommand, type ServerCommand } from '../acp/resolve.js';
+import { AgyError, EXIT } from '../errors.js';
+import { envFinding, judgeSettings, type SettingsVerdict } from './settings-view.js';
+import { describeInsight, inspectToken } from './token.js';
+import { fail, LOGIN_HINT, pass, timed, toResult, warn, type Finding } from './check-result.js';
+import type { CheckResult, Metrics, TokenInsight } from './types.js';
+
+export interface StaticInput {
+  stateDir: string;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  /** --server / AGYCTL_SERVER, if any. */
+  server: string | undefined;
+  now: number;
+}
+
+export interface StaticOutcome {
+  checks: CheckResult[];
+  token: TokenInsight | undefined;
+  metrics: Metrics;
+  serverCommand: ServerCommand | undefined;
+}
+
+function tokenChecks(file: string, now: number, out: StaticOutcome): void {
+  let inspection!: ReturnType<typeof inspectToken>;
+  out.checks.push(
+    timed('token-file', () => {
+      inspection = inspectToken(file, now);
+      if (inspection.state === 'missing') return fail('not-authenticated', `no token file (${file}): not logged in`, LOGIN_HINT);
+      const worst = inspection.findings.find((f) => f.failure !== 'misconfigured') ?? inspection.findings[0];
+      if (!worst) return pass(`${file}: regular file, yours, mode 0600, parses as JSON`);
+      return { ...fail(worst.failure, inspection.findings.map((f) => f.message).join('; ')), hint: inspection.findings.map((f) => f.hint).join('; ') };
+    }),
+  );
+  if (inspection.state !== 'present') return;
+  out.token = inspection.insight;
+  out.metrics.tokenModeOk = inspection.insight.modeOk;
+  out.metrics.tokenAgeS = inspection.insight.ageS;
+  const insight = inspection.insight;
+  out.checks.push(
+    timed('token', () => {
+      const d = describeInsight(insight);
+      return d.warning ? warn(`${d.text}: ${d.warning}`, 'run: agyctl check --live to see whether the server still accepts it') : pass(d.text, { severity: 'warning' });
+    }),
+  );
+}
+
+function conversationsFinding(dir: string): Finding {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return pass(`${dir} does not exist yet (the server creates it)`);
+    return fail('misconfigured', `${dir} cannot be examined (${(err as NodeJS.ErrnoException).code})`, `check the permissions of ${dir}'s parents`);
+  }
+  if (!st.isDirectory()) return fail('misconfigured', `${dir} is not a directory`, `move it aside; the server keeps its conversations there`);
+  try {
+    fs.accessSync(dir, fs.constants.R_OK | fs.constants.X_OK);
+  } catch {
+    return fail('misconfigured', `${dir} is not readable by you`, `run: chmod u+rwx ${dir}`);
+  }
+  return pass(`${dir} is readable`);
+}
+
+function serverFinding(input: StaticInput, out: StaticOutcome): Finding {
+  try {
+    out.serverCommand = resolveServerCommand(input.server, input.env, input.cwd);
+    return pass(`server command: ${out.serverCommand.display}`);
+  } catch (err) {
+    if (err instanceof AgyError && err.exit === EXIT.server) return fail('server-error', err.message, err.hint);
+    throw err; // bad --server syntax is a usage error (exit 2)
+  }
+}
+
+export function runStaticChecks(input: StaticInput): StaticOutcome {
+  const files = stateFiles(input.stateDir);
+  const out: StaticOutcome = { checks: [], token: undefined, metrics: {}, serverCommand: undefined };
+  let verdict!: SettingsVerdict;
+  out.checks.push(timed('settings', () => (verdict = judgeSettings(input.stateDir, input.env)).settings));
+  if (verdict.advice) out.checks.push(toResult('settings-advice', verdict.advice, 0));
+  const type = verdict.authType;
+  if (type && verdict.oauth) tokenChecks(files.token, input.now, out);
+  else if (type) out.checks.push(timed('env', () => envFinding(type, verdict.data, input.env)));
+  out.checks.push(timed('conversations', () => conversationsFinding(files.conversations)));
+  out.checks.push(timed('server-command', () => serverFinding(input, out)));
+  return out;
+}

@@ -1,0 +1,117 @@
+/**
+ * acp_token.json inspection. The file is a credential: it is read only to
+ * parse it, and nothing derived from it leaves this module except booleans
+ * and numbers (mode, age, refresh token present, seconds to expiry). Parser
+ * messages are never surfaced: V8 quotes the offending text in them.
+ */
+import fs from 'node:fs';
+import { LOGIN_HINT } from './check-result.js';
+import type { Status, TokenInsight } from './types.js';
+
+export interface TokenFinding {
+  failure: Exclude<Status, 'ok'>;
+  message: string;
+  hint: string;
+}
+
+export type TokenInspection =
+  | { state: 'missing' }
+  | { state: 'present'; findings: TokenFinding[]; insight: TokenInsight };
+
+/** Nested objects some token writers use ({"token": {...}}); one level is enough. */
+function candidates(doc: Record<string, unknown>): Array<Record<string, unknown>> {
+  const nested = Object.values(doc).filter((v): v is Record<string, unknown> => Boolean(v) && typeof v === 'object' && !Array.isArray(v));
+  return [doc, ...nested];
+}
+
+/** An epoch in ms or s (by magnitude), or an ISO date string, as ms. */
+function epochMs(v: unknown): number | undefined {
+  if (typeof v === 'number' && Number.isFinite(v) && v > 0) return v > 1e11 ? v : v * 1000;
+  if (typeof v === 'string' && v.trim() !== '') {
+    if (/^\d+(\.\d+)?$/.test(v.trim())) return epochMs(Number(v));
+    const t = Date.parse(v);
+    return Number.isNaN(t) ? undefined : t;
+  }
+  return undefined;
+}
+
+export function expiryMs(doc: Record<string, unknown>): number | undefined {
+  for (const c of candidates(doc)) {
+    for (const key of ['expiry_date', 'expires_at', 'expiry', 'expiresAt', 'expiryDate']) {
+      const ms = epochMs(c[key]);
+      if (ms !== undefined) return ms;
+    }
+  }
+  return undefined;
+}
+
+export function hasRefreshToken(doc: Record<string, unknown>): boolean {
+  return candidates(doc).some((c) => ['refresh_token', 'refreshToken'].some((k) => typeof c[k] === 'string' && (c[k] as string).length > 0));
+}
+
+/** Parse without letting the text escape: 'unreadable', or undefined for anything not a JSON object. */
+function parseQuietly(file: string): Record<string, unknown> | 'unreadable' | undefined {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return 'unreadable';
+  }
+  try {
+    const doc: unknown = JSON.parse(text);
+    return doc && typeof doc === 'object' && !Array.isArray(doc) ? (doc as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function fileFindings(file: string, st: fs.Stats, uid: number | undefined): TokenFinding[] {
+  const findings: TokenFinding[] = [];
+  const mode = st.mode & 0o7777;
+  if (uid !== undefined && st.uid !== uid) {
+    findings.push({ failure: 'misconfigured', message: `${file} is owned by uid ${st.uid}, not by you (uid ${uid})`, hint: `run: chown ${uid} ${file}` });
+  }
+  if (mode !== 0o600) {
+    findings.push({ failure: 'misconfigured', message: `${file} has mode ${mode.toString(8).padStart(4, '0')}, must be 0600`, hint: `run: chmod 600 ${file}` });
+  }
+  return findings;
+}
+
+export function inspectToken(file: string, now: number, uid = process.getuid?.()): TokenInspection {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return { state: 'missing' };
+    const insight: TokenInsight = { mode: '?', modeOk: false, ageS: 0, refreshToken: false, expiresInS: null };
+    return { state: 'present', insight, findings: [{ failure: 'misconfigured', message: `${file} cannot be examined (${code ?? 'error'})`, hint: `check the permissions of ${file} and its directory` }] };
+  }
+  const insight: TokenInsight = { mode: (st.mode & 0o7777).toString(8).padStart(4, '0'), modeOk: (st.mode & 0o7777) === 0o600, ageS: Math.max(0, Math.round((now - st.mtimeMs) / 1000)), refreshToken: false, expiresInS: null };
+  if (!st.isFile()) {
+    return { state: 'present', insight, findings: [{ failure: 'misconfigured', message: `${file} is not a regular file`, hint: `remove it and ${LOGIN_HINT}` }] };
+  }
+  const findings = fileFindings(file, st, uid);
+  const doc = st.size === 0 ? undefined : parseQuietly(file);
+  if (doc === 'unreadable') {
+    findings.push({ failure: 'misconfigured', message: `${file} is not readable by you`, hint: `run: chmod 600 ${file}` });
+    return { state: 'present', insight, findings };
+  }
+  if (!doc) {
+    findings.push({ failure: 'not-authenticated', message: `${file} is ${st.size === 0 ? 'empty' : 'not a JSON object'}`, hint: LOGIN_HINT });
+    return { state: 'present', insight, findings };
+  }
+  insight.refreshToken = hasRefreshToken(doc);
+  const exp = expiryMs(doc);
+  insight.expiresInS = exp === undefined ? null : Math.round((exp - now) / 1000);
+  return { state: 'present', insight, findings };
+}
+
+/** One line about the credential's lifetime; an expired access token with a refresh token is normal. */
+export function describeInsight(i: TokenInsight): { text: string; warning?: string } {
+  const refresh = i.refreshToken ? 'refresh token present' : 'no refresh token';
+  if (i.expiresInS === null) return { text: `${refresh}; expiry not recorded` };
+  const when = i.expiresInS >= 0 ? `access token expires in ${i.expiresInS}s` : `access token expired ${-i.expiresInS}s ago`;
+  if (i.expiresInS < 0 && !i.refreshToken) return { text: `${refresh}; ${when}`, warning: 'the access token has expired and there is no refresh token to renew it' };
+  return { text: `${refresh}; ${when}${i.expiresInS < 0 ? ' (renewed on next use)' : ''}` };
+}

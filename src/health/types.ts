@@ -1,0 +1,34 @@
+/** The shapes `agyctl check` produces; the JSON form is API (docs/json.md). */
+
+/** Overall outcome, worst first in STATUS_ORDER (status.ts). */
+export type Status = 'ok' | 'not-authenticated' | 'reauth-required' | 'misconfigured' | 'server-error' | 'timeout';
+
+export type Severity = 'error' | 'warning';
+
+export interface CheckResult {
+  id: string;
+  ok: boolean;
+  /** What a failure of this check means: an error fails the run, a warning does not. */
+  severity: Severity;
+  message: string;
+  hint?: string;
+  ms: number;
+  /** Which status a failed error-check stands for; not part of the JSON output. */
+  failure?: Exclude<Status, 'ok'>;
+}
+
+/** What the token file says about the credential; never any of its values. */
+export interface TokenInsight {
+  mode: string;
+  modeOk: boolean;
+  ageS: number;
+  refreshToken: boolean;
+  /** Seconds until the access token expires (negative: expired), when the file records it. */
+  expiresInS: number | null;
+}
+
+export interface Metrics {
+  tokenModeOk?: boolean;
+  tokenAgeS?: number;
+  serverStartS?: number;
+}
