@@ -10,5 +10,8 @@ import { register as check } from './check.js';
 import { register as settings } from './settings.js';
 import { register as login } from './login.js';
 import { register as logout } from './logout.js';
+import { register as sessions } from './sessions.js';
+import { register as backup } from './backup.js';
+import { register as restore } from './restore.js';
 
-export const COMMANDS: ReadonlyArray<(program: Command, action: ActionFactory) => void> = [probe, check, settings, login, logout];
+export const COMMANDS: ReadonlyArray<(program: Command, action: ActionFactory) => void> = [probe, check, settings, login, logout, sessions, backup, restore];

@@ -1,0 +1,82 @@
+/** Backing up one conversation into the run's work directory: reuse it, or snapshot it. */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { conversationFiles } from '../paths.js';
+import { fsyncFile, identityOf, sha256File } from './files.js';
+import type { ManifestFile, ManifestSession } from './manifest.js';
+import { canReuse, reuseFile, type SourceState } from './reuse.js';
+import { snapshotDb } from './snapshot-db.js';
+
+export interface Previous {
+  name: string;
+  dir: string;
+  sessions: Map<string, ManifestSession>;
+}
+
+export interface SessionJob {
+  stateDir: string;
+  id: string;
+  cwd: string | null;
+  workDir: string;
+  previous: Previous | undefined;
+  busyBudgetMs: number;
+}
+
+export function backupSession(job: SessionJob): ManifestSession {
+  const files = conversationFiles(job.stateDir, job.id);
+  // Stat before the snapshot: a commit landing during VACUUM makes the next run see a change, never miss one.
+  const source = currentState(files.db, files.wal);
+  const prev = job.previous?.sessions.get(job.id);
+  const name = `${job.id}.db`;
+  const meta = copyMeta(files.meta, job, prev);
+  if (job.previous && prev && canReuse(prev, source, job.previous.dir)) {
+    reuseFile(job.previous.dir, prev.file, job.workDir);
+    if (prev.file !== name) fs.renameSync(path.join(job.workDir, prev.file), path.join(job.workDir, name));
+    return { ...entry(job, name, prev, meta, source), reused: true, reusedFrom: job.previous.name };
+  }
+  const snap = snapshotDb(files.db, job.workDir, name, job.busyBudgetMs);
+  return entry(job, name, { bytes: snap.bytes, sha256: snap.sha256, integrity: snap.integrity, rows: snap.rows }, meta, source);
+}
+
+function entry(job: SessionJob, file: string, data: Pick<ManifestSession, 'bytes' | 'sha256' | 'integrity' | 'rows'>, meta: ManifestFile | null, source: SourceState): ManifestSession {
+  return { id: job.id, cwd: job.cwd, file, bytes: data.bytes, sha256: data.sha256, integrity: data.integrity, rows: data.rows, meta, reused: false, source };
+}
+
+function currentState(db: string, wal: string): SourceState {
+  const checkedAt = new Date().toISOString();
+  const dbId = identityOf(db);
+  if (dbId === null) throw new Error('the database file disappeared');
+  return { db: dbId, wal: identityOf(wal), checkedAt };
+}
+
+/** `.meta` is tiny: linked from the previous snapshot when identical, else written and fsynced. */
+function copyMeta(source: string, job: SessionJob, prev: ManifestSession | undefined): ManifestFile | null {
+  let content: Buffer;
+  try {
+    content = fs.readFileSync(source);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  const sha256 = crypto.createHash('sha256').update(content).digest('hex');
+  const file = `${job.id}.meta`;
+  const target = path.join(job.workDir, file);
+  const prevMeta = prev?.meta;
+  if (job.previous && prevMeta && prevMeta.sha256 === sha256 && tryLink(path.join(job.previous.dir, prevMeta.file), target, sha256)) {
+    return { file, bytes: content.length, sha256 };
+  }
+  fs.writeFileSync(target, content, { mode: 0o600 });
+  fsyncFile(target);
+  return { file, bytes: content.length, sha256 };
+}
+
+function tryLink(from: string, to: string, sha256: string): boolean {
+  try {
+    if (fs.statSync(from).size > 4096 || sha256File(from) !== sha256) return false;
+    fs.linkSync(from, to);
+    return true;
+  } catch {
+    return false;
+  }
+}

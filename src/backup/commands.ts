@@ -1,0 +1,55 @@
+/** The handlers behind `backup`, `backup verify` and `restore`: options in, report out, exit code decided. */
+import path from 'node:path';
+import type { CommandIO, CommandResult } from '../cli/context.js';
+import { parseCountOption, parseDurationOption } from '../cli/parse-options.js';
+import { EXIT, usageError } from '../errors.js';
+import { defaultBackupDir, expandTilde } from '../paths.js';
+import { renderBackup, renderRestore, renderVerify, backupJson } from './render.js';
+import { resolveSnapshot } from './resolve-snapshot.js';
+import type { RetentionPolicy } from './retention.js';
+
+type Opts = Record<string, unknown>;
+
+function dirOption(io: CommandIO, value: unknown): string {
+  return typeof value === 'string' ? path.resolve(io.ctx.cwd, expandTilde(value, io.ctx.env)) : defaultBackupDir(io.ctx.env);
+}
+
+function retentionFrom(options: Opts): RetentionPolicy {
+  const count = (flag: string, v: unknown): number | undefined => (typeof v === 'string' ? parseCountOption(flag, v) : undefined);
+  const policy = { keepLast: count('--keep-last', options.keepLast), keepDaily: count('--keep-daily', options.keepDaily), keepWeekly: count('--keep-weekly', options.keepWeekly) };
+  const given = Object.values(policy).filter((v) => v !== undefined);
+  if (given.length > 0 && given.every((v) => v === 0)) throw usageError('These --keep-* values would delete every snapshot.', 'give at least one --keep-last/--keep-daily/--keep-weekly above 0');
+  return policy;
+}
+
+export async function backupCommand(io: CommandIO, options: Opts): Promise<CommandResult> {
+  const retention = retentionFrom(options);
+  const busyBudgetMs = parseDurationOption('--busy-timeout', options.busyTimeout as string);
+  const { runBackup } = await import('./run-backup.js');
+  const report = await runBackup({ stateDir: io.opts.stateDir, backupDir: dirOption(io, options.to), sessionIds: options.session as string[], retention, busyBudgetMs, signal: io.ctx.signal, out: io.out });
+  if (!io.opts.json) for (const line of renderBackup(report)) io.out.print(line);
+  return { exit: report.failed.length > 0 ? EXIT.findings : EXIT.ok, data: backupJson(report) };
+}
+
+export async function verifyCommand(io: CommandIO, snapshot: string, options: Opts): Promise<CommandResult> {
+  const dir = resolveSnapshot(snapshot, dirOption(io, options.from), io.ctx.cwd);
+  const { verifySnapshot } = await import('./verify.js');
+  const { ManifestError } = await import('./manifest.js');
+  let report;
+  try {
+    report = verifySnapshot(dir);
+  } catch (err) {
+    if (err instanceof ManifestError) throw usageError(err.message, 'give a directory that `agyctl backup` created');
+    throw err;
+  }
+  if (!io.opts.json) for (const line of renderVerify(report)) io.out.print(line);
+  return { exit: report.ok ? EXIT.ok : EXIT.findings, data: { verify: report } };
+}
+
+export async function restoreCommand(io: CommandIO, snapshot: string, options: Opts): Promise<CommandResult> {
+  const dir = resolveSnapshot(snapshot, dirOption(io, options.from), io.ctx.cwd);
+  const { runRestore } = await import('./restore.js');
+  const report = await runRestore({ snapshotDir: dir, stateDir: io.opts.stateDir, sessionIds: options.session as string[], force: Boolean(options.force), signal: io.ctx.signal, out: io.out });
+  if (!io.opts.json) for (const line of renderRestore(report)) io.out.print(line);
+  return { exit: report.sessions.every((s) => s.restored) ? EXIT.ok : EXIT.findings, data: { restore: report } };
+}

@@ -1,0 +1,90 @@
+/**
+ * One backup run per backup directory. The lock is a file created with
+ * O_EXCL holding the owner's pid, host and process start time; a lock whose
+ * owner is gone (pid dead, or reused by another process) is stale and taken
+ * over, so a SIGKILLed run never blocks the next one.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { usageError } from '../errors.js';
+
+interface LockInfo {
+  pid: number;
+  host: string;
+  procStart: string | null;
+  since: string;
+}
+
+export interface Lock {
+  file: string;
+  release(): void;
+}
+
+export function acquireLock(dir: string): Lock {
+  const file = path.join(dir, '.lock');
+  const mine: LockInfo = { pid: process.pid, host: os.hostname(), procStart: procStart(process.pid), since: new Date().toISOString() };
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    try {
+      fs.writeFileSync(file, `${JSON.stringify(mine)}\n`, { flag: 'wx', mode: 0o600 });
+      return { file, release: () => releaseIfMine(file) };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = readLock(file);
+    if (!holder && youngerThan(file, 10_000)) break; // being written by a run that just started
+    if (holder && isAlive(holder)) {
+      const where = holder.host === mine.host ? `pid ${holder.pid}` : `pid ${holder.pid} on ${holder.host}`;
+      throw usageError(`Another backup into ${dir} is running (${where}, since ${holder.since}).`, `wait for it to finish; if it is really gone, remove ${file}`);
+    }
+    // Stale: re-read right before removing, so we do not delete a lock someone took meanwhile.
+    if (JSON.stringify(readLock(file)) === JSON.stringify(holder)) fs.rmSync(file, { force: true });
+  }
+  const holder = readLock(file);
+  throw usageError(`Another backup into ${dir} just started (pid ${holder?.pid ?? 'unknown'}).`, 'wait for it to finish');
+}
+
+function youngerThan(file: string, ms: number): boolean {
+  try {
+    return Date.now() - fs.statSync(file).mtimeMs < ms;
+  } catch {
+    return false;
+  }
+}
+
+function releaseIfMine(file: string): void {
+  const holder = readLock(file);
+  if (holder?.pid === process.pid && holder.host === os.hostname()) fs.rmSync(file, { force: true });
+}
+
+function readLock(file: string): LockInfo | undefined {
+  try {
+    const info = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<LockInfo>;
+    if (typeof info.pid !== 'number') return undefined;
+    return { pid: info.pid, host: String(info.host ?? ''), procStart: info.procStart ?? null, since: String(info.since ?? 'unknown') };
+  } catch {
+    return undefined; // unreadable or half-written: treated as stale
+  }
+}
+
+/** A lock from another host cannot be checked from here: assume its owner lives. */
+function isAlive(info: LockInfo): boolean {
+  if (info.host !== os.hostname()) return true;
+  try {
+    process.kill(info.pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  const start = procStart(info.pid);
+  return info.procStart === null || start === null || start === info.procStart;
+}
+
+/** Field 22 of /proc/<pid>/stat (start time in clock ticks): tells a reused pid from the lock's owner. */
+function procStart(pid: number): string | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * `agyctl restore SNAPSHOT`: put conversations back from a snapshot, with
+ * the server stopped. Refuses (exit 6) while any process holds a target
+ * database or its WAL open (/proc); `--force` overrides only that finding,
+ * never a failed SQLite lock probe.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { AgyError, EXIT, InterruptedError, usageError } from '../errors.js';
+import type { Output } from '../cli/output.js';
+import { conversationFiles, stateFiles } from '../paths.js';
+import { findServersFor, holders } from '../util/procfs.js';
+import { errorText, sha256File } from './files.js';
+import { ManifestError, readManifest, type ManifestSession } from './manifest.js';
+import { LockedError, OpenElsewhereError, restoreOne } from './restore-one.js';
+
+export interface RestoreOptions {
+  snapshotDir: string;
+  stateDir: string;
+  sessionIds: string[];
+  force: boolean;
+  signal: AbortSignal;
+  out: Output;
+}
+
+export interface RestoredSession {
+  id: string;
+  restored: boolean;
+  preRestore: string | null;
+  reason?: string;
+}
+
+export interface RestoreReport {
+  snapshot: string;
+  stateDir: string;
+  forced: boolean;
+  sessions: RestoredSession[];
+}
+
+export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
+  const chosen = selectSessions(opts);
+  checkSnapshotFiles(opts.snapshotDir, chosen);
+  const targets = (id: string): string[] => [conversationFiles(opts.stateDir, id).db, conversationFiles(opts.stateDir, id).wal];
+  refuseIfOpen(chosen.flatMap((s) => targets(s.id)), opts);
+  fs.mkdirSync(stateFiles(opts.stateDir).conversations, { recursive: true, mode: 0o700 });
+  const sessions: RestoredSession[] = [];
+  for (const session of chosen) {
+    await new Promise((resolve) => setImmediate(resolve));
+    if (opts.signal.aborted) throw new InterruptedError();
+    const recheck = (): void => (opts.force ? undefined : refuseIfOpen(targets(session.id), opts));
+    try {
+      const { preRestore } = restoreOne({ stateDir: opts.stateDir, snapshotDir: opts.snapshotDir, session, recheck, force: opts.force });
+      sessions.push({ id: session.id, restored: true, preRestore });
+    } catch (err) {
+      if (err instanceof AgyError) throw err;
+      const reason = explain(err);
+      opts.out.warn(`${session.id}: not restored: ${reason}`);
+      sessions.push({ id: session.id, restored: false, preRestore: null, reason });
+    }
+  }
+  return { snapshot: opts.snapshotDir, stateDir: opts.stateDir, forced: opts.force, sessions };
+}
+
+function selectSessions(opts: RestoreOptions): ManifestSession[] {
+  let all: ManifestSession[];
+  try {
+    all = readManifest(opts.snapshotDir).sessions;
+  } catch (err) {
+    if (err instanceof ManifestError) throw usageError(err.message, 'give a directory that `agyctl backup` created');
+    throw err;
+  }
+  if (opts.sessionIds.length === 0) return all;
+  const wanted = [...new Set(opts.sessionIds)];
+  const missing = wanted.filter((id) => !all.some((s) => s.id === id));
+  if (missing.length > 0) throw usageError(`Snapshot ${opts.snapshotDir} has no session ${missing.join(', ')}.`, `its sessions: ${all.map((s) => s.id).join(', ') || 'none'}`);
+  return all.filter((s) => wanted.includes(s.id));
+}
+
+/** A damaged snapshot is caught before anything in the state dir changes. */
+function checkSnapshotFiles(dir: string, sessions: ManifestSession[]): void {
+  const bad: string[] = [];
+  for (const s of sessions) {
+    const files = [{ file: s.file, sha256: s.sha256 }, ...(s.meta ? [{ file: s.meta.file, sha256: s.meta.sha256 }] : [])];
+    for (const f of files) {
+      try {
+        if (sha256File(path.join(dir, f.file)) !== f.sha256) bad.push(`${f.file} does not match its manifest hash`);
+      } catch (err) {
+        bad.push(`${f.file}: ${errorText(err)}`);
+      }
+    }
+  }
+  if (bad.length > 0) {
+    throw new AgyError(EXIT.findings, 'snapshot-damaged', `The snapshot is damaged; nothing was restored: ${bad.join('; ')}.`, { hint: `run \`agyctl backup verify ${dir}\`, or restore from another snapshot` });
+  }
+}
+
+function refuseIfOpen(paths: string[], opts: RestoreOptions): void {
+  const open = [...holders(paths)].filter(([, pids]) => pids.length > 0);
+  if (open.length === 0) return;
+  const list = open.map(([p, pids]) => `${path.basename(p)} (pid ${pids.join(', ')})`).join(', ');
+  if (opts.force) {
+    opts.out.warn(`--force: restoring although ${list} is open; a running server may overwrite or corrupt it`);
+    return;
+  }
+  const servers = findServersFor(opts.stateDir).map((p) => p.pid);
+  throw new AgyError(EXIT.findings, 'restore-refused', `Refusing to restore: ${list} is open by a running process.`, {
+    hint: `stop the server first${servers.length > 0 ? ` (server pid ${servers.join(', ')})` : ''}; --force skips this check, never the SQLite lock probe`,
+    details: { openBy: Object.fromEntries(open.map(([p, pids]) => [p, pids])) },
+  });
+}
+
+function explain(err: unknown): string {
+  if (err instanceof LockedError) return `${err.message}; stop the server first (--force does not override this)`;
+  if (err instanceof OpenElsewhereError) return `${err.message}; stop the server first, or use --force if you are sure nothing uses it`;
+  return errorText(err);
+}

@@ -1,0 +1,94 @@
+/**
+ * One consistent snapshot of a live conversation database.
+ *
+ * VACUUM INTO from a read-only connection that agyctl opens: the copy comes
+ * from one read transaction, so it includes everything committed in the WAL
+ * and nothing torn by a concurrent checkpoint (a file copy of the .db alone
+ * reads empty while the schema still sits in the WAL; `cp` racing a
+ * checkpoint gives corrupt copies). SQLite's step-wise online backup is not
+ * used: it restarts on every commit of a live writer and never finishes.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fsyncDir } from '../util/atomic-write.js';
+import { fsyncFile, sha256File } from './files.js';
+import { integrityCheck, isBusy, openReadOnly, rowCounts, type Db } from './sqlite.js';
+
+export interface SnapshotResult {
+  bytes: number;
+  sha256: string;
+  integrity: string;
+  rows: Record<string, number>;
+  attempts: number;
+}
+
+export class SnapshotError extends Error {
+  constructor(message: string, readonly code: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+const ATTEMPTS = 3;
+
+/** VACUUM INTO `destDir/.name.tmp`, check and hash it, fsync, rename to `destDir/name`, fsync the directory. */
+export function snapshotDb(source: string, destDir: string, name: string, busyBudgetMs: number): SnapshotResult {
+  const tmp = path.join(destDir, `.${name}.tmp`);
+  const attempts = vacuumWithRetries(source, tmp, busyBudgetMs);
+  try {
+    const { integrity, rows } = checkCopy(tmp);
+    if (integrity !== 'ok') throw new SnapshotError(`the snapshot failed integrity_check: ${integrity}`, 'integrity');
+    const sha256 = sha256File(tmp);
+    fsyncFile(tmp);
+    const bytes = fs.statSync(tmp).size;
+    fs.renameSync(tmp, path.join(destDir, name));
+    fsyncDir(destDir);
+    return { bytes, sha256, integrity, rows, attempts };
+  } catch (err) {
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+/**
+ * A busy database (a writer in exclusive locking mode, WAL recovery) is
+ * retried, but within a bounded budget: the busy timeout of each attempt is
+ * a share of it, so one stuck session cannot hold up the whole run.
+ */
+function vacuumWithRetries(source: string, tmp: string, busyBudgetMs: number): number {
+  const deadline = Date.now() + busyBudgetMs;
+  for (let attempt = 1; ; attempt += 1) {
+    fs.rmSync(tmp, { force: true });
+    const share = Math.max(50, Math.floor((deadline - Date.now()) / (ATTEMPTS - attempt + 1)));
+    try {
+      vacuumInto(source, tmp, share);
+      return attempt;
+    } catch (err) {
+      fs.rmSync(tmp, { force: true });
+      if (!isBusy(err)) throw err;
+      if (attempt >= ATTEMPTS || Date.now() >= deadline) {
+        throw new SnapshotError(`the database stayed locked for ${Math.round(busyBudgetMs / 1000)}s (${attempt} attempts)`, 'busy', { cause: err });
+      }
+    }
+  }
+}
+
+function vacuumInto(source: string, tmp: string, busyTimeoutMs: number): void {
+  let db: Db | undefined;
+  try {
+    db = openReadOnly(source, busyTimeoutMs);
+    // The copy is fsynced once by us at the end; SQLite's own syncs would only slow it down.
+    db.pragma('synchronous = OFF');
+    db.prepare('VACUUM INTO ?').run(tmp);
+  } finally {
+    db?.close(); // a read-only connection never checkpoints or deletes the server's WAL on close
+  }
+}
+
+function checkCopy(file: string): { integrity: string; rows: Record<string, number> } {
+  const db = openReadOnly(file, 0);
+  try {
+    return { integrity: integrityCheck(db), rows: rowCounts(db) };
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * The few SQLite operations backup and restore need, on better-sqlite3.
+ * Only modules under src/backup import this, and only commands that need
+ * them import those (lazily), so the native module never slows startup.
+ */
+import Database from 'better-sqlite3';
+
+export type Db = Database.Database;
+
+/**
+ * Read-only, and the file must exist: better-sqlite3 has no URI support, so a
+ * wrong path would otherwise silently create an empty database, and a
+ * `file:...?mode=ro` string would create a file with that literal name.
+ */
+export function openReadOnly(file: string, busyTimeoutMs: number): Db {
+  return new Database(file, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
+}
+
+export function openReadWrite(file: string, busyTimeoutMs: number): Db {
+  return new Database(file, { fileMustExist: true, timeout: busyTimeoutMs });
+}
+
+/** SQLITE_BUSY and its extended codes: another connection holds a lock; worth retrying. */
+export function isBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code);
+}
+
+/** `PRAGMA integrity_check` as one string: "ok", or the problems joined. */
+export function integrityCheck(db: Db): string {
+  const rows = db.pragma('integrity_check') as Array<{ integrity_check: string }>;
+  return rows.map((r) => r.integrity_check).join('; ');
+}
+
+export function userTables(db: Db): string[] {
+  const rows = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as Array<{ name: string }>;
+  return rows.map((r) => r.name);
+}
+
+export function rowCounts(db: Db): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const table of userTables(db)) {
+    const row = db.prepare(`SELECT count(*) AS n FROM "${table.replaceAll('"', '""')}"`).get() as { n: number };
+    counts[table] = row.n;
+  }
+  return counts;
+}

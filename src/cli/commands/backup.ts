@@ -1,0 +1,35 @@
+/** agyctl backup [verify SNAPSHOT]: consistent snapshots of live conversation databases (docs/backup.md). */
+import type { Command } from 'commander';
+import type { ActionFactory } from '../action.js';
+
+const collect = (value: string, previous: string[]): string[] => [...previous, value];
+
+export function register(program: Command, action: ActionFactory): void {
+  const backup = program
+    .command('backup')
+    .description('snapshot every conversation into DIR/<UTC timestamp>/ (VACUUM INTO; safe while the server runs)')
+    .option('--to <dir>', 'backup directory (default $XDG_STATE_HOME/agyctl/backups or ~/.local/state/agyctl/backups)')
+    .option('--session <id>', 'only this conversation (repeatable)', collect, [])
+    .option('--keep-last <n>', 'after a complete run, keep the N newest snapshots')
+    .option('--keep-daily <n>', 'after a complete run, keep the newest snapshot of each of the last N days (UTC)')
+    .option('--keep-weekly <n>', 'after a complete run, keep the newest snapshot of each of the last N ISO weeks')
+    .option('--busy-timeout <duration>', 'how long to retry a locked database before reporting it failed', '10s')
+    .action(
+      action(async (io, { options }) => {
+        const { backupCommand } = await import('../../backup/commands.js');
+        return backupCommand(io, options);
+      }),
+    );
+  backup
+    .command('verify')
+    .description('re-hash and integrity-check every file of a snapshot against its manifest (exit 6 on any mismatch)')
+    .argument('<snapshot>', 'snapshot directory, its name in the backup directory, or `latest`')
+    .option('--from <dir>', 'backup directory to look SNAPSHOT up in (default: the default backup directory)')
+    .action(
+      action(async (io, { args, options }) => {
+        const { verifyCommand } = await import('../../backup/commands.js');
+        return verifyCommand(io, args[0] as string, options);
+      }),
+    );
+}
+
