@@ -119,7 +119,10 @@ function printSetAuth(io: CommandIO, r: SetAuthResult, servers: readonly Running
   if (r.stateDirCreated) io.out.info(`note: created the state directory ${io.opts.stateDir} (mode 0700).`);
   if (r.backup) io.out.print(`Moved the unusable settings file aside to ${r.backup}.`);
   const where = r.symlink ? `${r.path} (symlink to ${r.target})` : r.path;
-  const gcp = [r.project && `gcp.project ${r.project.value}${r.project.source === 'env' ? ' (from GOOGLE_CLOUD_PROJECT)' : ''}`, r.location && `gcp.location ${r.location.value}${r.location.source === 'env' ? ' (from GOOGLE_CLOUD_LOCATION)' : ''}`].filter(Boolean);
+  // Only what this run set: values kept from the file are not news.
+  const gcp = ([['project', r.project, 'GOOGLE_CLOUD_PROJECT'], ['location', r.location, 'GOOGLE_CLOUD_LOCATION']] as const)
+    .filter(([, v]) => v && v.source !== 'file')
+    .map(([key, v, envName]) => `gcp.${key} ${v!.value}${v!.source === 'env' ? ` (from ${envName})` : ''}`);
   if (!r.written) io.out.print(`${where} already has auth.type ${r.type}${gcp.length ? `, ${gcp.join(', ')}` : ''}; nothing written.`);
   else io.out.print(`Wrote auth.type ${r.type}${gcp.length ? `, ${gcp.join(', ')}` : ''} to ${where}.`);
   const envWarned = problems.some((p) => p.id === 'env-not-set');
