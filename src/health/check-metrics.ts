@@ -1,7 +1,4 @@
 /** The metrics `check --prometheus FILE` writes for node_exporter's textfile collector (docs/check.md). */
-import fs from 'node:fs';
-import path from 'node:path';
-import { usageError } from '../errors.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { renderExposition, type MetricFamily } from './prometheus.js';
 import { STATUSES } from './status.js';
@@ -38,20 +35,3 @@ export function writeMetricsFile(file: string, input: MetricsInput): void {
   writeFileAtomic(file, renderExposition(checkMetrics(input)), { mode: 0o644 });
 }
 
-/** Refuse a --prometheus path that cannot work before any check runs (exit 2, nothing written). */
-export function assertMetricsTarget(file: string): void {
-  const dir = path.dirname(file);
-  let st: fs.Stats | undefined;
-  try {
-    st = fs.statSync(dir);
-  } catch {
-    /* reported below */
-  }
-  if (!st?.isDirectory()) throw usageError(`--prometheus ${file}: directory ${dir} does not exist.`, `create it, or point --prometheus at node_exporter's textfile directory`);
-  try {
-    fs.accessSync(dir, fs.constants.W_OK);
-  } catch {
-    throw usageError(`--prometheus ${file}: directory ${dir} is not writable by you.`, 'choose a directory you can write, or fix its permissions');
-  }
-  if (fs.existsSync(file) && fs.statSync(file).isDirectory()) throw usageError(`--prometheus ${file} is a directory.`, 'name a file, e.g. agyctl.prom');
-}

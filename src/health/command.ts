@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { CommandIO, CommandResult } from '../cli/context.js';
 import { parseDurationOption } from '../cli/parse-options.js';
 import { usageError } from '../errors.js';
-import { assertMetricsTarget, writeMetricsFile } from './check-metrics.js';
+import { assertMetricsTarget } from './metrics-target.js';
 import { publicCheck, renderChecks } from './render.js';
 import { runCheck, type CheckOptions } from './run.js';
 import { EXIT_FOR } from './status.js';
@@ -27,7 +27,11 @@ export function prepareCheck(io: CommandIO, raw: Record<string, unknown>): Prepa
 
 export async function runCheckCommand(io: CommandIO, o: PreparedCheck): Promise<CommandResult> {
   const report = await runCheck(io, o);
-  if (o.prometheus) writeMetricsFile(o.prometheus, report);
+  if (o.prometheus) {
+    // Loaded only when asked for: the atomic writer pulls in node:crypto.
+    const { writeMetricsFile } = await import('./check-metrics.js');
+    writeMetricsFile(o.prometheus, report);
+  }
   if (!io.opts.json) for (const line of renderChecks(report.checks, report.status, io.out.c)) io.out.print(line);
   return {
     exit: EXIT_FOR[report.status],

@@ -5,7 +5,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
-import { agyctl, makeSandbox, parseJson, waitNoProcesses, type Sandbox, type RunResult } from '../helpers/cli.js';
+import { agyctl, makeSandbox, parseJson, processesOf, spawnAgyctl, waitNoProcesses, type Sandbox, type RunResult } from '../helpers/cli.js';
+import { httpGet, redirectFor, waitForEvent } from '../helpers/browser.js';
 import { loginViaSim } from '../helpers/sim-login.js';
 import { parseExposition } from '../helpers/exposition.js';
 
@@ -202,6 +203,37 @@ describe('agyctl check --restart / --prompt', () => {
     const r = await agyctl(['check', '--restart', '--model', 'no-such-model'], sb);
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(/not offered/);
+    expectNoProbeLeftovers(sb);
+  });
+});
+
+describe('agyctl check after agyctl login', () => {
+  it('login exits 0, then every check passes, across a restart too', async () => {
+    const sb = fresh();
+    const login = spawnAgyctl(['login', '--json', '--timeout', '30s'], sb);
+    const url = await waitForEvent(login, 'url');
+    expect(await httpGet(redirectFor(String(url.url)))).toBe(200);
+    expect((await login).exitCode).toBe(0);
+    const { human, doc } = await both(sb, ['--restart']);
+    expect(human.exitCode, human.stdout).toBe(0);
+    expect(doc.checks.every((c) => c.ok)).toBe(true);
+    expectNoProbeLeftovers(sb);
+  });
+});
+
+describe('agyctl check interrupted', () => {
+  it('Ctrl-C during the live check: exit 130, no server left, no probe files', async () => {
+    const sb = await loggedIn();
+    const child = spawnAgyctl(['check', '--live'], sb, { env: { AGY_SIM_STARTUP_MS: '20000' } });
+    // Wait (bounded) until agyctl and the server it spawned are both running.
+    const deadline = Date.now() + 15_000;
+    while (processesOf(sb).length < 2) {
+      if (Date.now() > deadline) throw new Error('the server never started');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    child.kill('SIGINT');
+    const result = await child;
+    expect(result.exitCode).toBe(130);
     expectNoProbeLeftovers(sb);
   });
 });
