@@ -69,9 +69,25 @@ export function linkOrCopy(from: string, to: string): 'linked' | 'copied' {
 }
 
 /** Errors that mean "the destination cannot take more data": the whole run stops, nothing half-written remains. */
+const NO_SPACE: Record<string, string> = {
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'disk quota exceeded',
+  EFBIG: 'file too large (file-size limit)',
+  SQLITE_FULL: 'the disk is full',
+  // SQLite reports EFBIG and other failed writes this way; the snapshot is its only write target.
+  SQLITE_IOERR_WRITE: 'a write failed: the disk is full, a quota or file-size limit was hit, or the device failed',
+  SQLITE_IOERR_FSYNC: 'fsync failed',
+  SQLITE_IOERR_TRUNCATE: 'a write failed',
+};
+
 export function isNoSpace(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && ['ENOSPC', 'EDQUOT', 'EFBIG', 'SQLITE_FULL', 'SQLITE_IOERR_WRITE', 'SQLITE_IOERR_FSYNC', 'SQLITE_IOERR_TRUNCATE'].includes(code);
+  return typeof code === 'string' && code in NO_SPACE;
+}
+
+export function noSpaceText(err: unknown): string {
+  const code = String((err as { code?: unknown } | null)?.code);
+  return `${NO_SPACE[code] ?? errorText(err)} (${code})`;
 }
 
 export function errorText(err: unknown): string {

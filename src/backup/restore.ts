@@ -103,7 +103,7 @@ function refuseIfOpen(paths: string[], opts: RestoreOptions): void {
     return;
   }
   const servers = findServersFor(opts.stateDir).map((p) => p.pid);
-  throw new AgyError(EXIT.findings, 'restore-refused', `Refusing to restore: ${list} is open by a running process.`, {
+  throw new AgyError(EXIT.findings, 'restore-refused', `Refusing to restore: a running process has ${list} open.`, {
     hint: `stop the server first${servers.length > 0 ? ` (server pid ${servers.join(', ')})` : ''}; --force skips this check, never the SQLite lock probe`,
     details: { openBy: Object.fromEntries(open.map(([p, pids]) => [p, pids])) },
   });

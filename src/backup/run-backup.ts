@@ -15,7 +15,7 @@ import { agyctlVersion } from '../cli/version.js';
 import { fsyncDir } from '../util/atomic-write.js';
 import { backupSession, type Previous } from './backup-session.js';
 import { discoverSessions, type SessionInfo } from './discover.js';
-import { errorText, isNoSpace } from './files.js';
+import { errorText, isNoSpace, noSpaceText } from './files.js';
 import { freshName, listSnapshots, partialName, removeLeftovers } from './layout.js';
 import { acquireLock } from './lock.js';
 import { MANIFEST_SCHEMA, readManifest, writeManifest, type Manifest, type ManifestFailure, type ManifestSession } from './manifest.js';
@@ -142,7 +142,7 @@ function newManifest(stateDir: string, created: Date): Manifest {
 }
 
 function writeFailed(backupDir: string, err: unknown): AgyError {
-  return new AgyError(EXIT.findings, 'backup-write-failed', `Could not write the snapshot into ${backupDir}: ${errorText(err)}. The unfinished snapshot was removed; earlier snapshots are untouched.`, {
+  return new AgyError(EXIT.findings, 'backup-write-failed', `Could not write the snapshot into ${backupDir}: ${noSpaceText(err)}. The unfinished snapshot was removed; earlier snapshots are untouched.`, {
     hint: 'free space on that file system (or raise its quota / file-size limit), or use --to DIR on a bigger disk',
     cause: err,
   });

@@ -1,0 +1,88 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
+import { freshName, listSnapshots, removeLeftovers } from '../../src/backup/layout.js';
+import { acquireLock } from '../../src/backup/lock.js';
+import { AgyError } from '../../src/errors.js';
+
+const dirs: string[] = [];
+function tmp(): string {
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-backup-layout-'));
+  dirs.push(d);
+  return d;
+}
+afterEach(() => {
+  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
+});
+
+function mkSnapshot(root: string, name: string, manifest = true): void {
+  fs.mkdirSync(path.join(root, name));
+  if (manifest) fs.writeFileSync(path.join(root, name, 'manifest.json'), '{}');
+}
+
+describe('backup directory layout', () => {
+  it('lists only timestamp-named directories with a manifest, newest first', () => {
+    const root = tmp();
+    mkSnapshot(root, '2026-09-01T00-00-00.000Z');
+    mkSnapshot(root, '2026-09-02T00-00-00.000Z');
+    mkSnapshot(root, '2026-09-03T00-00-00.000Z', false); // no manifest: not a snapshot
+    mkSnapshot(root, '.2026-09-04T00-00-00.000Z.partial');
+    mkSnapshot(root, 'my-notes');
+    expect(listSnapshots(root).map((s) => s.name)).toEqual(['2026-09-02T00-00-00.000Z', '2026-09-01T00-00-00.000Z']);
+  });
+
+  it('removes .partial and .deleting leftovers and nothing else', () => {
+    const root = tmp();
+    mkSnapshot(root, '.2026-09-04T00-00-00.000Z.partial', false);
+    mkSnapshot(root, '.2026-09-01T00-00-00.000Z.deleting');
+    mkSnapshot(root, '2026-09-02T00-00-00.000Z');
+    fs.writeFileSync(path.join(root, '.lock'), '{}');
+    expect(removeLeftovers(root).sort()).toEqual(['.2026-09-01T00-00-00.000Z.deleting', '.2026-09-04T00-00-00.000Z.partial']);
+    expect(fs.readdirSync(root).sort()).toEqual(['.lock', '2026-09-02T00-00-00.000Z']);
+  });
+
+  it('never hands out a name that exists', () => {
+    const root = tmp();
+    const now = new Date('2026-09-03T12:00:00.000Z');
+    mkSnapshot(root, '2026-09-03T12-00-00.000Z');
+    mkSnapshot(root, '.2026-09-03T12-00-00.001Z.partial', false);
+    expect(freshName(root, now)).toBe('2026-09-03T12-00-00.002Z');
+  });
+});
+
+describe('backup lock', () => {
+  it('a second run into the same directory is a usage error naming the holder pid', () => {
+    const root = tmp();
+    const lock = acquireLock(root);
+    try {
+      expect(() => acquireLock(root)).toThrow(AgyError);
+      try {
+        acquireLock(root);
+      } catch (err) {
+        expect((err as AgyError).exit).toBe(2);
+        expect((err as AgyError).message).toContain(`pid ${process.pid}`);
+      }
+    } finally {
+      lock.release();
+    }
+    expect(fs.existsSync(path.join(root, '.lock'))).toBe(false);
+  });
+
+  it('takes over a lock whose owner is dead', () => {
+    const root = tmp();
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    const deadPid = Number(dead.stdout);
+    fs.writeFileSync(path.join(root, '.lock'), JSON.stringify({ pid: deadPid, host: os.hostname(), procStart: '1', since: 'then' }));
+    const lock = acquireLock(root);
+    expect(JSON.parse(fs.readFileSync(path.join(root, '.lock'), 'utf8')).pid).toBe(process.pid);
+    lock.release();
+  });
+
+  it('treats a lock from another host as held', () => {
+    const root = tmp();
+    fs.writeFileSync(path.join(root, '.lock'), JSON.stringify({ pid: 1, host: 'elsewhere.example', procStart: null, since: 'then' }));
+    expect(() => acquireLock(root)).toThrow(/pid 1 on elsewhere\.example/);
+  });
+});
