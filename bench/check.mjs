@@ -65,10 +65,11 @@ function timeSimulator() {
   });
 }
 
-const t = { node: [], static: [], live: [], simAnswer: [], simExit: [] };
+const t = { node: [], version: [], static: [], live: [], simAnswer: [], simExit: [] };
 try {
   for (let i = 0; i < runs; i += 1) {
     t.node.push(timeSync(['-e', '0']));
+    t.version.push(timeSync([bin, '--version']));
     t.static.push(timeSync([bin, 'check']));
     t.live.push(timeSync([bin, 'check', '--live']));
     const s = await timeSimulator();
@@ -84,7 +85,8 @@ const m = Object.fromEntries(Object.entries(t).map(([k, v]) => [k, median(v)]));
 const f = (x) => `${x.toFixed(1)} ms`;
 console.log(`runs: ${runs} (medians)`);
 console.log(`node -e 0:                          ${f(m.node)}`);
-console.log(`agyctl check (static):              ${f(m.static)}  ratio ${(m.static / m.node).toFixed(2)}x  (goal <= 2.00x)`);
+console.log(`agyctl --version (CLI floor):       ${f(m.version)}  ratio ${(m.version / m.node).toFixed(2)}x`);
+console.log(`agyctl check (static):              ${f(m.static)}  ratio ${(m.static / m.node).toFixed(2)}x  (goal <= 2.00x; ${f(m.static - m.version)} over --version)`);
 console.log(`agyctl check --live:                ${f(m.live)}`);
 console.log(`simulator spawn+initialize+new:     ${f(m.simAnswer)}  (to exit after stdin EOF: ${f(m.simExit)})`);
 console.log(`check --live overhead:              ${f(m.live - m.simAnswer)}  (goal <= 300 ms; ${f(m.live - m.simExit)} beyond the simulator's full run to exit)`);

@@ -23,7 +23,6 @@ export async function serverChecks(io: CommandIO, o: CheckOptions, budget: Budge
     signal: io.ctx.signal,
     budget,
     timeoutLabel: o.timeoutLabel,
-    restart: o.restart,
     prompt: o.prompt,
     model: o.model,
   };

@@ -11,7 +11,6 @@ export interface ServerCheckInput extends StepContext {
   env: NodeJS.ProcessEnv;
   signal: AbortSignal;
   budget: Budget;
-  restart: boolean;
   prompt: boolean;
   model: string | undefined;
 }

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import path from 'node:path';
-import { agyctl, makeSandbox, parseJson, processesOf, spawnAgyctl, waitNoProcesses, type Sandbox, type RunResult } from '../helpers/cli.js';
+import { agyctl, makeSandbox, parseJson, processesOf, spawnAgyctl, waitNoProcesses, writeSettings, type Sandbox, type RunResult } from '../helpers/cli.js';
 import { httpGet, redirectFor, waitForEvent } from '../helpers/browser.js';
 import { loginViaSim } from '../helpers/sim-login.js';
 import { parseExposition } from '../helpers/exposition.js';
@@ -111,6 +111,28 @@ describe('agyctl check (static)', () => {
     expect(doc.status).toBe('server-error');
     expect(byId(doc, 'server-command')!.ok).toBe(false);
     expect(byId(doc, 'live')).toBeUndefined();
+  });
+
+  it('settings that are not JSON: misconfigured, exit 6, the file untouched', async () => {
+    const sb = fresh();
+    const file = writeSettings(sb, '{"auth": {"type": "oauth-personal"');
+    const { human, doc } = await both(sb, []);
+    expect(human.exitCode).toBe(6);
+    expect(byId(doc, 'settings')).toMatchObject({ ok: false });
+    expect(fs.readFileSync(file, 'utf8')).toBe('{"auth": {"type": "oauth-personal"');
+  });
+
+  it('gemini-api-key: the variable must be set here (exit 3), and then the server accepts it (exit 0)', async () => {
+    const sb = fresh();
+    writeSettings(sb, { auth: { type: 'gemini-api-key' } });
+    const missing = await both(sb, []);
+    expect(missing.human.exitCode).toBe(3);
+    expect(byId(missing.doc, 'env')!.message).toMatch(/GEMINI_API_KEY/);
+    const secret = 'AIza-bench-secret-value-0123456789';
+    const present = await both(sb, ['--live'], { GEMINI_API_KEY: secret });
+    expect(present.human.exitCode, present.human.stdout).toBe(0);
+    expect(present.json.stdout + present.human.stdout).not.toContain(secret);
+    expectNoProbeLeftovers(sb);
   });
 
   it('bad flags: exit 2', async () => {
