@@ -1,0 +1,114 @@
+// Env switches of the simulator. Everything that makes the sim deviate from a
+// plain, well-behaved RC01 server is opt-in through one of these variables, so
+// a test states the quirk it exercises in its own environment block.
+// docs/simulator.md documents each switch; keep the two in sync.
+
+export type LaunchMode = 'default' | 'xdg-only' | 'display-only' | 'stdout' | 'stderr' | 'none';
+export type NoiseMode = 'off' | 'garbage' | 'ansi' | 'both';
+
+export interface SimConfig {
+  /** Cold-start delay, measured from process start, before any request is served. */
+  startupMs: number;
+  /** Server build string reported in initialize.agentInfo.version. */
+  version: string;
+  /** How the OAuth URL reaches the user (RC01: a browser launch only). */
+  launch: LaunchMode;
+  /** Onboarding window of an OAuth authenticate call. */
+  onboardTimeoutMs: number;
+  /** Path of the loopback redirect ("/" on RC01, "/oauth2callback" on gemini-cli). */
+  callbackPath: string;
+  /** Fixed listener port (like OAUTH_CALLBACK_PORT); 0 = random. */
+  callbackPort: number;
+  /** Exit 70 this many ms after the OAuth listener starts. */
+  crashWhileWaitingMs: number | undefined;
+  /** Close the OAuth listener this many ms after it starts, authenticate stays pending. */
+  dropListenerMs: number | undefined;
+  noise: NoiseMode;
+  /** Every session/load fails with "Session not found". */
+  forgetSessions: boolean;
+  /** The stored token is revoked: auth from acp_token.json fails at first use. */
+  tokenRevoked: boolean;
+  /** A successful oauth-personal login rewrites settings.json auth.type. */
+  authWritesSettings: boolean;
+  /** A prompt first asks the client session/request_permission. */
+  permissionPrompt: boolean;
+  /** Background steps writes (~20 KB) every N ms while a session is open. */
+  writeIntervalMs: number | undefined;
+  ignoreSigterm: boolean;
+  /** Extra bytes of _meta.padding in the initialize result. */
+  hugeLineBytes: number;
+  /** Close (and so checkpoint) the conversation DBs on stdin EOF. */
+  checkpointOnExit: boolean;
+}
+
+export class ConfigError extends Error {}
+
+const LAUNCH_MODES: readonly LaunchMode[] = ['default', 'xdg-only', 'display-only', 'stdout', 'stderr', 'none'];
+const NOISE_MODES: readonly NoiseMode[] = ['off', 'garbage', 'ansi', 'both'];
+
+export const DEFAULT_VERSION = 'agy_acp_server_20260818_01_RC01';
+/** RC01's onboarding window is minutes-scale; one flow timed out at ~8.5 min. */
+export const DEFAULT_ONBOARD_TIMEOUT_MS = 480_000;
+
+type Env = Record<string, string | undefined>;
+
+function nonEmpty(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v === '' ? undefined : v;
+}
+
+function intVar(env: Env, name: string, min: number): number | undefined {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(`${name} must be a non-negative integer, got '${raw}'`);
+  const n = Number(raw.trim());
+  if (!Number.isSafeInteger(n) || n < min) throw new ConfigError(`${name} must be an integer >= ${min}, got '${raw}'`);
+  return n;
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined || raw === '0' || raw.toLowerCase() === 'false') return false;
+  if (raw === '1' || raw.toLowerCase() === 'true') return true;
+  throw new ConfigError(`${name} must be 1 or 0, got '${raw}'`);
+}
+
+function choice<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = nonEmpty(env, name);
+  if (raw === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(`${name} must be one of ${allowed.join('|')}, got '${raw}'`);
+  }
+  return raw as T;
+}
+
+/** Reads the switches; a malformed value is a startup error (exit 2), never silently ignored. */
+export function loadConfig(env: Env): SimConfig {
+  const callbackPath = nonEmpty(env, 'AGY_SIM_CALLBACK_PATH') ?? '/';
+  if (!callbackPath.startsWith('/')) throw new ConfigError(`AGY_SIM_CALLBACK_PATH must start with '/', got '${callbackPath}'`);
+  const port = intVar(env, 'AGY_SIM_CALLBACK_PORT', 0) ?? 0;
+  if (port > 65535) throw new ConfigError(`AGY_SIM_CALLBACK_PORT out of range: ${port}`);
+  const tokenState = nonEmpty(env, 'AGY_SIM_TOKEN_STATE') ?? 'valid';
+  if (tokenState !== 'valid' && tokenState !== 'revoked') {
+    throw new ConfigError(`AGY_SIM_TOKEN_STATE must be valid|revoked, got '${tokenState}'`);
+  }
+  return {
+    startupMs: intVar(env, 'AGY_SIM_STARTUP_MS', 0) ?? 0,
+    version: nonEmpty(env, 'AGY_SIM_VERSION') ?? DEFAULT_VERSION,
+    launch: choice(env, 'AGY_SIM_LAUNCH', LAUNCH_MODES, 'default'),
+    onboardTimeoutMs: intVar(env, 'AGY_SIM_ONBOARD_TIMEOUT_MS', 1) ?? DEFAULT_ONBOARD_TIMEOUT_MS,
+    callbackPath,
+    callbackPort: port,
+    crashWhileWaitingMs: intVar(env, 'AGY_SIM_CRASH_WHILE_WAITING_MS', 0),
+    dropListenerMs: intVar(env, 'AGY_SIM_DROP_LISTENER_MS', 0),
+    noise: choice(env, 'AGY_SIM_NOISE', NOISE_MODES, 'off'),
+    forgetSessions: flag(env, 'AGY_SIM_FORGET_SESSIONS'),
+    tokenRevoked: tokenState === 'revoked',
+    authWritesSettings: flag(env, 'AGY_SIM_AUTH_WRITES_SETTINGS'),
+    permissionPrompt: flag(env, 'AGY_SIM_PERMISSION_PROMPT'),
+    writeIntervalMs: intVar(env, 'AGY_SIM_WRITE_INTERVAL_MS', 1),
+    ignoreSigterm: flag(env, 'AGY_SIM_IGNORE_SIGTERM'),
+    hugeLineBytes: intVar(env, 'AGY_SIM_HUGE_LINE_BYTES', 0) ?? 0,
+    checkpointOnExit: flag(env, 'AGY_SIM_CHECKPOINT_ON_EXIT'),
+  };
+}

@@ -1,0 +1,110 @@
+// agy-acp-sim: a stand-in for Google's antigravity-acp server (build RC01),
+// quirks included, for agyctl's tests. See docs/simulator.md.
+//
+// Startup order matters: AGY_SIM_EXIT_AT_START fires before anything else;
+// then flags and env switches are checked (exit 2 on error); then the state
+// dir is read ONCE (settings.json is never reread); then stdin is read, but
+// requests are served only after the simulated cold start.
+import { performance } from 'node:perf_hooks';
+import { checkArgs, USAGE, UsageError } from './args.js';
+import { registerAuthMethods } from './auth-methods.js';
+import { readSettings, startupAuth } from './auth-state.js';
+import { initializeResult } from './catalog.js';
+import { ConfigError, loadConfig, type SimConfig } from './config.js';
+import type { SimContext } from './context.js';
+import { missingField } from './errors.js';
+import { statePaths } from './paths.js';
+import { LineSplitter, RpcConnection } from './rpc.js';
+import { registerSessionMethods, shutdownSessions } from './sessions.js';
+
+const env = process.env as Record<string, string | undefined>;
+
+function die(code: number, lines: string[]): never {
+  process.stderr.write(lines.map((l) => `${l}\n`).join(''));
+  process.exit(code);
+}
+
+const exitAtStart = env.AGY_SIM_EXIT_AT_START;
+if (exitAtStart !== undefined && exitAtStart !== '' && !/^\d+$/.test(exitAtStart)) {
+  die(2, [`agy-acp-sim: AGY_SIM_EXIT_AT_START must be a non-negative integer, got '${exitAtStart}'`]);
+}
+if (exitAtStart !== undefined && /^\d+$/.test(exitAtStart)) {
+  die(Number(exitAtStart), [
+    'error: simulated startup failure',
+    'agy_acp_server: could not initialize the language server runtime',
+    '(AGY_SIM_EXIT_AT_START is set; the simulator exits before reading stdin)',
+  ]);
+}
+
+try {
+  checkArgs(process.argv.slice(2));
+} catch (err) {
+  if (err instanceof UsageError) die(2, [`agy-acp-sim: ${err.message}`, USAGE]);
+  throw err;
+}
+
+function loadConfigOrDie(): SimConfig {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) die(2, [`agy-acp-sim: ${err.message}`]);
+    throw err;
+  }
+}
+const config = loadConfigOrDie();
+
+// gemini-cli's launcher ignores SIGTERM; RC01 dies promptly (default action,
+// which also leaves the conversation WALs un-checkpointed, like a real kill).
+if (config.ignoreSigterm) process.on('SIGTERM', () => {});
+
+// The client went away: nothing left to talk to.
+process.stdout.on('error', () => process.exit(0));
+
+const paths = statePaths(env);
+const settings = readSettings(paths.settings);
+const rpc = new RpcConnection(config.noise, (chunk) => {
+  process.stdout.write(chunk);
+});
+
+const ctx: SimContext = {
+  config,
+  env,
+  paths,
+  settings,
+  rpc,
+  auth: startupAuth(paths, settings, env, config.tokenRevoked),
+  oauthFlow: undefined,
+  sessions: new Map(),
+  crash() {
+    die(70, ['FATAL: simulated crash']);
+  },
+};
+
+rpc.on('initialize', (p) => {
+  if (p.protocolVersion === undefined) throw missingField('protocolVersion');
+  return initializeResult(config.version, config.hugeLineBytes);
+});
+registerAuthMethods(ctx);
+registerSessionMethods(ctx);
+
+// Cold start, measured from process start like the real 1.5 GB binary's.
+const readyDelay = Math.max(0, performance.timeOrigin + config.startupMs - Date.now());
+const ready = new Promise<void>((resolve) =>
+  setTimeout(() => {
+    rpc.ready();
+    resolve();
+  }, readyDelay),
+);
+
+const splitter = new LineSplitter((line) => rpc.handleLine(line));
+process.stdin.setEncoding('utf8');
+process.stdin.on('data', (chunk: string) => splitter.push(chunk));
+process.stdin.on('end', () => {
+  splitter.end();
+  // Requests that arrived during the cold start are still answered.
+  void ready.then(() => {
+    ctx.oauthFlow?.dispose();
+    shutdownSessions(ctx, config.checkpointOnExit);
+    process.exit(0);
+  });
+});

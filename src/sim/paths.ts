@@ -1,0 +1,35 @@
+// On-disk layout of the server's state directory. Like the real server, the
+// location derives from $HOME, so tests point HOME at a temp dir.
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+export interface StatePaths {
+  stateDir: string;
+  settings: string;
+  token: string;
+  conversations: string;
+}
+
+export function statePaths(env: Record<string, string | undefined>): StatePaths {
+  const home = env.HOME && env.HOME !== '' ? env.HOME : homedir();
+  const stateDir = join(home, '.gemini', 'antigravity-acp');
+  return {
+    stateDir,
+    settings: join(stateDir, 'settings.json'),
+    token: join(stateDir, 'acp_token.json'),
+    conversations: join(stateDir, 'conversations'),
+  };
+}
+
+/** Session ids are server-chosen UUIDs; anything else never maps to a file (no path tricks). */
+export function isSessionId(v: string): boolean {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v);
+}
+
+export function conversationDb(paths: StatePaths, sessionId: string): string {
+  return join(paths.conversations, `${sessionId}.db`);
+}
+
+export function conversationMeta(paths: StatePaths, sessionId: string): string {
+  return join(paths.conversations, `${sessionId}.meta`);
+}
