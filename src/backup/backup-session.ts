@@ -23,7 +23,7 @@ export interface SessionJob {
   busyBudgetMs: number;
 }
 
-export function backupSession(job: SessionJob): ManifestSession {
+export async function backupSession(job: SessionJob): Promise<ManifestSession> {
   const files = conversationFiles(job.stateDir, job.id);
   // Stat before the snapshot: a commit landing during VACUUM makes the next run see a change, never miss one.
   const source = currentState(files.db, files.wal);
@@ -35,7 +35,7 @@ export function backupSession(job: SessionJob): ManifestSession {
     if (prev.file !== name) fs.renameSync(path.join(job.workDir, prev.file), path.join(job.workDir, name));
     return { ...entry(job, name, prev, meta, source), reused: true, reusedFrom: job.previous.name };
   }
-  const snap = snapshotDb(files.db, job.workDir, name, job.busyBudgetMs);
+  const snap = await snapshotDb(files.db, job.workDir, name, job.busyBudgetMs);
   return entry(job, name, { bytes: snap.bytes, sha256: snap.sha256, integrity: snap.integrity, rows: snap.rows }, meta, source);
 }
 
@@ -47,7 +47,9 @@ function currentState(db: string, wal: string): SourceState {
   const checkedAt = new Date().toISOString();
   const dbId = identityOf(db);
   if (dbId === null) throw new Error('the database file disappeared');
-  return { db: dbId, wal: identityOf(wal), checkedAt };
+  // An empty WAL holds nothing the db file lacks (readers create one when it is missing): same as none.
+  const walId = identityOf(wal);
+  return { db: dbId, wal: walId && walId.size > 0 ? walId : null, checkedAt };
 }
 
 /** `.meta` is tiny: linked from the previous snapshot when identical, else written and fsynced. */

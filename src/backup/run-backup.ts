@@ -113,7 +113,7 @@ async function backupAll(opts: BackupOptions, sessions: SessionInfo[], previous:
       await new Promise((resolve) => setImmediate(resolve));
       if (opts.signal.aborted) throw new InterruptedError();
       progress.start(s.id);
-      const result = backupOne(opts, s, previous, work);
+      const result = await backupOne(opts, s, previous, work);
       if ('reason' in result) manifest.failed.push(result);
       else manifest.sessions.push(result);
       progress.advance(s.bytes, s.id);
@@ -123,11 +123,12 @@ async function backupAll(opts: BackupOptions, sessions: SessionInfo[], previous:
   }
 }
 
-function backupOne(opts: BackupOptions, s: SessionInfo, previous: Previous | undefined, work: string): ManifestSession | ManifestFailure {
+async function backupOne(opts: BackupOptions, s: SessionInfo, previous: Previous | undefined, work: string): Promise<ManifestSession | ManifestFailure> {
   if (!s.readable) return { id: s.id, reason: s.problem ?? 'unreadable' };
+  const t0 = Date.now();
   try {
-    const entry = backupSession({ stateDir: opts.stateDir, id: s.id, cwd: s.cwd, workDir: work, previous, busyBudgetMs: opts.busyBudgetMs });
-    opts.out.verbose(`${s.id}: ${entry.reused ? `reused from ${entry.reusedFrom}` : `snapshot ${entry.bytes} bytes`}`);
+    const entry = await backupSession({ stateDir: opts.stateDir, id: s.id, cwd: s.cwd, workDir: work, previous, busyBudgetMs: opts.busyBudgetMs });
+    opts.out.verbose(`${s.id}: ${entry.reused ? `reused from ${entry.reusedFrom}` : `snapshot ${entry.bytes} bytes`} in ${Date.now() - t0} ms`);
     return entry;
   } catch (err) {
     if (isNoSpace(err)) throw err; // the destination is full: stop the whole run

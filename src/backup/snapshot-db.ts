@@ -11,8 +11,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fsyncDir } from '../util/atomic-write.js';
-import { fsyncFile, sha256File } from './files.js';
-import { integrityCheck, isBusy, openReadOnly, rowCounts, type Db } from './sqlite.js';
+import { checkHashSync } from './parallel-check.js';
+import { isBusy, openReadOnly, type Db } from './sqlite.js';
 
 export interface SnapshotResult {
   bytes: number;
@@ -31,15 +31,12 @@ export class SnapshotError extends Error {
 const ATTEMPTS = 3;
 
 /** VACUUM INTO `destDir/.name.tmp`, check and hash it, fsync, rename to `destDir/name`, fsync the directory. */
-export function snapshotDb(source: string, destDir: string, name: string, busyBudgetMs: number): SnapshotResult {
+export async function snapshotDb(source: string, destDir: string, name: string, busyBudgetMs: number): Promise<SnapshotResult> {
   const tmp = path.join(destDir, `.${name}.tmp`);
   const attempts = vacuumWithRetries(source, tmp, busyBudgetMs);
   try {
-    const { integrity, rows } = checkCopy(tmp);
+    const { integrity, rows, sha256, bytes } = await checkHashSync(tmp);
     if (integrity !== 'ok') throw new SnapshotError(`the snapshot failed integrity_check: ${integrity}`, 'integrity');
-    const sha256 = sha256File(tmp);
-    fsyncFile(tmp);
-    const bytes = fs.statSync(tmp).size;
     fs.renameSync(tmp, path.join(destDir, name));
     fsyncDir(destDir);
     return { bytes, sha256, integrity, rows, attempts };
@@ -74,6 +71,7 @@ function vacuumWithRetries(source: string, tmp: string, busyBudgetMs: number): n
 
 function vacuumInto(source: string, tmp: string, busyTimeoutMs: number): void {
   let db: Db | undefined;
+  const sidecars = missingSidecars(source);
   try {
     db = openReadOnly(source, busyTimeoutMs);
     // The copy is fsynced once by us at the end; SQLite's own syncs would only slow it down.
@@ -81,14 +79,29 @@ function vacuumInto(source: string, tmp: string, busyTimeoutMs: number): void {
     db.prepare('VACUUM INTO ?').run(tmp);
   } finally {
     db?.close(); // a read-only connection never checkpoints or deletes the server's WAL on close
+    giveToOwner(source, sidecars);
   }
 }
 
-function checkCopy(file: string): { integrity: string; rows: Record<string, number> } {
-  const db = openReadOnly(file, 0);
+/**
+ * Reading a WAL database whose server is stopped makes SQLite create empty
+ * `-wal` and `-shm` files, and leave them. They must not be deleted (a server
+ * may have opened them meanwhile); when agyctl runs as root they are handed
+ * to the database's owner, so the server can still open its own database.
+ */
+function missingSidecars(db: string): string[] {
+  return [`${db}-wal`, `${db}-shm`].filter((f) => !fs.existsSync(f));
+}
+
+function giveToOwner(db: string, created: string[]): void {
+  if (process.getuid?.() !== 0) return;
   try {
-    return { integrity: integrityCheck(db), rows: rowCounts(db) };
-  } finally {
-    db.close();
+    const owner = fs.statSync(db);
+    for (const f of created) {
+      const st = fs.statSync(f, { throwIfNoEntry: false });
+      if (st && (st.uid !== owner.uid || st.gid !== owner.gid)) fs.chownSync(f, owner.uid, owner.gid);
+    }
+  } catch {
+    // best effort: the snapshot itself is fine either way
   }
 }

@@ -46,7 +46,7 @@ describe('snapshotDb', () => {
 
     const out = path.join(dir, 'out');
     fs.mkdirSync(out);
-    const result = snapshotDb(db, out, 'snap.db', 5000);
+    const result = await snapshotDb(db, out, 'snap.db', 5000);
     expect(tables(path.join(out, 'snap.db'))).toEqual(SEVEN);
     expect(result.integrity).toBe('ok');
     expect(result.rows.steps).toBe(writer.initialRows);
@@ -66,7 +66,7 @@ describe('snapshotDb', () => {
     fs.mkdirSync(out);
     for (let i = 0; i < 3; i += 1) {
       const name = `snap${i}.db`;
-      const result = snapshotDb(db, out, name, 5000);
+      const result = await snapshotDb(db, out, name, 5000);
       expect(result.integrity).toBe('ok');
       const snap = openReadOnly(path.join(out, name), 0);
       const steps = snap.prepare('SELECT count(*) AS n, min(idx) AS lo, max(idx) AS hi FROM steps').get() as { n: number; lo: number; hi: number };
@@ -91,7 +91,7 @@ describe('snapshotDb', () => {
     const started = Date.now();
     let caught: unknown;
     try {
-      snapshotDb(db, out, 'x.db', 600);
+      await snapshotDb(db, out, "x.db", 600);
     } catch (err) {
       caught = err;
     }
@@ -102,10 +102,10 @@ describe('snapshotDb', () => {
     expect(fs.readdirSync(out)).toEqual([]);
   });
 
-  it('never creates a database at a wrong path', () => {
+  it("never creates a database at a wrong path", async () => {
     const dir = tmp();
     const missing = path.join(dir, 'nope.db');
-    expect(() => snapshotDb(missing, dir, 'x.db', 100)).toThrow();
+    await expect(snapshotDb(missing, dir, "x.db", 100)).rejects.toThrow();
     expect(fs.readdirSync(dir)).toEqual([]);
   });
 });
