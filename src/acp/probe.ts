@@ -3,10 +3,13 @@ import { withServer } from './lifecycle.js';
 import { serverStartOptions } from '../cli/server-options.js';
 import type { CommandIO } from '../cli/context.js';
 import type { InitializeResult } from './protocol.js';
+import { adoptDetectedProfile } from '../profiles/adopt.js';
 
 export interface ProbeReport {
   server: string;
   pid: number;
+  /** The server profile in use after initialize (a guess corrected by agentInfo.name). */
+  profile: string;
   agent: { name: string | null; title: string | null; version: string | null };
   protocolVersion: number | null;
   authMethods: string[];
@@ -28,6 +31,7 @@ export async function runProbe(io: CommandIO, timeoutMs: number): Promise<ProbeR
   return withServer(options, async ({ server, init, initMs }) => ({
     server: options.command.display,
     pid: server.pid,
+    profile: adoptDetectedProfile(io, init).profile.id,
     ...describeInit(init),
     timings: { spawnToInitializeMs: initMs },
   }));
@@ -51,5 +55,6 @@ export function renderProbe(r: ProbeReport): string[] {
     `capabilities: ${flagList(r.capabilities).join(', ') || 'none'}`,
     `start-up:     ${r.timings.spawnToInitializeMs} ms (spawn to initialize)`,
     `server:       ${r.server}`,
+    `profile:      ${r.profile}`,
   ];
 }

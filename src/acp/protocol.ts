@@ -67,7 +67,8 @@ export function currentModel(result: NewSessionResult): string | undefined {
 export type AuthProblem = 'not-authenticated' | 'reauth-required';
 
 const REAUTH = /invalid_grant|invalid_rapt|re-?auth|expired|revoked|refresh (?:token )?failed|reauthenticat/i;
-const NOT_AUTH = /authentication required|no authentication method|not authenticated|unauthenticated|login required|please log ?in/i;
+// gemini-cli with no auth type selected falls back to an API key: "Gemini API key is missing or not configured."
+const NOT_AUTH = /authentication required|no authentication method|not authenticated|unauthenticated|login required|please log ?in|api key is missing/i;
 
 /** What an error from session/new or session/load says about the credentials, if anything. */
 export function classifyAuthError(err: unknown): AuthProblem | undefined {

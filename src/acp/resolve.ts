@@ -3,6 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'shell-quote';
 import { AgyError, EXIT, usageError } from '../errors.js';
+import { antigravity } from '../profiles/antigravity.js';
+import type { ServerProfile } from '../profiles/types.js';
 
 export interface ServerCommand {
   file: string;
@@ -11,7 +13,7 @@ export interface ServerCommand {
   display: string;
 }
 
-export const DEFAULT_SERVER_NAMES = ['agy_acp_server', 'agy_acp_server.par', 'antigravity-acp'] as const;
+export const DEFAULT_SERVER_NAMES = antigravity.defaultCommands.map((c) => c.name);
 
 function isExecutable(file: string): boolean {
   try {
@@ -42,22 +44,21 @@ export function splitCommandLine(line: string, env: NodeJS.ProcessEnv): string[]
   });
 }
 
-const notFound = (what: string): AgyError =>
-  new AgyError(EXIT.server, 'server-not-found', `${what}`, {
-    hint: `install the antigravity-acp server, or point agyctl at it: --server /path/to/agy_acp_server (or export AGYCTL_SERVER="/path/to/agy_acp_server --debug")`,
-  });
+const notFound = (what: string, profile: ServerProfile): AgyError =>
+  new AgyError(EXIT.server, 'server-not-found', `${what}`, { hint: profile.installHint });
 
-export function resolveServerCommand(commandLine: string | undefined, env: NodeJS.ProcessEnv, cwd: string): ServerCommand {
+/** No --server: the profile's known program names on PATH (gemini-cli: `gemini --acp`). */
+export function resolveServerCommand(commandLine: string | undefined, env: NodeJS.ProcessEnv, cwd: string, profile: ServerProfile = antigravity): ServerCommand {
   if (commandLine === undefined || commandLine.trim() === '') {
-    for (const name of DEFAULT_SERVER_NAMES) {
+    for (const { name, args } of profile.defaultCommands) {
       const file = findOnPath(name, env);
-      if (file) return { file, args: [], display: file };
+      if (file) return { file, args: [...args], display: [file, ...args].join(' ') };
     }
-    throw notFound(`No ACP server found on PATH (looked for ${DEFAULT_SERVER_NAMES.join(', ')}).`);
+    throw notFound(`No ACP server found on PATH (looked for ${profile.defaultCommands.map((c) => c.name).join(', ')}).`, profile);
   }
   const [first, ...args] = splitCommandLine(commandLine, env);
   if (!first) throw usageError('--server is empty.', 'pass the server command, e.g. --server /opt/agy/agy_acp_server');
   const file = first.includes('/') ? path.resolve(cwd, first) : findOnPath(first, env);
-  if (!file || !isExecutable(file)) throw notFound(`Server command not found or not executable: ${first}`);
+  if (!file || !isExecutable(file)) throw notFound(`Server command not found or not executable: ${first}`, profile);
   return { file, args, display: commandLine };
 }

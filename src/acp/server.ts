@@ -28,6 +28,10 @@ export interface StartServerOptions {
   tracer?: Tracer;
   /** Called for each stderr line and each non-JSON stdout line (URL capture reads both). */
   onOutputLine?: (line: string, stream: 'stdout' | 'stderr') => void;
+  /** The server's environment for the state dir (a profile's HOME steering); default serverEnv(). */
+  serverEnv?: (base: NodeJS.ProcessEnv, stateDir: string) => NodeJS.ProcessEnv;
+  /** An output line that means the call in flight cannot succeed (an interactive sign-in): every pending call rejects with the error returned. */
+  failOn?: (line: string, stream: 'stdout' | 'stderr') => Error | undefined;
 }
 
 const STDERR_TAIL_LINES = 20;
@@ -53,11 +57,17 @@ export class AcpServer {
     private readonly child: ResultPromise,
     readonly command: ServerCommand,
     tracer: Tracer,
-    onOutputLine: StartServerOptions['onOutputLine'],
+    output: StartServerOptions['onOutputLine'],
+    failOn: StartServerOptions['failOn'],
   ) {
     this.pid = child.pid ?? -1;
     if (this.pid > 0) registerGroup(this.pid);
     this.connection = new Connection(child.stdout!, child.stdin!, tracer);
+    const onOutputLine = (line: string, stream: 'stdout' | 'stderr'): void => {
+      output?.(line, stream);
+      const err = failOn?.(line, stream);
+      if (err) this.connection.fail(err);
+    };
     this.connection.onNoise((line) => onOutputLine?.(line, 'stdout'));
     const splitter = new LineSplitter();
     child.stderr!.on('data', (chunk: Buffer) => {
@@ -85,7 +95,7 @@ export class AcpServer {
     const { command } = options;
     const child = execa(command.file, command.args, {
       cwd: options.cwd,
-      env: serverEnv(options.env, options.stateDir),
+      env: (options.serverEnv ?? serverEnv)(options.env, options.stateDir),
       extendEnv: false,
       detached: true, // its own process group, so we can signal the whole tree
       stdin: 'pipe',
@@ -96,7 +106,7 @@ export class AcpServer {
       cleanup: true,
       encoding: 'buffer',
     });
-    return new AcpServer(child, command, options.tracer ?? nullTracer, options.onOutputLine);
+    return new AcpServer(child, command, options.tracer ?? nullTracer, options.onOutputLine, options.failOn);
   }
 
   get hasExited(): boolean {

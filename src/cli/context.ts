@@ -3,6 +3,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { Output } from './output.js';
 import type { Tracer } from '../acp/trace.js';
 import type { ExitCode } from '../errors.js';
+import type { ProfileId, ProfileSource } from '../profiles/types.js';
 
 export type TtyReadable = Readable & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
 export type TtyWritable = Writable & { isTTY?: boolean; columns?: number };
@@ -25,6 +26,11 @@ export interface GlobalOptions {
   color: boolean;
   verbose: boolean;
   trace: string | undefined;
+  /** The server profile (--profile / AGYCTL_PROFILE, else guessed; see src/profiles). Absent means antigravity. */
+  profile?: ProfileId;
+  profileSource?: ProfileSource;
+  /** --state-dir or AGYCTL_STATE_DIR was given: a detected profile must not move it. */
+  stateDirExplicit?: boolean;
 }
 
 export interface CommandIO {

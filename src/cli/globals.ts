@@ -1,12 +1,14 @@
 /** The options every command takes, and how they become GlobalOptions. */
 import { Option, type Command } from 'commander';
 import { resolveStateDir } from '../paths.js';
+import { getProfile, resolveProfile } from '../profiles/index.js';
 import { wantColor } from './output.js';
 import type { GlobalOptions, RunContext } from './context.js';
 
 export function addGlobalOptions(program: Command): Command {
   return program
-    .addOption(new Option('--state-dir <dir>', 'server state directory (env AGYCTL_STATE_DIR; default ~/.gemini/antigravity-acp)'))
+    .addOption(new Option('--profile <name>', 'server profile: antigravity or gemini-cli (env AGYCTL_PROFILE; default: from the server command, corrected by what the server reports)'))
+    .addOption(new Option('--state-dir <dir>', 'server state directory (env AGYCTL_STATE_DIR; default ~/.gemini/antigravity-acp, or ~/.gemini for gemini-cli)'))
     .addOption(new Option('--server <cmd>', 'server command line, split like a shell (env AGYCTL_SERVER; default: agy_acp_server, agy_acp_server.par or antigravity-acp on PATH)'))
     .option('--json', 'machine-readable output on stdout (see docs/json.md)')
     .option('--no-color', 'no colour (also NO_COLOR, or when not a TTY)')
@@ -15,9 +17,15 @@ export function addGlobalOptions(program: Command): Command {
 }
 
 export function globalOptionsFrom(raw: Record<string, unknown>, ctx: RunContext): GlobalOptions {
+  const server = (raw.server as string | undefined) ?? (ctx.env.AGYCTL_SERVER || undefined);
+  const profile = resolveProfile(raw.profile as string | undefined, ctx.env, server);
+  const stateDirFlag = raw.stateDir as string | undefined;
   return {
-    stateDir: resolveStateDir(raw.stateDir as string | undefined, ctx.env, ctx.cwd),
-    server: (raw.server as string | undefined) ?? (ctx.env.AGYCTL_SERVER || undefined),
+    stateDir: resolveStateDir(stateDirFlag, ctx.env, ctx.cwd, getProfile(profile.id).defaultStateDir),
+    server,
+    profile: profile.id,
+    profileSource: profile.source,
+    stateDirExplicit: Boolean(stateDirFlag ?? ctx.env.AGYCTL_STATE_DIR),
     json: Boolean(raw.json),
     color: wantColor(raw.color !== false, ctx.env),
     verbose: Boolean(raw.verbose),

@@ -3,30 +3,35 @@ import { resolveServerCommand } from '../acp/resolve.js';
 import type { StartOptions } from '../acp/lifecycle.js';
 import type { CommandIO } from './context.js';
 import { agyctlVersion } from './version.js';
-import { serverHomeFor } from '../paths.js';
+import { profileOf } from '../profiles/index.js';
+import { quietServerEnv, signInGuard } from '../profiles/sign-in-guard.js';
 
 export const DEFAULT_INIT_TIMEOUT_MS = 60_000;
 
 let warned = false;
-/** The server has no state-dir flag: only a `<home>/.gemini/antigravity-acp` path can be steered (through HOME). */
-function warnStateDirOnce(io: CommandIO): void {
+/** The server has no state-dir flag: only a `<home>/.gemini/antigravity-acp` path (gemini-cli: `<home>/.gemini`) can be steered. */
+function warnStateDirOnce(io: CommandIO, shape: string): void {
   if (warned) return;
   warned = true;
-  io.out.warn(`--state-dir ${io.opts.stateDir} does not end in .gemini/antigravity-acp, so the server cannot be pointed at it; the server will use $HOME/.gemini/antigravity-acp`);
+  io.out.warn(`--state-dir ${io.opts.stateDir} does not end in ${shape}, so the server cannot be pointed at it; the server will use $HOME/${shape}`);
 }
 
 export interface ServerStartExtras {
   env?: NodeJS.ProcessEnv;
   initTimeoutMs?: number;
   onOutputLine?: StartOptions['onOutputLine'];
+  /** login's sign-in: the server may show a sign-in URL (elsewhere that means "not logged in", see sign-in-guard). */
+  signingIn?: boolean;
 }
 
 export function serverStartOptions(io: CommandIO, extras: ServerStartExtras = {}): StartOptions {
-  const env = extras.env ?? io.ctx.env;
-  if (!serverHomeFor(io.opts.stateDir)) warnStateDirOnce(io);
+  const profile = profileOf(io.opts);
+  const env = extras.signingIn ? (extras.env ?? io.ctx.env) : quietServerEnv(profile, extras.env ?? io.ctx.env);
+  if (!profile.canSteer(io.opts.stateDir)) warnStateDirOnce(io, profile.stateDirShape);
   const options: StartOptions = {
-    command: resolveServerCommand(io.opts.server, env, io.ctx.cwd),
+    command: resolveServerCommand(io.opts.server, env, io.ctx.cwd, profile),
     env,
+    serverEnv: profile.serverEnv,
     stateDir: io.opts.stateDir,
     cwd: io.ctx.cwd,
     tracer: io.tracer,
@@ -34,6 +39,7 @@ export function serverStartOptions(io: CommandIO, extras: ServerStartExtras = {}
     initTimeoutMs: extras.initTimeoutMs ?? DEFAULT_INIT_TIMEOUT_MS,
     clientVersion: agyctlVersion(),
   };
+  if (!extras.signingIn && profile.quirks.signInDuringSession) options.failOn = signInGuard(profile, io.opts.stateDir);
   const onLine = extras.onOutputLine;
   options.onOutputLine = (line, stream) => {
     io.out.verbose(`[server ${stream}] ${line}`);

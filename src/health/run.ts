@@ -6,6 +6,8 @@
 import type { CommandIO } from '../cli/context.js';
 import { Budget } from '../util/deadline.js';
 import { runStaticChecks } from './static-checks.js';
+import { profileOf } from '../profiles/index.js';
+import { runProfileStaticChecks } from '../profiles/static-checks.js';
 import { overallStatus } from './status.js';
 import type { CheckResult, Metrics, Status, TokenInsight } from './types.js';
 
@@ -30,7 +32,9 @@ export interface CheckReport {
 export async function runCheck(io: CommandIO, o: CheckOptions): Promise<CheckReport> {
   const budget = new Budget(o.timeoutMs);
   const at = Date.now();
-  const st = runStaticChecks({ stateDir: io.opts.stateDir, env: io.ctx.env, cwd: io.ctx.cwd, server: io.opts.server, now: at });
+  const profile = profileOf(io.opts);
+  const input = { stateDir: io.opts.stateDir, env: io.ctx.env, cwd: io.ctx.cwd, server: io.opts.server, now: at, profile };
+  const st = profile.id === 'antigravity' ? runStaticChecks(input) : runProfileStaticChecks(input);
   const checks = [...st.checks];
   const metrics = { ...st.metrics };
   if (o.live && st.serverCommand) {

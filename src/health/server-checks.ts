@@ -6,7 +6,9 @@
 import fs from 'node:fs';
 import type { CommandIO } from '../cli/context.js';
 import { serverStartOptions } from '../cli/server-options.js';
-import { makeProbeCwd, removeConversation } from '../acp/probe-session.js';
+import { makeProbeCwd } from '../acp/probe-session.js';
+import { profileOf } from '../profiles/index.js';
+import { removeProbeSession } from '../profiles/cleanup.js';
 import type { Budget } from '../util/deadline.js';
 import { runLive } from './live.js';
 import { runRestart } from './restart.js';
@@ -37,8 +39,9 @@ export async function serverChecks(io: CommandIO, o: CheckOptions, budget: Budge
     if (o.restart && live.liveOk && live.session) checks.push(await runRestart(input, live.session));
   } finally {
     // Every server has stopped here (withServer), so nothing holds the files.
-    const removed = sessionId === undefined || removeConversation(io.opts.stateDir, sessionId);
+    // The cwd goes first: gemini-cli's cleanup only takes projects whose probe directory is gone.
     fs.rmSync(cwd, { recursive: true, force: true });
+    const removed = sessionId === undefined || removeProbeSession(profileOf(io.opts), io.opts.stateDir, sessionId, io.ctx.env);
     if (!removed) checks.push(toResult('cleanup', warn(`the probe conversation ${sessionId} could not be removed from ${io.opts.stateDir}/conversations`), 0));
   }
   return { checks, serverStartS };

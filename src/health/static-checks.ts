@@ -6,6 +6,7 @@ import fs from 'node:fs';
 import { stateFiles } from '../paths.js';
 import { resolveServerCommand, type ServerCommand } from '../acp/resolve.js';
 import { AgyError, EXIT } from '../errors.js';
+import type { ServerProfile } from '../profiles/types.js';
 import { envFinding, judgeSettings, type SettingsVerdict } from './settings-view.js';
 import { describeInsight, inspectToken } from './token.js';
 import { fail, LOGIN_HINT, pass, timed, toResult, warn, type Finding } from './check-result.js';
@@ -18,6 +19,8 @@ export interface StaticInput {
   /** --server / AGYCTL_SERVER, if any. */
   server: string | undefined;
   now: number;
+  /** The server profile (absent: antigravity); gemini-cli's own checks are in src/profiles/static-checks.ts. */
+  profile?: ServerProfile;
 }
 
 export interface StaticOutcome {
@@ -27,7 +30,7 @@ export interface StaticOutcome {
   serverCommand: ServerCommand | undefined;
 }
 
-function tokenChecks(file: string, now: number, out: StaticOutcome): void {
+export function tokenChecks(file: string, now: number, out: StaticOutcome): void {
   let inspection!: ReturnType<typeof inspectToken>;
   out.checks.push(
     timed('token-file', () => {
@@ -68,9 +71,9 @@ function conversationsFinding(dir: string): Finding {
   return pass(`${dir} is readable`);
 }
 
-function serverFinding(input: StaticInput, out: StaticOutcome): Finding {
+export function serverFinding(input: StaticInput, out: StaticOutcome): Finding {
   try {
-    out.serverCommand = resolveServerCommand(input.server, input.env, input.cwd);
+    out.serverCommand = resolveServerCommand(input.server, input.env, input.cwd, input.profile);
     return pass(`server command: ${out.serverCommand.display}`);
   } catch (err) {
     if (err instanceof AgyError && err.exit === EXIT.server) return fail('server-error', err.message, err.hint);

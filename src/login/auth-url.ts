@@ -56,6 +56,30 @@ export function validateAuthUrl(text: string): Validation<AuthUrl> {
   };
 }
 
+/**
+ * gemini-cli's code-entry sign-in: a Google URL whose redirect_uri is an
+ * https page (codeassist.google.com/authcode) that shows the user a code to
+ * paste, instead of a loopback listener. Seen only on the server's stdout.
+ */
+export function validateCodeEntryUrl(text: string): Validation<AuthUrl> {
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    return { ok: false, reason: 'not a URL' };
+  }
+  if (url.protocol !== 'https:' || !GOOGLE_AUTH_HOSTS.has(url.hostname)) return { ok: false, reason: 'not a Google sign-in URL' };
+  if (url.searchParams.get('response_type') !== 'code') return { ok: false, reason: 'response_type is not "code"' };
+  let r: URL;
+  try {
+    r = new URL(url.searchParams.get('redirect_uri') ?? '');
+  } catch {
+    return { ok: false, reason: 'no usable redirect_uri' };
+  }
+  if (r.protocol !== 'https:' || LOOPBACK_HOSTS.has(r.hostname)) return { ok: false, reason: `redirect_uri ${r.toString()} is not a code-display page` };
+  return { ok: true, value: { url: url.toString(), port: 0, redirectUri: r.toString(), redirectPath: r.pathname, state: url.searchParams.get('state') ?? undefined } };
+}
+
 export interface PastedRedirect {
   /** Where to deliver it: always 127.0.0.1 (the listener binds there), never a host from the paste. */
   deliverTo: URL;

@@ -4,7 +4,7 @@
  * reported (never used); the first valid one resolves `found`.
  */
 import fs from 'node:fs';
-import { findUrls, looksLikeSignInUrl, validateAuthUrl, type AuthUrl } from './auth-url.js';
+import { findUrls, looksLikeSignInUrl, validateAuthUrl, validateCodeEntryUrl, type AuthUrl } from './auth-url.js';
 import type { ShimDir } from './shims.js';
 
 export type UrlSource = 'shim' | 'stdout' | 'stderr';
@@ -15,6 +15,8 @@ export interface CapturedUrl {
   /** Which shim (xdg-open, agyctl-browser, ...) when source is 'shim'. */
   via: string | undefined;
   capturedAt: number;
+  /** loopback: the browser comes back to the server's listener. code-entry: the user pastes a code the server reads on stdin (auth.port is 0). */
+  kind: 'loopback' | 'code-entry';
 }
 
 /** inotify is the fast path; this slow poll only guards filesystems where watching fails. */
@@ -32,6 +34,8 @@ export class UrlCapture {
   constructor(
     private readonly shims: ShimDir,
     private readonly onInvalid: (url: string, reason: string, source: UrlSource) => void,
+    /** Accept a code-entry URL from stdout (profiles with that fallback). */
+    private readonly codeEntry = false,
   ) {
     this.found = new Promise((r) => (this.resolve = r));
     try {
@@ -80,10 +84,12 @@ export class UrlCapture {
     if (this.done || this.seen.has(url)) return;
     this.seen.add(url);
     const v = validateAuthUrl(url);
-    if (v.ok) {
+    const code = !v.ok && this.codeEntry && source === 'stdout' ? validateCodeEntryUrl(url) : undefined;
+    if (v.ok || code?.ok) {
       this.done = true;
       this.close();
-      this.resolve({ auth: v.value, source, via, capturedAt: Date.now() });
+      const auth = v.ok ? v.value : (code as { value: AuthUrl }).value;
+      this.resolve({ auth, source, via, capturedAt: Date.now(), kind: v.ok ? 'loopback' : 'code-entry' });
     } else if (source === 'shim' || looksLikeSignInUrl(url)) {
       // Anything a browser shim got is meant as the sign-in URL; from output lines, only Google-looking ones.
       this.onInvalid(url, v.reason, source);

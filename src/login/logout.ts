@@ -7,10 +7,11 @@ import fs from 'node:fs';
 import { withServer } from '../acp/lifecycle.js';
 import { AcpError } from '../acp/acp-error.js';
 import { classifyAuthError, logout as acpLogout, supportsLogout } from '../acp/protocol.js';
-import { runProbeSession, removeConversation } from '../acp/probe-session.js';
+import { runProbeSession } from '../acp/probe-session.js';
+import { profileOf } from '../profiles/index.js';
+import { removeProbeSession } from '../profiles/cleanup.js';
 import { serverStartOptions } from '../cli/server-options.js';
 import type { CommandIO } from '../cli/context.js';
-import { stateFiles } from '../paths.js';
 
 export interface LogoutReport {
   via: 'server' | 'local';
@@ -61,12 +62,12 @@ async function confirmGone(io: CommandIO, timeoutMs: number): Promise<{ confirme
     if (err instanceof AcpError && classifyAuthError(err)) return { confirmed: true, said: err.serverMessage };
     throw err;
   } finally {
-    if (sessionId) removeConversation(io.opts.stateDir, sessionId);
+    if (sessionId) removeProbeSession(profileOf(io.opts), io.opts.stateDir, sessionId, io.ctx.env);
   }
 }
 
 export async function runLogout(io: CommandIO, options: { local: boolean; timeoutMs: number }): Promise<LogoutReport> {
-  const tokenFile = stateFiles(io.opts.stateDir).token;
+  const tokenFile = profileOf(io.opts).files(io.opts.stateDir).token;
   const existedBefore = fs.existsSync(tokenFile);
   const via = await serverLogout(io, options.timeoutMs, options.local);
   if (via === 'local') removeTokenLocally(io, tokenFile);

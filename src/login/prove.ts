@@ -4,7 +4,9 @@
  * the probe conversation removed (unless kept on request).
  */
 import { withServer } from '../acp/lifecycle.js';
-import { runProbeSession, removeConversation } from '../acp/probe-session.js';
+import { runProbeSession } from '../acp/probe-session.js';
+import { profileOf } from '../profiles/index.js';
+import { removeProbeSession } from '../profiles/cleanup.js';
 import { classifyAuthError } from '../acp/protocol.js';
 import { AcpError } from '../acp/acp-error.js';
 import { AgyError, EXIT } from '../errors.js';
@@ -27,10 +29,10 @@ export async function proveCredentials(io: CommandIO, options: { keepProbeSessio
       sessionId = probe.sessionId;
       return { sessionId: probe.sessionId, model: probe.model, initMs, sessionMs: probe.ms, probeRemoved: false };
     });
-    result.probeRemoved = options.keepProbeSession ? false : removeConversation(io.opts.stateDir, result.sessionId);
+    result.probeRemoved = options.keepProbeSession ? false : removeProbeSession(profileOf(io.opts), io.opts.stateDir, result.sessionId, io.ctx.env);
     return result;
   } catch (err) {
-    if (sessionId && !options.keepProbeSession) removeConversation(io.opts.stateDir, sessionId);
+    if (sessionId && !options.keepProbeSession) removeProbeSession(profileOf(io.opts), io.opts.stateDir, sessionId, io.ctx.env);
     if (err instanceof AcpError) {
       const problem = classifyAuthError(err);
       throw new AgyError(EXIT.auth, problem === 'reauth-required' ? 'reauth-required' : 'proof-failed', `A fresh server did not accept the new credentials (${err.message}).`, {

@@ -4,21 +4,23 @@
  * present it, and wait. The server, the shims and the listener are gone when
  * this returns or throws.
  */
-import { startServer } from '../acp/lifecycle.js';
+import { startForSignIn, type Ready } from './startup.js';
 import { authenticate } from '../acp/protocol.js';
 import { AcpError } from '../acp/acp-error.js';
 import { serverStartOptions } from '../cli/server-options.js';
 import type { CommandIO } from '../cli/context.js';
 import { withDeadline } from '../util/deadline.js';
 import { describeInit } from '../acp/probe.js';
-import { usageError } from '../errors.js';
+import { AgyError, EXIT, usageError } from '../errors.js';
 import { createShimDir, loginServerEnv } from './shims.js';
 import { UrlCapture, type CapturedUrl } from './capture.js';
 import { presentUrl, showQr, openInBrowser, type PresentOptions } from './present.js';
 import { authFailure, waitForSignIn } from './wait.js';
 import type { InitializeResult } from '../acp/protocol.js';
+import { profileOf, type ServerProfile } from '../profiles/index.js';
+import { presentCodeEntry, waitForCode } from './code-entry.js';
+import { Secrets, scrubbingTracer } from './scrub.js';
 
-export const BROWSER_METHODS = new Set(['oauth-personal', 'oauth-business']);
 /** If no URL shows up by then, say what usually causes it. */
 const NO_URL_HINT_AFTER_MS = 20_000;
 /** The authenticate call may outlive our deadline by this much, so our own timeout message wins. */
@@ -28,6 +30,8 @@ export interface SignInOptions extends PresentOptions {
   method: string;
   timeoutMs: number;
   fakeDisplay: boolean;
+  /** Right after initialize (login adopts a detected profile here). */
+  onStarted?: (init: InitializeResult) => void;
 }
 
 export interface SignInResult {
@@ -43,36 +47,74 @@ function checkMethodOffered(init: InitializeResult, method: string): void {
 }
 
 export async function signIn(io: CommandIO, options: SignInOptions): Promise<SignInResult> {
-  const browser = BROWSER_METHODS.has(options.method);
+  const profile = profileOf(io.opts);
+  const browser = isBrowserMethod(profile, options.method);
   const shims = createShimDir(io.ctx.env);
-  const capture = new UrlCapture(shims, (url, reason, source) => {
-    io.out.event({ event: 'url-rejected', source, reason });
-    if (!io.out.json) io.out.warn(`ignoring a URL from the server's ${source} that is not a Google sign-in URL (${reason}): ${url}`);
-  });
+  const capture = new UrlCapture(
+    shims,
+    (url, reason, source) => {
+      io.out.event({ event: 'url-rejected', source, reason });
+      if (!io.out.json) io.out.warn(`ignoring a URL from the server's ${source} that is not a Google sign-in URL (${reason}): ${url}`);
+    },
+    profile.quirks.codeEntryFallback,
+  );
+  const secrets = new Secrets();
+  const watchers = new Set<(line: string) => void>();
   try {
     const env = browser ? loginServerEnv(io.ctx.env, shims, { fakeDisplay: options.fakeDisplay }) : io.ctx.env;
-    const start = serverStartOptions(io, { env, onOutputLine: (line, stream) => capture.feedLine(line, stream) });
-    const { server, init, initMs } = await startServer(start);
+    const start = serverStartOptions(io, {
+      env,
+      signingIn: true,
+      onOutputLine: (line, stream) => {
+        capture.feedLine(line, stream);
+        for (const w of watchers) w(line);
+      },
+    });
+    // Lines pass the scrubber before anything else sees them (verbose output, capture, trace).
+    const output = start.onOutputLine;
+    start.onOutputLine = (line, stream) => output?.(secrets.scrub(line), stream);
+    start.tracer = scrubbingTracer(io.tracer, secrets);
+    const { server, started } = await startForSignIn(start, capture, { timeoutMs: options.timeoutMs + CALL_MARGIN_MS, tokenFile: profile.files(io.opts.stateDir).token });
     const onAbort = (): void => server.kill();
     io.ctx.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      io.out.event({ event: 'server-started', pid: server.pid, agent: describeInit(init).agent, ms: initMs });
-      io.out.verbose(`server ${server.pid} initialized in ${initMs} ms`);
-      checkMethodOffered(init, options.method);
       const startedAt = Date.now();
       const deadline = startedAt + options.timeoutMs;
-      const auth = authenticate(server.connection, options.method, { timeoutMs: options.timeoutMs + CALL_MARGIN_MS, signal: io.ctx.signal });
-      auth.catch(() => undefined); // observed below; never an unhandled rejection
-      if (!browser) {
-        await withDeadline(auth, { timeoutMs: options.timeoutMs, signal: io.ctx.signal, what: `waiting for the server to accept ${options.method}` }).catch(mapAuthError);
-        return { url: undefined, tunnel: undefined };
+      const callAuthenticate = ({ init, initMs }: Ready): Promise<unknown> => {
+        announce(io, server.pid, init, initMs, options);
+        return authenticate(server.connection, options.method, { timeoutMs: options.timeoutMs + CALL_MARGIN_MS, signal: io.ctx.signal });
+      };
+      let first: CapturedUrl | undefined;
+      let auth: Promise<unknown>;
+      if (started.kind === 'ready') {
+        auth = callAuthenticate(started);
+        auth.catch(() => undefined); // observed below; never an unhandled rejection
+        if (!browser) {
+          await withDeadline(auth, { timeoutMs: options.timeoutMs, signal: io.ctx.signal, what: `waiting for the server to accept ${options.method}` }).catch(mapAuthError);
+          return { url: undefined, tunnel: undefined };
+        }
+        first = await raceForUrl(io, capture, auth, options.timeoutMs);
+        if (!first) return { url: undefined, tunnel: undefined }; // authenticated without a browser round trip
+      } else {
+        if (!browser) throw startupSignInRefused(profile, options.method);
+        io.out.verbose('the server started a sign-in before answering initialize (its settings name an OAuth type, but it has no usable credentials)');
+        first = started.url;
+        auth = started.ready.then(callAuthenticate);
+        auth.catch(() => undefined);
       }
-      const first = await raceForUrl(io, capture, auth, options.timeoutMs);
-      if (!first) return { url: undefined, tunnel: undefined }; // authenticated without a browser round trip
+      const wait = { server, auth: first.auth, authenticate: auth, deadline, startedAt };
+      if (first.kind === 'code-entry') {
+        presentCodeEntry(io, first.auth);
+        if (options.qr) await showQr(io, first.auth.url);
+        if (options.open) await openInBrowser(io, first.auth.url);
+        const watchOutput = (w: (line: string) => void): (() => void) => (watchers.add(w), () => watchers.delete(w));
+        await waitForCode(io, { ...wait, qr: options.qr, open: options.open, watchOutput, addSecret: (v) => secrets.add(v) });
+        return { url: first, tunnel: undefined };
+      }
       const tunnel = presentUrl(io, first.auth, options);
       if (options.qr) await showQr(io, first.auth.url);
       if (options.open) await openInBrowser(io, first.auth.url);
-      await waitForSignIn(io, { server, auth: first.auth, authenticate: auth, deadline, startedAt });
+      await waitForSignIn(io, { ...wait, listenerGraceMs: profile.quirks.listenerGoneGraceMs });
       return { url: first, tunnel };
     } finally {
       io.ctx.signal.removeEventListener('abort', onAbort);
@@ -82,6 +124,19 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
     capture.close();
     shims.remove();
   }
+}
+
+function announce(io: CommandIO, pid: number, init: InitializeResult, initMs: number, options: SignInOptions): void {
+  io.out.event({ event: 'server-started', pid, agent: describeInit(init).agent, ms: initMs });
+  io.out.verbose(`server ${pid} initialized in ${initMs} ms`);
+  options.onStarted?.(init);
+  checkMethodOffered(init, options.method);
+}
+
+function startupSignInRefused(profile: ServerProfile, method: string): AgyError {
+  return new AgyError(EXIT.auth, 'auth-failed', `The server started a Google sign-in at start-up (its settings name an OAuth type without usable credentials), so it cannot switch to ${method} in this run.`, {
+    hint: `set ${profile.authTypePath.join('.')} to ${method} in settings.json (or remove it), then run agyctl login --method ${method} again`,
+  });
 }
 
 function mapAuthError(err: unknown): never {
@@ -107,4 +162,4 @@ async function raceForUrl(io: CommandIO, capture: UrlCapture, auth: Promise<unkn
   }
 }
 
-export const isBrowserMethod = (method: string): boolean => BROWSER_METHODS.has(method);
+export const isBrowserMethod = (profile: ServerProfile, method: string): boolean => profile.browserMethods.includes(method);

@@ -24,6 +24,8 @@ export interface WaitOptions {
   authenticate: Promise<unknown>;
   deadline: number;
   startedAt: number;
+  /** How long a closed listener may go unanswered (a profile quirk); default LIVENESS_GRACE_MS. */
+  listenerGraceMs?: number | undefined;
 }
 
 export function authFailure(err: AcpError): AgyError {
@@ -36,6 +38,7 @@ export function waitForSignIn(io: CommandIO, o: WaitOptions): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     let settled = false;
     let delivered = false;
+    let graceRunning = false;
     const timers: NodeJS.Timeout[] = [];
     const remaining = (): number => Math.max(0, o.deadline - Date.now());
     const reader = startPasteReader(io, () => `[${formatDuration(remaining())} left] paste the address your browser ended on> `, (line) => void onPaste(line));
@@ -65,11 +68,12 @@ export function waitForSignIn(io: CommandIO, o: WaitOptions): Promise<void> {
     timers.push(setInterval(() => void checkListener(), LIVENESS_EVERY_MS));
 
     async function checkListener(): Promise<void> {
-      if (settled || delivered || (await listenerAlive(o.auth.port))) return;
+      if (settled || delivered || graceRunning || (await listenerAlive(o.auth.port))) return;
       // A successful callback closes the listener just before the answer arrives: allow it a moment.
+      graceRunning = true;
       timers.push(setTimeout(() => {
         if (!delivered) finish(new AgyError(EXIT.server, 'listener-gone', `The server's login listener on 127.0.0.1:${o.auth.port} is gone, so the browser's redirect cannot arrive.`, { hint: 'run `agyctl login` again; if it keeps happening, check the server with `agyctl probe --verbose`' }));
-      }, LIVENESS_GRACE_MS));
+      }, o.listenerGraceMs ?? LIVENESS_GRACE_MS));
     }
 
     async function onPaste(line: string): Promise<void> {

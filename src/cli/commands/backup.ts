@@ -16,6 +16,7 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--busy-timeout <duration>', 'how long to retry a locked database before reporting it failed', '10s')
     .action(
       action(async (io, { options }) => {
+        (await import('../../profiles/guard.js')).assertCommandApplies(io, 'backup');
         const { backupCommand } = await import('../../backup/commands.js');
         return backupCommand(io, options);
       }),

@@ -14,6 +14,7 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--force', 'restore even though /proc shows a process holding the database (never overrides a failed SQLite lock)')
     .action(
       action(async (io, { args, options }) => {
+        (await import('../../profiles/guard.js')).assertCommandApplies(io, 'restore');
         const { restoreCommand } = await import('../../backup/commands.js');
         return restoreCommand(io, args[0] as string, options);
       }),

@@ -9,6 +9,7 @@ export function register(program: Command, action: ActionFactory): void {
     .description('list conversations: id, cwd, size of db + WAL, last change, and which process has it open')
     .action(
       action(async (io) => {
+        (await import('../../profiles/guard.js')).assertCommandApplies(io, 'sessions');
         const { listSessionsReport, renderSessions } = await import('../../backup/render.js');
         const report = await listSessionsReport(io.opts.stateDir);
         if (!io.opts.json) for (const line of renderSessions(report)) io.out.print(line);

@@ -1,0 +1,136 @@
+/**
+ * gemini-cli's code-entry sign-in, used when it decides not to open a
+ * browser: it prints a Google URL on stdout (the JSON-RPC channel, inside
+ * terminal escapes) and reads the code Google then shows the user from its
+ * stdin. agyctl shows the URL, asks for the code, and writes it raw to the
+ * server's stdin with nothing else in between (any JSON-RPC sent meanwhile
+ * would be read as the code). A code the server cannot use makes it start
+ * over with a new URL, which is shown again; its second failure ends the
+ * authenticate call.
+ */
+import type { AcpServer } from '../acp/server.js';
+import { AcpError } from '../acp/acp-error.js';
+import { InterruptedError, TimeoutError } from '../errors.js';
+import { formatDuration } from '../util/duration.js';
+import type { CommandIO } from '../cli/context.js';
+import { findUrls, validateCodeEntryUrl, type AuthUrl, type Validation } from './auth-url.js';
+import { startPasteReader } from './paste.js';
+import { authFailure } from './wait.js';
+import { openInBrowser, showQr } from './present.js';
+
+const WAITING_EVENT_EVERY_MS = 15_000;
+const COUNTDOWN_EVERY_MS = 1_000;
+
+export interface CodeEntryOptions {
+  server: AcpServer;
+  auth: AuthUrl;
+  authenticate: Promise<unknown>;
+  deadline: number;
+  startedAt: number;
+  qr: boolean;
+  open: boolean;
+  /** Subscribe to the server's output lines (a retry shows a new URL there); returns the unsubscribe. */
+  watchOutput(listener: (line: string) => void): () => void;
+  /** Register the code before it is written, so it is scrubbed from every later output line and trace (the server echoes it). */
+  addSecret(secret: string): void;
+}
+
+/** A pasted code, or the whole address the code page ended on; never shown back. */
+export function parseCode(input: string, expectedState: string | undefined): Validation<string> {
+  const text = input.trim().replace(/^['"<]+|['">]+$/g, '');
+  if (text === '') return { ok: false, reason: 'empty line' };
+  if (/^https?:\/\//i.test(text)) {
+    let url: URL;
+    try {
+      url = new URL(text);
+    } catch {
+      return { ok: false, reason: 'that is not a URL' };
+    }
+    if (url.searchParams.has('error')) return { ok: false, reason: `the page reports an error (${url.searchParams.get('error')}); sign in again with the same URL` };
+    const code = url.searchParams.get('code');
+    if (!code) return { ok: false, reason: 'no code in that address; paste the code the page shows' };
+    const state = url.searchParams.get('state');
+    if (expectedState !== undefined && state !== null && state !== expectedState) return { ok: false, reason: 'state does not match this sign-in (is it from an older attempt?)' };
+    return { ok: true, value: code };
+  }
+  if (/\s/.test(text)) return { ok: false, reason: 'a code has no spaces; paste just the code' };
+  if (!/^[\x21-\x7e]{4,2048}$/.test(text)) return { ok: false, reason: 'that does not look like an authorization code' };
+  return { ok: true, value: text };
+}
+
+export function presentCodeEntry(io: CommandIO, auth: AuthUrl): void {
+  io.out.event({ event: 'url', mode: 'code-entry', url: auth.url, redirectUri: auth.redirectUri });
+  if (io.out.json) return;
+  io.out.info(io.out.e.bold('Open this URL in any browser (this server uses code entry: no SSH tunnel needed):'));
+  io.out.raw(auth.url);
+  io.out.info('After you sign in, Google shows an authorization code. Paste it here.');
+}
+
+export function waitForCode(io: CommandIO, o: CodeEntryOptions): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    let sent = false;
+    let current = o.auth;
+    const timers: NodeJS.Timeout[] = [];
+    const remaining = (): number => Math.max(0, o.deadline - Date.now());
+    const reader = startPasteReader(io, () => `[${formatDuration(remaining())} left] paste the authorization code> `, onLine);
+    const unwatch = o.watchOutput(onOutput);
+
+    function finish(err?: unknown): void {
+      if (settled) return;
+      settled = true;
+      for (const t of timers) clearInterval(t);
+      io.ctx.signal.removeEventListener('abort', onAbort);
+      unwatch();
+      reader.close();
+      if (err) reject(err);
+      else resolve();
+    }
+    function onAbort(): void {
+      finish(new InterruptedError());
+    }
+    io.ctx.signal.addEventListener('abort', onAbort, { once: true });
+    if (io.ctx.signal.aborted) onAbort();
+
+    o.authenticate.then(
+      () => finish(),
+      (err: unknown) => finish(err instanceof AcpError ? authFailure(err) : err),
+    );
+    timers.push(setTimeout(() => finish(new TimeoutError(`No code within ${formatDuration(o.deadline - o.startedAt)}.`, 'run `agyctl login` again; the URL is single-use, so open the new one')), remaining()));
+    timers.push(setInterval(() => reader.refresh(), COUNTDOWN_EVERY_MS));
+    const waitingEvent = (): void => io.out.event({ event: 'waiting', elapsedS: Math.round((Date.now() - o.startedAt) / 1000), remainingS: Math.round(remaining() / 1000) });
+    waitingEvent();
+    timers.push(setInterval(waitingEvent, WAITING_EVENT_EVERY_MS));
+
+    function refuse(reason: string): void {
+      io.out.event({ event: 'code-rejected', reason });
+      if (!io.out.json) io.out.warn(`not sent: ${reason}`);
+    }
+
+    function onLine(line: string): void {
+      if (settled || line.trim() === '') return;
+      if (sent) return refuse('a code was already sent; waiting for the server');
+      const v = parseCode(line, current.state);
+      if (!v.ok) return refuse(v.reason);
+      o.addSecret(v.value);
+      sent = true;
+      // Raw, newline-terminated, and nothing else: the server's line reader takes the next line as the code.
+      o.server.connection.writeRaw(`${v.value}\n`);
+      io.out.event({ event: 'code-sent' });
+      io.out.verbose('sent the code to the server');
+    }
+
+    /** After a code it could not use, the server starts over with a new URL. */
+    function onOutput(line: string): void {
+      if (settled) return;
+      const next = findUrls(line).map(validateCodeEntryUrl).find((v) => v.ok);
+      if (!next?.ok || next.value.url === current.url) return;
+      current = next.value;
+      sent = false;
+      if (!io.out.json) io.out.warn('the server could not use that code and started over: sign in again with this new URL');
+      presentCodeEntry(io, current);
+      if (o.qr) void showQr(io, current.url);
+      if (o.open) void openInBrowser(io, current.url);
+    }
+  });
+}

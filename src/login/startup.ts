@@ -1,0 +1,97 @@
+/**
+ * Starting the server for a sign-in. gemini-cli signs in at START-UP,
+ * before it answers initialize, when its settings already name
+ * oauth-personal but it has no usable credentials (the re-login case).
+ * Meanwhile it throws away what arrives on stdin (browser flow) or reads it
+ * as the code (code-entry flow), so the initialize sent at spawn is lost.
+ * Then the URL is the first thing we see; initialize is sent again once the
+ * sign-in has visibly ended (the listener closed, or the token file was
+ * written), and answered when the server reaches its ACP loop.
+ */
+import fs from 'node:fs';
+import { AcpServer } from '../acp/server.js';
+import { initialize, type InitializeResult } from '../acp/protocol.js';
+import type { StartOptions } from '../acp/lifecycle.js';
+import { AgyError, EXIT } from '../errors.js';
+import { withDeadline } from '../util/deadline.js';
+import type { CapturedUrl, UrlCapture } from './capture.js';
+import { listenerAlive } from './listener.js';
+
+const RESEND_EVERY_MS = 1_000;
+const RESEND_TIMEOUT_MS = 5_000;
+
+export interface Ready {
+  init: InitializeResult;
+  initMs: number;
+}
+
+export type Started = ({ kind: 'ready' } & Ready) | { kind: 'signing-in'; url: CapturedUrl; ready: Promise<Ready> };
+
+export interface StartupOptions {
+  /** The whole sign-in's budget: a start-up sign-in holds initialize that long. */
+  timeoutMs: number;
+  /** The file a finished sign-in writes (code-entry: the only visible sign that stdin is free again). */
+  tokenFile: string;
+}
+
+function checkInit(init: InitializeResult): InitializeResult {
+  if (!init || typeof init !== 'object') throw new AgyError(EXIT.server, 'protocol-error', 'The server answered initialize with something that is not an object.');
+  return init;
+}
+
+export async function startForSignIn(start: StartOptions, capture: UrlCapture, o: StartupOptions): Promise<{ server: AcpServer; started: Started }> {
+  const server = AcpServer.start(start);
+  const onAbort = (): void => server.kill();
+  start.signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    const first = initialize(server.connection, start.clientVersion, { timeoutMs: o.timeoutMs, signal: start.signal }).then(checkInit);
+    first.catch(() => undefined);
+    const winner = await withDeadline(Promise.race([first.then((init) => ({ init })), capture.found.then((url) => ({ url }))]), {
+      timeoutMs: start.initTimeoutMs,
+      signal: start.signal,
+      what: 'waiting for the server to answer initialize',
+    });
+    if ('init' in winner) return { server, started: { kind: 'ready', init: winner.init, initMs: Date.now() - server.startedAt } };
+    const ready = reinitialize(server, start, first, winner.url, o);
+    ready.catch(() => undefined);
+    return { server, started: { kind: 'signing-in', url: winner.url, ready } };
+  } catch (err) {
+    await server.stop(0);
+    throw err;
+  } finally {
+    start.signal.removeEventListener('abort', onAbort);
+  }
+}
+
+function reinitialize(server: AcpServer, start: StartOptions, first: Promise<InitializeResult>, url: CapturedUrl, o: StartupOptions): Promise<Ready> {
+  const since = Date.now();
+  const stdinFree = async (): Promise<boolean> => {
+    if (url.kind === 'loopback') return !(await listenerAlive(url.auth.port));
+    try {
+      return fs.statSync(o.tokenFile).mtimeMs >= since - 1_000;
+    } catch {
+      return false;
+    }
+  };
+  return new Promise<Ready>((resolve, reject) => {
+    let done = false;
+    const finish = (fn: () => void): void => {
+      if (done) return;
+      done = true;
+      clearInterval(timer);
+      fn();
+    };
+    const answered = (init: InitializeResult): void => finish(() => resolve({ init, initMs: Date.now() - server.startedAt }));
+    // Only a dead server ends this early; the deadline is the caller's.
+    const failed = (err: unknown): void => {
+      if (err instanceof AgyError && err.exit !== EXIT.timeout) finish(() => reject(err));
+    };
+    first.then(answered, failed);
+    const timer = setInterval(() => {
+      void stdinFree().then((free) => {
+        if (!free || done) return;
+        initialize(server.connection, start.clientVersion, { timeoutMs: RESEND_TIMEOUT_MS, signal: start.signal }).then(checkInit).then(answered, failed);
+      });
+    }, RESEND_EVERY_MS);
+  });
+}

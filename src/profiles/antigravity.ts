@@ -1,0 +1,41 @@
+/** Google's antigravity-acp server (RC01 and later): the profile agyctl was built for. */
+import { defaultStateDir, serverHomeFor, stateFiles } from '../paths.js';
+import type { ServerProfile } from './types.js';
+
+export const antigravity: ServerProfile = {
+  id: 'antigravity',
+  title: 'Google antigravity-acp',
+  agentNames: ['antigravity-acp'],
+  defaultStateDir,
+  files(stateDir) {
+    const f = stateFiles(stateDir);
+    return { settings: f.settings, token: f.token, conversations: f.conversations };
+  },
+  // The server has no state-dir flag: it derives `$HOME/.gemini/antigravity-acp` from HOME.
+  serverEnv(base, stateDir) {
+    const home = serverHomeFor(stateDir);
+    return home ? { ...base, HOME: home } : { ...base };
+  },
+  canSteer: (stateDir) => serverHomeFor(stateDir) !== undefined,
+  stateDirShape: '.gemini/antigravity-acp',
+  defaultCommands: [
+    { name: 'agy_acp_server', args: [] },
+    { name: 'agy_acp_server.par', args: [] },
+    { name: 'antigravity-acp', args: [] },
+  ],
+  installHint: 'install the antigravity-acp server, or point agyctl at it: --server /path/to/agy_acp_server (or export AGYCTL_SERVER="/path/to/agy_acp_server --debug")',
+  authTypePath: ['auth', 'type'],
+  authMethods: ['oauth-personal', 'oauth-business', 'gemini-api-key', 'agent-platform'],
+  browserMethods: ['oauth-personal', 'oauth-business'],
+  redirectPath: '/',
+  unsupported: {},
+  quirks: {
+    cachesFailedLogin: false,
+    launcherIgnoresSigterm: false,
+    codeEntryFallback: false,
+    signInDuringSession: false,
+    authWindowMs: undefined,
+    writesAuthTypeOnLogin: false,
+    listenerGoneGraceMs: undefined,
+  },
+};

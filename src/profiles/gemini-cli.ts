@@ -1,0 +1,42 @@
+/**
+ * gemini-cli (`gemini --acp`, npm @google/gemini-cli), measured on 0.61.0:
+ * see docs/gemini-cli.md and ../shared/reference/field-notes.md.
+ */
+import { geminiCliFiles, geminiCliHomeFor, geminiCliStateDir } from '../paths.js';
+import type { ServerProfile } from './types.js';
+
+const NO_BACKUP = 'gemini-cli keeps its conversations as JSON lines under ~/.gemini/tmp, not in the SQLite store this command works on';
+
+export const geminiCli: ServerProfile = {
+  id: 'gemini-cli',
+  title: 'Gemini CLI (ACP mode)',
+  agentNames: ['gemini-cli'],
+  defaultStateDir: geminiCliStateDir,
+  files(stateDir) {
+    const f = geminiCliFiles(stateDir);
+    return { settings: f.settings, token: f.token, conversations: undefined };
+  },
+  // GEMINI_CLI_HOME is gemini-cli's own override of its home: it moves ~/.gemini and nothing else.
+  serverEnv(base, stateDir) {
+    const home = geminiCliHomeFor(stateDir);
+    return home ? { ...base, GEMINI_CLI_HOME: home } : { ...base };
+  },
+  canSteer: (stateDir) => geminiCliHomeFor(stateDir) !== undefined,
+  stateDirShape: '.gemini',
+  defaultCommands: [{ name: 'gemini', args: ['--acp'] }],
+  installHint: 'install gemini-cli (npm install -g @google/gemini-cli), or point agyctl at it: --server "/path/to/gemini --acp"',
+  authTypePath: ['security', 'auth', 'selectedType'],
+  authMethods: ['oauth-personal', 'gemini-api-key', 'vertex-ai', 'gateway'],
+  browserMethods: ['oauth-personal'],
+  redirectPath: '/oauth2callback',
+  unsupported: { backup: NO_BACKUP, restore: NO_BACKUP, sessions: NO_BACKUP },
+  quirks: {
+    cachesFailedLogin: true,
+    launcherIgnoresSigterm: true,
+    codeEntryFallback: true,
+    signInDuringSession: true,
+    authWindowMs: 5 * 60_000,
+    writesAuthTypeOnLogin: true,
+    listenerGoneGraceMs: 120_000,
+  },
+};

@@ -1,0 +1,69 @@
+/**
+ * A server profile: what differs between the ACP servers agyctl drives
+ * (Google's antigravity-acp, and gemini-cli in `--acp` mode). Everything a
+ * command needs to know about "which server" goes through one of these, so
+ * no command compares server names itself.
+ */
+export const PROFILE_IDS = ['antigravity', 'gemini-cli'] as const;
+export type ProfileId = (typeof PROFILE_IDS)[number];
+
+/** How the profile in use was chosen, strongest first. */
+export type ProfileSource = 'flag' | 'env' | 'server-command' | 'detected' | 'default';
+
+export interface ProfileFiles {
+  settings: string;
+  /** The OAuth credential file the server writes after a browser login. */
+  token: string;
+  /** Where conversations live, when the profile has a store agyctl can back up. */
+  conversations: string | undefined;
+}
+
+export interface ProfileQuirks {
+  /** A failed authenticate is remembered by the process: a retry needs a fresh server. */
+  cachesFailedLogin: boolean;
+  /** The launcher ignores SIGTERM and relaunches itself as a child: stop the whole group. */
+  launcherIgnoresSigterm: boolean;
+  /** Without a browser it prints the URL on stdout and reads a pasted code from stdin. */
+  codeEntryFallback: boolean;
+  /** session/new without credentials starts an interactive sign-in instead of failing. */
+  signInDuringSession: boolean;
+  /** The server gives up on authenticate after this long, whatever agyctl's --timeout. */
+  authWindowMs: number | undefined;
+  /** It rewrites settings.json itself after a successful authenticate. */
+  writesAuthTypeOnLogin: boolean;
+  /**
+   * How long a closed login listener may go unanswered before it counts as
+   * gone. gemini-cli closes it after its single request, then makes several
+   * network calls (token, user info, Code Assist) before answering.
+   */
+  listenerGoneGraceMs: number | undefined;
+}
+
+export interface ServerProfile {
+  id: ProfileId;
+  title: string;
+  /** initialize's agentInfo.name values that identify this server. */
+  agentNames: readonly string[];
+  defaultStateDir(env: NodeJS.ProcessEnv): string;
+  files(stateDir: string): ProfileFiles;
+  /** The server's environment for this state dir (HOME or GEMINI_CLI_HOME steering). */
+  serverEnv(base: NodeJS.ProcessEnv, stateDir: string): NodeJS.ProcessEnv;
+  /** Whether serverEnv can point the server at this state dir, and the shape it needs for messages. */
+  canSteer(stateDir: string): boolean;
+  stateDirShape: string;
+  /** Executables looked for on PATH when no --server is given, with the arguments they need. */
+  defaultCommands: ReadonlyArray<{ name: string; args: readonly string[] }>;
+  /** The fix when no server command is found. */
+  installHint: string;
+  /** Where settings.json names the auth type, as a key path. */
+  authTypePath: readonly string[];
+  /** Auth method ids this server offers (its initialize list may say more). */
+  authMethods: readonly string[];
+  /** Methods that sign in through a browser and leave `files().token` behind. */
+  browserMethods: readonly string[];
+  /** The OAuth redirect path on the loopback listener. */
+  redirectPath: string;
+  /** Which commands do not apply (the conversation backup family), with why. */
+  unsupported: Readonly<Record<string, string>>;
+  quirks: ProfileQuirks;
+}
