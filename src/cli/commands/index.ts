@@ -13,5 +13,6 @@ import { register as logout } from './logout.js';
 import { register as sessions } from './sessions.js';
 import { register as backup } from './backup.js';
 import { register as restore } from './restore.js';
+import { register as connect } from './connect.js';
 
-export const COMMANDS: ReadonlyArray<(program: Command, action: ActionFactory) => void> = [probe, check, settings, login, logout, sessions, backup, restore];
+export const COMMANDS: ReadonlyArray<(program: Command, action: ActionFactory) => void> = [probe, check, settings, login, logout, sessions, backup, restore, connect];

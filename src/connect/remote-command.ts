@@ -1,0 +1,53 @@
+/**
+ * What connect asks ssh to do: validated destination and -o options, and
+ * the one command string the remote login shell runs. ssh joins its command
+ * arguments with spaces and hands them to the remote user's shell, so the
+ * string is built here with POSIX quoting, never by concatenating raw input.
+ */
+import { usageError } from '../errors.js';
+
+/** The remote wrapper prints this before it execs agyctl, so a cancel can signal the right process. */
+export const PID_MARKER = 'agyctl-connect-remote-pid';
+
+/** [USER@]HOST or an ssh_config alias; never something ssh would parse as an option. */
+export function validateDestination(text: string): string {
+  const dest = text.trim();
+  if (!/^(?!-)(?:[^@\s]+@)?[^\s@-][^\s@]*$/.test(dest)) {
+    throw usageError(`The destination must look like host or user@host (got ${JSON.stringify(text)}).`, 'pass ssh settings such as the port with --ssh-option Port=2222');
+  }
+  return dest;
+}
+
+/** --ssh-option values are ssh_config lines: `Key=value` or `Key value`. */
+export function validateSshOption(text: string): string {
+  const opt = text.trim();
+  if (!/^[A-Za-z][A-Za-z0-9]*(?:\s*=\s*|\s+)\S/.test(opt)) {
+    throw usageError(`--ssh-option takes an ssh_config setting like ConnectTimeout=10 (got ${JSON.stringify(text)}).`);
+  }
+  return opt;
+}
+
+/** Single-quote for POSIX sh: the only character needing care inside '...' is ' itself. */
+export function shellQuote(word: string): string {
+  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(word)) return word;
+  return `'${word.replace(/'/g, `'\\''`)}'`;
+}
+
+export interface RemoteLoginArgs {
+  /** How to run agyctl on the remote box: a shell command prefix, e.g. `agyctl` or `env HOME=/x node /opt/agyctl/bin/agyctl.js`. */
+  remoteAgyctl: string;
+  method: string | undefined;
+  timeout: string | undefined;
+}
+
+/**
+ * `sh -c '<script>'`: sh whatever the user's login shell is, so `$$`, `exec`
+ * and `>&2` mean what we expect. `$$` is the pid agyctl keeps after exec.
+ */
+export function remoteLoginCommand(args: RemoteLoginArgs): string {
+  const login = ['login', '--json'];
+  if (args.method !== undefined) login.push('--method', args.method);
+  if (args.timeout !== undefined) login.push('--timeout', args.timeout);
+  const script = `echo ${PID_MARKER} $$ >&2; exec ${args.remoteAgyctl} ${login.map(shellQuote).join(' ')}`;
+  return `sh -c ${shellQuote(script)}`;
+}

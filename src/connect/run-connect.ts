@@ -1,0 +1,266 @@
+/**
+ * agyctl connect, end to end: SSH control master, the remote login over it,
+ * the forward of the callback port (or paste-back), the browser, and a
+ * clean exit on every path: no forward, master or remote server left.
+ */
+import { AgyError, EXIT, InterruptedError, TimeoutError, type ExitCode } from '../errors.js';
+import { tempRoot } from '../paths.js';
+import { formatDuration } from '../util/duration.js';
+import type { CommandIO, CommandResult } from '../cli/context.js';
+import { startPasteReader, type PasteReader } from '../login/paste.js';
+import { SshMaster } from './control-master.js';
+import { RemoteLogin, type RemoteEvent, type SessionExit } from './remote-login.js';
+import { remoteLoginCommand } from './remote-command.js';
+import { checkLocalPort } from './local-port.js';
+import { openBrowser } from './browser.js';
+import { renderRemoteEvent, summaryLine } from './relay.js';
+
+export interface ConnectOptions {
+  destination: string;
+  sshOptions: string[];
+  remoteAgyctl: string;
+  method: string | undefined;
+  /** Passed to the remote login as --timeout, and parsed for our own deadline. */
+  timeout: string;
+  timeoutMs: number;
+  open: boolean;
+  sshTimeoutMs: number;
+}
+
+/** The remote login runs its proof (a fresh server, default 60 s) after the sign-in; our session deadline allows for it. */
+const AFTER_SIGN_IN_MARGIN_MS = 180_000;
+const PROMPT_REFRESH_MS = 1_000;
+const KNOWN_EXITS = new Set<number>(Object.values(EXIT));
+
+export async function runConnect(io: CommandIO, o: ConnectOptions): Promise<CommandResult> {
+  const master = SshMaster.start({
+    destination: o.destination,
+    sshOptions: o.sshOptions,
+    env: io.ctx.env,
+    tempRoot: tempRoot(io.ctx.env),
+    interactive: Boolean(io.ctx.stdin.isTTY),
+    onLog: (line) => io.out.verbose(`[ssh] ${line}`),
+  });
+  try {
+    const ms = await master.waitReady(o.sshTimeoutMs, io.ctx.signal);
+    io.out.event({ event: 'connected', destination: o.destination, ms });
+    if (!io.out.json) io.out.info(`Connected to ${o.destination} in ${ms} ms; starting the login there...`);
+    return await new ConnectSession(io, master, o).run();
+  } finally {
+    await master.close();
+  }
+}
+
+class ConnectSession {
+  private login!: RemoteLogin;
+  private chain: Promise<void> = Promise.resolve();
+  private forwardedPort: number | undefined;
+  private fallbackReason: string | undefined;
+  private browser: { ok: boolean; reason?: string } | undefined;
+  private paste: PasteReader | undefined;
+  private promptTimer: NodeJS.Timeout | undefined;
+  private signedIn = false;
+  private remoteDeadline: number | undefined;
+  private remoteError: RemoteEvent | undefined;
+  private verified: RemoteEvent | undefined;
+
+  constructor(
+    private readonly io: CommandIO,
+    private readonly master: SshMaster,
+    private readonly o: ConnectOptions,
+  ) {}
+
+  async run(): Promise<CommandResult> {
+    const command = remoteLoginCommand({ remoteAgyctl: this.o.remoteAgyctl, method: this.o.method, timeout: this.o.timeout });
+    this.io.out.verbose(`remote command: ${command}`);
+    this.login = RemoteLogin.start({
+      master: this.master,
+      command,
+      timeoutMs: this.o.timeoutMs + AFTER_SIGN_IN_MARGIN_MS,
+      onEvent: (ev) => this.onEvent(ev),
+      onOutput: (line) => this.say(() => this.io.out.info(this.io.out.e.dim(`remote: ${line}`))),
+    });
+    const aborted = await raceAbort(this.login.exited, this.io.ctx.signal);
+    let told = true;
+    if (aborted && !this.login.hasExited) {
+      this.stopPaste();
+      if (!this.io.out.json) this.io.out.info('Cancelling the remote login...');
+      told = await this.login.cancel();
+    }
+    const exit = await this.login.exited;
+    await this.chain; // a URL being handled finishes (bounded) before the teardown removes what it added
+    await this.teardown();
+    if (!told) this.io.out.warn(`could not reach the remote agyctl to cancel it; it stops by itself at its --timeout`);
+    return this.outcome(exit, aborted);
+  }
+
+  private then(step: () => Promise<void>): void {
+    this.chain = this.chain.then(step).catch((err: unknown) => this.io.out.warn(`connect: ${(err as Error).message}`));
+  }
+
+  /** Human lines while a TTY prompt is showing: clear the prompt line, print, redraw the prompt. */
+  private say(print: () => void): void {
+    const prompting = this.paste !== undefined && Boolean(this.io.ctx.stdin.isTTY);
+    if (prompting) this.io.out.clearStatus();
+    print();
+    if (prompting) this.paste?.refresh();
+  }
+
+  private onEvent(ev: RemoteEvent): void {
+    if (ev.event === 'authenticated') this.stopPaste(); // nothing left to paste; the prompt goes before the news
+    if (this.io.out.json) this.io.out.event(ev);
+    else this.say(() => renderRemoteEvent(this.io.out, ev));
+    switch (ev.event) {
+      case 'url':
+        this.then(() => this.onUrl(ev));
+        break;
+      case 'waiting':
+        this.remoteDeadline = Date.now() + Number(ev.remainingS ?? 0) * 1000;
+        break;
+      case 'authenticated':
+        this.signedIn = true;
+        this.then(() => this.afterSignIn());
+        break;
+      case 'verified':
+        this.verified = ev;
+        break;
+      case 'error':
+        this.remoteError = ev;
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** Forward the callback port when 127.0.0.1:<port> is free here, else paste-back; then the browser. */
+  private async onUrl(ev: RemoteEvent): Promise<void> {
+    const url = String(ev.url);
+    const port = Number(ev.port);
+    const check = Number.isInteger(port) && port > 0 && port < 65536 ? await checkLocalPort(port) : { free: false as const, reason: `the remote login reported no usable port (${String(ev.port)})` };
+    if (!check.free) this.fallbackReason = check.reason;
+    else {
+      const fwd = await this.master.forward(port);
+      if (fwd.ok) this.forwardedPort = port;
+      else this.fallbackReason = `ssh could not forward port ${port} (${fwd.message || 'no reason given'})`;
+    }
+    if (this.io.ctx.signal.aborted || this.login.hasExited) return;
+    this.present(url, port);
+    if (this.o.open) {
+      this.browser = await openBrowser(url);
+      this.io.out.event({ event: 'browser-opened', ...this.browser });
+      if (!this.browser.ok && !this.io.out.json) this.io.out.warn(`could not open a browser (${this.browser.reason}); open the URL above yourself`);
+    }
+    if (!this.signedIn && !this.login.hasExited) this.startPaste();
+  }
+
+  private present(url: string, port: number): void {
+    const { out } = this.io;
+    if (this.forwardedPort !== undefined) out.event({ event: 'forward-added', port, local: `127.0.0.1:${port}` });
+    else out.event({ event: 'fallback-paste', port, reason: this.fallbackReason });
+    if (out.json) return;
+    if (this.forwardedPort !== undefined) {
+      out.info(`Forwarding 127.0.0.1:${port} on this machine to the login listener on ${this.o.destination}.`);
+      out.info(out.e.bold(this.o.open ? 'Opening the sign-in URL in your browser (copy it if nothing opens):' : 'Open this URL in your browser and sign in:'));
+      out.raw(url);
+      return;
+    }
+    out.warn(`cannot forward port ${port}: ${this.fallbackReason}`);
+    out.info(out.e.bold('Sign in with this URL anyway:'));
+    out.raw(url);
+    out.info(`Your browser will then fail to load http://127.0.0.1:${port}/... (or show another program's page): copy that address from the address bar and paste it here.`);
+  }
+
+  private startPaste(): void {
+    if (this.paste) return;
+    this.paste = startPasteReader(this.io, () => this.prompt(), (line) => {
+      if (line.trim() !== '') this.login.send(line.trim());
+    });
+    if (this.io.ctx.stdin.isTTY) this.promptTimer = setInterval(() => this.paste?.refresh(), PROMPT_REFRESH_MS);
+  }
+
+  private prompt(): string {
+    const left = this.remoteDeadline === undefined ? '' : `[${formatDuration(Math.max(0, this.remoteDeadline - Date.now()))} left] `;
+    return this.forwardedPort === undefined ? `${left}paste the address your browser ended on> ` : `${left}waiting for the browser (or paste the address it ended on)> `;
+  }
+
+  private stopPaste(): void {
+    if (this.promptTimer) clearInterval(this.promptTimer);
+    this.promptTimer = undefined;
+    this.paste?.close();
+    this.paste = undefined;
+  }
+
+  private async afterSignIn(): Promise<void> {
+    this.stopPaste();
+    this.login.endInput();
+    await this.removeForward();
+  }
+
+  private async removeForward(): Promise<void> {
+    const port = this.forwardedPort;
+    if (port === undefined) return;
+    this.forwardedPort = undefined;
+    if (this.master.hasExited) return;
+    const r = await this.master.cancelForward(port);
+    this.io.out.event({ event: 'forward-removed', port, ok: r.ok });
+    if (!r.ok) this.io.out.warn(`could not remove the forward of port ${port}: ${r.message}; it ends with the SSH connection`);
+  }
+
+  private async teardown(): Promise<void> {
+    this.stopPaste();
+    await this.removeForward();
+  }
+
+  private outcome(exit: SessionExit, aborted: boolean): CommandResult {
+    const { out } = this.io;
+    const data = { connect: { destination: this.o.destination, forwarded: this.fallbackReason === undefined, fallbackReason: this.fallbackReason ?? null, browser: this.browser ?? null, remoteExit: exit.code } };
+    if (exit.code === 0) {
+      out.print(summaryLine(this.o.destination, this.verified));
+      return { exit: EXIT.ok, data };
+    }
+    if (aborted) {
+      if (this.remoteError?.exit !== EXIT.interrupted) throw new InterruptedError();
+      if (!out.json) out.error('Interrupted: the remote login was cancelled and its server stopped.');
+      return { exit: EXIT.interrupted, data };
+    }
+    if (exit.timedOut) throw new TimeoutError(`The remote login did not finish within ${formatDuration(this.o.timeoutMs + AFTER_SIGN_IN_MARGIN_MS)}.`, 'run `agyctl connect` again; pass --timeout for a longer sign-in window');
+    if (this.remoteError) {
+      if (!out.json) out.error(`on ${this.o.destination}: ${String(this.remoteError.message ?? 'the login failed')}`, this.remoteError.hint === undefined ? undefined : String(this.remoteError.hint));
+      return { exit: toExitCode(exit.code ?? Number(this.remoteError.exit)), data };
+    }
+    throw this.failure(exit);
+  }
+
+  private failure(exit: SessionExit): AgyError {
+    const said = this.login.stderrTail();
+    if (exit.code === 127 || exit.code === 126) {
+      return new AgyError(EXIT.server, 'remote-agyctl-missing', `agyctl could not be run on ${this.o.destination} as \`${this.o.remoteAgyctl}\`${said ? ` (${said})` : ''}.`, {
+        hint: `install it there (npm install -g agyctl; needs Node >= 20.5), or pass the remote command with --remote-agyctl, e.g. --remote-agyctl "node /opt/agyctl/bin/agyctl.js"`,
+      });
+    }
+    if (this.master.hasExited) return this.master.failure('dropped the connection');
+    if (exit.code === 255 || exit.code === null) {
+      return new AgyError(EXIT.server, 'ssh-failed', `The SSH session on ${this.o.destination} failed: ${said || `ssh exited with ${exit.code ?? exit.signal}`}`, { hint: `check that \`ssh ${this.o.destination}\` can run commands there` });
+    }
+    return new AgyError(EXIT.server, 'remote-failed', `The remote agyctl exited with code ${exit.code} without reporting why${said ? `: ${said}` : '.'}`, {
+      hint: `run \`${this.o.remoteAgyctl} login\` on ${this.o.destination} to see what happens there`,
+    });
+  }
+}
+
+/** Resolves true on Ctrl-C, false when the work ends first. */
+function raceAbort(work: Promise<unknown>, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const onAbort = (): void => resolve(true);
+    signal.addEventListener('abort', onAbort, { once: true });
+    void work.then(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(false);
+    });
+  });
+}
+
+function toExitCode(code: number): ExitCode {
+  return (KNOWN_EXITS.has(code) ? code : EXIT.server) as ExitCode;
+}
