@@ -136,6 +136,31 @@ describe('agyctl connect over a real SSH connection', () => {
     await expectNothingLeft(lab, s);
   });
 
+  it('lets ssh ask for host key confirmation on the terminal, then goes on', async (ctx) => {
+    const lab = requireLab(labResult, ctx);
+    const s = sides(lab);
+    const knownHosts = path.join(s.laptop.root, 'known_hosts');
+    // A first connection: empty known_hosts, ssh asks. script(1) gives connect a terminal; "yes" is typed when asked.
+    const args = [BIN, 'connect', DEST, '--remote-agyctl', remoteAgyctl(s.remote), '--timeout', '30s', '--ssh-option', `IdentityFile=${lab.clientKey}`, '--ssh-option', `UserKnownHostsFile=${knownHosts}`, '--ssh-option', 'StrictHostKeyChecking=ask', '--ssh-option', 'BatchMode=no'];
+    const child = lab.run(lab.laptop, 'script', ['-qec', [NODE, ...args].map(sq).join(' '), '/dev/null'], { env: { ...s.laptop.env, TERM: 'dumb' }, stdin: 'pipe', timeoutMs: RUN_MS, cwd: s.laptop.root });
+    children.add(child);
+    let screen = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      screen += chunk.toString();
+      if (/\(yes\/no/.test(screen) && !screen.includes('[answered]')) {
+        screen += '[answered]';
+        child.stdin!.write('yes\n');
+      }
+    });
+    const result = await child;
+    expect(result.exitCode, screen).toBe(0);
+    expect(screen).toMatch(/The authenticity of host '10\.203\.0\.1/);
+    expect(screen).toMatch(/Logged in on root@10\.203\.0\.1/);
+    expect(fs.readFileSync(knownHosts, 'utf8')).toMatch(/^10\.203\.0\.1 ssh-ed25519 /);
+    expect(tokenMode(s.remote)).toBe('600');
+    await expectNothingLeft(lab, s);
+  });
+
   it('falls back to paste-back when the callback port is taken on the laptop', async (ctx) => {
     const lab = requireLab(labResult, ctx);
     const s = sides(lab);
