@@ -28,10 +28,11 @@ function parseProfile(value: string, from: string): ProfileId {
   throw usageError(`${from} must be one of ${PROFILE_IDS.join(', ')} (got ${JSON.stringify(value)}).`, `pass --profile ${PROFILE_IDS.join(' or --profile ')}`);
 }
 
-/** The program a --server command line runs, without splitting it like a shell would (a guess needs no more). */
+/** The program a --server command line runs: its first word, quoted or not (a guess needs no full shell parse). */
 function programName(commandLine: string | undefined): string | undefined {
-  const first = commandLine?.trim().split(/\s+/)[0];
-  return first ? path.basename(first.replace(/^['"]|['"]$/g, '')) : undefined;
+  const m = /^\s*(?:"([^"]*)"|'([^']*)'|(\S+))/.exec(commandLine ?? '');
+  const first = m ? (m[1] ?? m[2] ?? m[3]) : undefined;
+  return first ? path.basename(first) : undefined;
 }
 
 /** A profile whose default command is this program (`gemini` -> gemini-cli). */
