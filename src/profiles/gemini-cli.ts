@@ -5,7 +5,14 @@
 import { geminiCliFiles, geminiCliHomeFor, geminiCliStateDir } from '../paths.js';
 import type { ServerProfile } from './types.js';
 
-const NO_BACKUP = 'gemini-cli keeps its conversations as JSON lines under ~/.gemini/tmp, not in the SQLite store this command works on';
+const NO_BACKUP = {
+  why: 'gemini-cli keeps its conversations as JSON lines under ~/.gemini/tmp, not in the SQLite store this command works on',
+  instead: 'back up ~/.gemini/tmp with your usual file backup',
+};
+const NO_SETTINGS = {
+  why: "agyctl settings edits antigravity-acp's auth.type; gemini-cli keeps its choice in security.auth.selectedType",
+  instead: 'agyctl login --profile gemini-cli sets it, and agyctl check --profile gemini-cli checks it',
+};
 
 export const geminiCli: ServerProfile = {
   id: 'gemini-cli',
@@ -29,7 +36,7 @@ export const geminiCli: ServerProfile = {
   authMethods: ['oauth-personal', 'gemini-api-key', 'vertex-ai', 'gateway'],
   browserMethods: ['oauth-personal'],
   redirectPath: '/oauth2callback',
-  unsupported: { backup: NO_BACKUP, restore: NO_BACKUP, sessions: NO_BACKUP },
+  unsupported: { backup: NO_BACKUP, restore: NO_BACKUP, sessions: NO_BACKUP, settings: NO_SETTINGS },
   quirks: {
     cachesFailedLogin: true,
     launcherIgnoresSigterm: true,

@@ -16,7 +16,7 @@ export function signInGuard(profile: ServerProfile, stateDir: string): (line: st
     if (!findUrls(line).some(looksLikeSignInUrl)) return undefined;
     const token = profile.files(stateDir).token;
     const message = fs.existsSync(token)
-      ? `Authentication required: the stored credentials (${token}) were refused, so the server started an interactive sign-in; re-authentication required`
+      ? `Authentication required: the stored credentials (${token}) were not accepted (expired, revoked, or Google could not be reached), so the server started an interactive sign-in; re-authentication required`
       : 'Authentication required: the server has no stored credentials and started an interactive sign-in';
     return new AcpError('session', { code: -32000, message });
   };

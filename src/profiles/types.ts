@@ -63,7 +63,7 @@ export interface ServerProfile {
   browserMethods: readonly string[];
   /** The OAuth redirect path on the loopback listener. */
   redirectPath: string;
-  /** Which commands do not apply (the conversation backup family), with why. */
-  unsupported: Readonly<Record<string, string>>;
+  /** Commands that do not apply (the conversation backup family, antigravity's settings editor): why, and what to do instead. */
+  unsupported: Readonly<Record<string, { why: string; instead: string }>>;
   quirks: ProfileQuirks;
 }

@@ -82,9 +82,9 @@ describe('gemini-cli (real package) offline', () => {
     await expectNothingLeft(sandbox);
   });
 
-  it('backup, restore and sessions refuse the gemini-cli profile with exit 2', async () => {
+  it('backup, restore, sessions and settings refuse the gemini-cli profile with exit 2', async () => {
     sandbox = makeGeminiSandbox();
-    for (const args of [['sessions'], ['backup'], ['restore', 'latest']]) {
+    for (const args of [['sessions'], ['backup'], ['restore', 'latest'], ['settings', 'set-auth', 'oauth-personal']]) {
       const result = await agyctl([...args, '--profile', 'gemini-cli'], sandbox);
       expect(result.exitCode, args.join(' ')).toBe(2);
       expect(result.stderr).toContain('does not apply to the gemini-cli profile');

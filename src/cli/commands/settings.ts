@@ -12,6 +12,7 @@ export function register(program: Command, action: ActionFactory): void {
     .description('(default) path, mode, owner, auth type, gcp project/location, needed environment variables, running servers, problems')
     .action(
       action(async (io) => {
+        (await import('../../profiles/guard.js')).assertCommandApplies(io, 'settings');
         const { runShow } = await import('../../settings/commands.js');
         return runShow(io);
       }),
@@ -25,6 +26,7 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--force', 'move an unparsable settings.json aside to settings.json.bak-<UTC time> and write a fresh one')
     .action(
       action(async (io, { args, options }) => {
+        (await import('../../profiles/guard.js')).assertCommandApplies(io, 'settings');
         const { runSetAuth } = await import('../../settings/commands.js');
         return runSetAuth(io, {
           type: args[0] as string,
@@ -39,6 +41,7 @@ export function register(program: Command, action: ActionFactory): void {
     .description('exit 0 when settings.json is usable as is, 2 with every problem listed otherwise')
     .action(
       action(async (io) => {
+        (await import('../../profiles/guard.js')).assertCommandApplies(io, 'settings');
         const { runValidate } = await import('../../settings/commands.js');
         return runValidate(io);
       }),
