@@ -24,18 +24,29 @@ export interface SessionJob {
 }
 
 export async function backupSession(job: SessionJob): Promise<ManifestSession> {
+  try {
+    return await backupFiles(job);
+  } catch (err) {
+    // A failed session leaves nothing behind in the snapshot: no db or .meta without a manifest entry.
+    for (const f of [`${job.id}.db`, `${job.id}.meta`]) fs.rmSync(path.join(job.workDir, f), { force: true });
+    throw err;
+  }
+}
+
+async function backupFiles(job: SessionJob): Promise<ManifestSession> {
   const files = conversationFiles(job.stateDir, job.id);
   // Stat before the snapshot: a commit landing during VACUUM makes the next run see a change, never miss one.
   const source = currentState(files.db, files.wal);
   const prev = job.previous?.sessions.get(job.id);
   const name = `${job.id}.db`;
-  const meta = copyMeta(files.meta, job, prev);
   if (job.previous && prev && canReuse(prev, source, job.previous.dir)) {
     reuseFile(job.previous.dir, prev.file, job.workDir);
     if (prev.file !== name) fs.renameSync(path.join(job.workDir, prev.file), path.join(job.workDir, name));
+    const meta = copyMeta(files.meta, job, prev);
     return { ...entry(job, name, prev, meta, source), reused: true, reusedFrom: job.previous.name };
   }
   const snap = await snapshotDb(files.db, job.workDir, name, job.busyBudgetMs);
+  const meta = copyMeta(files.meta, job, prev);
   return entry(job, name, { bytes: snap.bytes, sha256: snap.sha256, integrity: snap.integrity, rows: snap.rows }, meta, source);
 }
 

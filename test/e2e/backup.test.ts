@@ -110,6 +110,19 @@ describe('agyctl backup', () => {
     expect(fs.statSync(conv(sandbox, `${A}.db-wal`)).size).toBe(walBefore);
   });
 
+  it('a large database (hashed in a worker thread while integrity_check runs) matches what verify computes', async () => {
+    sandbox = makeSandbox();
+    await live(sandbox, A, ['--initial-mb', '40', '--blob-bytes', '30000', '--interval-ms', '20']);
+    const { exitCode, json } = await backup(sandbox);
+    expect(exitCode).toBe(0);
+    expect(json.sessions[0].bytes).toBeGreaterThan(40 * 1024 * 1024);
+    const file = path.join(json.snapshot.path, `${A}.db`);
+    const sha = (await import('node:crypto')).createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+    expect(json.sessions[0].sha256).toBe(sha);
+    expect(json.sessions[0].rows.steps).toBe(count(file));
+    expect((await agyctl(['backup', 'verify', json.snapshot.path], sandbox)).exitCode).toBe(0);
+  });
+
   it('reuses unchanged sessions by hard link and snapshots changed ones again', async () => {
     sandbox = makeSandbox();
     await idle(sandbox, A, 4);
