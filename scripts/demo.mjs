@@ -40,7 +40,9 @@ function browserFollows(signInUrl) {
 function login() {
   banner('agyctl login   # on the headless box');
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, 'login', '--timeout', '2m', '--ssh-target', 'you@build-box.example.com'], { env, stdio: ['pipe', 'pipe', 'inherit'] });
+    // One pipe for both streams (2>&1), so lines keep the order a terminal would show.
+    const args = ['login', '--timeout', '2m', '--ssh-target', 'you@build-box.example.com'];
+    const child = spawn('/bin/sh', ['-c', 'exec "$0" "$@" 2>&1', process.execPath, bin, ...args], { env, stdio: ['pipe', 'pipe', 'inherit'] });
     const killer = setTimeout(() => child.kill('SIGINT'), STEP_TIMEOUT_MS);
     let seen = false;
     child.stdout.on('data', (chunk) => {
@@ -66,7 +68,7 @@ try {
   run(['check', '--live'], { allowFail: true });
   process.stderr.write('\x1b[2m[demo] exit 3 above: not logged in yet. Now log in:\x1b[0m\n');
   await login();
-  run(['check', '--restart']);
+  run(['check', '--restart', '--prompt']);
   run(['settings', 'show']);
   run(['check', '--json']);
   process.stderr.write('\n\x1b[1mDone.\x1b[0m Everything ran against the simulator; nothing outside the throwaway HOME was touched.\n');
