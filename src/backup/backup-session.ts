@@ -21,6 +21,7 @@ export interface SessionJob {
   workDir: string;
   previous: Previous | undefined;
   busyBudgetMs: number;
+  signal?: AbortSignal;
 }
 
 export async function backupSession(job: SessionJob): Promise<ManifestSession> {
@@ -45,7 +46,7 @@ async function backupFiles(job: SessionJob): Promise<ManifestSession> {
     const meta = copyMeta(files.meta, job, prev);
     return { ...entry(job, name, prev, meta, source), reused: true, reusedFrom: job.previous.name };
   }
-  const snap = await snapshotDb(files.db, job.workDir, name, job.busyBudgetMs);
+  const snap = await snapshotDb(files.db, job.workDir, name, job.busyBudgetMs, job.signal);
   const meta = copyMeta(files.meta, job, prev);
   return entry(job, name, { bytes: snap.bytes, sha256: snap.sha256, integrity: snap.integrity, rows: snap.rows }, meta, source);
 }

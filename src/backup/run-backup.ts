@@ -127,11 +127,11 @@ async function backupOne(opts: BackupOptions, s: SessionInfo, previous: Previous
   if (!s.readable) return { id: s.id, reason: s.problem ?? 'unreadable' };
   const t0 = Date.now();
   try {
-    const entry = await backupSession({ stateDir: opts.stateDir, id: s.id, cwd: s.cwd, workDir: work, previous, busyBudgetMs: opts.busyBudgetMs });
+    const entry = await backupSession({ stateDir: opts.stateDir, id: s.id, cwd: s.cwd, workDir: work, previous, busyBudgetMs: opts.busyBudgetMs, signal: opts.signal });
     opts.out.verbose(`${s.id}: ${entry.reused ? `reused from ${entry.reusedFrom}` : `snapshot ${entry.bytes} bytes`} in ${Date.now() - t0} ms`);
     return entry;
   } catch (err) {
-    if (isNoSpace(err)) throw err; // the destination is full: stop the whole run
+    if (isNoSpace(err) || err instanceof InterruptedError) throw err; // the destination is full, or Ctrl-C: stop the whole run
     const reason = errorText(err);
     opts.out.warn(`${s.id}: ${reason}`);
     return { id: s.id, reason };

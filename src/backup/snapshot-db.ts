@@ -11,6 +11,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { fsyncDir } from '../util/atomic-write.js';
+import { formatDuration } from '../util/duration.js';
+import { InterruptedError } from '../errors.js';
 import { checkHashSync } from './parallel-check.js';
 import { isBusy, openReadOnly, type Db } from './sqlite.js';
 
@@ -28,12 +30,13 @@ export class SnapshotError extends Error {
   }
 }
 
-const ATTEMPTS = 3;
+/** Each attempt's busy timeout is at most this, so Ctrl-C is noticed between attempts within about a second. */
+const ATTEMPT_MS = 1000;
 
 /** VACUUM INTO `destDir/.name.tmp`, check and hash it, fsync, rename to `destDir/name`, fsync the directory. */
-export async function snapshotDb(source: string, destDir: string, name: string, busyBudgetMs: number): Promise<SnapshotResult> {
+export async function snapshotDb(source: string, destDir: string, name: string, busyBudgetMs: number, signal?: AbortSignal): Promise<SnapshotResult> {
   const tmp = path.join(destDir, `.${name}.tmp`);
-  const attempts = vacuumWithRetries(source, tmp, busyBudgetMs);
+  const attempts = await vacuumWithRetries(source, tmp, busyBudgetMs, signal);
   try {
     const { integrity, rows, sha256, bytes } = await checkHashSync(tmp);
     if (integrity !== 'ok') throw new SnapshotError(`the snapshot failed integrity_check: ${integrity}`, 'integrity');
@@ -48,24 +51,26 @@ export async function snapshotDb(source: string, destDir: string, name: string, 
 
 /**
  * A busy database (a writer in exclusive locking mode, WAL recovery) is
- * retried, but within a bounded budget: the busy timeout of each attempt is
- * a share of it, so one stuck session cannot hold up the whole run.
+ * retried with a bounded busy timeout per attempt, within a total budget, so
+ * one stuck session cannot hold up the whole run. Between attempts the event
+ * loop runs, so a Ctrl-C stops the run.
  */
-function vacuumWithRetries(source: string, tmp: string, busyBudgetMs: number): number {
+async function vacuumWithRetries(source: string, tmp: string, busyBudgetMs: number, signal: AbortSignal | undefined): Promise<number> {
   const deadline = Date.now() + busyBudgetMs;
   for (let attempt = 1; ; attempt += 1) {
     fs.rmSync(tmp, { force: true });
-    const share = Math.max(50, Math.floor((deadline - Date.now()) / (ATTEMPTS - attempt + 1)));
     try {
-      vacuumInto(source, tmp, share);
+      vacuumInto(source, tmp, Math.max(10, Math.min(ATTEMPT_MS, deadline - Date.now())));
       return attempt;
     } catch (err) {
       fs.rmSync(tmp, { force: true });
       if (!isBusy(err)) throw err;
-      if (attempt >= ATTEMPTS || Date.now() >= deadline) {
-        throw new SnapshotError(`the database stayed locked for ${Math.round(busyBudgetMs / 1000)}s (${attempt} attempts)`, 'busy', { cause: err });
+      if (Date.now() >= deadline) {
+        throw new SnapshotError(`the database stayed locked for ${formatDuration(busyBudgetMs)} (${attempt} attempts)`, 'busy', { cause: err });
       }
     }
+    await new Promise((resolve) => setImmediate(resolve));
+    if (signal?.aborted) throw new InterruptedError();
   }
 }
 

@@ -224,6 +224,20 @@ describe('agyctl backup', () => {
     expect(snapshotDirs(sandbox)).toHaveLength(1);
   });
 
+  it('Ctrl-C (SIGINT) while a locked session is retried stops promptly: exit 130, no snapshot, no leftovers, no lock', async () => {
+    sandbox = makeSandbox();
+    await live(sandbox, A, ['--exclusive', '--initial-rows', '2']);
+    const run = spawnAgyctl(['backup', '--to', backups(sandbox), '--busy-timeout', '60s'], sandbox);
+    const deadline = Date.now() + 20_000;
+    while (!(fs.existsSync(backups(sandbox)) && fs.readdirSync(backups(sandbox)).some((n) => n.endsWith('.partial'))) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    run.kill('SIGINT');
+    const result = await run;
+    expect(result.exitCode).toBe(130);
+    expect(fs.readdirSync(backups(sandbox))).toEqual([]);
+  });
+
   it('disk full (file-size limit) fails clearly, removes the unfinished snapshot and leaves earlier ones intact', async () => {
     sandbox = makeSandbox();
     await idle(sandbox, A, 2);
