@@ -26,7 +26,7 @@ export async function backupCommand(io: CommandIO, options: Opts): Promise<Comma
   const retention = retentionFrom(options);
   const busyBudgetMs = parseDurationOption('--busy-timeout', options.busyTimeout as string);
   const { runBackup } = await import('./run-backup.js');
-  const report = await runBackup({ stateDir: io.opts.stateDir, backupDir: dirOption(io, options.to), sessionIds: options.session as string[], retention, busyBudgetMs, signal: io.ctx.signal, out: io.out });
+  const report = await runBackup({ stateDir: io.opts.stateDir, backupDir: dirOption(io, options.to), sessionIds: (options.session as string[] | undefined) ?? [], retention, busyBudgetMs, signal: io.ctx.signal, out: io.out });
   if (!io.opts.json) for (const line of renderBackup(report)) io.out.print(line);
   return { exit: report.failed.length > 0 ? EXIT.findings : EXIT.ok, data: backupJson(report) };
 }
@@ -49,7 +49,7 @@ export async function verifyCommand(io: CommandIO, snapshot: string, options: Op
 export async function restoreCommand(io: CommandIO, snapshot: string, options: Opts): Promise<CommandResult> {
   const dir = resolveSnapshot(snapshot, dirOption(io, options.from), io.ctx.cwd);
   const { runRestore } = await import('./restore.js');
-  const report = await runRestore({ snapshotDir: dir, stateDir: io.opts.stateDir, sessionIds: options.session as string[], force: Boolean(options.force), signal: io.ctx.signal, out: io.out });
+  const report = await runRestore({ snapshotDir: dir, stateDir: io.opts.stateDir, sessionIds: (options.session as string[] | undefined) ?? [], force: Boolean(options.force), signal: io.ctx.signal, out: io.out });
   if (!io.opts.json) for (const line of renderRestore(report)) io.out.print(line);
   return { exit: report.sessions.every((s) => s.restored) ? EXIT.ok : EXIT.findings, data: { restore: report } };
 }

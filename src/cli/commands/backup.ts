@@ -2,14 +2,14 @@
 import type { Command } from 'commander';
 import type { ActionFactory } from '../action.js';
 
-const collect = (value: string, previous: string[]): string[] => [...previous, value];
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
 export function register(program: Command, action: ActionFactory): void {
   const backup = program
     .command('backup')
     .description('snapshot every conversation into DIR/<UTC timestamp>/ (VACUUM INTO; safe while the server runs)')
     .option('--to <dir>', 'backup directory (default $XDG_STATE_HOME/agyctl/backups or ~/.local/state/agyctl/backups)')
-    .option('--session <id>', 'only this conversation (repeatable)', collect, [])
+    .option('--session <id>', 'only this conversation (repeatable)', collect)
     .option('--keep-last <n>', 'after a complete run, keep the N newest snapshots')
     .option('--keep-daily <n>', 'after a complete run, keep the newest snapshot of each of the last N days (UTC)')
     .option('--keep-weekly <n>', 'after a complete run, keep the newest snapshot of each of the last N ISO weeks')

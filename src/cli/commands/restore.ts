@@ -2,14 +2,14 @@
 import type { Command } from 'commander';
 import type { ActionFactory } from '../action.js';
 
-const collect = (value: string, previous: string[]): string[] => [...previous, value];
+const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
 export function register(program: Command, action: ActionFactory): void {
   program
     .command('restore')
     .description('restore conversations from a snapshot; refuses while a process has them open (stop the server first)')
     .argument('<snapshot>', 'snapshot directory, its name in the backup directory, or `latest`')
-    .option('--session <id>', 'only this conversation (repeatable)', collect, [])
+    .option('--session <id>', 'only this conversation (repeatable)', collect)
     .option('--from <dir>', 'backup directory to look SNAPSHOT up in (default: the default backup directory)')
     .option('--force', 'restore even though /proc shows a process holding the database (never overrides a failed SQLite lock)')
     .action(
