@@ -42,15 +42,17 @@ export function restoreOne(opts: RestoreOneOptions): RestoreOneResult {
   const files = conversationFiles(opts.stateDir, opts.session.id);
   const stamp = snapshotName(new Date());
   const tmp = path.join(path.dirname(files.db), `.${path.basename(files.db)}.restore-${stamp}.tmp`);
-  const probe = fs.existsSync(files.db) ? lockProbe(files.db, opts.force) : undefined;
+  const exists = fs.existsSync(files.db);
+  const probed = exists ? lockProbe(files.db, opts.force) : undefined;
+  const probe = probed === 'damaged' ? undefined : probed;
   let preRestore: string | null = null;
   try {
-    if (probe) preRestore = safetyCopy(probe, `${files.db}.pre-restore-${stamp}`);
+    if (exists) preRestore = safetyCopy(probe, files, `${files.db}.pre-restore-${stamp}`);
     prepareCopy(path.join(opts.snapshotDir, opts.session.file), tmp);
   } catch (err) {
     probe?.close();
     removeTmp(tmp);
-    if (preRestore) fs.rmSync(preRestore, { force: true }); // the original is untouched; do not leave a second copy behind
+    if (preRestore) for (const f of [preRestore, `${preRestore}-wal`]) fs.rmSync(f, { force: true }); // the original is untouched: no second copy
     throw err;
   }
   swap(probe, files, tmp, opts.recheck);
@@ -67,7 +69,7 @@ export function restoreOne(opts: RestoreOneOptions): RestoreOneResult {
  * container, another host on shared storage): like the /proc finding, only
  * `--force` overrides it. When it succeeds the lock is held until the swap.
  */
-function lockProbe(db: string, force: boolean): Db {
+function lockProbe(db: string, force: boolean): Db | 'damaged' {
   const conn = openReadWrite(db, PROBE_TIMEOUT_MS);
   try {
     if (exclusiveRead(conn)) return conn;
@@ -77,6 +79,7 @@ function lockProbe(db: string, force: boolean): Db {
     return conn;
   } catch (err) {
     conn.close();
+    if (isDamaged(err)) return 'damaged'; // restoring over a broken database is what restore is for
     if (isBusy(err)) throw new LockedError(`${path.basename(db)} is being written by another process (SQLite exclusive-lock probe)`);
     throw err;
   }
@@ -94,10 +97,31 @@ function exclusiveRead(conn: Db): boolean {
   }
 }
 
-function safetyCopy(probe: Db, target: string): string {
-  probe.prepare('VACUUM INTO ?').run(target);
+/**
+ * The current database, kept beside it: a VACUUM INTO copy, or for a
+ * database SQLite cannot read, the raw files (`-wal` beside the copy, where
+ * SQLite would look for it).
+ */
+function safetyCopy(probe: Db | undefined, files: ReturnType<typeof conversationFiles>, target: string): string {
+  try {
+    if (!probe) throw Object.assign(new Error('unreadable'), { code: 'SQLITE_NOTADB' });
+    probe.prepare('VACUUM INTO ?').run(target);
+  } catch (err) {
+    if (!isDamaged(err)) throw err;
+    fs.rmSync(target, { force: true });
+    fs.copyFileSync(files.db, target);
+    if (fs.existsSync(files.wal)) {
+      fs.copyFileSync(files.wal, `${target}-wal`);
+      fsyncFile(`${target}-wal`);
+    }
+  }
   fsyncFile(target);
   return target;
+}
+
+function isDamaged(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^SQLITE_(NOTADB|CORRUPT)/.test(code);
 }
 
 function prepareCopy(snapshotFile: string, tmp: string): void {

@@ -355,6 +355,21 @@ describe('agyctl restore', () => {
     expect(fs.readdirSync(conv(sandbox)).filter((n) => n.endsWith('.tmp'))).toEqual([]);
   });
 
+  it('restores over a corrupted database, keeping the broken file as the pre-restore copy', async () => {
+    sandbox = makeSandbox();
+    await idle(sandbox, A, 6);
+    const { json } = await backup(sandbox);
+    const target = conv(sandbox, `${A}.db`);
+    for (const f of [`${target}-wal`, `${target}-shm`]) fs.rmSync(f, { force: true });
+    fs.writeFileSync(target, 'this is not a database any more, it is long enough to have a header');
+    const r = await agyctl(['restore', json.snapshot.path, '--json'], sandbox);
+    expect(r.exitCode).toBe(0);
+    const s = (parseJson(r.stdout) as any).restore.sessions[0];
+    expect(s.restored).toBe(true);
+    expect(fs.readFileSync(s.preRestore, 'utf8')).toMatch(/^this is not a database/);
+    expect(count(target)).toBe(6);
+  });
+
   it('refuses a damaged snapshot before touching anything, and unknown sessions are usage errors', async () => {
     sandbox = makeSandbox();
     await idle(sandbox, A, 5);
