@@ -38,10 +38,10 @@ function browserFollows(signInUrl) {
 }
 
 function login() {
-  banner('agyctl login   # on the headless box');
+  banner('agyctl login --keep-probe-session   # on the headless box');
   return new Promise((resolve, reject) => {
     // One pipe for both streams (2>&1), so lines keep the order a terminal would show.
-    const args = ['login', '--timeout', '2m', '--ssh-target', 'you@build-box.example.com'];
+    const args = ['login', '--timeout', '2m', '--ssh-target', 'you@build-box.example.com', '--keep-probe-session'];
     const child = spawn('/bin/sh', ['-c', 'exec "$0" "$@" 2>&1', process.execPath, bin, ...args], { env, stdio: ['pipe', 'pipe', 'inherit'] });
     const killer = setTimeout(() => child.kill('SIGINT'), STEP_TIMEOUT_MS);
     let seen = false;
@@ -71,6 +71,12 @@ try {
   run(['check', '--restart', '--prompt']);
   run(['settings', 'show']);
   run(['check', '--json']);
+  process.stderr.write('\x1b[2m[demo] the login kept its proof conversation (--keep-probe-session): a SQLite database in WAL mode to back up\x1b[0m\n');
+  run(['sessions']);
+  run(['backup']);
+  const snapshots = path.join(env.XDG_STATE_HOME, 'agyctl', 'backups');
+  const latest = fs.readdirSync(snapshots).filter((d) => !d.startsWith('.')).sort().at(-1);
+  run(['backup', 'verify', path.join(snapshots, latest)]);
   process.stderr.write('\n\x1b[1mDone.\x1b[0m Everything ran against the simulator; nothing outside the throwaway HOME was touched.\n');
 } finally {
   fs.rmSync(home, { recursive: true, force: true });
