@@ -3,7 +3,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { Output } from './output.js';
 import type { Tracer } from '../acp/trace.js';
 import type { ExitCode } from '../errors.js';
-import type { ProfileId, ProfileSource } from '../profiles/types.js';
+import type { ProfileId, ProfileSource } from '../profiles/choose.js';
 
 export type TtyReadable = Readable & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
 export type TtyWritable = Writable & { isTTY?: boolean; columns?: number };

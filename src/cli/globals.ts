@@ -1,7 +1,7 @@
 /** The options every command takes, and how they become GlobalOptions. */
 import { Option, type Command } from 'commander';
 import { resolveStateDir } from '../paths.js';
-import { getProfile, resolveProfile } from '../profiles/index.js';
+import { defaultStateDirFor, resolveProfile } from '../profiles/choose.js';
 import { wantColor } from './output.js';
 import type { GlobalOptions, RunContext } from './context.js';
 
@@ -21,7 +21,7 @@ export function globalOptionsFrom(raw: Record<string, unknown>, ctx: RunContext)
   const profile = resolveProfile(raw.profile as string | undefined, ctx.env, server);
   const stateDirFlag = raw.stateDir as string | undefined;
   return {
-    stateDir: resolveStateDir(stateDirFlag, ctx.env, ctx.cwd, getProfile(profile.id).defaultStateDir),
+    stateDir: resolveStateDir(stateDirFlag, ctx.env, ctx.cwd, defaultStateDirFor(profile.id)),
     server,
     profile: profile.id,
     profileSource: profile.source,

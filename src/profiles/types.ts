@@ -4,11 +4,9 @@
  * command needs to know about "which server" goes through one of these, so
  * no command compares server names itself.
  */
-export const PROFILE_IDS = ['antigravity', 'gemini-cli'] as const;
-export type ProfileId = (typeof PROFILE_IDS)[number];
+import type { ProfileId } from './choose.js';
 
-/** How the profile in use was chosen, strongest first. */
-export type ProfileSource = 'flag' | 'env' | 'server-command' | 'detected' | 'default';
+export type { ProfileId, ProfileSource } from './choose.js';
 
 export interface ProfileFiles {
   settings: string;

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { detectProfile, getProfile, resolveProfile } from '../../src/profiles/index.js';
+import { defaultStateDirFor, PROFILE_IDS, PROGRAM_PROFILES } from '../../src/profiles/choose.js';
 import { configuredMethod, rawAuthTypeFor, writeAuthType } from '../../src/profiles/auth-setting.js';
 import { removeProbeProjects } from '../../src/profiles/cleanup.js';
 import { signInGuard, quietServerEnv } from '../../src/profiles/sign-in-guard.js';
@@ -47,6 +48,12 @@ describe('choosing a profile', () => {
       expect((err as AgyError).exit).toBe(2);
       expect((err as AgyError).message).toContain('antigravity, gemini-cli');
     }
+  });
+
+  it("the guess knows exactly each profile's default programs and state dir", () => {
+    const fromProfiles = Object.fromEntries(PROFILE_IDS.flatMap((id) => getProfile(id).defaultCommands.map((c) => [c.name, id])));
+    expect(PROGRAM_PROFILES).toEqual(fromProfiles);
+    for (const id of PROFILE_IDS) expect(defaultStateDirFor(id)({ HOME: '/h' })).toBe(getProfile(id).defaultStateDir({ HOME: '/h' }));
   });
 
   it('initialize agentInfo.name identifies the server', () => {
