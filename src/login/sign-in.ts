@@ -111,6 +111,8 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
         await waitForCode(io, { ...wait, qr: options.qr, open: options.open, watchOutput, addSecret: (v) => secrets.add(v) });
         return { url: first, tunnel: undefined };
       }
+      // The path always comes from the server's own redirect_uri; a difference from the profile is drift worth a note.
+      if (first.auth.redirectPath !== profile.redirectPath) io.out.verbose(`the redirect path ${first.auth.redirectPath} is not the ${profile.id} profile's ${profile.redirectPath}; using the server's`);
       const tunnel = presentUrl(io, first.auth, options);
       if (options.qr) await showQr(io, first.auth.url);
       if (options.open) await openInBrowser(io, first.auth.url);

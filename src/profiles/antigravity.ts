@@ -30,8 +30,6 @@ export const antigravity: ServerProfile = {
   redirectPath: '/',
   unsupported: {},
   quirks: {
-    cachesFailedLogin: false,
-    launcherIgnoresSigterm: false,
     codeEntryFallback: false,
     signInDuringSession: false,
     authWindowMs: undefined,

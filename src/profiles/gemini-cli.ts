@@ -1,6 +1,10 @@
 /**
  * gemini-cli (`gemini --acp`, npm @google/gemini-cli), measured on 0.61.0:
- * see docs/gemini-cli.md and ../shared/reference/field-notes.md.
+ * see docs/gemini-cli.md and ../shared/reference/field-notes.md. Two of its
+ * habits need no setting here because agyctl handles them for every server:
+ * its launcher ignores SIGTERM (AcpServer always signals the whole process
+ * group), and it caches a failed sign-in for the life of the process (each
+ * `agyctl login` starts a fresh server and never retries in the same one).
  */
 import { geminiCliFiles, geminiCliHomeFor, geminiCliStateDir } from '../paths.js';
 import type { ServerProfile } from './types.js';
@@ -38,8 +42,6 @@ export const geminiCli: ServerProfile = {
   redirectPath: '/oauth2callback',
   unsupported: { backup: NO_BACKUP, restore: NO_BACKUP, sessions: NO_BACKUP, settings: NO_SETTINGS },
   quirks: {
-    cachesFailedLogin: true,
-    launcherIgnoresSigterm: true,
     codeEntryFallback: true,
     signInDuringSession: true,
     authWindowMs: 5 * 60_000,

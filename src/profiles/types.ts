@@ -17,10 +17,6 @@ export interface ProfileFiles {
 }
 
 export interface ProfileQuirks {
-  /** A failed authenticate is remembered by the process: a retry needs a fresh server. */
-  cachesFailedLogin: boolean;
-  /** The launcher ignores SIGTERM and relaunches itself as a child: stop the whole group. */
-  launcherIgnoresSigterm: boolean;
   /** Without a browser it prints the URL on stdout and reads a pasted code from stdin. */
   codeEntryFallback: boolean;
   /** session/new without credentials starts an interactive sign-in instead of failing. */

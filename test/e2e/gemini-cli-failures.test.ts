@@ -121,6 +121,28 @@ describe('gemini-cli (real package) offline', () => {
     await expectNothingLeft(sandbox);
   });
 
+  it('the deadline while gemini-cli waits for the browser: exit 5, and its process group is gone at once', async () => {
+    sandbox = makeGeminiSandbox();
+    const child = spawnAgyctl(['login', '--json', '--timeout', '3s'], sandbox, { timeoutMs: 60_000 });
+    await waitForEvent(child, 'url', 30_000);
+    const urlAt = Date.now();
+    const result = await child;
+    expect(result.exitCode, String(result.stderr)).toBe(5);
+    // gemini-cli ignores stdin EOF during a sign-in and its launcher ignores SIGTERM: the group stop must still be quick.
+    expect(Date.now() - urlAt).toBeLessThan(3_000 + 4_000);
+    await expectNothingLeft(sandbox);
+  });
+
+  it('Ctrl-C while gemini-cli waits for the browser: exit 130, nothing left', async () => {
+    sandbox = makeGeminiSandbox();
+    const child = spawnAgyctl(['login', '--json', '--timeout', '60s'], sandbox, { timeoutMs: 60_000 });
+    await waitForEvent(child, 'url', 30_000);
+    child.kill('SIGINT');
+    const result = await child;
+    expect(result.exitCode).toBe(130);
+    await expectNothingLeft(sandbox);
+  });
+
   it('the re-login case (oauth-personal selected, no credentials): the sign-in gemini-cli starts before initialize is shown, and its failure is exit 3', async () => {
     sandbox = makeGeminiSandbox();
     sandbox.writeGeminiSettings({ security: { auth: { selectedType: 'oauth-personal' } } });
