@@ -46,7 +46,6 @@ export function serverEnv(base: NodeJS.ProcessEnv, stateDir: string): NodeJS.Pro
 export class AcpServer {
   readonly connection: Connection;
   readonly pid: number;
-  readonly startedAt = Date.now();
   /** Resolves when the process has exited (never rejects). */
   readonly exited: Promise<ServerExit>;
   private exitInfo: ServerExit | undefined;
@@ -93,6 +92,7 @@ export class AcpServer {
 
   static start(options: StartServerOptions): AcpServer {
     const { command } = options;
+    const startedAt = Date.now();
     const child = execa(command.file, command.args, {
       cwd: options.cwd,
       env: (options.serverEnv ?? serverEnv)(options.env, options.stateDir),

@@ -67,7 +67,8 @@ describe('probe', () => {
       protocolVersion: 1,
       authMethods: ['oauth-personal', 'oauth-business', 'gemini-api-key', 'agent-platform'],
     });
-    expect(doc.probe.timings.spawnToInitializeMs).toBeGreaterThanOrEqual(300);
+    // The simulator holds initialize for 300 ms after its own start; allow timer granularity.
+    expect(doc.probe.timings.spawnToInitializeMs).toBeGreaterThanOrEqual(295);
     const human = await agyctl(['probe'], sandbox);
     expect(human.stdout).toMatch(/build: +agy_acp_server_20260818_01_RC01/);
     expect(await waitNoProcesses(sandbox)).toEqual([]);
