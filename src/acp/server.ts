@@ -58,6 +58,8 @@ export class AcpServer {
     tracer: Tracer,
     output: StartServerOptions['onOutputLine'],
     failOn: StartServerOptions['failOn'],
+    /** Taken just before the spawn, so spawn-to-initialize timings include process creation. */
+    readonly startedAt: number,
   ) {
     this.pid = child.pid ?? -1;
     if (this.pid > 0) registerGroup(this.pid);
@@ -106,7 +108,7 @@ export class AcpServer {
       cleanup: true,
       encoding: 'buffer',
     });
-    return new AcpServer(child, command, options.tracer ?? nullTracer, options.onOutputLine, options.failOn);
+    return new AcpServer(child, command, options.tracer ?? nullTracer, options.onOutputLine, options.failOn, startedAt);
   }
 
   get hasExited(): boolean {
