@@ -44,7 +44,7 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
     out = await Output.create(ctx.stdout, ctx.stderr, { json: opts.json, color: opts.color, verbose: opts.verbose });
     streaming = Boolean(spec.streaming);
     if (opts.trace) {
-      const { FileTracer } = await import('../acp/trace.js');
+      const { FileTracer } = await import('../acp/file-tracer.js');
       tracer = new FileTracer(path.resolve(ctx.cwd, opts.trace));
     }
     const result = await handler({ ctx, opts, out, tracer }, input);

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { redact, redactText } from '../../src/acp/redact.js';
-import { FileTracer } from '../../src/acp/trace.js';
+import { FileTracer } from '../../src/acp/file-tracer.js';
 
 describe('redaction', () => {
   it('redacts code, state, token- and key-named fields at any depth', () => {
