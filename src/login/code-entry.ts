@@ -9,17 +9,10 @@
  * authenticate call.
  */
 import type { AcpServer } from '../acp/server.js';
-import { AcpError } from '../acp/acp-error.js';
-import { InterruptedError, TimeoutError } from '../errors.js';
-import { formatDuration } from '../util/duration.js';
 import type { CommandIO } from '../cli/context.js';
 import { findUrls, validateCodeEntryUrl, type AuthUrl, type Validation } from './auth-url.js';
-import { startPasteReader } from './paste.js';
-import { authFailure } from './wait.js';
+import { runWaitLoop, type WaitLoop } from './wait-loop.js';
 import { openInBrowser, showQr } from './present.js';
-
-const WAITING_EVENT_EVERY_MS = 15_000;
-const COUNTDOWN_EVERY_MS = 1_000;
 
 export interface CodeEntryOptions {
   server: AcpServer;
@@ -67,70 +60,47 @@ export function presentCodeEntry(io: CommandIO, auth: AuthUrl): void {
 }
 
 export function waitForCode(io: CommandIO, o: CodeEntryOptions): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    let settled = false;
-    let sent = false;
-    let current = o.auth;
-    const timers: NodeJS.Timeout[] = [];
-    const remaining = (): number => Math.max(0, o.deadline - Date.now());
-    const reader = startPasteReader(io, () => `[${formatDuration(remaining())} left] paste the authorization code> `, onLine);
-    const unwatch = o.watchOutput(onOutput);
+  let sent = false;
+  let current = o.auth;
 
-    function finish(err?: unknown): void {
-      if (settled) return;
-      settled = true;
-      for (const t of timers) clearInterval(t);
-      io.ctx.signal.removeEventListener('abort', onAbort);
-      unwatch();
-      reader.close();
-      if (err) reject(err);
-      else resolve();
-    }
-    function onAbort(): void {
-      finish(new InterruptedError());
-    }
-    io.ctx.signal.addEventListener('abort', onAbort, { once: true });
-    if (io.ctx.signal.aborted) onAbort();
+  function refuse(reason: string): void {
+    io.out.event({ event: 'code-rejected', reason });
+    if (!io.out.json) io.out.warn(`not sent: ${reason}`);
+  }
 
-    o.authenticate.then(
-      () => finish(),
-      (err: unknown) => finish(err instanceof AcpError ? authFailure(err) : err),
-    );
-    timers.push(setTimeout(() => finish(new TimeoutError(`No code within ${formatDuration(o.deadline - o.startedAt)}.`, 'run `agyctl login` again; the URL is single-use, so open the new one')), remaining()));
-    timers.push(setInterval(() => reader.refresh(), COUNTDOWN_EVERY_MS));
-    const waitingEvent = (): void => io.out.event({ event: 'waiting', elapsedS: Math.round((Date.now() - o.startedAt) / 1000), remainingS: Math.round(remaining() / 1000) });
-    waitingEvent();
-    timers.push(setInterval(waitingEvent, WAITING_EVENT_EVERY_MS));
+  function onLine(line: string): void {
+    if (sent) return refuse('a code was already sent; waiting for the server');
+    const v = parseCode(line, current.state);
+    if (!v.ok) return refuse(v.reason);
+    o.addSecret(v.value);
+    sent = true;
+    // Raw, newline-terminated, and nothing else: the server's line reader takes the next line as the code.
+    o.server.connection.writeRaw(`${v.value}\n`);
+    io.out.event({ event: 'code-sent' });
+    io.out.verbose('sent the code to the server');
+  }
 
-    function refuse(reason: string): void {
-      io.out.event({ event: 'code-rejected', reason });
-      if (!io.out.json) io.out.warn(`not sent: ${reason}`);
-    }
+  /** After a code it could not use, the server starts over with a new URL. */
+  function onOutput(loop: WaitLoop, line: string): void {
+    if (loop.settled) return;
+    const next = findUrls(line).map(validateCodeEntryUrl).find((v) => v.ok);
+    if (!next?.ok || next.value.url === current.url) return;
+    current = next.value;
+    sent = false;
+    if (!io.out.json) io.out.warn('the server could not use that code and started over: sign in again with this new URL');
+    presentCodeEntry(io, current);
+    if (o.qr) void showQr(io, current.url);
+    if (o.open) void openInBrowser(io, current.url);
+  }
 
-    function onLine(line: string): void {
-      if (settled || line.trim() === '') return;
-      if (sent) return refuse('a code was already sent; waiting for the server');
-      const v = parseCode(line, current.state);
-      if (!v.ok) return refuse(v.reason);
-      o.addSecret(v.value);
-      sent = true;
-      // Raw, newline-terminated, and nothing else: the server's line reader takes the next line as the code.
-      o.server.connection.writeRaw(`${v.value}\n`);
-      io.out.event({ event: 'code-sent' });
-      io.out.verbose('sent the code to the server');
-    }
-
-    /** After a code it could not use, the server starts over with a new URL. */
-    function onOutput(line: string): void {
-      if (settled) return;
-      const next = findUrls(line).map(validateCodeEntryUrl).find((v) => v.ok);
-      if (!next?.ok || next.value.url === current.url) return;
-      current = next.value;
-      sent = false;
-      if (!io.out.json) io.out.warn('the server could not use that code and started over: sign in again with this new URL');
-      presentCodeEntry(io, current);
-      if (o.qr) void showQr(io, current.url);
-      if (o.open) void openInBrowser(io, current.url);
-    }
+  return runWaitLoop(io, {
+    authenticate: o.authenticate,
+    deadline: o.deadline,
+    startedAt: o.startedAt,
+    prompt: 'paste the authorization code',
+    nothing: 'No code',
+    timeoutHint: 'run `agyctl login` again; the URL is single-use, so open the new one',
+    onLine,
+    setup: (loop) => o.watchOutput((line) => onOutput(loop, line)),
   });
 }
