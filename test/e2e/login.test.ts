@@ -85,6 +85,20 @@ describe('login: URL capture on every launch behaviour', () => {
   });
 });
 
+describe('login: --qr and --open', () => {
+  it('--qr draws the URL as a QR code on stderr; --open without a display says so and carries on', async () => {
+    sandbox = makeSandbox();
+    const { result } = await loginWithBrowser(sandbox, { DISPLAY: '', WAYLAND_DISPLAY: '' }, ['--qr', '--open']);
+    expect(result.exitCode, String(result.stderr)).toBe(0);
+    const stderr = String(result.stderr);
+    // qrcode-terminal's small mode draws with half blocks; a QR of a ~500-character URL is dozens of rows.
+    expect(stderr.split('\n').filter((l) => /^[█▀▄ ]{40,}$/.test(l)).length).toBeGreaterThan(20);
+    expect(stderr).toContain('--open: no display here');
+    // The QR never goes to stdout: --json stays one event per line.
+    expect(() => parseEvents(String(result.stdout))).not.toThrow();
+  });
+});
+
 describe('login: paste-back', () => {
   it('rejects wrong state, wrong port and a missing code, then succeeds with the right redirect', async () => {
     sandbox = makeSandbox();
