@@ -151,7 +151,7 @@ describe('login: failures leave nothing behind', () => {
     await expectClean(sandbox);
   });
 
-  it('the server crashing while waiting: exit 4 within 2 s, with its stderr', async () => {
+  it('the server crashing while waiting: exit 4 at once, with its stderr', async () => {
     sandbox = makeSandbox({ AGY_SIM_CRASH_WHILE_WAITING_MS: '1500' });
     const child = spawnAgyctl(['login', '--json', '--timeout', '60s'], sandbox);
     await waitForEvent(child, 'url');
@@ -164,7 +164,7 @@ describe('login: failures leave nothing behind', () => {
     await expectClean(sandbox);
   });
 
-  it('the listener disappearing while the server lives: exit 4 within 2 s', async () => {
+  it('the listener disappearing while the server lives: exit 4 long before the deadline', async () => {
     sandbox = makeSandbox({ AGY_SIM_DROP_LISTENER_MS: '1000' });
     const child = spawnAgyctl(['login', '--json', '--timeout', '60s'], sandbox);
     await waitForEvent(child, 'url');
