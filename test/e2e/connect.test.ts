@@ -13,9 +13,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ResultPromise } from 'execa';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BIN, ROOT, SIM, makeSandbox, processesOf, type Sandbox } from '../helpers/cli.js';
-import { REMOTE_ADDR, createSshLab, requireLab, waitUntil, type LabResult, type SshLab } from '../helpers/netns.js';
+import { REMOTE_ADDR, requireLab, useSshLab, waitUntil, type SshLab } from '../helpers/netns.js';
 import { EventStream } from '../helpers/ndjson.js';
 
 const NODE = process.execPath;
@@ -23,23 +23,7 @@ const SHIM = path.join(ROOT, 'test', 'helpers', 'browser-shim.mjs');
 const DEST = `root@${REMOTE_ADDR}`;
 const RUN_MS = 45_000;
 
-let labResult: LabResult | undefined;
-const children = new Set<ResultPromise>();
-const sandboxes: Sandbox[] = [];
-
-beforeAll(async () => {
-  labResult = await createSshLab();
-}, 60_000);
-
-afterEach(() => {
-  for (const child of children) child.kill('SIGKILL');
-  children.clear();
-  for (const s of sandboxes.splice(0)) s.cleanup();
-});
-
-afterAll(async () => {
-  await labResult?.lab?.teardown();
-});
+const fx = useSshLab();
 
 interface Sides {
   laptop: Sandbox;
@@ -50,7 +34,7 @@ interface Sides {
 function sides(lab: SshLab): Sides {
   const remote = makeSandbox();
   const laptop = makeSandbox();
-  sandboxes.push(remote, laptop);
+  fx.keep(remote, laptop);
   const shimLog = path.join(laptop.root, 'browser.log');
   const browser = path.join(laptop.root, 'browser');
   fs.writeFileSync(browser, `#!/bin/sh\nexec ${NODE} ${SHIM} "$@"\n`, { mode: 0o755 });
@@ -72,7 +56,7 @@ function connectArgs(lab: SshLab, remoteCommand: string, extra: string[] = []): 
 
 function startConnect(lab: SshLab, s: Sides, args: string[]): { child: ResultPromise; events: EventStream } {
   const child = lab.run(lab.laptop, NODE, [BIN, ...args], { env: s.laptop.env, stdin: 'pipe', timeoutMs: RUN_MS, cwd: s.laptop.root });
-  children.add(child);
+  fx.track(child);
   return { child, events: new EventStream(child.stdout!) };
 }
 
@@ -98,7 +82,7 @@ function tokenMode(remote: Sandbox): string {
 
 describe('agyctl connect over a real SSH connection', () => {
   it('logs the remote box in: forward, browser on the laptop, proof on the remote', async (ctx) => {
-    const lab = requireLab(labResult, ctx);
+    const lab = requireLab(fx.result(), ctx);
     const s = sides(lab);
     const { child, events } = startConnect(lab, s, connectArgs(lab, remoteAgyctl(s.remote), ['--json']));
     const result = await child;
@@ -119,7 +103,7 @@ describe('agyctl connect over a real SSH connection', () => {
   });
 
   it('prints progress for a person without --json and still logs in', async (ctx) => {
-    const lab = requireLab(labResult, ctx);
+    const lab = requireLab(fx.result(), ctx);
     const s = sides(lab);
     const { child } = startConnect(lab, s, connectArgs(lab, remoteAgyctl(s.remote)));
     const result = await child;
@@ -137,13 +121,13 @@ describe('agyctl connect over a real SSH connection', () => {
   });
 
   it('lets ssh ask for host key confirmation on the terminal, then goes on', async (ctx) => {
-    const lab = requireLab(labResult, ctx);
+    const lab = requireLab(fx.result(), ctx);
     const s = sides(lab);
     const knownHosts = path.join(s.laptop.root, 'known_hosts');
     // A first connection: empty known_hosts, ssh asks. script(1) gives connect a terminal; "yes" is typed when asked.
     const args = [BIN, 'connect', DEST, '--remote-agyctl', remoteAgyctl(s.remote), '--timeout', '30s', '--ssh-option', `IdentityFile=${lab.clientKey}`, '--ssh-option', `UserKnownHostsFile=${knownHosts}`, '--ssh-option', 'StrictHostKeyChecking=ask', '--ssh-option', 'BatchMode=no'];
     const child = lab.run(lab.laptop, 'script', ['-qec', [NODE, ...args].map(sq).join(' '), '/dev/null'], { env: { ...s.laptop.env, TERM: 'dumb' }, stdin: 'pipe', timeoutMs: RUN_MS, cwd: s.laptop.root });
-    children.add(child);
+    fx.track(child);
     let screen = '';
     child.stdout!.on('data', (chunk: Buffer) => {
       screen += chunk.toString();
@@ -162,13 +146,13 @@ describe('agyctl connect over a real SSH connection', () => {
   });
 
   it('falls back to paste-back when the callback port is taken on the laptop', async (ctx) => {
-    const lab = requireLab(labResult, ctx);
+    const lab = requireLab(fx.result(), ctx);
     const s = sides(lab);
     const port = 47000 + (process.pid % 1000);
     // Another program on the laptop's 127.0.0.1:<port>; it records what the browser requests, like an address bar.
     const seen = path.join(s.laptop.root, 'busy.log');
     const busy = lab.run(lab.laptop, NODE, ['-e', `require('http').createServer((q,r)=>{require('fs').appendFileSync(${JSON.stringify(seen)}, 'http://127.0.0.1:${port}'+q.url+'\\n');r.end('another program')}).listen(${port},'127.0.0.1')`], { timeoutMs: RUN_MS });
-    children.add(busy);
+    fx.track(busy);
     await waitUntil(() => lab.listening(lab.laptop, port), 10_000, 'the busy listener');
     const { child, events } = startConnect(lab, s, connectArgs(lab, remoteAgyctl(s.remote, { AGY_SIM_CALLBACK_PORT: String(port) }), ['--json']));
     expect(await events.waitFor('fallback-paste', 20_000)).toMatchObject({ port, reason: expect.stringMatching(/another program is listening/) });
@@ -191,7 +175,7 @@ describe('agyctl connect over a real SSH connection', () => {
   });
 
   it('says clearly when agyctl is missing on the remote box (exit 4)', async (ctx) => {
-    const lab = requireLab(labResult, ctx);
+    const lab = requireLab(fx.result(), ctx);
     const s = sides(lab);
     const { child } = startConnect(lab, s, connectArgs(lab, '/nonexistent/bin/agyctl'));
     const result = await child;
@@ -203,7 +187,7 @@ describe('agyctl connect over a real SSH connection', () => {
   });
 
   it('exits 4 with ssh\'s own message when SSH authentication fails', async (ctx) => {
-    const lab = requireLab(labResult, ctx);
+    const lab = requireLab(fx.result(), ctx);
     const s = sides(lab);
     // No IdentityFile: the lab's ssh config has no key, so the server refuses us.
     const args = connectArgs(lab, remoteAgyctl(s.remote), ['--json']).filter((a, i, all) => !a.startsWith('IdentityFile=') && !(a === '--ssh-option' && all[i + 1]?.startsWith('IdentityFile=')));
@@ -215,7 +199,7 @@ describe('agyctl connect over a real SSH connection', () => {
   });
 
   it('exits 4 with ssh\'s own message when sshd is not running', async (ctx) => {
-    const lab = requireLab(labResult, ctx);
+    const lab = requireLab(fx.result(), ctx);
     const s = sides(lab);
     await lab.stopSshd();
     try {
@@ -231,7 +215,7 @@ describe('agyctl connect over a real SSH connection', () => {
   });
 
   it('Ctrl-C cancels the remote login: exit 130, its server gone, forward and master closed', async (ctx) => {
-    const lab = requireLab(labResult, ctx);
+    const lab = requireLab(fx.result(), ctx);
     const s = sides(lab);
     const { child, events } = startConnect(lab, s, connectArgs(lab, remoteAgyctl(s.remote), ['--json', '--no-open']));
     const forward = await events.waitFor('forward-added', 20_000);

@@ -14,46 +14,26 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ResultPromise } from 'execa';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { BIN, makeSandbox, processesOf, type Sandbox } from '../helpers/cli.js';
-import { LAPTOP_ADDR, REMOTE_ADDR, createSshLab, killGroup, requireLab, waitUntil, type LabResult } from '../helpers/netns.js';
+import { describe, expect, it } from 'vitest';
+import { BIN, makeSandbox, processesOf } from '../helpers/cli.js';
+import { LAPTOP_ADDR, REMOTE_ADDR, killGroup, requireLab, useSshLab, waitUntil } from '../helpers/netns.js';
 import { EventStream } from '../helpers/ndjson.js';
 
 const NODE = process.execPath;
 const RUN_MS = 45_000;
 
-let labResult: LabResult | undefined;
-const children = new Set<ResultPromise>();
-const sandboxes: Sandbox[] = [];
-
-beforeAll(async () => {
-  labResult = await createSshLab();
-}, 60_000);
-
-afterEach(() => {
-  for (const child of children) {
-    killGroup(child, 'SIGKILL');
-    child.kill('SIGKILL');
-  }
-  children.clear();
-  for (const s of sandboxes.splice(0)) s.cleanup();
-});
-
-afterAll(async () => {
-  await labResult?.lab?.teardown();
-});
+const fx = useSshLab();
 
 /** The browser's request after Google's redirect, sent from inside the laptop namespace. */
 const GET = `require('http').get(process.argv[1], (r) => { r.resume(); r.on('end', () => console.log(r.statusCode)); }).on('error', (e) => { console.log('error ' + e.message); process.exitCode = 1; })`;
 
 describe('agyctl login through a real SSH tunnel', () => {
   it('the printed tunnel command, run on the laptop, carries the redirect to the remote login', async (ctx) => {
-    const lab = requireLab(labResult, ctx);
+    const lab = requireLab(fx.result(), ctx);
     const remote = makeSandbox({ USER: 'root', SSH_CONNECTION: `${LAPTOP_ADDR} 50022 ${REMOTE_ADDR} 22` });
-    sandboxes.push(remote);
+    fx.keep(remote);
     const login = lab.run(lab.remote, NODE, [BIN, 'login', '--json', '--timeout', '30s'], { env: remote.env, stdin: 'pipe', timeoutMs: RUN_MS, cwd: remote.root });
-    children.add(login);
+    fx.track(login);
     const events = new EventStream(login.stdout!);
     const url = await events.waitFor('url', 20_000);
     const port = Number(url.port);
@@ -63,7 +43,7 @@ describe('agyctl login through a real SSH tunnel', () => {
     expect(await lab.listening(lab.laptop, port)).toBe(false);
 
     const tunnelProc = lab.run(lab.laptop, 'sh', ['-c', tunnel], { env: { PATH: `${lab.sshFullBin}:${process.env.PATH}`, HOME: remote.root }, timeoutMs: RUN_MS, detached: true });
-    children.add(tunnelProc);
+    fx.track(tunnelProc);
     await waitUntil(() => lab.listening(lab.laptop, port), 10_000, `the tunnel to listen on the laptop's port ${port}`);
 
     const auth = new URL(String(url.url));

@@ -15,6 +15,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import type { Sandbox } from './cli.js';
 
 export const REMOTE_ADDR = '10.203.0.1';
 export const LAPTOP_ADDR = '10.203.0.2';
@@ -294,4 +296,44 @@ export async function waitUntil(check: () => Promise<boolean> | boolean, timeout
     if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * The lab for one test file: created before its tests, torn down after them;
+ * every child a test tracks is killed (with its group) and every sandbox it
+ * tracks removed after each test.
+ */
+export interface LabFixture {
+  /** The lab, or why it could not be made (pass to requireLab). */
+  result(): LabResult | undefined;
+  track<T extends ResultPromise>(child: T): T;
+  keep(...sandboxes: Sandbox[]): void;
+}
+
+export function useSshLab(): LabFixture {
+  let labResult: LabResult | undefined;
+  const children = new Set<ResultPromise>();
+  const sandboxes: Sandbox[] = [];
+  beforeAll(async () => {
+    labResult = await createSshLab();
+  }, 60_000);
+  afterEach(() => {
+    for (const child of children) {
+      killGroup(child, 'SIGKILL');
+      child.kill('SIGKILL');
+    }
+    children.clear();
+    for (const s of sandboxes.splice(0)) s.cleanup();
+  });
+  afterAll(async () => {
+    await labResult?.lab?.teardown();
+  });
+  return {
+    result: () => labResult,
+    track: (child) => {
+      children.add(child);
+      return child;
+    },
+    keep: (...s) => void sandboxes.push(...s),
+  };
 }
