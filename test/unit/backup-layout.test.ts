@@ -2,20 +2,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useScratch } from '../helpers/scratch.js';
 import { freshName, listSnapshots, removeLeftovers } from '../../src/backup/layout.js';
 import { acquireLock } from '../../src/backup/lock.js';
 import { AgyError } from '../../src/errors.js';
 
-const dirs: string[] = [];
-function tmp(): string {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-backup-layout-'));
-  dirs.push(d);
-  return d;
-}
-afterEach(() => {
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
+const { tmp } = useScratch('agyctl-backup-layout-');
 
 function mkSnapshot(root: string, name: string, manifest = true): void {
   fs.mkdirSync(path.join(root, name));

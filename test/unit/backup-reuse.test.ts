@@ -1,24 +1,14 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useScratch } from '../helpers/scratch.js';
 import { canReuse, QUIET_MS } from '../../src/backup/reuse.js';
 import { identityOf, type FileIdentity } from '../../src/backup/files.js';
 import { discoverSessions } from '../../src/backup/discover.js';
 import type { ManifestSession } from '../../src/backup/manifest.js';
-import { startWriter, type Writer } from '../helpers/wal-writer.js';
+import { startWriter } from '../helpers/wal-writer.js';
 
-const dirs: string[] = [];
-const writers: Writer[] = [];
-function tmp(): string {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-reuse-'));
-  dirs.push(d);
-  return d;
-}
-afterEach(async () => {
-  for (const w of writers.splice(0)) await w.stop();
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
+const { tmp, keepWriter } = useScratch('agyctl-reuse-');
 
 const ident = (mtimeMs: number, size = 4096, inode = '42'): FileIdentity => ({ inode, size, mtimeNs: String(BigInt(mtimeMs) * 1_000_000n), mtime: new Date(mtimeMs).toISOString() });
 
@@ -71,7 +61,7 @@ describe('reuse of unchanged sessions', () => {
     const dir = tmp();
     const db = path.join(dir, 'live.db');
     const writer = await startWriter(db, ['--initial-rows', '1', '--interval-ms', '5', '--blob-bytes', '100']);
-    writers.push(writer);
+    keepWriter(writer);
     const before = { db: identityOf(db), wal: identityOf(`${db}-wal`) };
     const deadline = Date.now() + 10_000;
     let after = before;
@@ -97,7 +87,7 @@ describe('discoverSessions', () => {
     fs.writeFileSync(path.join(conv, `${orphan}.meta`), JSON.stringify({ cwd: '/x' }));
     fs.writeFileSync(path.join(conv, 'notes.txt'), 'ignored');
     const writer = await startWriter(path.join(conv, `${live}.db`), ['--initial-rows', '2', '--interval-ms', '60000']);
-    writers.push(writer);
+    keepWriter(writer);
     const old = new Date(Date.now() - 3_600_000);
     fs.utimesSync(path.join(conv, `${junk}.db`), old, old);
 

@@ -1,27 +1,17 @@
 // Real SQLite, a real live writer: why VACUUM INTO, and what it guarantees.
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { useScratch } from '../helpers/scratch.js';
 import { snapshotDb, SnapshotError } from '../../src/backup/snapshot-db.js';
 import { openReadOnly } from '../../src/backup/sqlite.js';
 import { sha256File } from '../../src/backup/files.js';
-import { startWriter, type Writer } from '../helpers/wal-writer.js';
+import { startWriter } from '../helpers/wal-writer.js';
 
 const SEVEN = ['battle_mode_infos', 'executor_metadata', 'gen_metadata', 'parent_references', 'steps', 'trajectory_meta', 'trajectory_metadata_blob'];
 
-const dirs: string[] = [];
-const writers: Writer[] = [];
-function tmp(): string {
-  const d = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-snap-'));
-  dirs.push(d);
-  return d;
-}
-afterEach(async () => {
-  for (const w of writers.splice(0)) await w.stop();
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-});
+const { tmp, keepWriter } = useScratch('agyctl-snap-');
 
 function tables(file: string): string[] {
   const db = new Database(file, { readonly: true, fileMustExist: true });
@@ -37,7 +27,7 @@ describe('snapshotDb', () => {
     const dir = tmp();
     const db = path.join(dir, 'live.db');
     const writer = await startWriter(db, ['--initial-rows', '25', '--interval-ms', '60000']);
-    writers.push(writer);
+    keepWriter(writer);
     expect(fs.statSync(`${db}-wal`).size).toBeGreaterThan(0);
 
     const copy = path.join(dir, 'copy.db');
@@ -61,7 +51,7 @@ describe('snapshotDb', () => {
     const dir = tmp();
     const db = path.join(dir, 'live.db');
     const writer = await startWriter(db, ['--initial-rows', '200', '--interval-ms', '2', '--blob-bytes', '30000']);
-    writers.push(writer);
+    keepWriter(writer);
     const out = path.join(dir, 'out');
     fs.mkdirSync(out);
     for (let i = 0; i < 3; i += 1) {
@@ -85,7 +75,7 @@ describe('snapshotDb', () => {
   it('gives up on a database locked by an exclusive writer within the busy budget', async () => {
     const dir = tmp();
     const db = path.join(dir, 'locked.db');
-    writers.push(await startWriter(db, ['--exclusive', '--initial-rows', '3', '--interval-ms', '60000']));
+    keepWriter(await startWriter(db, ['--exclusive', '--initial-rows', '3', '--interval-ms', '60000']));
     const out = path.join(dir, 'out');
     fs.mkdirSync(out);
     const started = Date.now();
