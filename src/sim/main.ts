@@ -5,6 +5,10 @@
 // then flags and env switches are checked (exit 2 on error); then the state
 // dir is read ONCE (settings.json is never reread); then stdin is read, but
 // requests are served only after the simulated cold start.
+//
+// The launcher (scripts/agy-acp-sim) is the program's entry point and owns
+// how it ends: it passes `exit`, which the crash switch, stdin EOF and
+// startup errors need to end the process at once.
 import { performance } from 'node:perf_hooks';
 import { checkArgs, USAGE, UsageError } from './args.js';
 import { registerAuthMethods } from './auth-methods.js';
@@ -17,94 +21,97 @@ import { statePaths } from './paths.js';
 import { LineSplitter, RpcConnection } from './rpc.js';
 import { registerSessionMethods, shutdownSessions } from './sessions.js';
 
-const env = process.env as Record<string, string | undefined>;
+/** Runs the simulator in this process; `exit` ends it (the launcher passes process.exit). */
+export function runSimulator(exit: (code: number) => never): void {
+  const env = process.env as Record<string, string | undefined>;
 
-function die(code: number, lines: string[]): never {
-  process.stderr.write(lines.map((l) => `${l}\n`).join(''));
-  process.exit(code);
-}
+  function die(code: number, lines: string[]): never {
+    process.stderr.write(lines.map((l) => `${l}\n`).join(''));
+    return exit(code);
+  }
 
-const exitAtStart = env.AGY_SIM_EXIT_AT_START;
-if (exitAtStart !== undefined && exitAtStart !== '' && !/^\d+$/.test(exitAtStart)) {
-  die(2, [`agy-acp-sim: AGY_SIM_EXIT_AT_START must be a non-negative integer, got '${exitAtStart}'`]);
-}
-if (exitAtStart !== undefined && /^\d+$/.test(exitAtStart)) {
-  die(Number(exitAtStart), [
-    'error: simulated startup failure',
-    'agy_acp_server: could not initialize the language server runtime',
-    '(AGY_SIM_EXIT_AT_START is set; the simulator exits before reading stdin)',
-  ]);
-}
+  const exitAtStart = env.AGY_SIM_EXIT_AT_START;
+  if (exitAtStart !== undefined && exitAtStart !== '' && !/^\d+$/.test(exitAtStart)) {
+    die(2, [`agy-acp-sim: AGY_SIM_EXIT_AT_START must be a non-negative integer, got '${exitAtStart}'`]);
+  }
+  if (exitAtStart !== undefined && /^\d+$/.test(exitAtStart)) {
+    die(Number(exitAtStart), [
+      'error: simulated startup failure',
+      'agy_acp_server: could not initialize the language server runtime',
+      '(AGY_SIM_EXIT_AT_START is set; the simulator exits before reading stdin)',
+    ]);
+  }
 
-try {
-  checkArgs(process.argv.slice(2));
-} catch (err) {
-  if (err instanceof UsageError) die(2, [`agy-acp-sim: ${err.message}`, USAGE]);
-  throw err;
-}
-
-function loadConfigOrDie(): SimConfig {
   try {
-    return loadConfig(env);
+    checkArgs(process.argv.slice(2));
   } catch (err) {
-    if (err instanceof ConfigError) die(2, [`agy-acp-sim: ${err.message}`]);
+    if (err instanceof UsageError) die(2, [`agy-acp-sim: ${err.message}`, USAGE]);
     throw err;
   }
-}
-const config = loadConfigOrDie();
 
-// gemini-cli's launcher ignores SIGTERM; RC01 dies promptly (default action,
-// which also leaves the conversation WALs un-checkpointed, like a real kill).
-if (config.ignoreSigterm) process.on('SIGTERM', () => {});
+  function loadConfigOrDie(): SimConfig {
+    try {
+      return loadConfig(env);
+    } catch (err) {
+      if (err instanceof ConfigError) die(2, [`agy-acp-sim: ${err.message}`]);
+      throw err;
+    }
+  }
+  const config = loadConfigOrDie();
 
-// The client went away: nothing left to talk to.
-process.stdout.on('error', () => process.exit(0));
+  // gemini-cli's launcher ignores SIGTERM; RC01 dies promptly (default action,
+  // which also leaves the conversation WALs un-checkpointed, like a real kill).
+  if (config.ignoreSigterm) process.on('SIGTERM', () => {});
 
-const paths = statePaths(env);
-const settings = readSettings(paths.settings);
-const rpc = new RpcConnection(config.noise, (chunk) => {
-  process.stdout.write(chunk);
-});
+  // The client went away: nothing left to talk to.
+  process.stdout.on('error', () => exit(0));
 
-const ctx: SimContext = {
-  config,
-  env,
-  paths,
-  settings,
-  rpc,
-  auth: startupAuth(paths, settings, env, config.tokenRevoked),
-  oauthFlow: undefined,
-  sessions: new Map(),
-  crash() {
-    die(70, ['FATAL: simulated crash']);
-  },
-};
-
-rpc.on('initialize', (p) => {
-  if (p.protocolVersion === undefined) throw missingField('protocolVersion');
-  return initializeResult(config.version, config.hugeLineBytes);
-});
-registerAuthMethods(ctx);
-registerSessionMethods(ctx);
-
-// Cold start, measured from process start like the real 1.5 GB binary's.
-const readyDelay = Math.max(0, performance.timeOrigin + config.startupMs - Date.now());
-const ready = new Promise<void>((resolve) =>
-  setTimeout(() => {
-    rpc.ready();
-    resolve();
-  }, readyDelay),
-);
-
-const splitter = new LineSplitter((line) => rpc.handleLine(line));
-process.stdin.setEncoding('utf8');
-process.stdin.on('data', (chunk: string) => splitter.push(chunk));
-process.stdin.on('end', () => {
-  splitter.end();
-  // Requests that arrived during the cold start are still answered.
-  void ready.then(() => {
-    ctx.oauthFlow?.dispose();
-    shutdownSessions(ctx, config.checkpointOnExit);
-    process.exit(0);
+  const paths = statePaths(env);
+  const settings = readSettings(paths.settings);
+  const rpc = new RpcConnection(config.noise, (chunk) => {
+    process.stdout.write(chunk);
   });
-});
+
+  const ctx: SimContext = {
+    config,
+    env,
+    paths,
+    settings,
+    rpc,
+    auth: startupAuth(paths, settings, env, config.tokenRevoked),
+    oauthFlow: undefined,
+    sessions: new Map(),
+    crash() {
+      die(70, ['FATAL: simulated crash']);
+    },
+  };
+
+  rpc.on('initialize', (p) => {
+    if (p.protocolVersion === undefined) throw missingField('protocolVersion');
+    return initializeResult(config.version, config.hugeLineBytes);
+  });
+  registerAuthMethods(ctx);
+  registerSessionMethods(ctx);
+
+  // Cold start, measured from process start like the real 1.5 GB binary's.
+  const readyDelay = Math.max(0, performance.timeOrigin + config.startupMs - Date.now());
+  const ready = new Promise<void>((resolve) =>
+    setTimeout(() => {
+      rpc.ready();
+      resolve();
+    }, readyDelay),
+  );
+
+  const splitter = new LineSplitter((line) => rpc.handleLine(line));
+  process.stdin.setEncoding('utf8');
+  process.stdin.on('data', (chunk: string) => splitter.push(chunk));
+  process.stdin.on('end', () => {
+    splitter.end();
+    // Requests that arrived during the cold start are still answered.
+    void ready.then(() => {
+      ctx.oauthFlow?.dispose();
+      shutdownSessions(ctx, config.checkpointOnExit);
+      exit(0);
+    });
+  });
+}
