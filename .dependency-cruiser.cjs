@@ -1,0 +1,59 @@
+/**
+ * Import rules for agyctl (docs/architecture.md). Arrows point down only:
+ *   cli -> use cases (login check backup settings connect probe) -> profiles -> acp -> core, util
+ * `npm test` runs `depcruise` with these rules; a violation names the import.
+ */
+const USE_CASES = '(login|check|backup|settings|connect|probe)';
+module.exports = {
+  forbidden: [
+    { name: 'no-cycles', severity: 'error', comment: 'No import cycles between files.', from: {}, to: { circular: true } },
+    {
+      name: 'domain-knows-no-cli',
+      severity: 'error',
+      comment: 'Only src/cli may import src/cli: use cases return reports, the CLI renders them.',
+      from: { path: '^src/(?!cli/)' },
+      to: { path: '^src/cli/' },
+    },
+    {
+      name: 'profiles-import-no-use-case',
+      severity: 'error',
+      comment: 'Profiles are per-server knowledge: they may use acp, core and util, never a use case.',
+      from: { path: '^src/profiles/' },
+      to: { path: `^src/${USE_CASES}/` },
+    },
+    {
+      name: 'acp-is-protocol-only',
+      severity: 'error',
+      comment: 'src/acp is JSON-RPC and the server process: it imports only core and util.',
+      from: { path: '^src/acp/' },
+      to: { path: `^src/(cli|profiles|${USE_CASES.slice(1, -1)})/` },
+    },
+    {
+      name: 'core-and-util-are-leaves',
+      severity: 'error',
+      comment: 'src/core and src/util import nothing else from src.',
+      from: { path: '^src/(core|util)/' },
+      to: { path: '^src/(?!core/|util/)' },
+    },
+    {
+      name: 'simulator-is-isolated',
+      severity: 'error',
+      comment: 'Product code never imports the simulator; only src/sim, scripts and tests do.',
+      from: { path: '^src/(?!sim/)' },
+      to: { path: '^src/sim/' },
+    },
+    {
+      name: 'simulator-imports-no-product-code',
+      severity: 'error',
+      comment: 'The simulator stands in for Google\'s server: it must not borrow agyctl\'s code.',
+      from: { path: '^src/sim/' },
+      to: { path: '^src/(?!sim/)' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js'] },
+  },
+};
