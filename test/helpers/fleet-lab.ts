@@ -122,6 +122,7 @@ function writeHost(dir: string, addr: string, clientPub: string, env: Record<str
       'X11Forwarding no',
       'PrintMotd no',
       'MaxStartups 50',
+      'Subsystem sftp internal-sftp',
       'LogLevel INFO',
       `SetEnv ${Object.entries(vars).map(([k, v]) => quoteSetEnv(k, v)).join(' ')}`,
       '',
