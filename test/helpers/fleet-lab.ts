@@ -24,7 +24,6 @@ import { BIN, SIM } from './cli.js';
 import { ip, isZombie, keygen, killGroup, namespaceObstacle, which, type RunInNsOptions } from './netns.js';
 
 const SSHD_READY_MS = 10_000;
-const STEP_TIMEOUT_MS = 10_000;
 const NODE = process.execPath;
 
 export interface FleetHost {

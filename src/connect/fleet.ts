@@ -1,0 +1,142 @@
+/**
+ * `agyctl connect` for many hosts, one after the other: per host, connect,
+ * run `agyctl check --live` there (a healthy host is skipped unless
+ * --force), then the one-host login flow over the same SSH connection. A
+ * failing host never stops the others; Ctrl-C cancels the current host's
+ * remote check or login, closes its connection and ends the run. At the end
+ * a table (or, with --json, one `host-result` event per host and a
+ * `fleet-summary`), and the exit code of the worst host.
+ */
+import { AgyError, EXIT, toAgyError, type ExitCode } from '../errors.js';
+import { tempRoot } from '../paths.js';
+import { formatDuration } from '../util/duration.js';
+import type { CommandIO, CommandResult } from '../cli/context.js';
+import type { Output } from '../cli/output.js';
+import { SshMaster } from './control-master.js';
+import { connectOver, type ConnectOptions } from './run-connect.js';
+import { runRemoteCheck } from './remote-check.js';
+import type { FleetTarget } from './inventory.js';
+
+export interface FleetOptions extends Omit<ConnectOptions, 'destination'> {
+  force: boolean;
+}
+
+export type HostOutcome = 'logged-in' | 'healthy' | 'failed' | 'interrupted' | 'not-run';
+
+export interface HostResult {
+  host: string;
+  destination: string;
+  result: HostOutcome;
+  exit: number;
+  ms: number;
+  /** The remote check's status before the login, when it ran. */
+  checkStatus: string | null;
+  error: { code: string; message: string; hint?: string } | null;
+}
+
+const KNOWN_EXITS = new Set<number>(Object.values(EXIT));
+
+export async function runFleetConnect(io: CommandIO, targets: FleetTarget[], o: FleetOptions): Promise<CommandResult> {
+  const results: HostResult[] = [];
+  for (const [i, target] of targets.entries()) {
+    if (io.ctx.signal.aborted) {
+      results.push(notRun(target));
+      continue;
+    }
+    if (!io.out.json) io.out.info(io.out.e.bold(`[${i + 1}/${targets.length}] ${target.name}`));
+    const result = await connectHost(io, target, o);
+    results.push(result);
+    io.out.event({ event: 'host-result', ...result });
+    if (!io.out.json) reportHost(io.out, result);
+  }
+  const exit = worstExit(results);
+  const counts = countBy(results);
+  io.out.event({ event: 'fleet-summary', ok: exit === EXIT.ok, exit, counts, hosts: results });
+  if (!io.out.json) printTable(io.out, results);
+  return { exit, data: { fleet: { hosts: results, counts } } };
+}
+
+async function connectHost(io: CommandIO, target: FleetTarget, o: FleetOptions): Promise<HostResult> {
+  const startedAt = Date.now();
+  const hostIo: CommandIO = { ...io, out: tagged(io.out, target.name) };
+  const base = { host: target.name, destination: target.destination };
+  let checkStatus: string | null = null;
+  const master = SshMaster.start({
+    destination: target.destination,
+    sshOptions: [...o.sshOptions, ...target.sshOptions],
+    env: io.ctx.env,
+    tempRoot: tempRoot(io.ctx.env),
+    interactive: Boolean(io.ctx.stdin.isTTY),
+    onLog: (line) => io.out.verbose(`[ssh ${target.name}] ${line}`),
+  });
+  try {
+    const ms = await master.waitReady(o.sshTimeoutMs, io.ctx.signal);
+    hostIo.out.event({ event: 'connected', destination: target.destination, ms });
+    const check = await runRemoteCheck(master, o.remoteAgyctl, io.ctx.signal);
+    checkStatus = check.status ?? null;
+    hostIo.out.event({ event: 'checked', status: check.status ?? null, exit: check.exit, ms: check.ms, findings: check.findings });
+    if (check.interrupted || io.ctx.signal.aborted) return { ...base, result: 'interrupted', exit: EXIT.interrupted, ms: Date.now() - startedAt, checkStatus, error: { code: 'interrupted', message: 'Interrupted.' } };
+    if (check.exit === 127 || check.exit === 126) throw missingAgyctl(target, o.remoteAgyctl, check.stderr);
+    if (check.status === undefined) throw checkFailed(target, check.exit, check.stderr, check.timedOut);
+    if (check.exit === EXIT.ok && !o.force) return { ...base, result: 'healthy', exit: EXIT.ok, ms: Date.now() - startedAt, checkStatus, error: null };
+    if (!io.out.json) io.out.info(check.exit === EXIT.ok ? `${target.name} is healthy; logging in anyway (--force).` : `${target.name}: ${check.status}${check.findings.length ? ` (${check.findings.join('; ')})` : ''}; logging in.`);
+    const r = await connectOver(hostIo, master, { ...o, destination: target.destination, sshOptions: [...o.sshOptions, ...target.sshOptions] });
+    const result: HostOutcome = r.exit === EXIT.ok ? 'logged-in' : r.exit === EXIT.interrupted ? 'interrupted' : 'failed';
+    const remote = (r.data?.connect ?? {}) as { remoteExit?: unknown };
+    const error = r.exit === EXIT.ok ? null : { code: r.exit === EXIT.interrupted ? 'interrupted' : 'remote-login-failed', message: `the remote login on ${target.name} exited with code ${String(remote.remoteExit ?? r.exit)}` };
+    return { ...base, result, exit: r.exit, ms: Date.now() - startedAt, checkStatus, error };
+  } catch (err) {
+    const agy = io.ctx.signal.aborted && !(err instanceof AgyError && err.exit !== EXIT.interrupted) ? new AgyError(EXIT.interrupted, 'interrupted', 'Interrupted.') : toAgyError(err);
+    if (agy.exit === EXIT.internal) throw err; // a bug stays a bug
+    const result: HostOutcome = agy.exit === EXIT.interrupted ? 'interrupted' : 'failed';
+    return { ...base, result, exit: agy.exit, ms: Date.now() - startedAt, checkStatus, error: agy.toJSON() };
+  } finally {
+    await master.close();
+  }
+}
+
+/** The same Output, with every --json event of this host carrying `host`. */
+function tagged(out: Output, host: string): Output {
+  const copy = Object.create(out) as Output;
+  copy.event = (event) => out.event({ ...event, host });
+  return copy;
+}
+
+function missingAgyctl(target: FleetTarget, remoteAgyctl: string, said: string): AgyError {
+  return new AgyError(EXIT.server, 'remote-agyctl-missing', `agyctl could not be run on ${target.name} as \`${remoteAgyctl}\`${said ? ` (${said})` : ''}.`, {
+    hint: 'install it there (npm install -g agyctl, or the agyctl.fleet Ansible role), or pass the remote command with --remote-agyctl',
+  });
+}
+
+function checkFailed(target: FleetTarget, exit: number | null, said: string, timedOut: boolean): AgyError {
+  if (timedOut) return new AgyError(EXIT.timeout, 'timeout', `agyctl check on ${target.name} did not finish in time.`, { hint: `run \`agyctl check --live\` on ${target.name} to see why` });
+  return new AgyError(EXIT.server, 'remote-failed', `agyctl check on ${target.name} exited with ${exit ?? 'a signal'} without a report${said ? `: ${said}` : '.'}`, { hint: `run \`agyctl check --live\` on ${target.name} to see what happens there` });
+}
+
+function notRun(target: FleetTarget): HostResult {
+  return { host: target.name, destination: target.destination, result: 'not-run', exit: EXIT.interrupted, ms: 0, checkStatus: null, error: null };
+}
+
+/** The highest exit code of any host: 130 when interrupted, else e.g. 4 (SSH) over 3 (auth). */
+export function worstExit(results: readonly HostResult[]): ExitCode {
+  const worst = results.reduce((w, r) => Math.max(w, r.exit), 0);
+  return (KNOWN_EXITS.has(worst) ? worst : EXIT.server) as ExitCode;
+}
+
+function countBy(results: readonly HostResult[]): Record<HostOutcome, number> {
+  const counts: Record<HostOutcome, number> = { 'logged-in': 0, healthy: 0, failed: 0, interrupted: 0, 'not-run': 0 };
+  for (const r of results) counts[r.result] += 1;
+  return counts;
+}
+
+function reportHost(out: Output, r: HostResult): void {
+  if (r.result === 'healthy') out.info(out.e.green(`${r.host}: already healthy (agyctl check --live passed); skipped. Use --force to log in anyway.`));
+  else if (r.result === 'failed' && r.error) out.error(`${r.host}: ${r.error.message}`, r.error.hint);
+}
+
+function printTable(out: Output, results: readonly HostResult[]): void {
+  const rows = [['HOST', 'RESULT', 'TIME', 'EXIT', ''], ...results.map((r) => [r.host, r.result, r.result === 'not-run' ? '-' : formatDuration(r.ms), String(r.exit), r.result === 'failed' ? (r.error?.message.split('\n')[0] ?? '') : ''])];
+  const widths = [0, 1, 2, 3].map((c) => Math.max(...rows.map((row) => row[c]!.length)));
+  out.print('');
+  for (const row of rows) out.print(row.map((cell, c) => (c < 4 ? cell.padEnd(widths[c]!) : cell)).join('  ').trimEnd());
+}
