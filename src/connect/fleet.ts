@@ -74,7 +74,7 @@ async function connectHost(io: CommandIO, target: FleetTarget, o: FleetOptions):
     hostIo.out.event({ event: 'connected', destination: target.destination, ms });
     const check = await runRemoteCheck(master, o.remoteAgyctl, io.ctx.signal);
     checkStatus = check.status ?? null;
-    hostIo.out.event({ event: 'checked', status: check.status ?? null, exit: check.exit, ms: check.ms, findings: check.findings });
+    hostIo.out.event({ event: 'checked', status: check.status ?? null, exit: check.exit, ms: check.ms, liveMs: check.liveMs, findings: check.findings });
     if (check.interrupted || io.ctx.signal.aborted) return { ...base, result: 'interrupted', exit: EXIT.interrupted, ms: Date.now() - startedAt, checkStatus, error: { code: 'interrupted', message: 'Interrupted.' } };
     if (check.exit === 127 || check.exit === 126) throw missingAgyctl(target, o.remoteAgyctl, check.stderr);
     if (check.status === undefined) throw checkFailed(target, check.exit, check.stderr, check.timedOut);

@@ -15,6 +15,8 @@ export interface RemoteCheck {
   exit: number | null;
   /** The check's status (ok, not-authenticated, ...) when it printed its document. */
   status: string | undefined;
+  /** The live check's own duration (mostly the server's start-up), when it ran. */
+  liveMs: number | null;
   /** Its failed checks' messages, for the summary. */
   findings: string[];
   stderr: string;
@@ -67,11 +69,13 @@ export async function runRemoteCheck(master: SshMaster, remoteAgyctl: string, si
   if (pid) unregisterGroup(pid);
   const stderr = String(r.stderr ?? '');
   const doc = parseDocument(String(r.stdout ?? ''));
+  const live = doc?.checks?.find((c) => c.id === 'live');
   const findings = (doc?.checks ?? []).filter((c) => c.ok === false && c.severity === 'error').map((c) => `${String(c.id)}: ${String(c.message)}`);
   return {
     exit: typeof r.exitCode === 'number' ? r.exitCode : null,
     status: typeof doc?.status === 'string' ? doc.status : undefined,
     findings,
+    liveMs: typeof live?.ms === 'number' ? live.ms : null,
     stderr: stderr.split('\n').filter((l) => l.trim() && !l.startsWith(PID_MARKER)).slice(-4).join('\n'),
     interrupted,
     timedOut: Boolean(r.timedOut),
@@ -90,7 +94,7 @@ async function cancelRemote(master: SshMaster, remotePid: () => number | undefin
 
 interface CheckDocument {
   status?: unknown;
-  checks?: Array<{ id?: unknown; ok?: unknown; severity?: unknown; message?: unknown }>;
+  checks?: Array<{ id?: unknown; ok?: unknown; severity?: unknown; message?: unknown; ms?: unknown }>;
 }
 
 function parseDocument(stdout: string): CheckDocument | undefined {
