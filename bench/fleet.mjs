@@ -7,10 +7,12 @@
 // over real OpenSSH. The browser is test/helpers/browser-shim.mjs (it plays
 // the user and Google at once, so human time is ~0). Needs root.
 //
-// Per host, from connect's --json events: total (ssh connect to host-result),
-// and the servers' own start-up: the remote check's live check (spawn,
-// initialize, session/new), the login's server (server-started.ms) and the
-// proof server (verified.serverStartMs). added = total - those. Run 1 logs
+// Per host, from connect's --json events: total (from the host's turn to its
+// host-result; connect checks the next host while the current one signs in,
+// so that work is not in the total), and the servers' own start-up: the
+// remote check's live check (spawn, initialize, session/new; only when it
+// did not run ahead), the login's server (server-started.ms) and the proof
+// server (verified.serverStartMs). added = total - those. Run 1 logs
 // every host in; run 2 finds them healthy and skips them.
 // BENCH_HOSTS (default 10), BENCH_SIM_STARTUP_MS (simulator cold start,
 // default 0; the real server takes 5-6 s, which is not agyctl's time).
@@ -50,12 +52,14 @@ async function run(label) {
   const rows = lab.hosts.map((h) => {
     const of = (name) => events.find((e) => e.event === name && e.host === h.name);
     const result = of('host-result');
-    const servers = (of('checked')?.liveMs ?? 0) + (of('server-started')?.ms ?? 0) + (of('verified')?.serverStartMs ?? 0);
-    return { host: h.name, result: result?.result ?? '?', total: result?.ms ?? NaN, ssh: of('connected')?.ms ?? NaN, check: of('checked')?.ms ?? NaN, servers, added: (result?.ms ?? NaN) - servers };
+    // A check that ran ahead (while the previous host signed in) costs the person nothing: only time waited for it counts.
+    const checked = of('checked');
+    const servers = (checked?.ahead ? 0 : (checked?.liveMs ?? 0)) + (of('server-started')?.ms ?? 0) + (of('verified')?.serverStartMs ?? 0);
+    return { host: h.name, result: result?.result ?? '?', total: result?.ms ?? NaN, ssh: of('connected')?.ms ?? NaN, check: checked?.ms ?? NaN, ahead: checked?.ahead ? 'yes' : 'no', servers, added: (result?.ms ?? NaN) - servers };
   });
   console.log(`\n${label}: exit ${r.exitCode}, wall ${Math.round(wall)} ms for ${hosts} hosts (simulator start-up ${startupMs} ms)`);
-  console.log('host  result     total   ssh   check  servers  added');
-  for (const x of rows) console.log(`${x.host.padEnd(5)} ${x.result.padEnd(10)} ${String(x.total).padStart(6)} ${String(x.ssh).padStart(5)} ${String(x.check).padStart(6)} ${String(x.servers).padStart(8)} ${String(x.added).padStart(6)}`);
+  console.log('host  result     total   ssh   check  ahead servers  added');
+  for (const x of rows) console.log(`${x.host.padEnd(5)} ${x.result.padEnd(10)} ${String(x.total).padStart(6)} ${String(x.ssh).padStart(5)} ${String(x.check).padStart(6)} ${x.ahead.padStart(5)} ${String(x.servers).padStart(8)} ${String(x.added).padStart(6)}`);
   const added = rows.map((x) => x.added).sort((a, b) => a - b);
   console.log(`added per host: median ${added[Math.floor(added.length / 2)]} ms, max ${added.at(-1)} ms (goal <= 2000 ms)`);
   if (r.exitCode !== 0) console.log(String(r.stderr).split('\n').slice(-10).join('\n'));

@@ -14,7 +14,7 @@ import type { CommandIO, CommandResult } from '../cli/context.js';
 import type { Output } from '../cli/output.js';
 import { SshMaster } from './control-master.js';
 import { connectOver, type ConnectOptions } from './run-connect.js';
-import { runRemoteCheck } from './remote-check.js';
+import { runRemoteCheck, type RemoteCheck } from './remote-check.js';
 import type { FleetTarget } from './inventory.js';
 
 export interface FleetOptions extends Omit<ConnectOptions, 'destination'> {
@@ -38,16 +38,35 @@ const KNOWN_EXITS = new Set<number>(Object.values(EXIT));
 
 export async function runFleetConnect(io: CommandIO, targets: FleetTarget[], o: FleetOptions): Promise<CommandResult> {
   const results: HostResult[] = [];
-  for (const [i, target] of targets.entries()) {
-    if (io.ctx.signal.aborted) {
-      results.push(notRun(target));
-      continue;
+  // While a person signs in on one host, the next host is connected and checked (in BatchMode on a
+  // terminal, so two ssh processes never prompt at once; a host that needs a prompt is redone in turn).
+  let next: Promise<Prepared> | undefined;
+  try {
+    for (const [i, target] of targets.entries()) {
+      if (io.ctx.signal.aborted) {
+        if (next) await release(next);
+        next = undefined;
+        results.push(notRun(target));
+        continue;
+      }
+      const current = next ?? prepare(io, target, o, false);
+      next = undefined;
+      if (!io.out.json) io.out.info(io.out.e.bold(`[${i + 1}/${targets.length}] ${target.name}`));
+      const turnAt = Date.now();
+      let prepared = await current;
+      if (prepared.error !== undefined && prepared.background && !io.ctx.signal.aborted) {
+        await prepared.master.close();
+        prepared = await prepare(io, target, o, false);
+      }
+      const following = targets[i + 1];
+      if (following && !io.ctx.signal.aborted) next = prepare(io, following, o, true);
+      const result = await finish(io, prepared, o, turnAt);
+      results.push(result);
+      io.out.event({ event: 'host-result', ...result });
+      if (!io.out.json) reportHost(io.out, result);
     }
-    if (!io.out.json) io.out.info(io.out.e.bold(`[${i + 1}/${targets.length}] ${target.name}`));
-    const result = await connectHost(io, target, o);
-    results.push(result);
-    io.out.event({ event: 'host-result', ...result });
-    if (!io.out.json) reportHost(io.out, result);
+  } finally {
+    if (next) await release(next);
   }
   const exit = worstExit(results);
   const counts = countBy(results);
@@ -56,40 +75,68 @@ export async function runFleetConnect(io: CommandIO, targets: FleetTarget[], o: 
   return { exit, data: { fleet: { hosts: results, counts } } };
 }
 
-async function connectHost(io: CommandIO, target: FleetTarget, o: FleetOptions): Promise<HostResult> {
-  const startedAt = Date.now();
-  const hostIo: CommandIO = { ...io, out: tagged(io.out, target.name) };
-  const base = { host: target.name, destination: target.destination };
-  let checkStatus: string | null = null;
+interface Prepared {
+  target: FleetTarget;
+  master: SshMaster;
+  /** Started ahead of its turn, without a terminal. */
+  background: boolean;
+  connectMs?: number;
+  check?: RemoteCheck;
+  error?: unknown;
+}
+
+/** Connect to a host and run `agyctl check --live` there; never throws (the error is kept for the host's turn). */
+async function prepare(io: CommandIO, target: FleetTarget, o: FleetOptions, ahead: boolean): Promise<Prepared> {
+  const background = ahead && Boolean(io.ctx.stdin.isTTY);
   const master = SshMaster.start({
     destination: target.destination,
-    sshOptions: [...o.sshOptions, ...target.sshOptions],
+    sshOptions: [...(background ? ['BatchMode=yes'] : []), ...o.sshOptions, ...target.sshOptions],
     env: io.ctx.env,
     tempRoot: tempRoot(io.ctx.env),
-    interactive: Boolean(io.ctx.stdin.isTTY),
+    interactive: !background && Boolean(io.ctx.stdin.isTTY),
     onLog: (line) => io.out.verbose(`[ssh ${target.name}] ${line}`),
   });
+  const prepared: Prepared = { target, master, background };
   try {
-    const ms = await master.waitReady(o.sshTimeoutMs, io.ctx.signal);
-    hostIo.out.event({ event: 'connected', destination: target.destination, ms });
-    const check = await runRemoteCheck(master, o.remoteAgyctl, io.ctx.signal);
+    prepared.connectMs = await master.waitReady(o.sshTimeoutMs, io.ctx.signal);
+    prepared.check = await runRemoteCheck(master, o.remoteAgyctl, io.ctx.signal);
+  } catch (err) {
+    prepared.error = err;
+  }
+  return prepared;
+}
+
+async function release(pending: Promise<Prepared>): Promise<void> {
+  await (await pending).master.close();
+}
+
+async function finish(io: CommandIO, p: Prepared, o: FleetOptions, turnAt: number): Promise<HostResult> {
+  const { target, master } = p;
+  const hostIo: CommandIO = { ...io, out: tagged(io.out, target.name) };
+  const base = { host: target.name, destination: target.destination };
+  const took = (): number => Date.now() - turnAt;
+  let checkStatus: string | null = null;
+  try {
+    if (p.error !== undefined) throw p.error;
+    const check = p.check!;
+    hostIo.out.event({ event: 'connected', destination: target.destination, ms: p.connectMs });
     checkStatus = check.status ?? null;
-    hostIo.out.event({ event: 'checked', status: check.status ?? null, exit: check.exit, ms: check.ms, liveMs: check.liveMs, findings: check.findings });
-    if (check.interrupted || io.ctx.signal.aborted) return { ...base, result: 'interrupted', exit: EXIT.interrupted, ms: Date.now() - startedAt, checkStatus, error: { code: 'interrupted', message: 'Interrupted.' } };
+    hostIo.out.event({ event: 'checked', status: check.status ?? null, exit: check.exit, ms: check.ms, liveMs: check.liveMs, ahead: p.background || turnAt > check.startedAt, findings: check.findings });
+    if (check.interrupted || io.ctx.signal.aborted) return { ...base, result: 'interrupted', exit: EXIT.interrupted, ms: took(), checkStatus, error: { code: 'interrupted', message: 'Interrupted.' } };
     if (check.exit === 127 || check.exit === 126) throw missingAgyctl(target, o.remoteAgyctl, check.stderr);
     if (check.status === undefined) throw checkFailed(target, check.exit, check.stderr, check.timedOut);
-    if (check.exit === EXIT.ok && !o.force) return { ...base, result: 'healthy', exit: EXIT.ok, ms: Date.now() - startedAt, checkStatus, error: null };
+    if (check.exit === EXIT.ok && !o.force) return { ...base, result: 'healthy', exit: EXIT.ok, ms: took(), checkStatus, error: null };
     if (!io.out.json) io.out.info(check.exit === EXIT.ok ? `${target.name} is healthy; logging in anyway (--force).` : `${target.name}: ${check.status}${check.findings.length ? ` (${check.findings.join('; ')})` : ''}; logging in.`);
     const r = await connectOver(hostIo, master, { ...o, destination: target.destination, sshOptions: [...o.sshOptions, ...target.sshOptions] });
     const result: HostOutcome = r.exit === EXIT.ok ? 'logged-in' : r.exit === EXIT.interrupted ? 'interrupted' : 'failed';
     const remote = (r.data?.connect ?? {}) as { remoteExit?: unknown };
     const error = r.exit === EXIT.ok ? null : { code: r.exit === EXIT.interrupted ? 'interrupted' : 'remote-login-failed', message: `the remote login on ${target.name} exited with code ${String(remote.remoteExit ?? r.exit)}` };
-    return { ...base, result, exit: r.exit, ms: Date.now() - startedAt, checkStatus, error };
+    return { ...base, result, exit: r.exit, ms: took(), checkStatus, error };
   } catch (err) {
     const agy = io.ctx.signal.aborted && !(err instanceof AgyError && err.exit !== EXIT.interrupted) ? new AgyError(EXIT.interrupted, 'interrupted', 'Interrupted.') : toAgyError(err);
     if (agy.exit === EXIT.internal) throw err; // a bug stays a bug
     const result: HostOutcome = agy.exit === EXIT.interrupted ? 'interrupted' : 'failed';
-    return { ...base, result, exit: agy.exit, ms: Date.now() - startedAt, checkStatus, error: agy.toJSON() };
+    return { ...base, result, exit: agy.exit, ms: took(), checkStatus, error: agy.toJSON() };
   } finally {
     await master.close();
   }

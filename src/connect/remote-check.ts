@@ -22,6 +22,8 @@ export interface RemoteCheck {
   stderr: string;
   interrupted: boolean;
   timedOut: boolean;
+  /** ms since the epoch when it started, and how long it took. */
+  startedAt: number;
   ms: number;
 }
 
@@ -79,6 +81,7 @@ export async function runRemoteCheck(master: SshMaster, remoteAgyctl: string, si
     stderr: stderr.split('\n').filter((l) => l.trim() && !l.startsWith(PID_MARKER)).slice(-4).join('\n'),
     interrupted,
     timedOut: Boolean(r.timedOut),
+    startedAt,
     ms: Date.now() - startedAt,
   };
 }
