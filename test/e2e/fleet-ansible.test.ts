@@ -16,6 +16,8 @@ import { requireFleetLab, useFleetLab, type FleetLab } from '../helpers/fleet-la
 
 const fx = useFleetLab({ hosts: 3 });
 const PLAYBOOKS = path.join(ROOT, 'ansible', 'playbooks');
+/** Up to three playbook runs per test, on a loaded 2-core CI box. */
+const PLAY_TEST_MS = 400_000;
 
 interface Recap {
   ok: number;
@@ -107,7 +109,7 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
       expect(fs.readdirSync(path.join(h.dir, 'systemd'))).toEqual([]);
       expect(fs.existsSync(path.join(h.dir, 'textfile'))).toBe(false);
     }
-  });
+  }, PLAY_TEST_MS);
 
   it('site.yml writes settings and the timer units on every host; a second run changes nothing', async (ctx) => {
     const lab = requireFleetLab(fx.result(), ctx);
@@ -129,7 +131,7 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
     const second = await play(lab, path.join(PLAYBOOKS, 'site.yml'));
     expect(second.code, second.out).toBe(0);
     for (const h of lab.hosts) expect(second.recap.get(h.name), second.out).toMatchObject({ changed: 0, failed: 0 });
-  });
+  }, PLAY_TEST_MS);
 
   it('--check --diff shows a settings change and leaves every file as it was', async (ctx) => {
     const lab = requireFleetLab(fx.result(), ctx);
@@ -141,7 +143,7 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
       expect(r.recap.get(h.name), r.out).toMatchObject({ changed: 1, failed: 0 });
       expect(fs.readFileSync(settingsOf(lab, h.name), 'utf8')).toBe(before[i]);
     }
-  });
+  }, PLAY_TEST_MS);
 
   it('a malformed settings.json fails that host with agyctl\'s message and is left untouched', async (ctx) => {
     const lab = requireFleetLab(fx.result(), ctx);
@@ -164,7 +166,7 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
       const r = await play(lab, path.join(PLAYBOOKS, 'site.yml'));
       expect(r.code, r.out).toBe(0);
     }
-  });
+  }, PLAY_TEST_MS);
 
   it('health.yml fails exactly the host whose token was removed, says why, and ends with the table', async (ctx) => {
     const lab = requireFleetLab(fx.result(), ctx);
@@ -181,7 +183,7 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
     expect(r.out).toMatch(/"HOST +STATUS +EXIT +TOKEN EXPIRY +LAST BACKUP"/);
     expect(r.out).toMatch(/"h1 +ok +0 +in 5\dm +never"/);
     expect(r.out).toMatch(/"h3 +not-authenticated +3 +- +never"/);
-  });
+  }, PLAY_TEST_MS);
 
   it('backup.yml writes a snapshot on every host; health.yml then shows it', async (ctx) => {
     const lab = requireFleetLab(fx.result(), ctx);
@@ -206,7 +208,7 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
     }
     const health = await play(lab, path.join(PLAYBOOKS, 'health.yml'));
     expect(health.out).toMatch(/"h1 +ok +0 +in \d+m +\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}Z"/);
-  });
+  }, PLAY_TEST_MS);
 
   it('a failed session fails agyctl_backup with its name; the play\'s environment reaches agyctl', async (ctx) => {
     const lab = requireFleetLab(fx.result(), ctx);
@@ -238,5 +240,28 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
     } finally {
       fs.rmSync(path.join(h.stateDir, 'conversations', `${bad}.db`), { force: true });
     }
-  });
+  }, PLAY_TEST_MS);
+
+  it('the role installs agyctl from a release tarball with npm, only when the version differs (and wires backup metrics when asked)', async (ctx) => {
+    const lab = requireFleetLab(fx.result(), ctx);
+    const h = lab.host('h1');
+    // npm is a stand-in here (the lab is offline): it records its arguments and installs a wrapper of the built agyctl.
+    const stub = path.join(h.dir, 'npm-stub');
+    const log = path.join(h.dir, 'npm.log');
+    fs.writeFileSync(stub, `#!/bin/sh\necho "$@" >> ${log}\nmkdir -p "$4/bin"\nprintf '#!/bin/sh\\nexec ${process.execPath} ${path.join(ROOT, 'bin', 'agyctl.js')} "$@"\\n' > "$4/bin/agyctl"\nchmod 755 "$4/bin/agyctl"\n`, { mode: 0o755 });
+    const tarball = path.join(setUp(lab), 'agyctl-0.1.0.tgz');
+    fs.writeFileSync(tarball, 'a release tarball');
+    const prefix = path.join(h.dir, 'prefix');
+    const vars = ['--limit', 'h1', '-e', 'agyctl_install=tarball', '-e', `agyctl_tarball=${tarball}`, '-e', `agyctl_npm=${stub}`, '-e', `agyctl_npm_prefix=${prefix}`, '-e', `agyctl_bin=${prefix}/bin/agyctl`, '-e', `agyctl_cache_dir=${h.dir}/cache`, '-e', 'agyctl_backup_prometheus=true'];
+    const first = await play(lab, path.join(PLAYBOOKS, 'site.yml'), vars);
+    expect(first.code, first.out).toBe(0);
+    expect(fs.readFileSync(log, 'utf8').trim().split('\n')).toEqual([`install --global --prefix ${prefix} ${h.dir}/cache/agyctl-0.1.0.tgz`]);
+    expect(fs.readFileSync(path.join(h.dir, 'cache', 'agyctl-0.1.0.tgz'), 'utf8')).toBe('a release tarball');
+    expect(execStart(unitOf(lab, 'h1', 'agyctl-check.service'))).toMatch(new RegExp(`^${prefix}/bin/agyctl check `));
+    // The backup metrics, once switched on, land beside the check's in the textfile directory.
+    expect(execStart(unitOf(lab, 'h1', 'agyctl-backup.service'))).toBe(`${prefix}/bin/agyctl backup --keep-last 48 --keep-daily 14 --keep-weekly 8 --prometheus ${h.dir}/textfile/agyctl_backup.prom`);
+    const second = await play(lab, path.join(PLAYBOOKS, 'site.yml'), vars);
+    expect(second.recap.get('h1'), second.out).toMatchObject({ changed: 0, failed: 0 });
+    expect(fs.readFileSync(log, 'utf8').trim().split('\n')).toHaveLength(1);
+  }, PLAY_TEST_MS);
 });

@@ -79,7 +79,7 @@ describe('agyctl connect for a fleet', () => {
     const opened = fs.readFileSync(l.shimLog, 'utf8').split('\n').filter((x) => x.includes('"opened"'));
     expect(opened).toHaveLength(3);
     await expectNothingLeft(lab, l);
-  });
+  }, RUN_MS);
 
   it('skips hosts that are already healthy on a rerun, logs in the one that is not, and prints the table', async (ctx) => {
     const lab = requireFleetLab(fx.result(), ctx);
@@ -96,7 +96,7 @@ describe('agyctl connect for a fleet', () => {
     expect(fs.readFileSync(l.shimLog, 'utf8').split('\n').filter((x) => x.includes('"opened"'))).toHaveLength(1);
     expect(fs.existsSync(token(lab, 'h2'))).toBe(true);
     await expectNothingLeft(lab, l);
-  });
+  }, RUN_MS);
 
   it('survives a host whose sshd is down: reported with ssh\'s message and exit 4, the others logged in', async (ctx) => {
     const lab = requireFleetLab(fx.result(), ctx);
@@ -120,7 +120,7 @@ describe('agyctl connect for a fleet', () => {
       await lab.host('h2').startSshd();
     }
     await expectNothingLeft(lab, l);
-  });
+  }, RUN_MS);
 
   it('--inventory with --limit uses Ansible\'s patterns; all selected hosts healthy means exit 0 and no login', async (ctx) => {
     const lab = requireFleetLab(fx.result(), ctx);
@@ -135,7 +135,7 @@ describe('agyctl connect for a fleet', () => {
     expect(results.h3).toMatchObject({ result: 'healthy' });
     expect(fs.existsSync(l.shimLog)).toBe(false);
     await expectNothingLeft(lab, l);
-  });
+  }, RUN_MS);
 
   it('Ctrl-C during the first host\'s login cancels it, runs no other host, and leaves nothing behind (exit 130)', async (ctx) => {
     const lab = requireFleetLab(fx.result(), ctx);
@@ -154,5 +154,5 @@ describe('agyctl connect for a fleet', () => {
     expect(summary).toMatchObject({ event: 'fleet-summary', exit: 130, counts: { interrupted: 1, 'not-run': 2 } });
     for (const h of lab.hosts) expect(fs.existsSync(token(lab, h.name))).toBe(false);
     await expectNothingLeft(lab, l);
-  });
+  }, RUN_MS);
 });
