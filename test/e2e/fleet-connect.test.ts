@@ -155,4 +155,23 @@ describe('agyctl connect for a fleet', () => {
     for (const h of lab.hosts) expect(fs.existsSync(token(lab, h.name))).toBe(false);
     await expectNothingLeft(lab, l);
   }, RUN_MS);
+
+  it('Ctrl-C during the first host\'s check stops the remote check and its server there (exit 130)', async (ctx) => {
+    const lab = requireFleetLab(fx.result(), ctx);
+    const l = laptop(lab);
+    const h1 = lab.host('h1');
+    // A server that takes 30 s to start keeps the remote `check --live` busy.
+    const child = connect(lab, l, ['h1', 'h2', '--json', '--remote-agyctl', 'env AGY_SIM_STARTUP_MS=30000 agyctl'], 'pipe');
+    const sshd = h1.sshdPid();
+    // sshd's session process, the remote agyctl and its server: the check is running.
+    await waitUntil(async () => (await lab.pids(h1.ns)).filter((pid) => pid !== sshd).length >= 3, 30_000, 'the remote check to start its server on h1');
+    const startedAt = Date.now();
+    child.kill('SIGINT');
+    const r = await child;
+    expect(r.exitCode, String(r.stderr)).toBe(130);
+    expect(Date.now() - startedAt).toBeLessThan(20_000);
+    expect(hostResults(String(r.stdout)).h1).toMatchObject({ result: 'interrupted', exit: 130 });
+    expect(parseEvents(String(r.stdout)).at(-1)).toMatchObject({ event: 'fleet-summary', exit: 130, counts: { interrupted: 1, 'not-run': 1 } });
+    await expectNothingLeft(lab, l);
+  }, RUN_MS);
 });
