@@ -51,6 +51,11 @@ export async function runConnect(io: CommandIO, o: ConnectOptions): Promise<Comm
   }
 }
 
+/** The one-host flow on a master that is already connected (fleet connect checks the host over it first). */
+export function connectOver(io: CommandIO, master: SshMaster, o: ConnectOptions): Promise<CommandResult> {
+  return new ConnectSession(io, master, o).run();
+}
+
 class ConnectSession {
   private login!: RemoteLogin;
   private chain: Promise<void> = Promise.resolve();

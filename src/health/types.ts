@@ -30,5 +30,9 @@ export interface TokenInsight {
 export interface Metrics {
   tokenModeOk?: boolean;
   tokenAgeS?: number;
+  /** A refresh token is in the token file (absent without a token file). */
+  tokenRefresh?: boolean;
+  /** Unix time (s) the access token expires, when the token file records it. */
+  tokenExpiryS?: number;
   serverStartS?: number;
 }

@@ -58,12 +58,12 @@ export type LabResult = { lab: SshLab; unavailable?: undefined } | { lab?: undef
 
 let serial = 0;
 
-async function ip(args: string[]): Promise<{ ok: boolean; out: string }> {
+export async function ip(args: string[]): Promise<{ ok: boolean; out: string }> {
   const r = await execa('ip', args, { reject: false, timeout: STEP_TIMEOUT_MS, stdin: 'ignore' });
   return { ok: r.exitCode === 0, out: `${String(r.stdout)}${String(r.stderr)}`.trim() };
 }
 
-function which(name: string, extra: string[] = []): string | undefined {
+export function which(name: string, extra: string[] = []): string | undefined {
   const dirs = [...(process.env.PATH ?? '').split(':'), ...extra];
   for (const d of dirs) {
     const p = path.join(d, name);
@@ -78,7 +78,7 @@ function which(name: string, extra: string[] = []): string | undefined {
 }
 
 /** Why namespaces cannot be created here, or undefined when they can. */
-async function namespaceObstacle(): Promise<string | undefined> {
+export async function namespaceObstacle(): Promise<string | undefined> {
   if (process.platform !== 'linux') return `network namespaces need Linux (this is ${process.platform})`;
   if (process.getuid?.() !== 0) return 'creating network namespaces needs root (CI runs as root)';
   if (!which('ip', ['/usr/sbin', '/sbin'])) return 'the `ip` command (iproute2) is not installed';
@@ -111,7 +111,7 @@ async function createPair(remote: string, laptop: string): Promise<string | unde
   return undefined;
 }
 
-async function keygen(file: string): Promise<void> {
+export async function keygen(file: string): Promise<void> {
   await execa('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'agyctl-test', '-f', file], { timeout: STEP_TIMEOUT_MS, stdin: 'ignore' });
 }
 
@@ -271,7 +271,7 @@ export function killGroup(child: ResultPromise, signal: NodeJS.Signals = 'SIGTER
   }
 }
 
-function isZombie(pid: number): boolean {
+export function isZombie(pid: number): boolean {
   try {
     return /\) Z /.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {

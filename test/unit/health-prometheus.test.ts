@@ -54,13 +54,13 @@ describe('check metrics', () => {
       checkMetrics({
         status: 'misconfigured',
         checks: [{ id: 'token-file', ok: false, severity: 'error', message: 'm', ms: 3 }, { id: 'live', ok: true, severity: 'error', message: 'm', ms: 1500 }],
-        metrics: { tokenModeOk: false, tokenAgeS: 42, serverStartS: 1.25 },
+        metrics: { tokenModeOk: false, tokenAgeS: 42, serverStartS: 1.25, tokenRefresh: true, tokenExpiryS: 1_700_003_600 },
         durationMs: 1600,
         at: 1_700_000_000_000,
       }),
     );
     const fams = parseExposition(text);
-    for (const name of ['agyctl_check_ok', 'agyctl_check_status', 'agyctl_check_duration_seconds', 'agyctl_token_file_mode_ok', 'agyctl_token_file_age_seconds', 'agyctl_server_start_seconds', 'agyctl_last_check_timestamp_seconds']) {
+    for (const name of ['agyctl_check_ok', 'agyctl_check_status', 'agyctl_check_duration_seconds', 'agyctl_token_file_mode_ok', 'agyctl_token_file_age_seconds', 'agyctl_token_refresh_token_present', 'agyctl_token_expiry_timestamp_seconds', 'agyctl_server_start_seconds', 'agyctl_last_check_timestamp_seconds']) {
       expect(fams.get(name)?.type, name).toBe('gauge');
       expect(fams.get(name)?.help, name).toBeTruthy();
     }
@@ -71,12 +71,16 @@ describe('check metrics', () => {
     expect(fams.get('agyctl_check_duration_seconds')!.samples.find((s) => s.labels.check === 'live')!.value).toBe(1.5);
     expect(fams.get('agyctl_token_file_mode_ok')!.samples[0]!.value).toBe(0);
     expect(fams.get('agyctl_last_check_timestamp_seconds')!.samples[0]!.value).toBe(1_700_000_000);
+    expect(fams.get('agyctl_token_refresh_token_present')!.samples[0]!.value).toBe(1);
+    expect(fams.get('agyctl_token_expiry_timestamp_seconds')!.samples[0]!.value).toBe(1_700_003_600);
   });
 
   it('leaves out token and server metrics that were not measured', () => {
     const fams = parseExposition(renderExposition(checkMetrics({ status: 'ok', checks: [], metrics: {}, durationMs: 5, at: 0 })));
     expect(fams.has('agyctl_token_file_mode_ok')).toBe(false);
     expect(fams.has('agyctl_server_start_seconds')).toBe(false);
+    expect(fams.has('agyctl_token_refresh_token_present')).toBe(false);
+    expect(fams.has('agyctl_token_expiry_timestamp_seconds')).toBe(false);
     expect(fams.get('agyctl_check_ok')!.samples[0]!.value).toBe(1);
   });
 });
