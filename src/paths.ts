@@ -5,6 +5,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { childPath } from './util/safe-path.js';
 
 type Env = NodeJS.ProcessEnv;
 
@@ -48,9 +49,11 @@ export const stateFiles = (stateDir: string) => ({
   conversations: path.join(stateDir, 'conversations'),
 });
 
+/** The files of one conversation; each is checked to be a plain name inside conversations/ (ids come from outside). */
 export function conversationFiles(stateDir: string, sessionId: string) {
-  const base = path.join(stateDir, 'conversations', sessionId);
-  return { db: `${base}.db`, wal: `${base}.db-wal`, shm: `${base}.db-shm`, meta: `${base}.meta` };
+  const dir = path.join(stateDir, 'conversations');
+  const file = (suffix: string): string => childPath(dir, `${sessionId}${suffix}`);
+  return { db: file('.db'), wal: file('.db-wal'), shm: file('.db-shm'), meta: file('.meta') };
 }
 
 /** Where backups go by default: $XDG_STATE_HOME/agyctl/backups, else ~/.local/state/agyctl/backups. */
