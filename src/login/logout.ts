@@ -10,6 +10,7 @@ import { classifyAuthError, logout as acpLogout, supportsLogout } from '../acp/p
 import { runProbeSession } from '../acp/probe-session.js';
 import { profileOf } from '../profiles/index.js';
 import { removeProbeSession } from '../profiles/cleanup.js';
+import { assertServerCanUse } from '../profiles/guard.js';
 import { serverStartOptions } from '../cli/server-options.js';
 import type { CommandIO } from '../cli/context.js';
 
@@ -67,6 +68,7 @@ async function confirmGone(io: CommandIO, timeoutMs: number): Promise<{ confirme
 }
 
 export async function runLogout(io: CommandIO, options: { local: boolean; timeoutMs: number }): Promise<LogoutReport> {
+  assertServerCanUse(profileOf(io.opts), io.opts.stateDir); // before the token is touched
   const tokenFile = profileOf(io.opts).files(io.opts.stateDir).token;
   const existedBefore = fs.existsSync(tokenFile);
   const via = await serverLogout(io, options.timeoutMs, options.local);
