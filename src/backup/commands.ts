@@ -4,7 +4,8 @@ import type { CommandIO, CommandResult } from '../cli/context.js';
 import { parseCountOption, parseDurationOption } from '../cli/parse-options.js';
 import { EXIT, usageError } from '../errors.js';
 import { defaultBackupDir, expandTilde } from '../paths.js';
-import { renderBackup, renderRestore, renderVerify, backupJson } from './render.js';
+import { renderBackup, renderRestore, renderVerify, backupJson, noConversationsBackup } from './render.js';
+import { noConversationsYet } from './discover.js';
 import { resolveSnapshot } from './resolve-snapshot.js';
 import type { RetentionPolicy } from './retention.js';
 
@@ -25,8 +26,14 @@ function retentionFrom(options: Opts): RetentionPolicy {
 export async function backupCommand(io: CommandIO, options: Opts): Promise<CommandResult> {
   const retention = retentionFrom(options);
   const busyBudgetMs = parseDurationOption('--busy-timeout', options.busyTimeout as string);
+  const sessionIds = (options.session as string[] | undefined) ?? [];
+  if (sessionIds.length === 0 && noConversationsYet(io.opts.stateDir)) {
+    const fresh = noConversationsBackup(io.opts.stateDir, dirOption(io, options.to));
+    if (!io.opts.json) for (const line of fresh.lines) io.out.print(line);
+    return { exit: EXIT.ok, data: fresh.json };
+  }
   const { runBackup } = await import('./run-backup.js');
-  const report = await runBackup({ stateDir: io.opts.stateDir, backupDir: dirOption(io, options.to), sessionIds: (options.session as string[] | undefined) ?? [], retention, busyBudgetMs, signal: io.ctx.signal, out: io.out });
+  const report = await runBackup({ stateDir: io.opts.stateDir, backupDir: dirOption(io, options.to), sessionIds, retention, busyBudgetMs, signal: io.ctx.signal, out: io.out });
   if (!io.opts.json) for (const line of renderBackup(report)) io.out.print(line);
   return { exit: report.failed.length > 0 ? EXIT.findings : EXIT.ok, data: backupJson(report) };
 }
@@ -34,12 +41,12 @@ export async function backupCommand(io: CommandIO, options: Opts): Promise<Comma
 export async function verifyCommand(io: CommandIO, snapshot: string, options: Opts): Promise<CommandResult> {
   const dir = resolveSnapshot(snapshot, dirOption(io, options.from), io.ctx.cwd);
   const { verifySnapshot } = await import('./verify.js');
-  const { ManifestError } = await import('./manifest.js');
+  const { ManifestError, manifestAgyError } = await import('./manifest.js');
   let report;
   try {
     report = verifySnapshot(dir);
   } catch (err) {
-    if (err instanceof ManifestError) throw usageError(err.message, 'give a directory that `agyctl backup` created');
+    if (err instanceof ManifestError) throw manifestAgyError(err, dir);
     throw err;
   }
   if (!io.opts.json) for (const line of renderVerify(report)) io.out.print(line);
