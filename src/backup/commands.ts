@@ -32,6 +32,12 @@ export async function backupCommand(io: CommandIO, options: Opts): Promise<Comma
     if (!io.opts.json) for (const line of fresh.lines) io.out.print(line);
     return { exit: EXIT.ok, data: fresh.json };
   }
+  if (options.dryRun) {
+    const { dryRunBackup, renderDryRun } = await import('./dry-run.js');
+    const report = dryRunBackup({ stateDir: io.opts.stateDir, backupDir: dirOption(io, options.to), sessionIds, retention });
+    if (!io.opts.json) for (const line of renderDryRun(report)) io.out.print(line);
+    return { exit: EXIT.ok, data: { ...report } };
+  }
   const { runBackup } = await import('./run-backup.js');
   const report = await runBackup({ stateDir: io.opts.stateDir, backupDir: dirOption(io, options.to), sessionIds, retention, busyBudgetMs, signal: io.ctx.signal, out: io.out });
   if (!io.opts.json) for (const line of renderBackup(report)) io.out.print(line);
