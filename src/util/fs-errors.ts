@@ -15,7 +15,7 @@ interface Meaning {
   fix: (path: string) => string;
 }
 
-const FULL: Meaning = { exit: EXIT.findings, code: 'fs-full', what: 'no space left on the device', fix: () => 'free space on that file system (or raise its quota), or use another location' };
+const FULL: Meaning = { exit: EXIT.findings, code: 'fs-full', what: 'no space left on the device', fix: () => 'free space on that file system (or raise its quota)' };
 
 const MEANINGS: Readonly<Record<string, Meaning>> = {
   EACCES: { exit: EXIT.usage, code: 'fs-permission-denied', what: 'permission denied', fix: (p) => `fix the owner or mode of ${p} (ls -ld it), or run as the user that owns it` },
