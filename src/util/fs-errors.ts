@@ -76,10 +76,11 @@ export function fsAgyError(err: unknown, context: FsErrorContext = {}): AgyError
   const meaning = MEANINGS[err.code]!;
   const p = errPath(err, context.defaultPath)!;
   const code = meaning.exit === EXIT.findings && context.fullCode ? context.fullCode : meaning.code;
+  const errno = err.code.replace(/^ERR_FS_/, ''); // Node's own ERR_FS_EISDIR is plain EISDIR to people
   const root = rootOf(p, context.roots ?? []);
   const where = root ? `${root.role}: ${p}` : p;
   const hint = root?.also ? `${meaning.fix(p)}; ${root.also}` : meaning.fix(p);
-  return new AgyError(meaning.exit, code, `${where}: ${meaning.what} (${err.code}).`, { hint, cause: err, details: { path: p, errno: err.code } });
+  return new AgyError(meaning.exit, code, `${where}: ${meaning.what} (${errno}).`, { hint, cause: err, details: { path: p, errno } });
 }
 
 /** Run `work`; a file-system error becomes an AgyError with the given context, anything else passes through. */
