@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { assertUuid, childPath, isUuid, UnsafePathError } from '../../src/util/safe-path.js';
 import { removeConversation } from '../../src/acp/probe-session.js';
 import { conversationFiles } from '../../src/paths.js';
+import { discoverSessions } from '../../src/backup/discover.js';
 
 describe('safe paths', () => {
   it('accepts UUIDs only', () => {
@@ -28,6 +29,20 @@ describe('safe paths', () => {
       for (const id of ['..', '.', '../brain', 'keep']) expect(removeConversation(state, id)).toBe(false);
       expect(fs.existsSync(path.join(state, 'acp_token.json'))).toBe(true);
       expect(fs.existsSync(path.join(state, 'brain', 'keep'))).toBe(true);
+    } finally {
+      fs.rmSync(state, { recursive: true, force: true });
+    }
+  });
+
+  it('a listing entry named `..db` is described from its own file, never from a path outside conversations/', () => {
+    const state = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-safe-'));
+    try {
+      fs.mkdirSync(path.join(state, 'conversations'));
+      fs.writeFileSync(path.join(state, 'conversations', '..db'), 'x'); // stem "."
+      fs.writeFileSync(path.join(state, 'conversations.db'), 'outside the conversations dir');
+      const [entry] = discoverSessions(state)!;
+      expect(entry).toMatchObject({ id: '.', readable: false, dbBytes: 1 });
+      expect(entry!.problem).toContain('not named like a session id');
     } finally {
       fs.rmSync(state, { recursive: true, force: true });
     }
