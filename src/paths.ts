@@ -5,11 +5,23 @@
  */
 import os from 'node:os';
 import path from 'node:path';
+import { childPath } from './util/safe-path.js';
+import { usageError } from './errors.js';
 
 type Env = NodeJS.ProcessEnv;
 
+/**
+ * HOME, else (unset) the account's home from the password database. An
+ * empty or relative HOME is refused: joined into a path it would silently
+ * mean the current directory (settings written into cwd).
+ */
 export function homeDir(env: Env): string {
-  return env.HOME && env.HOME.length > 0 ? env.HOME : os.homedir();
+  const home = env.HOME === undefined ? os.homedir() : env.HOME;
+  if (home && path.isAbsolute(home)) return home;
+  throw usageError(
+    `HOME is ${home ? `not an absolute path (${JSON.stringify(home)})` : 'empty'}, so agyctl cannot tell where the state dir and backups are.`,
+    'set HOME to your home directory, or pass --state-dir DIR (and --to DIR for backup)',
+  );
 }
 
 /** The server derives its state dir from HOME: `$HOME/.gemini/antigravity-acp`. */
@@ -48,9 +60,11 @@ export const stateFiles = (stateDir: string) => ({
   conversations: path.join(stateDir, 'conversations'),
 });
 
+/** The files of one conversation; each is checked to be a plain name inside conversations/ (ids come from outside). */
 export function conversationFiles(stateDir: string, sessionId: string) {
-  const base = path.join(stateDir, 'conversations', sessionId);
-  return { db: `${base}.db`, wal: `${base}.db-wal`, shm: `${base}.db-shm`, meta: `${base}.meta` };
+  const dir = path.join(stateDir, 'conversations');
+  const file = (suffix: string): string => childPath(dir, `${sessionId}${suffix}`);
+  return { db: file('.db'), wal: file('.db-wal'), shm: file('.db-shm'), meta: file('.meta') };
 }
 
 /** Where backups go by default: $XDG_STATE_HOME/agyctl/backups, else ~/.local/state/agyctl/backups. */

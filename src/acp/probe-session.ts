@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { Connection, CallOptions } from './connection.js';
 import { closeSession, newSession, currentModel } from './protocol.js';
 import { conversationFiles, tempRoot } from '../paths.js';
+import { childPath, isUuid } from '../util/safe-path.js';
 
 export interface ProbeSessionResult {
   sessionId: string;
@@ -23,10 +24,10 @@ export function makeProbeCwd(env: NodeJS.ProcessEnv): string {
 
 /** Remove a probe conversation's db, WAL, shm and meta files (and the server's brain dir for it). */
 export function removeConversation(stateDir: string, sessionId: string): boolean {
-  if (!/^[A-Za-z0-9._-]+$/.test(sessionId)) return false; // never build paths from odd ids
+  if (!isUuid(sessionId)) return false; // only UUIDs ever become paths (a server answering `..` must not steer an rm -rf)
   const files = conversationFiles(stateDir, sessionId);
   for (const f of [files.db, files.wal, files.shm, files.meta]) fs.rmSync(f, { force: true });
-  fs.rmSync(path.join(stateDir, 'brain', sessionId), { recursive: true, force: true });
+  fs.rmSync(childPath(path.join(stateDir, 'brain'), sessionId), { recursive: true, force: true });
   return !fs.existsSync(files.db);
 }
 

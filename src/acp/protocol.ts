@@ -6,6 +6,9 @@
 import type { InitializeResponse, NewSessionResponse } from '@agentclientprotocol/sdk';
 import type { Connection, CallOptions } from './connection.js';
 import { AcpError } from './acp-error.js';
+import { AgyError, EXIT } from '../errors.js';
+import { isUuid, showUntrusted } from '../util/safe-path.js';
+import { redactText } from './redact.js';
 
 export const PROTOCOL_VERSION = 1;
 
@@ -38,7 +41,15 @@ export const authenticate = (c: Connection, methodId: string, o: CallOptions): P
 export async function newSession(c: Connection, cwd: string, o: CallOptions): Promise<NewSessionResult> {
   const result = await c.request<NewSessionResult>('session/new', { cwd, mcpServers: [] }, o);
   if (!result || typeof result.sessionId !== 'string') throw new AcpError('session/new', { code: -32603, message: 'answer has no sessionId' });
+  if (!isUuid(result.sessionId)) throw badSessionId(result.sessionId);
   return result;
+}
+
+/** Session ids are UUIDs (reference: chosen by the server); anything else is a protocol break, and never becomes a path. */
+function badSessionId(id: string): AgyError {
+  return new AgyError(EXIT.server, 'protocol-bad-session-id', `The server broke the protocol: session/new answered with session id ${showUntrusted(redactText(id))}, which is not a UUID. agyctl removed nothing.`, {
+    hint: 'check that --server (or AGYCTL_SERVER) runs the real antigravity-acp server; run with --trace FILE to see its answer',
+  });
 }
 
 export const loadSession = (c: Connection, sessionId: string, cwd: string, o: CallOptions): Promise<NewSessionResult> =>

@@ -4,9 +4,11 @@ import type { CommandIO, CommandResult } from '../cli/context.js';
 import { parseCountOption, parseDurationOption } from '../cli/parse-options.js';
 import { EXIT, usageError } from '../errors.js';
 import { defaultBackupDir, expandTilde } from '../paths.js';
-import { renderBackup, renderRestore, renderVerify, backupJson } from './render.js';
+import { renderBackup, renderRestore, renderVerify, backupJson, noConversationsBackup } from './render.js';
+import { noConversationsYet } from './discover.js';
 import { resolveSnapshot } from './resolve-snapshot.js';
 import type { RetentionPolicy } from './retention.js';
+import { withFsErrors, type FsErrorContext } from '../util/fs-errors.js';
 
 type Opts = Record<string, unknown>;
 
@@ -22,31 +24,69 @@ function retentionFrom(options: Opts): RetentionPolicy {
   return policy;
 }
 
-export async function backupCommand(io: CommandIO, options: Opts): Promise<CommandResult> {
+/** Backup, verify and restore name their two directories in file-system errors; backup's full destination is backup-write-failed (6). */
+function fsContext(io: CommandIO, backupDir: string, flag: string, writes: { to?: string; fullCode?: string } = {}): FsErrorContext {
+  return {
+    roots: [
+      { dir: backupDir, role: 'the backup directory', also: `or choose another one with ${flag} DIR` },
+      { dir: io.opts.stateDir, role: 'the state dir', also: 'or point --state-dir (AGYCTL_STATE_DIR) at the right directory' },
+    ],
+    // Writes through a descriptor carry no path: name the directory this command writes into.
+    ...(writes.to === undefined ? {} : { defaultPath: writes.to }),
+    ...(writes.fullCode === undefined ? {} : { fullCode: writes.fullCode }),
+  };
+}
+
+export function backupCommand(io: CommandIO, options: Opts): Promise<CommandResult> {
+  const backupDir = dirOption(io, options.to);
+  return withFsErrors(fsContext(io, backupDir, '--to', { to: backupDir, fullCode: 'backup-write-failed' }), () => backupRun(io, options));
+}
+
+async function backupRun(io: CommandIO, options: Opts): Promise<CommandResult> {
   const retention = retentionFrom(options);
   const busyBudgetMs = parseDurationOption('--busy-timeout', options.busyTimeout as string);
+  const sessionIds = (options.session as string[] | undefined) ?? [];
+  if (sessionIds.length === 0 && noConversationsYet(io.opts.stateDir)) {
+    const fresh = noConversationsBackup(io.opts.stateDir, dirOption(io, options.to));
+    if (!io.opts.json) for (const line of fresh.lines) io.out.print(line);
+    return { exit: EXIT.ok, data: fresh.json };
+  }
+  if (options.dryRun) {
+    const { dryRunBackup, renderDryRun } = await import('./dry-run.js');
+    const report = dryRunBackup({ stateDir: io.opts.stateDir, backupDir: dirOption(io, options.to), sessionIds, retention });
+    if (!io.opts.json) for (const line of renderDryRun(report)) io.out.print(line);
+    return { exit: EXIT.ok, data: { ...report } };
+  }
   const { runBackup } = await import('./run-backup.js');
-  const report = await runBackup({ stateDir: io.opts.stateDir, backupDir: dirOption(io, options.to), sessionIds: (options.session as string[] | undefined) ?? [], retention, busyBudgetMs, signal: io.ctx.signal, out: io.out });
+  const report = await runBackup({ stateDir: io.opts.stateDir, backupDir: dirOption(io, options.to), sessionIds, retention, busyBudgetMs, signal: io.ctx.signal, out: io.out });
   if (!io.opts.json) for (const line of renderBackup(report)) io.out.print(line);
   return { exit: report.failed.length > 0 ? EXIT.findings : EXIT.ok, data: backupJson(report) };
 }
 
-export async function verifyCommand(io: CommandIO, snapshot: string, options: Opts): Promise<CommandResult> {
+export function verifyCommand(io: CommandIO, snapshot: string, options: Opts): Promise<CommandResult> {
+  return withFsErrors(fsContext(io, dirOption(io, options.from), '--from'), () => verifyRun(io, snapshot, options));
+}
+
+async function verifyRun(io: CommandIO, snapshot: string, options: Opts): Promise<CommandResult> {
   const dir = resolveSnapshot(snapshot, dirOption(io, options.from), io.ctx.cwd);
   const { verifySnapshot } = await import('./verify.js');
-  const { ManifestError } = await import('./manifest.js');
+  const { ManifestError, manifestAgyError } = await import('./manifest.js');
   let report;
   try {
     report = verifySnapshot(dir);
   } catch (err) {
-    if (err instanceof ManifestError) throw usageError(err.message, 'give a directory that `agyctl backup` created');
+    if (err instanceof ManifestError) throw manifestAgyError(err, dir);
     throw err;
   }
   if (!io.opts.json) for (const line of renderVerify(report)) io.out.print(line);
   return { exit: report.ok ? EXIT.ok : EXIT.findings, data: { verify: report } };
 }
 
-export async function restoreCommand(io: CommandIO, snapshot: string, options: Opts): Promise<CommandResult> {
+export function restoreCommand(io: CommandIO, snapshot: string, options: Opts): Promise<CommandResult> {
+  return withFsErrors(fsContext(io, dirOption(io, options.from), '--from', { to: io.opts.stateDir }), () => restoreRun(io, snapshot, options));
+}
+
+async function restoreRun(io: CommandIO, snapshot: string, options: Opts): Promise<CommandResult> {
   const dir = resolveSnapshot(snapshot, dirOption(io, options.from), io.ctx.cwd);
   const { runRestore } = await import('./restore.js');
   const report = await runRestore({ snapshotDir: dir, stateDir: io.opts.stateDir, sessionIds: (options.session as string[] | undefined) ?? [], force: Boolean(options.force), signal: io.ctx.signal, out: io.out });

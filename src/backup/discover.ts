@@ -35,6 +35,23 @@ export function conversationsDir(stateDir: string): string {
   return stateFiles(stateDir).conversations;
 }
 
+/**
+ * A fresh box: the state dir exists but the server has not made
+ * conversations/ yet (it does at the first session). Not an error: there is
+ * nothing to list or back up. A missing state dir still is (a wrong --state-dir).
+ */
+export function noConversationsYet(stateDir: string): boolean {
+  return isDir(stateDir) && !fs.existsSync(conversationsDir(stateDir));
+}
+
+function isDir(p: string): boolean {
+  try {
+    return fs.statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
 /** Every conversation, newest first; undefined when the conversations directory does not exist. */
 export function discoverSessions(stateDir: string): SessionInfo[] | undefined {
   let names: string[];

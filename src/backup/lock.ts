@@ -26,7 +26,7 @@ export function acquireLock(dir: string): Lock {
   const mine: LockInfo = { pid: process.pid, host: os.hostname(), procStart: procStart(process.pid), since: new Date().toISOString() };
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
-      fs.writeFileSync(file, `${JSON.stringify(mine)}\n`, { flag: 'wx', mode: 0o600 });
+      writeNewLock(file, mine);
       return { file, release: () => releaseIfMine(file) };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
@@ -42,6 +42,26 @@ export function acquireLock(dir: string): Lock {
   }
   const holder = readLock(file);
   throw usageError(`Another backup into ${dir} just started (pid ${holder?.pid ?? 'unknown'}).`, 'wait for it to finish');
+}
+
+/**
+ * Create the lock with O_EXCL and write it. When the write fails (a full
+ * disk, a quota, a file-size limit) the empty file we just created goes
+ * again: a 0-byte lock would block the next run.
+ */
+function writeNewLock(file: string, info: LockInfo): void {
+  const fd = fs.openSync(file, 'wx', 0o600);
+  let failed: unknown;
+  try {
+    fs.writeSync(fd, `${JSON.stringify(info)}\n`);
+  } catch (err) {
+    failed = err;
+  }
+  fs.closeSync(fd);
+  if (failed !== undefined) {
+    fs.rmSync(file, { force: true });
+    throw failed;
+  }
 }
 
 function youngerThan(file: string, ms: number): boolean {

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import type { FileIdentity } from './files.js';
 import { SESSION_ID } from './discover.js';
+import { AgyError, EXIT, usageError } from '../errors.js';
 
 export const MANIFEST = 'manifest.json';
 export const MANIFEST_SCHEMA = 1;
@@ -44,7 +45,31 @@ export interface Manifest {
   failed: ManifestFailure[];
 }
 
-export class ManifestError extends Error {}
+/**
+ * Why a manifest cannot be used. `damaged` (not JSON, malformed entries) is
+ * a snapshot that was one and broke (exit 6, snapshot-damaged); the others
+ * are the wrong directory or the wrong agyctl (exit 2).
+ */
+export type ManifestProblem = 'missing' | 'unreadable' | 'damaged' | 'foreign' | 'newer';
+
+export class ManifestError extends Error {
+  constructor(
+    message: string,
+    readonly problem: ManifestProblem = 'damaged',
+  ) {
+    super(message);
+  }
+}
+
+/** The AgyError for a manifest that cannot be used (one mapping for verify and restore). */
+export function manifestAgyError(err: ManifestError, dir: string): AgyError {
+  if (err.problem === 'damaged') {
+    return new AgyError(EXIT.findings, 'snapshot-damaged', `The snapshot is damaged: ${err.message}.`, { hint: `restore from another snapshot (its data files may still be intact; \`agyctl backup verify\` checks another one)`, details: { snapshot: dir } });
+  }
+  if (err.problem === 'unreadable') return usageError(err.message, 'fix the permissions of the snapshot directory, or run as its owner');
+  if (err.problem === 'newer') return usageError(err.message, 'use a newer agyctl to read this snapshot');
+  return usageError(err.message, 'give a directory that `agyctl backup` created');
+}
 
 export function writeManifest(dir: string, manifest: Manifest): void {
   writeFileAtomic(path.join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600, followSymlink: false });
@@ -53,18 +78,24 @@ export function writeManifest(dir: string, manifest: Manifest): void {
 /** Read and sanity-check a manifest; ManifestError with a one-line reason otherwise. */
 export function readManifest(dir: string): Manifest {
   const file = path.join(dir, MANIFEST);
-  let parsed: unknown;
+  let text: string;
   try {
-    parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
+    text = fs.readFileSync(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new ManifestError(code === 'ENOENT' ? `${dir} has no ${MANIFEST}` : `${file} is unreadable: ${(err as Error).message}`);
+    if (code === 'ENOENT') throw new ManifestError(`${dir} has no ${MANIFEST}`, 'missing');
+    throw new ManifestError(`${file} is unreadable: ${(err as Error).message}`, 'unreadable');
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new ManifestError(`${file} is not valid JSON (${(err as Error).message})`, 'damaged');
   }
   const m = parsed as Partial<Manifest> | null;
-  if (!m || m.kind !== 'agyctl-backup' || typeof m.schemaVersion !== 'number' || !Array.isArray(m.sessions)) {
-    throw new ManifestError(`${file} is not an agyctl backup manifest`);
-  }
-  if (m.schemaVersion > MANIFEST_SCHEMA) throw new ManifestError(`${file} has schemaVersion ${m.schemaVersion}; this agyctl reads ${MANIFEST_SCHEMA}`);
+  if (!m || typeof m !== 'object' || m.kind !== 'agyctl-backup') throw new ManifestError(`${file} is not an agyctl backup manifest`, 'foreign');
+  if (typeof m.schemaVersion !== 'number' || !Array.isArray(m.sessions)) throw new ManifestError(`${file} has no schemaVersion or sessions list`, 'damaged');
+  if (m.schemaVersion > MANIFEST_SCHEMA) throw new ManifestError(`${file} has schemaVersion ${m.schemaVersion}; this agyctl reads ${MANIFEST_SCHEMA}`, 'newer');
   for (const s of m.sessions) {
     const bad = !s || typeof s.id !== 'string' || !SESSION_ID.test(s.id) || typeof s.sha256 !== 'string' || !plainName(s.file) || (s.meta != null && !plainName(s.meta.file));
     if (bad) {

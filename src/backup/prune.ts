@@ -1,15 +1,17 @@
 /**
- * Applying the retention policy after a run. Only complete snapshots are
- * candidates, and only once the new one is complete. A run where some
- * session failed prunes nothing: its snapshot lacks those sessions, and
- * older snapshots may be the only copies of them.
+ * Applying the retention policy after a run, per session (retention.ts).
+ * Only complete snapshots are candidates, and only once the new one is
+ * complete. A run where some session failed prunes nothing: its snapshot
+ * lacks those sessions, and older snapshots may be the only copies of them.
+ * `backup --dry-run` plans the same way and removes nothing.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Output } from '../cli/output.js';
 import { errorText } from './files.js';
-import { deletingName, listSnapshots } from './layout.js';
-import { hasPolicy, planRetention, type RetentionPolicy } from './retention.js';
+import { deletingName, listSnapshots, type SnapshotRef } from './layout.js';
+import { readManifest } from './manifest.js';
+import { hasPolicy, planSessionRetention, type RetentionPlan, type RetentionPolicy, type SnapshotContents } from './retention.js';
 import { fsyncDir } from '../util/atomic-write.js';
 
 export interface RetentionResult {
@@ -17,6 +19,28 @@ export interface RetentionResult {
   skippedBecause?: string;
   kept: Array<{ name: string; reasons: string[] }>;
   removed: string[];
+  /** Only for `backup --dry-run`: what a real run would remove (nothing was). */
+  dryRun?: boolean;
+  wouldRemove?: string[];
+}
+
+/** Every complete snapshot with the sessions its manifest lists (null: unreadable, so kept). */
+export function snapshotContents(backupDir: string): SnapshotContents[] {
+  return listSnapshots(backupDir).map((snap) => ({ ...snap, sessions: sessionsOf(snap) }));
+}
+
+function sessionsOf(snap: SnapshotRef): string[] | null {
+  try {
+    return readManifest(snap.dir).sessions.map((s) => s.id);
+  } catch {
+    return null;
+  }
+}
+
+/** The plan for the snapshots as they are, plus (for a dry run) the snapshot this run would add. */
+export function planPrune(backupDir: string, policy: RetentionPolicy, newest: string, planned?: SnapshotContents): RetentionPlan {
+  const all = snapshotContents(backupDir);
+  return planSessionRetention(planned ? [...all, planned] : all, policy, newest);
 }
 
 export function applyRetention(backupDir: string, policy: RetentionPolicy, newest: string, failures: number, out: Output): RetentionResult | null {
@@ -26,7 +50,7 @@ export function applyRetention(backupDir: string, policy: RetentionPolicy, newes
     out.warn(`retention skipped: ${why}; no snapshot was deleted`);
     return { applied: false, skippedBecause: why, kept: [], removed: [] };
   }
-  const plan = planRetention(listSnapshots(backupDir), policy, newest);
+  const plan = planPrune(backupDir, policy, newest);
   const removed: string[] = [];
   for (const snap of plan.remove) {
     // Rename first: a run killed mid-delete leaves a `.deleting` leftover, never a half snapshot that looks whole.
@@ -41,4 +65,11 @@ export function applyRetention(backupDir: string, policy: RetentionPolicy, newes
     }
   }
   return { applied: true, kept: plan.keep, removed };
+}
+
+/** `backup --dry-run`: the plan for a run now, as if every selected session were snapshotted; nothing is written or removed. */
+export function dryRunRetention(backupDir: string, policy: RetentionPolicy, planned: SnapshotContents): RetentionResult | null {
+  if (!hasPolicy(policy)) return null;
+  const plan = planPrune(backupDir, policy, planned.name, planned);
+  return { applied: false, dryRun: true, kept: plan.keep, removed: [], wouldRemove: plan.remove.map((s) => s.name) };
 }

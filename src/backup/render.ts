@@ -1,6 +1,6 @@
 /** Human lines and --json shapes for sessions, backup, verify and restore (shapes documented in docs/json.md). */
 import { formatDuration } from '../util/duration.js';
-import { discoverSessions, type SessionInfo } from './discover.js';
+import { discoverSessions, noConversationsYet, type SessionInfo } from './discover.js';
 import { formatBytes } from './progress.js';
 import type { BackupReport } from './run-backup.js';
 import type { RestoreReport } from './restore.js';
@@ -13,13 +13,14 @@ export interface SessionsReport {
 }
 
 export async function listSessionsReport(stateDir: string): Promise<SessionsReport> {
+  if (noConversationsYet(stateDir)) return { stateDir, sessions: [] };
   const found = discoverSessions(stateDir);
   if (found === undefined) throw usageError(`No conversations directory in ${stateDir}.`, 'point --state-dir (or AGYCTL_STATE_DIR) at the server state dir, ~/.gemini/antigravity-acp by default');
   return { stateDir, sessions: found.map(({ db: _db, wal: _wal, readable: _r, ...rest }) => rest) };
 }
 
 export function renderSessions(report: SessionsReport): string[] {
-  if (report.sessions.length === 0) return [`no conversations in ${report.stateDir}`];
+  if (report.sessions.length === 0) return [`no conversations yet in ${report.stateDir}`];
   const lines = [row('ID', 'SIZE', 'MODIFIED', 'OPEN BY', 'CWD')];
   for (const s of report.sessions) {
     const modified = s.modified ? s.modified.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '-';
@@ -42,6 +43,14 @@ export function backupJson(r: BackupReport): Record<string, unknown> {
     cleanedUp: r.cleanedUp,
     retention: r.retention,
     elapsedMs: r.elapsedMs,
+  };
+}
+
+/** A fresh box with no conversations/ yet: nothing written, exit 0 (an hourly timer must not fail until the first conversation). */
+export function noConversationsBackup(stateDir: string, backupDir: string): { lines: string[]; json: Record<string, unknown> } {
+  return {
+    lines: [`no conversations yet in ${stateDir}; nothing to back up`],
+    json: { backupDir, snapshot: null, sessions: [], failed: [], cleanedUp: [], retention: null, elapsedMs: 0, note: 'no-conversations-yet' },
   };
 }
 

@@ -11,7 +11,7 @@ import type { Output } from '../cli/output.js';
 import { conversationFiles, stateFiles } from '../paths.js';
 import { findServersFor, holders } from '../util/procfs.js';
 import { errorText, sha256File } from './files.js';
-import { ManifestError, readManifest, type ManifestSession } from './manifest.js';
+import { ManifestError, manifestAgyError, readManifest, type ManifestSession } from './manifest.js';
 import { LockedError, OpenElsewhereError, restoreOne } from './restore-one.js';
 
 export interface RestoreOptions {
@@ -66,7 +66,7 @@ function selectSessions(opts: RestoreOptions): ManifestSession[] {
   try {
     all = readManifest(opts.snapshotDir).sessions;
   } catch (err) {
-    if (err instanceof ManifestError) throw usageError(err.message, 'give a directory that `agyctl backup` created');
+    if (err instanceof ManifestError) throw manifestAgyError(err, opts.snapshotDir);
     throw err;
   }
   if (opts.sessionIds.length === 0) return all;

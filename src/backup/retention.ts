@@ -3,6 +3,13 @@
  * newest; --keep-daily N keeps the newest snapshot of each of the N newest
  * days that have one; --keep-weekly N the same per ISO week. A snapshot kept
  * by any rule stays. Days and weeks are UTC, like the snapshot names.
+ *
+ * Per session (planSessionRetention): the rules count, for each session, the
+ * snapshots that hold it, so a snapshot goes only when every session in it
+ * keeps enough newer copies. `backup --session A` snapshots never push out
+ * the only copy of B, and snapshots with no sessions never push out ones
+ * with data (they are judged by the rules among all snapshots, and count as
+ * a copy of nothing).
  */
 import type { SnapshotRef } from './layout.js';
 
@@ -21,19 +28,63 @@ export function hasPolicy(p: RetentionPolicy): boolean {
   return p.keepLast !== undefined || p.keepDaily !== undefined || p.keepWeekly !== undefined;
 }
 
-/** `snapshots` are complete ones; `protect` (the run's new snapshot) is kept whatever the policy says. */
-export function planRetention(snapshots: SnapshotRef[], policy: RetentionPolicy, protect?: string): RetentionPlan {
-  const sorted = [...snapshots].sort((a, b) => b.created.getTime() - a.created.getTime() || b.name.localeCompare(a.name));
-  const reasons = new Map<string, string[]>(sorted.map((s) => [s.name, []]));
-  const add = (name: string, why: string): void => void reasons.get(name)!.push(why);
-  sorted.slice(0, policy.keepLast ?? 0).forEach((s) => add(s.name, 'last'));
-  newestPerBucket(sorted, dayKey, policy.keepDaily ?? 0).forEach((s) => add(s.name, 'daily'));
-  newestPerBucket(sorted, weekKey, policy.keepWeekly ?? 0).forEach((s) => add(s.name, 'weekly'));
-  if (protect !== undefined && reasons.has(protect) && reasons.get(protect)!.length === 0) add(protect, 'new');
+/** A complete snapshot and the session ids its manifest lists; null when the manifest cannot be read. */
+export interface SnapshotContents extends SnapshotRef {
+  sessions: readonly string[] | null;
+}
+
+type Reasons = Map<string, string[]>;
+
+/** Why a snapshot stays: a rule, the run's own snapshot, or a manifest nobody can read. */
+const REASON_ORDER = ['last', 'daily', 'weekly', 'new', 'unreadable-manifest'];
+
+const newestFirst = <T extends SnapshotRef>(list: readonly T[]): T[] => [...list].sort((a, b) => b.created.getTime() - a.created.getTime() || b.name.localeCompare(a.name));
+
+/** Mark what the three rules keep among `candidates` (newest first). */
+function applyRules(candidates: SnapshotRef[], policy: RetentionPolicy, add: (name: string, why: string) => void): void {
+  candidates.slice(0, policy.keepLast ?? 0).forEach((s) => add(s.name, 'last'));
+  newestPerBucket(candidates, dayKey, policy.keepDaily ?? 0).forEach((s) => add(s.name, 'daily'));
+  newestPerBucket(candidates, weekKey, policy.keepWeekly ?? 0).forEach((s) => add(s.name, 'weekly'));
+}
+
+function toPlan(sorted: SnapshotRef[], reasons: Reasons, protect: string | undefined): RetentionPlan {
+  if (protect !== undefined && reasons.has(protect) && reasons.get(protect)!.length === 0) reasons.get(protect)!.push('new');
   return {
     keep: sorted.filter((s) => reasons.get(s.name)!.length > 0).map((s) => ({ name: s.name, reasons: reasons.get(s.name)! })),
     remove: sorted.filter((s) => reasons.get(s.name)!.length === 0),
   };
+}
+
+/** The rules over all snapshots alike. `snapshots` are complete ones; `protect` (the run's new snapshot) is kept whatever the policy says. */
+export function planRetention(snapshots: SnapshotRef[], policy: RetentionPolicy, protect?: string): RetentionPlan {
+  const sorted = newestFirst(snapshots);
+  const reasons: Reasons = new Map(sorted.map((s) => [s.name, []]));
+  applyRules(sorted, policy, (name, why) => void reasons.get(name)!.push(why));
+  return toPlan(sorted, reasons, protect);
+}
+
+/**
+ * The rules per session (see the header). A snapshot whose manifest cannot
+ * be read is kept: nobody can tell whose only copy it holds.
+ */
+export function planSessionRetention(snapshots: SnapshotContents[], policy: RetentionPolicy, protect?: string): RetentionPlan {
+  const sorted = newestFirst(snapshots);
+  const reasons: Reasons = new Map(sorted.map((s) => [s.name, []]));
+  const add = (name: string, why: string): void => {
+    const list = reasons.get(name)!;
+    if (!list.includes(why)) list.push(why);
+  };
+  const holding = new Map<string, SnapshotContents[]>();
+  for (const snap of sorted) {
+    if (snap.sessions === null) add(snap.name, 'unreadable-manifest');
+    for (const id of new Set(snap.sessions ?? [])) holding.set(id, [...(holding.get(id) ?? []), snap]);
+  }
+  for (const copies of holding.values()) applyRules(copies, policy, add);
+  // Empty snapshots: kept only where the rules over all snapshots would keep them; they hold no copy of anything.
+  const global = new Map(planRetention(sorted, policy).keep.map((k) => [k.name, k.reasons]));
+  for (const snap of sorted) if (snap.sessions !== null && snap.sessions.length === 0) for (const why of global.get(snap.name) ?? []) add(snap.name, why);
+  for (const list of reasons.values()) list.sort((a, b) => REASON_ORDER.indexOf(a) - REASON_ORDER.indexOf(b));
+  return toPlan(sorted, reasons, protect);
 }
 
 function newestPerBucket(sorted: SnapshotRef[], key: (d: Date) => string, n: number): SnapshotRef[] {

@@ -3,6 +3,7 @@ import { Option, type Command } from 'commander';
 import { resolveStateDir } from '../paths.js';
 import { defaultStateDirFor, resolveProfile } from '../profiles/choose.js';
 import { wantColor } from './output.js';
+import { usageError } from '../errors.js';
 import type { GlobalOptions, RunContext } from './context.js';
 
 export function addGlobalOptions(program: Command): Command {
@@ -17,7 +18,10 @@ export function addGlobalOptions(program: Command): Command {
 }
 
 export function globalOptionsFrom(raw: Record<string, unknown>, ctx: RunContext): GlobalOptions {
-  const server = (raw.server as string | undefined) ?? (ctx.env.AGYCTL_SERVER || undefined);
+  const flag = raw.server as string | undefined;
+  // An empty --server is a slip (an unset variable in a script), not "search PATH": refuse it. An empty AGYCTL_SERVER means unset.
+  if (flag !== undefined && flag.trim() === '') throw usageError('--server is empty.', 'give the server command (e.g. --server /opt/agy/agy_acp_server), or leave --server out to look for it on PATH');
+  const server = flag ?? (ctx.env.AGYCTL_SERVER || undefined);
   const profile = resolveProfile(raw.profile as string | undefined, ctx.env, server);
   const stateDirFlag = raw.stateDir as string | undefined;
   return {

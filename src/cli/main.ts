@@ -13,6 +13,7 @@ import { nullTracer, type Tracer } from '../acp/trace.js';
 import type { RunContext } from './context.js';
 import { killAllChildren } from '../acp/children.js';
 import { agyctlVersion } from './version.js';
+import { fsAgyError } from '../util/fs-errors.js';
 
 function buildProgram(ctx: RunContext, onInvoke: (inv: Invocation) => Promise<void>): Command {
   const program = new Command('agyctl')
@@ -38,9 +39,11 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
   let tracer: Tracer = nullTracer;
   let out = new Output(ctx.stdout, ctx.stderr, { json: jsonRequested, color: false, verbose: false });
   let streaming = false;
+  let stateDir: string | undefined;
 
   const onInvoke = async ({ handler, spec, input, command }: Invocation): Promise<void> => {
     const opts = globalOptionsFrom(command.optsWithGlobals(), ctx);
+    stateDir = opts.stateDir;
     out = await Output.create(ctx.stdout, ctx.stderr, { json: opts.json, color: opts.color, verbose: opts.verbose });
     streaming = Boolean(spec.streaming);
     if (opts.trace) {
@@ -57,7 +60,9 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
     return exit;
   } catch (err) {
     if (err instanceof CommanderError) return commanderExit(err, out, jsonRequested);
-    const agy = toAgyError(err);
+    // Ordinary file-system failures are never "bugs": map what a use case did not already.
+    const roots = stateDir === undefined ? [] : [{ dir: stateDir, role: 'the state dir', also: 'or point --state-dir (AGYCTL_STATE_DIR) at the right directory' }];
+    const agy = fsAgyError(err, { roots }) ?? toAgyError(err);
     if (ctx.signal.aborted && agy.exit !== EXIT.interrupted && agy.exit !== EXIT.ok) return reportError(new AgyError(EXIT.interrupted, 'interrupted', 'Interrupted.'), out, streaming);
     return reportError(agy, out, streaming);
   } finally {

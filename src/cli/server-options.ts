@@ -5,16 +5,10 @@ import type { CommandIO } from './context.js';
 import { agyctlVersion } from './version.js';
 import { profileOf } from '../profiles/index.js';
 import { quietServerEnv, signInGuard } from '../profiles/sign-in-guard.js';
+import { assertServerCanUse } from '../profiles/guard.js';
 
 export const DEFAULT_INIT_TIMEOUT_MS = 60_000;
 
-let warned = false;
-/** The server has no state-dir flag: only a `<home>/.gemini/antigravity-acp` path (gemini-cli: `<home>/.gemini`) can be steered. */
-function warnStateDirOnce(io: CommandIO, shape: string): void {
-  if (warned) return;
-  warned = true;
-  io.out.warn(`--state-dir ${io.opts.stateDir} does not end in ${shape}, so the server cannot be pointed at it; the server will use $HOME/${shape}`);
-}
 
 export interface ServerStartExtras {
   env?: NodeJS.ProcessEnv;
@@ -27,7 +21,8 @@ export interface ServerStartExtras {
 export function serverStartOptions(io: CommandIO, extras: ServerStartExtras = {}): StartOptions {
   const profile = profileOf(io.opts);
   const env = extras.signingIn ? (extras.env ?? io.ctx.env) : quietServerEnv(profile, extras.env ?? io.ctx.env);
-  if (!profile.canSteer(io.opts.stateDir)) warnStateDirOnce(io, profile.stateDirShape);
+  // Commands check this up front too (before touching anything); this is the last line of defence.
+  assertServerCanUse(profile, io.opts.stateDir);
   const options: StartOptions = {
     command: resolveServerCommand(io.opts.server, env, io.ctx.cwd, profile),
     env,

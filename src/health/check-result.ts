@@ -10,6 +10,8 @@ export interface Finding {
   hint?: string | undefined;
   failure?: Exclude<Status, 'ok'> | undefined;
   severity?: Severity;
+  /** A stable error code, when the failure has one (see CheckResult.code). */
+  code?: string | undefined;
 }
 
 export const pass = (message: string, extra: Partial<Finding> = {}): Finding => ({ ok: true, message, ...extra });
@@ -21,6 +23,7 @@ export const warn = (message: string, hint?: string): Finding => ({ ok: false, s
 export function toResult(id: string, finding: Finding, ms: number): CheckResult {
   const result: CheckResult = { id, ok: finding.ok, severity: finding.severity ?? 'error', message: finding.message, ms: Math.round(ms) };
   if (finding.hint) result.hint = finding.hint;
+  if (!finding.ok && finding.code) result.code = finding.code;
   if (!finding.ok && finding.failure && result.severity === 'error') result.failure = finding.failure;
   return result;
 }

@@ -32,7 +32,7 @@ export function failureOf(err: unknown, step: string, ctx: StepContext): Finding
   if (err instanceof AgyError) {
     if (err.exit === EXIT.timeout) return fail('timeout', `${step}: --timeout ${ctx.timeoutLabel} passed (${err.message})`, `raise --timeout; RC01 takes 5-6 s to start`);
     if (err.exit === EXIT.auth) return fail('not-authenticated', `${step}: ${err.message}`, err.hint ?? LOGIN_HINT);
-    if (err.exit === EXIT.server) return fail('server-error', `${step}: ${err.message}`, err.hint);
+    if (err.exit === EXIT.server) return { ...fail('server-error', `${step}: ${err.message}`, err.hint), ...(err.code === 'server' ? {} : { code: err.code }) };
   }
   throw err;
 }

@@ -8,6 +8,7 @@ import { Budget } from '../util/deadline.js';
 import { runStaticChecks } from './static-checks.js';
 import { profileOf } from '../profiles/index.js';
 import { runProfileStaticChecks } from '../profiles/static-checks.js';
+import { assertServerCanUse } from '../profiles/guard.js';
 import { overallStatus } from './status.js';
 import type { CheckResult, Metrics, Status, TokenInsight } from './types.js';
 
@@ -33,6 +34,7 @@ export async function runCheck(io: CommandIO, o: CheckOptions): Promise<CheckRep
   const budget = new Budget(o.timeoutMs);
   const at = Date.now();
   const profile = profileOf(io.opts);
+  if (o.live) assertServerCanUse(profile, io.opts.stateDir);
   const input = { stateDir: io.opts.stateDir, env: io.ctx.env, cwd: io.ctx.cwd, server: io.opts.server, now: at, profile };
   const st = profile.id === 'antigravity' ? runStaticChecks(input) : runProfileStaticChecks(input);
   const checks = [...st.checks];

@@ -13,6 +13,8 @@ export interface CheckResult {
   message: string;
   hint?: string;
   ms: number;
+  /** A stable error code for a failure agyctl names precisely (e.g. `protocol-bad-session-id`). */
+  code?: string;
   /** Which status a failed error-check stands for; not part of the JSON output. */
   failure?: Exclude<Status, 'ok'>;
 }

@@ -10,6 +10,8 @@ import { classifyAuthError, logout as acpLogout, supportsLogout } from '../acp/p
 import { runProbeSession } from '../acp/probe-session.js';
 import { profileOf } from '../profiles/index.js';
 import { removeProbeSession } from '../profiles/cleanup.js';
+import { assertServerCanUse } from '../profiles/guard.js';
+import { fsAgyError } from '../util/fs-errors.js';
 import { serverStartOptions } from '../cli/server-options.js';
 import type { CommandIO } from '../cli/context.js';
 
@@ -29,7 +31,12 @@ function removeTokenLocally(io: CommandIO, file: string): boolean {
     return false;
   }
   io.out.info(`Removing ${file} (this box's stored Google credentials; contents not shown).`);
-  fs.rmSync(file, { force: true });
+  try {
+    fs.rmSync(file, { force: true });
+  } catch (err) {
+    // A directory (or an unwritable state dir) where the token belongs is the user's to fix, not a bug.
+    throw fsAgyError(err, { roots: [{ dir: file, role: 'the token file' }] }) ?? err;
+  }
   return true;
 }
 
@@ -67,6 +74,7 @@ async function confirmGone(io: CommandIO, timeoutMs: number): Promise<{ confirme
 }
 
 export async function runLogout(io: CommandIO, options: { local: boolean; timeoutMs: number }): Promise<LogoutReport> {
+  assertServerCanUse(profileOf(io.opts), io.opts.stateDir); // before the token is touched
   const tokenFile = profileOf(io.opts).files(io.opts.stateDir).token;
   const existedBefore = fs.existsSync(tokenFile);
   const via = await serverLogout(io, options.timeoutMs, options.local);

@@ -9,6 +9,7 @@ import type { CommandIO } from '../cli/context.js';
 import { readSettings } from '../settings/index.js';
 import { profileOf, type ServerProfile } from '../profiles/index.js';
 import { adoptDetectedProfile } from '../profiles/adopt.js';
+import { assertServerCanUse } from '../profiles/guard.js';
 import { authTypeKey, configuredMethod, rawAuthTypeFor, writeAuthType } from '../profiles/auth-setting.js';
 import type { InitializeResult } from '../acp/protocol.js';
 import { signIn, isBrowserMethod, type SignInOptions } from './sign-in.js';
@@ -48,6 +49,7 @@ function snapshotSettings(io: CommandIO): string | undefined {
 function preflight(io: CommandIO, requested: string | undefined): Preflight {
   const profile = profileOf(io.opts);
   const dir = io.opts.stateDir;
+  assertServerCanUse(profile, dir);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   try {
     fs.accessSync(dir, fs.constants.W_OK | fs.constants.X_OK);

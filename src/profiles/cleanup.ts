@@ -14,6 +14,7 @@ import path from 'node:path';
 import { removeConversation } from '../acp/probe-session.js';
 import { geminiCliFiles, tempRoot } from '../paths.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
+import { childPath } from '../util/safe-path.js';
 import type { ServerProfile } from './types.js';
 
 const PROBE_PREFIX = 'agyctl-probe-';
@@ -49,7 +50,7 @@ export function removeProbeProjects(stateDir: string, env: NodeJS.ProcessEnv): {
       continue;
     }
     for (const name of names) {
-      const dir = path.join(base, name);
+      const dir = childPath(base, name); // a listing's names are plain; checked anyway before an rm -rf
       const owner = readMarker(dir);
       if (!owner || !isStaleProbeDir(owner, env)) continue;
       owners.add(path.resolve(owner));

@@ -39,6 +39,10 @@ export interface SimConfig {
   hugeLineBytes: number;
   /** Close (and so checkpoint) the conversation DBs on stdin EOF. */
   checkpointOnExit: boolean;
+
+  // --- trust / data-loss switches (issue 11, hostile server) ---
+  /** session/new answers with this sessionId instead of a UUID (`..`, `.`, anything); the db stays under a UUID. */
+  sessionIdOverride: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -110,5 +114,9 @@ export function loadConfig(env: Env): SimConfig {
     ignoreSigterm: flag(env, 'AGY_SIM_IGNORE_SIGTERM'),
     hugeLineBytes: intVar(env, 'AGY_SIM_HUGE_LINE_BYTES', 0) ?? 0,
     checkpointOnExit: flag(env, 'AGY_SIM_CHECKPOINT_ON_EXIT'),
+
+    // --- trust / data-loss switches (issue 11, hostile server) ---
+    // Unset means a UUID; set (even to '.') means that exact string.
+    sessionIdOverride: env.AGY_SIM_SESSION_ID === undefined || env.AGY_SIM_SESSION_ID === '' ? undefined : env.AGY_SIM_SESSION_ID,
   };
 }

@@ -53,8 +53,10 @@ function newSession(ctx: SimContext, p: Params): WithFollowUp {
   const cwd = requireString(p, 'cwd');
   requireArray(p, 'mcpServers'); // accepted, never contacted (RC01 connects lazily)
   requireAuth(ctx);
-  const id = randomUUID();
-  const session = openSession(ctx, id, cwd, ConversationDb.create(ctx.paths, id, cwd));
+  const dbId = randomUUID();
+  // A hostile build may answer with any id (AGY_SIM_SESSION_ID); its files still live under the UUID.
+  const id = ctx.config.sessionIdOverride ?? dbId;
+  const session = openSession(ctx, id, cwd, ConversationDb.create(ctx.paths, dbId, cwd));
   return new WithFollowUp({ sessionId: id, ...sessionStateResult(session.config) }, () =>
     update(ctx, id, availableCommandsUpdate()),
   );

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planRetention, weekKey } from '../../src/backup/retention.js';
+import { planRetention, planSessionRetention, weekKey, type SnapshotContents } from '../../src/backup/retention.js';
 import { parseSnapshotName, snapshotName, type SnapshotRef } from '../../src/backup/layout.js';
 
 function snaps(...isos: string[]): SnapshotRef[] {
@@ -55,6 +55,41 @@ describe('retention (restic-like)', () => {
     expect(weekKey(new Date('2024-12-30T00:00:00Z'))).toBe('2025-W01');
     expect(weekKey(new Date('2026-09-07T00:00:00Z'))).toBe('2026-W37');
     expect(weekKey(new Date('2026-09-06T23:59:59Z'))).toBe('2026-W36');
+  });
+});
+
+describe('retention per session', () => {
+  const holding = (iso: string, sessions: string[] | null): SnapshotContents => ({ ...snaps(iso)[0]!, sessions });
+
+  it('a snapshot stays while it is among the N newest copies of any session in it', () => {
+    const ab = holding('2026-09-01T01:00:00Z', ['A', 'B']);
+    const a1 = holding('2026-09-01T02:00:00Z', ['A']);
+    const a2 = holding('2026-09-01T03:00:00Z', ['A']);
+    const plan = planSessionRetention([ab, a1, a2], { keepLast: 1 }, a2.name);
+    expect(names(plan.keep)).toEqual(names([ab, a2]));
+    expect(plan.remove.map((r) => r.name)).toEqual([a1.name]);
+  });
+
+  it('daily and weekly rules count each session on its own', () => {
+    const b = holding('2026-09-01T01:00:00Z', ['B']);
+    const a = [holding('2026-09-02T01:00:00Z', ['A']), holding('2026-09-03T01:00:00Z', ['A'])];
+    const plan = planSessionRetention([b, ...a], { keepDaily: 1 });
+    expect(names(plan.keep)).toEqual(names([b, a[1]!]));
+  });
+
+  it('empty snapshots never push out ones with data, and are bounded among themselves', () => {
+    const data = [holding('2026-09-01T01:00:00Z', ['A']), holding('2026-09-01T02:00:00Z', ['A'])];
+    const empty = [holding('2026-09-01T03:00:00Z', []), holding('2026-09-01T04:00:00Z', []), holding('2026-09-01T05:00:00Z', [])];
+    const plan = planSessionRetention([...data, ...empty], { keepLast: 2 }, empty[2]!.name);
+    expect(names(plan.keep)).toEqual(names([...data, empty[1]!, empty[2]!]));
+    expect(plan.remove.map((r) => r.name)).toEqual([empty[0]!.name]);
+  });
+
+  it('a snapshot whose manifest cannot be read is kept', () => {
+    const unknown = holding('2026-09-01T01:00:00Z', null);
+    const plan = planSessionRetention([unknown, holding('2026-09-02T01:00:00Z', ['A'])], { keepLast: 1 });
+    expect(plan.keep.find((k) => k.name === unknown.name)?.reasons).toEqual(['unreadable-manifest']);
+    expect(plan.remove).toEqual([]);
   });
 });
 

@@ -13,6 +13,7 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--keep-last <n>', 'after a complete run, keep the N newest snapshots')
     .option('--keep-daily <n>', 'after a complete run, keep the newest snapshot of each of the last N days (UTC)')
     .option('--keep-weekly <n>', 'after a complete run, keep the newest snapshot of each of the last N ISO weeks')
+    .option('--dry-run', 'write and remove nothing: show what a run now would snapshot and what retention would remove (like restic forget --dry-run)')
     .option('--busy-timeout <duration>', 'how long to retry a locked database before reporting it failed', '10s')
     .action(
       action(async (io, { options }) => {
