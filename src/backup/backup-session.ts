@@ -3,6 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { conversationFiles } from '../paths.js';
+import { readFileNoFollow } from '../util/safe-fs.js';
 import { fsyncFile, identityOf, sha256File } from './files.js';
 import type { ManifestFile, ManifestSession } from './manifest.js';
 import { canReuse, reuseFile, type SourceState } from './reuse.js';
@@ -68,7 +69,7 @@ function currentState(db: string, wal: string): SourceState {
 function copyMeta(source: string, job: SessionJob, prev: ManifestSession | undefined): ManifestFile | null {
   let content: Buffer;
   try {
-    content = fs.readFileSync(source);
+    content = readFileNoFollow(source); // a planted link is never read for copying
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;

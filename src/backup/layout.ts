@@ -8,6 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { MANIFEST } from './manifest.js';
+import { lstatOrNull } from '../util/safe-fs.js';
 
 const NAME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2})-(\d{2})-(\d{2})\.(\d{3})Z$/;
 const LEFTOVER = /^\.(.+)\.(partial|deleting)$/;
@@ -46,7 +47,8 @@ export function listSnapshots(backupDir: string): SnapshotRef[] {
   for (const name of names) {
     const created = parseSnapshotName(name);
     const dir = path.join(backupDir, name);
-    if (created && fs.existsSync(path.join(dir, MANIFEST))) out.push({ name, dir, created });
+    // A real directory only: a planted symlink must not make agyctl read (or reuse files from) somewhere else.
+    if (created && lstatOrNull(dir)?.isDirectory() && lstatOrNull(path.join(dir, MANIFEST))?.isFile()) out.push({ name, dir, created });
   }
   return out.sort((a, b) => b.name.localeCompare(a.name));
 }
@@ -67,7 +69,8 @@ export function freshName(backupDir: string, now: Date): string {
   let t = now.getTime();
   for (;;) {
     const name = snapshotName(new Date(t));
-    if (!fs.existsSync(path.join(backupDir, name)) && !fs.existsSync(path.join(backupDir, partialName(name)))) return name;
+    // lstat: a dangling link planted under the next name counts as taken.
+    if (lstatOrNull(path.join(backupDir, name)) === null && lstatOrNull(path.join(backupDir, partialName(name))) === null) return name;
     t += 1;
   }
 }

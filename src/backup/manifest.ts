@@ -1,7 +1,7 @@
 /** manifest.json: what a snapshot holds and how to check it. Its shape is documented in docs/backup.md. */
-import fs from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomic } from '../util/atomic-write.js';
+import { readFileNoFollow } from '../util/safe-fs.js';
 import type { FileIdentity } from './files.js';
 import { SESSION_ID } from './discover.js';
 
@@ -47,7 +47,7 @@ export interface Manifest {
 export class ManifestError extends Error {}
 
 export function writeManifest(dir: string, manifest: Manifest): void {
-  writeFileAtomic(path.join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600, followSymlink: false });
+  writeFileAtomic(path.join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600, exactMode: true });
 }
 
 /** Read and sanity-check a manifest; ManifestError with a one-line reason otherwise. */
@@ -55,7 +55,7 @@ export function readManifest(dir: string): Manifest {
   const file = path.join(dir, MANIFEST);
   let parsed: unknown;
   try {
-    parsed = JSON.parse(fs.readFileSync(file, 'utf8'));
+    parsed = JSON.parse(readFileNoFollow(file).toString('utf8')); // a planted link or FIFO is not a manifest
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     throw new ManifestError(code === 'ENOENT' ? `${dir} has no ${MANIFEST}` : `${file} is unreadable: ${(err as Error).message}`);
