@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { conversationFiles } from '../paths.js';
 import { fsyncDir, writeFileAtomic } from '../util/atomic-write.js';
-import { assertNotSymlink, copyFileNoFollow, finishFile, lstatOrNull, makePrivateDir, ownerFor, readFileNoFollow, rmPrivateDir, type Owner } from '../util/safe-fs.js';
+import { assertNotSymlink, copyFileNoFollow, finishFile, holdsOpen, lstatOrNull, makePrivateDir, ownerFor, readFileNoFollow, rmPrivateDir, SwappedError, type Owner } from '../util/safe-fs.js';
 import { snapshotName } from './layout.js';
 import type { ManifestSession } from './manifest.js';
 import { integrityCheck, isBusy, openReadWrite, type Db } from './sqlite.js';
@@ -87,9 +87,11 @@ export function assertConversationNotLinked(files: ReturnType<typeof conversatio
  * `--force` overrides it. When it succeeds the lock is held until the swap.
  */
 function lockProbe(db: string, force: boolean): Db | 'damaged' {
+  const checked = fs.lstatSync(db);
   const conn = openReadWrite(db, PROBE_TIMEOUT_MS);
   try {
     assertNotSymlink(db, 'a conversation database'); // swapped in since the first check: close without reading
+    if (!holdsOpen(checked)) throw new SwappedError(db);
     if (exclusiveRead(conn)) return conn;
     conn.pragma('locking_mode = NORMAL');
     conn.exec('BEGIN EXCLUSIVE; COMMIT');

@@ -12,7 +12,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fsyncDir } from '../util/atomic-write.js';
-import { assertNotSymlink, finishFile, lstatOrNull } from '../util/safe-fs.js';
+import { assertNotSymlink, finishFile, holdsOpen, lstatOrNull, SwappedError } from '../util/safe-fs.js';
 import { SNAPSHOT_FILE_MODE } from './files.js';
 import { formatDuration } from '../util/duration.js';
 import { InterruptedError } from '../errors.js';
@@ -89,7 +89,10 @@ function vacuumInto(source: string, tmp: string, busyTimeoutMs: number): void {
   let db: Db | undefined;
   const sidecars = missingSidecars(source);
   try {
+    const checked = fs.lstatSync(source);
+    if (!checked.isFile()) throw new SwappedError(source);
     db = openReadOnly(source, busyTimeoutMs);
+    if (!holdsOpen(checked)) throw new SwappedError(source);
     // The copy is fsynced once by us at the end; SQLite's own syncs would only slow it down.
     db.pragma('synchronous = OFF');
     db.prepare('VACUUM INTO ?').run(tmp);

@@ -172,3 +172,35 @@ export function mkdirOwned(dir: string): boolean {
   }
   return true;
 }
+
+/**
+ * Whether this process holds a descriptor on the file `expected` (an lstat
+ * taken before opening) describes. SQLite opens by path and cannot be told
+ * O_NOFOLLOW: checked right after an open, this tells that it opened that
+ * file, not a link swapped in for the moment of the open. Linux /proc;
+ * elsewhere (no /proc) it cannot tell and says yes.
+ */
+export function holdsOpen(expected: fs.Stats): boolean {
+  let fds: string[];
+  try {
+    fds = fs.readdirSync('/proc/self/fd');
+  } catch {
+    return true;
+  }
+  for (const fd of fds) {
+    try {
+      const st = fs.statSync(`/proc/self/fd/${fd}`);
+      if (st.dev === expected.dev && st.ino === expected.ino) return true;
+    } catch {
+      /* closed meanwhile */
+    }
+  }
+  return false;
+}
+
+/** SQLite did not open the file agyctl checked (a link was swapped in around the open): nothing is read from it. */
+export class SwappedError extends Error {
+  constructor(file: string) {
+    super(`${file} was replaced while agyctl opened it (a symlink swapped in?); nothing was read from it`);
+  }
+}

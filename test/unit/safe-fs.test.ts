@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { AgyError } from '../../src/errors.js';
 import { checkAndFixTokenFile } from '../../src/login/token-file.js';
 import { writeFileAtomic } from '../../src/util/atomic-write.js';
-import { copyFileNoFollow, createExclusive, ownerFor, readFileNoFollow } from '../../src/util/safe-fs.js';
+import { copyFileNoFollow, createExclusive, holdsOpen, ownerFor, readFileNoFollow } from '../../src/util/safe-fs.js';
 import { useScratch } from '../helpers/scratch.js';
 
 const NOBODY = 65534;
@@ -69,5 +69,25 @@ describe('safe-fs', () => {
     fs.chmodSync(file, 0o644);
     writeFileAtomic(file, 'y', { mode: 0o600, exactMode: true });
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it('holdsOpen tells whether the file that was checked is the one opened', () => {
+    const { state, victim } = box();
+    const file = path.join(state, 'a');
+    fs.writeFileSync(file, 'a');
+    const checked = fs.lstatSync(file);
+    expect(holdsOpen(checked)).toBe(false);
+    const fd = fs.openSync(victim, 'r'); // what a swapped-in link would have made SQLite open
+    try {
+      expect(holdsOpen(checked)).toBe(false);
+    } finally {
+      fs.closeSync(fd);
+    }
+    const right = fs.openSync(file, 'r');
+    try {
+      expect(holdsOpen(checked)).toBe(true);
+    } finally {
+      fs.closeSync(right);
+    }
   });
 });
