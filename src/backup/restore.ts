@@ -12,7 +12,7 @@ import { findServersFor, holders } from '../util/procfs.js';
 import { errorText, sha256File } from './files.js';
 import { ManifestError, readManifest, type ManifestSession } from './manifest.js';
 import { assertConversationNotLinked, LockedError, OpenElsewhereError, restoreOne } from './restore-one.js';
-import { assertNotSymlink, mkdirOwned } from '../util/safe-fs.js';
+import { assertNotSymlink, mkdirOwned, sweepPrivateDirs } from '../util/safe-fs.js';
 
 export interface RestoreOptions {
   snapshotDir: string;
@@ -44,6 +44,7 @@ export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
   refuseIfOpen(chosen.flatMap((s) => targets(s.id)), opts);
   refuseLinks(opts.stateDir, chosen);
   mkdirOwned(stateFiles(opts.stateDir).conversations);
+  for (const name of sweepPrivateDirs(stateFiles(opts.stateDir).conversations, 'restore')) opts.out.verbose(`removed ${name}, left by a restore that was killed`);
   const sessions: RestoredSession[] = [];
   for (const session of chosen) {
     await new Promise((resolve) => setImmediate(resolve));

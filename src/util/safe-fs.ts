@@ -135,7 +135,37 @@ export function copyFileNoFollow(from: string, to: string, mode = 0o600, owner?:
  * (SQLite's VACUUM INTO) can safely write there. Remove it with `rmPrivateDir`.
  */
 export function makePrivateDir(parent: string, label: string): string {
-  return fs.mkdtempSync(path.join(parent, `.agyctl-${label}-`));
+  return fs.mkdtempSync(path.join(parent, `.agyctl-${label}-${process.pid}-`));
+}
+
+/** Private dirs that a killed run left in `parent` (ours, their pid gone): removed. Returns their names. */
+export function sweepPrivateDirs(parent: string, label: string): string[] {
+  const re = new RegExp(`^\\.agyctl-${label}-(\\d+)-[A-Za-z0-9]{6}$`);
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = fs.readdirSync(parent);
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    const pid = Number(re.exec(name)?.[1] ?? NaN);
+    if (!Number.isInteger(pid) || pid === process.pid || isAlive(pid)) continue;
+    const st = lstatOrNull(path.join(parent, name));
+    if (!st?.isDirectory() || st.uid !== process.getuid?.()) continue;
+    rmPrivateDir(path.join(parent, name));
+    removed.push(name);
+  }
+  return removed;
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 export function rmPrivateDir(dir: string): void {

@@ -2,13 +2,14 @@
  * safe-fs and login's token check as root on a user's files: nothing is
  * followed through a link, and modes and owners are set on descriptors.
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AgyError } from '../../src/errors.js';
 import { checkAndFixTokenFile } from '../../src/login/token-file.js';
 import { writeFileAtomic } from '../../src/util/atomic-write.js';
-import { copyFileNoFollow, createExclusive, holdsOpen, ownerFor, readFileNoFollow } from '../../src/util/safe-fs.js';
+import { copyFileNoFollow, createExclusive, holdsOpen, makePrivateDir, ownerFor, readFileNoFollow, sweepPrivateDirs } from '../../src/util/safe-fs.js';
 import { useScratch } from '../helpers/scratch.js';
 
 const NOBODY = 65534;
@@ -89,5 +90,14 @@ describe('safe-fs', () => {
     } finally {
       fs.closeSync(right);
     }
+  });
+
+  it('sweeps private dirs of killed runs only (pid gone), never a live run\'s', () => {
+    const { state } = box();
+    const dead = spawnSync('true').pid!;
+    const mine = makePrivateDir(state, 'restore');
+    for (const pid of [dead, 1]) fs.mkdirSync(path.join(state, `.agyctl-restore-${pid}-abc123`));
+    expect(sweepPrivateDirs(state, 'restore')).toEqual([`.agyctl-restore-${dead}-abc123`]);
+    expect(fs.readdirSync(state).sort()).toEqual([path.basename(mine), '.agyctl-restore-1-abc123'].sort());
   });
 });
