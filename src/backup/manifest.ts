@@ -1,7 +1,7 @@
 /** manifest.json: what a snapshot holds and how to check it. Its shape is documented in docs/backup.md. */
 import path from 'node:path';
 import { writeFileAtomic } from '../util/atomic-write.js';
-import { readFileNoFollow } from '../util/safe-fs.js';
+import { assertPrivateDir, readFileNoFollow } from '../util/safe-fs.js';
 import type { FileIdentity } from './files.js';
 import { SESSION_ID } from './discover.js';
 
@@ -47,6 +47,7 @@ export interface Manifest {
 export class ManifestError extends Error {}
 
 export function writeManifest(dir: string, manifest: Manifest): void {
+  assertPrivateDir(dir); // the run's own work dir, not something swapped in for it
   writeFileAtomic(path.join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600, exactMode: true });
 }
 

@@ -12,7 +12,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fsyncDir } from '../util/atomic-write.js';
-import { assertNotSymlink, finishFile, holdsOpen, lstatOrNull, SwappedError } from '../util/safe-fs.js';
+import { assertNotSymlink, assertPrivateDir, finishFile, holdsOpen, lstatOrNull, SwappedError } from '../util/safe-fs.js';
 import { SNAPSHOT_FILE_MODE } from './files.js';
 import { formatDuration } from '../util/duration.js';
 import { InterruptedError } from '../errors.js';
@@ -45,12 +45,14 @@ const ATTEMPT_MS = 1000;
  */
 export async function snapshotDb(source: string, destDir: string, name: string, busyBudgetMs: number, signal?: AbortSignal): Promise<SnapshotResult> {
   for (const f of [source, `${source}-wal`, `${source}-shm`]) assertNotSymlink(f, 'a conversation database file');
+  assertPrivateDir(destDir);
   const tmp = path.join(destDir, `.${name}.${crypto.randomBytes(6).toString('hex')}.tmp`);
   const attempts = await vacuumWithRetries(source, tmp, busyBudgetMs, signal);
   try {
     const { integrity, rows, sha256, bytes } = await checkHashSync(tmp);
     if (integrity !== 'ok') throw new SnapshotError(`the snapshot failed integrity_check: ${integrity}`, 'integrity');
     finishFile(tmp, SNAPSHOT_FILE_MODE); // VACUUM INTO creates it 0644 under umask 022; conversations are private
+    assertPrivateDir(destDir);
     fs.renameSync(tmp, path.join(destDir, name));
     fsyncDir(destDir);
     return { bytes, sha256, integrity, rows, attempts };

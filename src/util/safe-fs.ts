@@ -234,3 +234,32 @@ export class SwappedError extends Error {
     super(`${file} was replaced while agyctl opened it (a symlink swapped in?); nothing was read from it`);
   }
 }
+
+/**
+ * A directory agyctl made for itself (a backup run's work dir) is still a
+ * real directory of ours, not writable by others: in a destination another
+ * user can write to, that user could rename it away and put a link or a
+ * directory of their own in its place between two of our writes.
+ */
+export function assertPrivateDir(dir: string): void {
+  const st = lstatOrNull(dir);
+  if (st?.isSymbolicLink()) throw unsafeSymlinkError(dir, 'a directory agyctl created');
+  if (!st?.isDirectory() || st.uid !== process.getuid?.() || (st.mode & 0o022) !== 0) {
+    throw Object.assign(new Error(`${dir} is no longer the private directory agyctl created (replaced by someone else?)`), { code: 'EPERM' });
+  }
+}
+
+/** A new file (O_EXCL|O_NOFOLLOW: never an existing name or a link), `mode` whatever the umask, fsynced. */
+export function writeNewFile(file: string, data: Uint8Array, mode = 0o600, owner?: Owner): void {
+  const fd = createExclusive(file, mode);
+  try {
+    fs.writeSync(fd, data);
+    fixDescriptor(fd, mode, owner);
+    fs.fsyncSync(fd);
+  } catch (err) {
+    fs.closeSync(fd);
+    fs.rmSync(file, { force: true });
+    throw err;
+  }
+  fs.closeSync(fd);
+}

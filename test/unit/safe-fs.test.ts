@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { AgyError } from '../../src/errors.js';
 import { checkAndFixTokenFile } from '../../src/login/token-file.js';
 import { writeFileAtomic } from '../../src/util/atomic-write.js';
-import { copyFileNoFollow, createExclusive, holdsOpen, makePrivateDir, ownerFor, readFileNoFollow, sweepPrivateDirs } from '../../src/util/safe-fs.js';
+import { assertPrivateDir, copyFileNoFollow, createExclusive, holdsOpen, makePrivateDir, ownerFor, readFileNoFollow, sweepPrivateDirs, writeNewFile } from '../../src/util/safe-fs.js';
 import { useScratch } from '../helpers/scratch.js';
 
 const NOBODY = 65534;
@@ -99,5 +99,21 @@ describe('safe-fs', () => {
     for (const pid of [dead, 1]) fs.mkdirSync(path.join(state, `.agyctl-restore-${pid}-abc123`));
     expect(sweepPrivateDirs(state, 'restore')).toEqual([`.agyctl-restore-${dead}-abc123`]);
     expect(fs.readdirSync(state).sort()).toEqual([path.basename(mine), '.agyctl-restore-1-abc123'].sort());
+  });
+
+  it('a work dir swapped for a link or for a directory of another user is refused; new files never reuse a name', () => {
+    const { state, victim } = box();
+    const work = path.join(path.dirname(state), 'work');
+    fs.mkdirSync(work, { mode: 0o700 });
+    expect(() => assertPrivateDir(work)).not.toThrow();
+    fs.renameSync(work, `${work}.moved`);
+    fs.symlinkSync(path.dirname(victim), work);
+    expect(() => assertPrivateDir(work)).toThrow(/symbolic link/);
+    fs.rmSync(work);
+    expect(() => assertPrivateDir(state)).toThrow(/no longer the private directory/); // nobody's
+    const link = path.join(state, 'x.meta');
+    fs.symlinkSync(victim, link);
+    expect(() => writeNewFile(link, Buffer.from('meta'))).toThrow(/EEXIST/);
+    expect(fs.readFileSync(victim, 'utf8')).toBe('root data\n');
   });
 });
