@@ -1,10 +1,11 @@
 /**
  * The backup directory: `<UTC timestamp>/` for each complete snapshot,
- * `.<timestamp>.partial/` while a run works, `.<name>.deleting/` while
+ * `.<timestamp>.<random>.partial/` while a run works, `.<name>.deleting/` while
  * retention removes one, `.lock` while a run holds it. Only a directory with
  * a timestamp name and a manifest.json is a snapshot; anything else in the
  * directory is left alone except our own leftovers.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { MANIFEST } from './manifest.js';
@@ -25,7 +26,8 @@ export function parseSnapshotName(name: string): Date | undefined {
   return Number.isNaN(d.getTime()) ? undefined : d;
 }
 
-export const partialName = (name: string): string => `.${name}.partial`;
+/** Random part: nobody who can write the backup directory can plant a link or a directory under the name the run will create. */
+export const partialName = (name: string): string => `.${name}.${crypto.randomBytes(6).toString('hex')}.partial`;
 export const deletingName = (name: string): string => `.${name}.deleting`;
 
 export interface SnapshotRef {
@@ -66,11 +68,13 @@ export function removeLeftovers(backupDir: string): string[] {
 
 /** A fresh snapshot name: never reuse an existing one, even if the clock stepped back. */
 export function freshName(backupDir: string, now: Date): string {
+  const entries = new Set(fs.readdirSync(backupDir));
+  const taken = (name: string): boolean => entries.has(name) || [...entries].some((e) => e.startsWith(`.${name}.`) && e.endsWith('.partial'));
   let t = now.getTime();
   for (;;) {
+    // From the listing, so a dangling link planted under the next name counts as taken.
     const name = snapshotName(new Date(t));
-    // lstat: a dangling link planted under the next name counts as taken.
-    if (lstatOrNull(path.join(backupDir, name)) === null && lstatOrNull(path.join(backupDir, partialName(name))) === null) return name;
+    if (!taken(name)) return name;
     t += 1;
   }
 }
