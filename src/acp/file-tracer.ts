@@ -1,18 +1,42 @@
 /**
  * --trace FILE: every JSON-RPC message in both directions, plus non-JSON
  * server output, as JSONL with a timestamp and a direction. Redacted before
- * it is written: the trace is meant to be attached to bug reports.
+ * it is written: the trace is meant to be attached to bug reports. Opened
+ * with O_NOFOLLOW (a symlink is refused: `unsafe-symlink`, exit 2), mode 0600.
  */
 import fs from 'node:fs';
+import { openNoFollow } from '../util/safe-fs.js';
 import { redact, redactText } from './redact.js';
 import type { TraceDirection, Tracer } from './trace.js';
+
+/** The process's own output streams: symlinks the system keeps, safe to follow. */
+const STD_STREAM = /^\/(dev\/(stdout|stderr|fd\/\d+)|proc\/self\/fd\/\d+)$/;
+
+/**
+ * Append-only, never through a symlink (as root, a link planted where the
+ * trace goes would redirect it into any file), created 0600 and narrowed to
+ * 0600 when an existing file is wider: even redacted, a trace describes the
+ * user's account and machine.
+ */
+function openTraceFile(file: string): number {
+  if (STD_STREAM.test(file)) return fs.openSync(file, 'a');
+  const { O_WRONLY, O_APPEND, O_CREAT } = fs.constants;
+  const fd = openNoFollow(file, O_WRONLY | O_APPEND | O_CREAT, 0o600, 'the --trace file');
+  try {
+    const st = fs.fstatSync(fd);
+    if (st.isFile() && st.uid === process.getuid?.() && (st.mode & 0o077) !== 0) fs.fchmodSync(fd, 0o600);
+  } catch (err) {
+    fs.closeSync(fd);
+    throw err;
+  }
+  return fd;
+}
 
 export class FileTracer implements Tracer {
   private fd: number | undefined;
 
   constructor(file: string) {
-    // 0600: even redacted, a trace describes the user's account and machine.
-    this.fd = fs.openSync(file, 'a', 0o600);
+    this.fd = openTraceFile(file);
   }
 
   record(direction: TraceDirection, payload: unknown): void {

@@ -3,7 +3,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { conversationFiles } from '../paths.js';
-import { fsyncFile, identityOf, sha256File } from './files.js';
+import { readFileNoFollow, writeNewFile } from '../util/safe-fs.js';
+import { identityOf, sha256File } from './files.js';
 import type { ManifestFile, ManifestSession } from './manifest.js';
 import { canReuse, reuseFile, type SourceState } from './reuse.js';
 import { snapshotDb } from './snapshot-db.js';
@@ -68,7 +69,7 @@ function currentState(db: string, wal: string): SourceState {
 function copyMeta(source: string, job: SessionJob, prev: ManifestSession | undefined): ManifestFile | null {
   let content: Buffer;
   try {
-    content = fs.readFileSync(source);
+    content = readFileNoFollow(source); // a planted link is never read for copying
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
@@ -80,8 +81,7 @@ function copyMeta(source: string, job: SessionJob, prev: ManifestSession | undef
   if (job.previous && prevMeta && prevMeta.sha256 === sha256 && tryLink(path.join(job.previous.dir, prevMeta.file), target, sha256)) {
     return { file, bytes: content.length, sha256 };
   }
-  fs.writeFileSync(target, content, { mode: 0o600 });
-  fsyncFile(target);
+  writeNewFile(target, content);
   return { file, bytes: content.length, sha256 };
 }
 

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { conversationFiles, stateFiles } from '../paths.js';
 import { holders } from '../util/procfs.js';
+import { lstatOrNull, readFileNoFollow } from '../util/safe-fs.js';
 import { errorText, identityOf, type FileIdentity } from './files.js';
 
 export const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -80,7 +81,9 @@ function describe(stateDir: string, id: string): SessionInfo {
   try {
     db = identityOf(files.db);
     wal = identityOf(files.wal);
-    readable = db !== null && checkHeader(files.db, problems);
+    const linked = linkedFiles(files);
+    if (linked.length > 0) problems.push(`${linked.join(', ')} ${linked.length > 1 ? 'are symlinks' : 'is a symlink'}; agyctl does not follow links in the state dir (replace the link with the file)`);
+    readable = db !== null && linked.length === 0 && checkHeader(files.db, problems);
   } catch (err) {
     problems.push(`cannot stat: ${errorText(err)}`);
   }
@@ -109,7 +112,7 @@ function describe(stateDir: string, id: string): SessionInfo {
 function checkHeader(file: string, problems: string[]): boolean {
   let fd: number | undefined;
   try {
-    fd = fs.openSync(file, 'r');
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
     const head = Buffer.alloc(SQLITE_HEADER.length);
     const n = fs.readSync(fd, head, 0, head.length, 0);
     if (n === 0) return true; // empty file: SQLite reads it as an empty database
@@ -129,7 +132,7 @@ function checkHeader(file: string, problems: string[]): boolean {
 function readMeta(file: string, problems: string[]): string | null {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readFileNoFollow(file).toString('utf8');
   } catch (err) {
     problems.push((err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no .meta file (cwd unknown)' : `cannot read .meta: ${errorText(err)}`);
     return null;
@@ -142,6 +145,11 @@ function readMeta(file: string, problems: string[]): string | null {
     problems.push('.meta is not valid JSON');
   }
   return null;
+}
+
+/** Conversation files that are symlinks (a planted link must not steer a backup or restore out of the state dir). */
+function linkedFiles(files: ReturnType<typeof conversationFiles>): string[] {
+  return [files.db, files.wal, files.shm, files.meta].filter((f) => lstatOrNull(f)?.isSymbolicLink()).map((f) => path.basename(f));
 }
 
 function leftovers(files: ReturnType<typeof conversationFiles>): string[] {

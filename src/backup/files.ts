@@ -1,13 +1,14 @@
 /** File-level helpers for snapshots: hashing, fsync, (inode, size, mtime) identity, hard links. */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { copyFileNoFollow, openNoFollow } from '../util/safe-fs.js';
 
 const CHUNK = 1 << 20;
 
-/** sha256 of a file, read in 1 MB chunks so memory stays flat whatever the size. */
+/** sha256 of a file, read in 1 MB chunks so memory stays flat whatever the size. A symlink is never followed (unsafe-symlink). */
 export function sha256File(file: string): string {
   const hash = crypto.createHash('sha256');
-  const fd = fs.openSync(file, 'r');
+  const fd = openNoFollow(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   try {
     const buf = Buffer.allocUnsafe(CHUNK);
     for (let n = fs.readSync(fd, buf, 0, CHUNK, null); n > 0; n = fs.readSync(fd, buf, 0, CHUNK, null)) hash.update(buf.subarray(0, n));
@@ -54,18 +55,38 @@ export function sameIdentity(a: FileIdentity | null, b: FileIdentity | null): bo
   return a.inode === b.inode && a.size === b.size && a.mtimeNs === b.mtimeNs;
 }
 
-/** Hard-link where the filesystem allows it (same content, no space), else copy and fsync. */
+/**
+ * Hard-link where the filesystem allows it (same content, no space), else
+ * copy and fsync. Only a regular file is reused (a backup directory may be
+ * writable by others: a planted link is never linked or followed), and it
+ * ends up 0600 like every snapshot file.
+ */
 export function linkOrCopy(from: string, to: string): 'linked' | 'copied' {
+  if (!fs.lstatSync(from).isFile()) throw Object.assign(new Error(`${from} is not a regular file`), { code: 'EINVAL' });
   try {
     fs.linkSync(from, to);
+    narrowMode(to);
     return 'linked';
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'EMLINK' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw err;
   }
-  fs.copyFileSync(from, to);
-  fsyncFile(to);
+  copyFileNoFollow(from, to, SNAPSHOT_FILE_MODE);
   return 'copied';
+}
+
+/** Snapshot files hold conversations: 0600 (directories 0700). */
+export const SNAPSHOT_FILE_MODE = 0o600;
+
+/** Older snapshots made their .db files 0644: narrow a linked one of ours (it is the same inode) without following links. */
+function narrowMode(file: string): void {
+  const fd = openNoFollow(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  try {
+    const st = fs.fstatSync(fd);
+    if (st.isFile() && st.uid === process.getuid?.() && (st.mode & 0o077) !== 0) fs.fchmodSync(fd, SNAPSHOT_FILE_MODE);
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** Errors that mean "the destination cannot take more data": the whole run stops, nothing half-written remains. */

@@ -1,13 +1,15 @@
 /**
  * The backup directory: `<UTC timestamp>/` for each complete snapshot,
- * `.<timestamp>.partial/` while a run works, `.<name>.deleting/` while
+ * `.<timestamp>.<random>.partial/` while a run works, `.<name>.deleting/` while
  * retention removes one, `.lock` while a run holds it. Only a directory with
  * a timestamp name and a manifest.json is a snapshot; anything else in the
  * directory is left alone except our own leftovers.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { MANIFEST } from './manifest.js';
+import { lstatOrNull } from '../util/safe-fs.js';
 
 const NAME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2})-(\d{2})-(\d{2})\.(\d{3})Z$/;
 const LEFTOVER = /^\.(.+)\.(partial|deleting)$/;
@@ -24,7 +26,8 @@ export function parseSnapshotName(name: string): Date | undefined {
   return Number.isNaN(d.getTime()) ? undefined : d;
 }
 
-export const partialName = (name: string): string => `.${name}.partial`;
+/** Random part: nobody who can write the backup directory can plant a link or a directory under the name the run will create. */
+export const partialName = (name: string): string => `.${name}.${crypto.randomBytes(6).toString('hex')}.partial`;
 export const deletingName = (name: string): string => `.${name}.deleting`;
 
 export interface SnapshotRef {
@@ -46,7 +49,8 @@ export function listSnapshots(backupDir: string): SnapshotRef[] {
   for (const name of names) {
     const created = parseSnapshotName(name);
     const dir = path.join(backupDir, name);
-    if (created && fs.existsSync(path.join(dir, MANIFEST))) out.push({ name, dir, created });
+    // A real directory only: a planted symlink must not make agyctl read (or reuse files from) somewhere else.
+    if (created && lstatOrNull(dir)?.isDirectory() && lstatOrNull(path.join(dir, MANIFEST))?.isFile()) out.push({ name, dir, created });
   }
   return out.sort((a, b) => b.name.localeCompare(a.name));
 }
@@ -64,10 +68,13 @@ export function removeLeftovers(backupDir: string): string[] {
 
 /** A fresh snapshot name: never reuse an existing one, even if the clock stepped back. */
 export function freshName(backupDir: string, now: Date): string {
+  const entries = new Set(fs.readdirSync(backupDir));
+  const taken = (name: string): boolean => entries.has(name) || [...entries].some((e) => e.startsWith(`.${name}.`) && e.endsWith('.partial'));
   let t = now.getTime();
   for (;;) {
+    // From the listing, so a dangling link planted under the next name counts as taken.
     const name = snapshotName(new Date(t));
-    if (!fs.existsSync(path.join(backupDir, name)) && !fs.existsSync(path.join(backupDir, partialName(name)))) return name;
+    if (!taken(name)) return name;
     t += 1;
   }
 }

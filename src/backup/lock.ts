@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { usageError } from '../errors.js';
+import { lstatOrNull, readFileNoFollow, unsafeSymlinkError } from '../util/safe-fs.js';
 
 interface LockInfo {
   pid: number;
@@ -31,6 +32,7 @@ export function acquireLock(dir: string): Lock {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
+    refuseForeign(file);
     const holder = readLock(file);
     if (!holder && youngerThan(file, 10_000)) break; // being written by a run that just started
     if (holder && isAlive(holder)) {
@@ -64,9 +66,16 @@ function writeNewLock(file: string, info: LockInfo): void {
   }
 }
 
+/** Our lock is always a regular file: a symlink (or FIFO...) there was planted; name it instead of following it. */
+function refuseForeign(file: string): void {
+  const st = lstatOrNull(file);
+  if (st?.isSymbolicLink()) throw unsafeSymlinkError(file, 'the backup lock file');
+  if (st && !st.isFile()) throw usageError(`${file} is not a regular file, so it is not agyctl's lock.`, `remove it: rm ${file}`);
+}
+
 function youngerThan(file: string, ms: number): boolean {
   try {
-    return Date.now() - fs.statSync(file).mtimeMs < ms;
+    return Date.now() - fs.lstatSync(file).mtimeMs < ms;
   } catch {
     return false;
   }
@@ -79,7 +88,7 @@ function releaseIfMine(file: string): void {
 
 function readLock(file: string): LockInfo | undefined {
   try {
-    const info = JSON.parse(fs.readFileSync(file, 'utf8')) as Partial<LockInfo>;
+    const info = JSON.parse(readFileNoFollow(file).toString('utf8')) as Partial<LockInfo>;
     if (typeof info.pid !== 'number') return undefined;
     return { pid: info.pid, host: String(info.host ?? ''), procStart: info.procStart ?? null, since: String(info.since ?? 'unknown') };
   } catch {

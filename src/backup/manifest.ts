@@ -1,7 +1,7 @@
 /** manifest.json: what a snapshot holds and how to check it. Its shape is documented in docs/backup.md. */
-import fs from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomic } from '../util/atomic-write.js';
+import { assertPrivateDir, readFileNoFollow } from '../util/safe-fs.js';
 import type { FileIdentity } from './files.js';
 import { SESSION_ID } from './discover.js';
 import { AgyError, EXIT, usageError } from '../errors.js';
@@ -72,7 +72,8 @@ export function manifestAgyError(err: ManifestError, dir: string): AgyError {
 }
 
 export function writeManifest(dir: string, manifest: Manifest): void {
-  writeFileAtomic(path.join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600, followSymlink: false });
+  assertPrivateDir(dir); // the run's own work dir, not something swapped in for it
+  writeFileAtomic(path.join(dir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`, { mode: 0o600, exactMode: true });
 }
 
 /** Read and sanity-check a manifest; ManifestError with a one-line reason otherwise. */
@@ -80,7 +81,7 @@ export function readManifest(dir: string): Manifest {
   const file = path.join(dir, MANIFEST);
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readFileNoFollow(file).toString('utf8'); // a planted link or FIFO is not a manifest
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') throw new ManifestError(`${dir} has no ${MANIFEST}`, 'missing');

@@ -4,16 +4,18 @@
  * deleting the sidecars loses the server's next commits.
  *
  * Order: exclusive-lock probe (held until the swap), safety VACUUM INTO of the
- * current database, snapshot copied to a temporary file beside the target
- * and turned into WAL mode, checked and fsynced; only then the old `-wal` and
- * `-shm` go, the copy is renamed into place and the directory fsynced. Any
- * failure before the rename leaves the previous files as they were.
+ * current database, snapshot copied to a temporary file in a private
+ * directory beside the target and turned into WAL mode, checked and fsynced;
+ * only then the old `-wal` and `-shm` go, the copy is renamed into place and
+ * the directory fsynced. Any failure before the rename leaves the previous
+ * files as they were. Conversation files that are symlinks are refused; what
+ * restore creates is 0600 and, as root, owned by the state dir's owner.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { conversationFiles } from '../paths.js';
 import { fsyncDir, writeFileAtomic } from '../util/atomic-write.js';
-import { fsyncFile } from './files.js';
+import { assertNotSymlink, copyFileNoFollow, finishFile, holdsOpen, lstatOrNull, makePrivateDir, ownerFor, readFileNoFollow, rmPrivateDir, SwappedError, type Owner } from '../util/safe-fs.js';
 import { snapshotName } from './layout.js';
 import type { ManifestSession } from './manifest.js';
 import { integrityCheck, isBusy, openReadWrite, type Db } from './sqlite.js';
@@ -40,24 +42,39 @@ const PROBE_TIMEOUT_MS = 1000;
 
 export function restoreOne(opts: RestoreOneOptions): RestoreOneResult {
   const files = conversationFiles(opts.stateDir, opts.session.id);
+  assertConversationNotLinked(files);
+  const owner = ownerFor(opts.stateDir);
   const stamp = snapshotName(new Date());
-  const tmp = path.join(path.dirname(files.db), `.${path.basename(files.db)}.restore-${stamp}.tmp`);
-  const exists = fs.existsSync(files.db);
-  const probed = exists ? lockProbe(files.db, opts.force) : undefined;
-  const probe = probed === 'damaged' ? undefined : probed;
-  let preRestore: string | null = null;
+  // Temporary copies live in a fresh 0700 directory of ours: nothing planted beside the database can redirect them.
+  const priv = makePrivateDir(path.dirname(files.db), 'restore');
   try {
-    if (exists) preRestore = safetyCopy(probe, files, `${files.db}.pre-restore-${stamp}`);
-    prepareCopy(path.join(opts.snapshotDir, opts.session.file), tmp);
-  } catch (err) {
-    probe?.close();
-    removeTmp(tmp);
-    if (preRestore) for (const f of [preRestore, `${preRestore}-wal`]) fs.rmSync(f, { force: true }); // the original is untouched: no second copy
-    throw err;
+    const tmp = path.join(priv, path.basename(files.db));
+    const exists = lstatOrNull(files.db) !== null;
+    const probed = exists ? lockProbe(files.db, opts.force) : undefined;
+    const probe = probed === 'damaged' ? undefined : probed;
+    let preRestore: string | null = null;
+    try {
+      if (exists) preRestore = safetyCopy(probe, files, priv, `${files.db}.pre-restore-${stamp}`, owner);
+      prepareCopy(path.join(opts.snapshotDir, opts.session.file), tmp, owner);
+    } catch (err) {
+      probe?.close();
+      if (preRestore) for (const f of [preRestore, `${preRestore}-wal`]) fs.rmSync(f, { force: true }); // the original is untouched: no second copy
+      throw err;
+    }
+    swap(probe, files, tmp, opts.recheck);
+    restoreMeta(opts, files.meta, owner);
+    return { preRestore };
+  } finally {
+    rmPrivateDir(priv);
   }
-  swap(probe, files, tmp, opts.recheck);
-  restoreMeta(opts, files.meta);
-  return { preRestore };
+}
+
+/** A conversation file that is a symlink is refused (exit 2): SQLite and copies would follow it out of the state dir. */
+export function assertConversationNotLinked(files: ReturnType<typeof conversationFiles>): void {
+  assertNotSymlink(files.db, 'a conversation database');
+  assertNotSymlink(files.wal, "a conversation database's WAL");
+  assertNotSymlink(files.shm, "a conversation database's shared-memory file");
+  assertNotSymlink(files.meta, "a conversation's .meta file");
 }
 
 /**
@@ -70,8 +87,11 @@ export function restoreOne(opts: RestoreOneOptions): RestoreOneResult {
  * `--force` overrides it. When it succeeds the lock is held until the swap.
  */
 function lockProbe(db: string, force: boolean): Db | 'damaged' {
+  const checked = fs.lstatSync(db);
   const conn = openReadWrite(db, PROBE_TIMEOUT_MS);
   try {
+    assertNotSymlink(db, 'a conversation database'); // swapped in since the first check: close without reading
+    if (!holdsOpen(checked)) throw new SwappedError(db);
     if (exclusiveRead(conn)) return conn;
     conn.pragma('locking_mode = NORMAL');
     conn.exec('BEGIN EXCLUSIVE; COMMIT');
@@ -100,22 +120,27 @@ function exclusiveRead(conn: Db): boolean {
 /**
  * The current database, kept beside it: a VACUUM INTO copy, or for a
  * database SQLite cannot read, the raw files (`-wal` beside the copy, where
- * SQLite would look for it).
+ * SQLite would look for it). Made in the private directory, given mode 0600
+ * and the state dir's owner, then renamed to `target`.
  */
-function safetyCopy(probe: Db | undefined, files: ReturnType<typeof conversationFiles>, target: string): string {
+function safetyCopy(probe: Db | undefined, files: ReturnType<typeof conversationFiles>, priv: string, target: string, owner: Owner | undefined): string {
+  const copy = path.join(priv, 'pre-restore.db');
+  let wal = false;
   try {
     if (!probe) throw Object.assign(new Error('unreadable'), { code: 'SQLITE_NOTADB' });
-    probe.prepare('VACUUM INTO ?').run(target);
+    probe.prepare('VACUUM INTO ?').run(copy);
   } catch (err) {
     if (!isDamaged(err)) throw err;
-    fs.rmSync(target, { force: true });
-    fs.copyFileSync(files.db, target);
-    if (fs.existsSync(files.wal)) {
-      fs.copyFileSync(files.wal, `${target}-wal`);
-      fsyncFile(`${target}-wal`);
+    fs.rmSync(copy, { force: true });
+    copyFileNoFollow(files.db, copy, 0o600, owner);
+    if (lstatOrNull(files.wal)) {
+      copyFileNoFollow(files.wal, `${copy}-wal`, 0o600, owner);
+      wal = true;
     }
   }
-  fsyncFile(target);
+  finishFile(copy, 0o600, owner);
+  if (wal) fs.renameSync(`${copy}-wal`, `${target}-wal`);
+  fs.renameSync(copy, target);
   return target;
 }
 
@@ -124,8 +149,8 @@ function isDamaged(err: unknown): boolean {
   return typeof code === 'string' && /^SQLITE_(NOTADB|CORRUPT)/.test(code);
 }
 
-function prepareCopy(snapshotFile: string, tmp: string): void {
-  fs.copyFileSync(snapshotFile, tmp);
+function prepareCopy(snapshotFile: string, tmp: string, owner: Owner | undefined): void {
+  copyFileNoFollow(snapshotFile, tmp, 0o600, owner);
   const db = openReadWrite(tmp, 0);
   try {
     db.pragma('journal_mode = WAL'); // the server keeps its databases in WAL mode
@@ -134,30 +159,21 @@ function prepareCopy(snapshotFile: string, tmp: string): void {
   } finally {
     db.close(); // sole connection: checkpoints and removes the copy's own -wal
   }
-  fsyncFile(tmp);
+  finishFile(tmp, 0o600, owner);
 }
 
 function swap(probe: Db | undefined, files: ReturnType<typeof conversationFiles>, tmp: string, recheck: () => void): void {
-  try {
-    // Closing the probe, when it is the only connection, may checkpoint the old WAL into the old file: same content, and it goes next.
-    probe?.close();
-    recheck();
-  } catch (err) {
-    removeTmp(tmp);
-    throw err;
-  }
+  // Closing the probe, when it is the only connection, may checkpoint the old WAL into the old file: same content, and it goes next.
+  probe?.close();
+  recheck();
   fs.rmSync(files.wal, { force: true });
   fs.rmSync(files.shm, { force: true });
-  fs.renameSync(tmp, files.db);
+  fs.renameSync(tmp, files.db); // replaces the name: a link planted meanwhile is replaced, never followed
   fsyncDir(path.dirname(files.db));
 }
 
-function restoreMeta(opts: RestoreOneOptions, target: string): void {
+function restoreMeta(opts: RestoreOneOptions, target: string, owner: Owner | undefined): void {
   const meta = opts.session.meta;
   if (!meta) return;
-  writeFileAtomic(target, fs.readFileSync(path.join(opts.snapshotDir, meta.file)), { mode: 0o600, followSymlink: false });
-}
-
-function removeTmp(tmp: string): void {
-  for (const f of [tmp, `${tmp}-wal`, `${tmp}-shm`, `${tmp}-journal`]) fs.rmSync(f, { force: true });
+  writeFileAtomic(target, readFileNoFollow(path.join(opts.snapshotDir, meta.file)), { mode: 0o600, exactMode: true, owner });
 }

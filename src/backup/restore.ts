@@ -4,7 +4,6 @@
  * database or its WAL open (/proc); `--force` overrides only that finding,
  * never a failed SQLite lock probe.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { AgyError, EXIT, InterruptedError, usageError } from '../errors.js';
 import type { Output } from '../cli/output.js';
@@ -12,7 +11,8 @@ import { conversationFiles, stateFiles } from '../paths.js';
 import { findServersFor, holders } from '../util/procfs.js';
 import { errorText, sha256File } from './files.js';
 import { ManifestError, manifestAgyError, readManifest, type ManifestSession } from './manifest.js';
-import { LockedError, OpenElsewhereError, restoreOne } from './restore-one.js';
+import { assertConversationNotLinked, LockedError, OpenElsewhereError, restoreOne } from './restore-one.js';
+import { assertNotSymlink, mkdirOwned, sweepPrivateDirs } from '../util/safe-fs.js';
 
 export interface RestoreOptions {
   snapshotDir: string;
@@ -42,7 +42,9 @@ export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
   checkSnapshotFiles(opts.snapshotDir, chosen);
   const targets = (id: string): string[] => [conversationFiles(opts.stateDir, id).db, conversationFiles(opts.stateDir, id).wal];
   refuseIfOpen(chosen.flatMap((s) => targets(s.id)), opts);
-  fs.mkdirSync(stateFiles(opts.stateDir).conversations, { recursive: true, mode: 0o700 });
+  refuseLinks(opts.stateDir, chosen);
+  mkdirOwned(stateFiles(opts.stateDir).conversations);
+  for (const name of sweepPrivateDirs(stateFiles(opts.stateDir).conversations, 'restore')) opts.out.verbose(`removed ${name}, left by a restore that was killed`);
   const sessions: RestoredSession[] = [];
   for (const session of chosen) {
     await new Promise((resolve) => setImmediate(resolve));
@@ -92,6 +94,12 @@ function checkSnapshotFiles(dir: string, sessions: ManifestSession[]): void {
   if (bad.length > 0) {
     throw new AgyError(EXIT.findings, 'snapshot-damaged', `The snapshot is damaged; nothing was restored: ${bad.join('; ')}.`, { hint: `run \`agyctl backup verify ${dir}\`, or restore from another snapshot` });
   }
+}
+
+/** Before anything changes: a linked conversations dir or conversation file is refused (exit 2, `unsafe-symlink`). */
+function refuseLinks(stateDir: string, sessions: ManifestSession[]): void {
+  assertNotSymlink(stateFiles(stateDir).conversations, 'the conversations directory');
+  for (const s of sessions) assertConversationNotLinked(conversationFiles(stateDir, s.id));
 }
 
 function refuseIfOpen(paths: string[], opts: RestoreOptions): void {

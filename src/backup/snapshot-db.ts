@@ -8,9 +8,12 @@
  * checkpoint gives corrupt copies). SQLite's step-wise online backup is not
  * used: it restarts on every commit of a live writer and never finishes.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fsyncDir } from '../util/atomic-write.js';
+import { assertNotSymlink, assertPrivateDir, finishFile, holdsOpen, lstatOrNull, SwappedError } from '../util/safe-fs.js';
+import { SNAPSHOT_FILE_MODE } from './files.js';
 import { formatDuration } from '../util/duration.js';
 import { InterruptedError } from '../errors.js';
 import { checkHashSync } from './parallel-check.js';
@@ -33,13 +36,23 @@ export class SnapshotError extends Error {
 /** Each attempt's busy timeout is at most this, so Ctrl-C is noticed between attempts within about a second. */
 const ATTEMPT_MS = 1000;
 
-/** VACUUM INTO `destDir/.name.tmp`, check and hash it, fsync, rename to `destDir/name`, fsync the directory. */
+/**
+ * VACUUM INTO `destDir/.name.<random>.tmp`, check and hash it, make it 0600,
+ * fsync, rename to `destDir/name`, fsync the directory. A source database
+ * (or its `-wal`/`-shm`) that is a symlink is refused: SQLite would follow it
+ * out of the state dir. `destDir` must be a directory agyctl just created
+ * (the run's private work dir); the random name is a second guard.
+ */
 export async function snapshotDb(source: string, destDir: string, name: string, busyBudgetMs: number, signal?: AbortSignal): Promise<SnapshotResult> {
-  const tmp = path.join(destDir, `.${name}.tmp`);
+  for (const f of [source, `${source}-wal`, `${source}-shm`]) assertNotSymlink(f, 'a conversation database file');
+  assertPrivateDir(destDir);
+  const tmp = path.join(destDir, `.${name}.${crypto.randomBytes(6).toString('hex')}.tmp`);
   const attempts = await vacuumWithRetries(source, tmp, busyBudgetMs, signal);
   try {
     const { integrity, rows, sha256, bytes } = await checkHashSync(tmp);
     if (integrity !== 'ok') throw new SnapshotError(`the snapshot failed integrity_check: ${integrity}`, 'integrity');
+    finishFile(tmp, SNAPSHOT_FILE_MODE); // VACUUM INTO creates it 0644 under umask 022; conversations are private
+    assertPrivateDir(destDir);
     fs.renameSync(tmp, path.join(destDir, name));
     fsyncDir(destDir);
     return { bytes, sha256, integrity, rows, attempts };
@@ -78,7 +91,10 @@ function vacuumInto(source: string, tmp: string, busyTimeoutMs: number): void {
   let db: Db | undefined;
   const sidecars = missingSidecars(source);
   try {
+    const checked = fs.lstatSync(source);
+    if (!checked.isFile()) throw new SwappedError(source);
     db = openReadOnly(source, busyTimeoutMs);
+    if (!holdsOpen(checked)) throw new SwappedError(source);
     // The copy is fsynced once by us at the end; SQLite's own syncs would only slow it down.
     db.pragma('synchronous = OFF');
     db.prepare('VACUUM INTO ?').run(tmp);
@@ -95,16 +111,17 @@ function vacuumInto(source: string, tmp: string, busyTimeoutMs: number): void {
  * to the database's owner, so the server can still open its own database.
  */
 function missingSidecars(db: string): string[] {
-  return [`${db}-wal`, `${db}-shm`].filter((f) => !fs.existsSync(f));
+  return [`${db}-wal`, `${db}-shm`].filter((f) => lstatOrNull(f) === null);
 }
 
 function giveToOwner(db: string, created: string[]): void {
   if (process.getuid?.() !== 0) return;
   try {
-    const owner = fs.statSync(db);
+    const owner = fs.lstatSync(db);
     for (const f of created) {
-      const st = fs.statSync(f, { throwIfNoEntry: false });
-      if (st && (st.uid !== owner.uid || st.gid !== owner.gid)) fs.chownSync(f, owner.uid, owner.gid);
+      const st = lstatOrNull(f);
+      // lchown: a link planted in the user's directory meanwhile is never followed.
+      if (st?.isFile() && (st.uid !== owner.uid || st.gid !== owner.gid)) fs.lchownSync(f, owner.uid, owner.gid);
     }
   } catch {
     // best effort: the snapshot itself is fine either way

@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs';
 import { withServer } from '../acp/lifecycle.js';
+import { assertNotSymlink } from '../util/safe-fs.js';
 import { AcpError } from '../acp/acp-error.js';
 import { classifyAuthError, logout as acpLogout, supportsLogout } from '../acp/protocol.js';
 import { runProbeSession } from '../acp/probe-session.js';
@@ -76,6 +77,8 @@ async function confirmGone(io: CommandIO, timeoutMs: number): Promise<{ confirme
 export async function runLogout(io: CommandIO, options: { local: boolean; timeoutMs: number }): Promise<LogoutReport> {
   assertServerCanUse(profileOf(io.opts), io.opts.stateDir); // before the token is touched
   const tokenFile = profileOf(io.opts).files(io.opts.stateDir).token;
+  // A linked token would make the server (or --local) act on credentials outside this state dir: refuse before starting anything.
+  assertNotSymlink(tokenFile, 'the token file');
   const existedBefore = fs.existsSync(tokenFile);
   const via = await serverLogout(io, options.timeoutMs, options.local);
   if (via === 'local') removeTokenLocally(io, tokenFile);

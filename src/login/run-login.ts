@@ -14,6 +14,7 @@ import { authTypeKey, configuredMethod, rawAuthTypeFor, writeAuthType } from '..
 import type { InitializeResult } from '../acp/protocol.js';
 import { signIn, isBrowserMethod, type SignInOptions } from './sign-in.js';
 import { checkAndFixTokenFile, type TokenFileReport } from './token-file.js';
+import { assertNotSymlink, ownerFor } from '../util/safe-fs.js';
 import { proveCredentials, type ProofResult } from './prove.js';
 import type { TunnelTarget } from './tunnel.js';
 
@@ -103,7 +104,7 @@ function safeParse(raw: string): Record<string, unknown> | undefined {
 }
 
 function checkToken(io: CommandIO, profile: ServerProfile): TokenFileReport {
-  const report = checkAndFixTokenFile(profile.files(io.opts.stateDir).token);
+  const report = checkAndFixTokenFile(profile.files(io.opts.stateDir).token, undefined, ownerFor(io.opts.stateDir));
   if (!report.exists) io.out.warn(`the server reported success but ${report.path} does not exist; the proof below will tell whether a restart keeps the login`);
   else if (!report.regular || !report.ownedByUser) throw new AgyError(EXIT.auth, 'token-file-unsafe', `${report.path} is not a regular file owned by you.`, { hint: `remove it and run \`agyctl login\` again` });
   else if (report.fixedFrom) io.out.warn(`${report.path} had mode ${report.fixedFrom}; narrowed it to 0600 (it is a credential)`);
@@ -111,6 +112,8 @@ function checkToken(io: CommandIO, profile: ServerProfile): TokenFileReport {
 }
 
 export async function runLogin(io: CommandIO, options: LoginOptions): Promise<LoginReport> {
+  // The server would write the new token through a planted link (as root: anywhere): refuse before starting it.
+  assertNotSymlink(profileOf(io.opts).files(io.opts.stateDir).token, 'the token file');
   const pre = preflight(io, options.method);
   // A guessed profile may be corrected by initialize; its settings are then the ones to compare against.
   const onStarted = (init: InitializeResult): void => {

@@ -8,6 +8,7 @@
 import { readSettings, rawAuthType, authTypeOf, setAuthType, type SettingsFile } from '../settings/index.js';
 import { setStringAt } from '../settings/json-edit.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
+import { ownerFor } from '../util/safe-fs.js';
 import { usageError } from '../errors.js';
 import type { ServerProfile } from './types.js';
 
@@ -37,10 +38,10 @@ export function writeAuthType(profile: ServerProfile, stateDir: string, method: 
     setAuthType(stateDir, method, { env });
     return;
   }
-  const file: SettingsFile = readSettings(stateDir);
+  const file: SettingsFile = readSettings(stateDir, { noFollow: true }); // a symlinked settings.json is refused (unsafe-symlink)
   if (file.unreadable || (file.exists && file.error?.kind === 'syntax')) {
     throw usageError(`${file.path} cannot be edited (${file.unreadable ?? file.error?.message}).`, `fix the file, then set ${authTypeKey(profile)} to ${method}`);
   }
   const text = file.exists && file.raw !== undefined && file.raw.trim() !== '' ? file.raw : '{}\n';
-  writeFileAtomic(file.target, setStringAt(text, profile.authTypePath, method), { mode: 0o600 });
+  writeFileAtomic(file.path, setStringAt(text, profile.authTypePath, method), { mode: 0o600, owner: ownerFor(stateDir) });
 }

@@ -15,6 +15,7 @@ import { removeConversation } from '../acp/probe-session.js';
 import { geminiCliFiles, tempRoot } from '../paths.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { childPath } from '../util/safe-path.js';
+import { ownerFor, readFileNoFollow } from '../util/safe-fs.js';
 import type { ServerProfile } from './types.js';
 
 const PROBE_PREFIX = 'agyctl-probe-';
@@ -80,12 +81,12 @@ function dropRegistryEntries(registry: string, owners: Set<string>, env: NodeJS.
     return;
   }
   try {
-    const data = JSON.parse(fs.readFileSync(registry, 'utf8')) as { projects?: Record<string, string> };
+    const data = JSON.parse(readFileNoFollow(registry).toString('utf8')) as { projects?: Record<string, string> }; // a linked registry is left alone
     const projects = data.projects ?? {};
     const stale = Object.keys(projects).filter((p) => owners.has(path.resolve(p)) || isStaleProbeDir(p, env));
     if (stale.length === 0) return;
     for (const p of stale) delete projects[p];
-    writeFileAtomic(registry, `${JSON.stringify(data, null, 2)}`);
+    writeFileAtomic(registry, `${JSON.stringify(data, null, 2)}`, { owner: ownerFor(path.dirname(registry)) });
   } catch {
     /* unreadable or changed under us: leave it to gemini-cli */
   } finally {

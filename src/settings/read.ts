@@ -5,7 +5,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { AgyError } from '../errors.js';
 import { stateFiles } from '../paths.js';
+import { openNoFollow, unsafeSymlinkError } from '../util/safe-fs.js';
 import { JsonSyntaxError, lineColumn, member, parseJsonTree, toPlain, type JsonNode } from './json-tree.js';
 
 export interface SettingsError {
@@ -57,11 +59,17 @@ export function writeTarget(file: string): { symlink: boolean; target: string } 
   return { symlink, target: current }; // a loop: the write fails later with ELOOP, which is the truth
 }
 
-export function readSettings(stateDir: string): SettingsFile {
+/**
+ * `noFollow`: read only a regular file reached without a symlink (for a
+ * write; throws `unsafe-symlink` on a link). Otherwise read as the server
+ * would, through links.
+ */
+export function readSettings(stateDir: string, options: { noFollow?: boolean } = {}): SettingsFile {
   const file = stateFiles(stateDir).settings;
   const base: SettingsFile = { path: file, exists: false, ...writeTarget(file) };
   let raw: string;
   let st: fs.Stats;
+  if (options.noFollow) return readNoFollow(base);
   try {
     st = fs.statSync(file);
     if (st.isDirectory()) return { ...base, exists: true, unreadable: 'settings.json is a directory, not a file' };
@@ -73,6 +81,27 @@ export function readSettings(stateDir: string): SettingsFile {
   }
   const found: SettingsFile = { ...base, exists: true, raw, mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
   return { ...found, ...parseSettingsText(raw) };
+}
+
+function readNoFollow(base: SettingsFile): SettingsFile {
+  if (base.symlink) throw unsafeSymlinkError(base.path, 'settings.json');
+  let fd: number;
+  try {
+    fd = openNoFollow(base.path, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK, 0, 'settings.json');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return base;
+    if (err instanceof AgyError) throw err; // unsafe-symlink
+    return { ...base, exists: true, unreadable: (err as Error).message };
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (st.isDirectory()) return { ...base, exists: true, unreadable: 'settings.json is a directory, not a file' };
+    if (!st.isFile()) return { ...base, exists: true, unreadable: 'settings.json is not a regular file' };
+    const raw = fs.readFileSync(fd, 'utf8');
+    return { ...base, exists: true, raw, mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, ...parseSettingsText(raw) };
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** Parse settings text: the object (if any) and the first reason it cannot be edited in place. */

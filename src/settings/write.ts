@@ -7,12 +7,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AgyError, EXIT, usageError } from '../errors.js';
 import { writeFileAtomic, fsyncDir } from '../util/atomic-write.js';
+import { copyFileNoFollow, lstatOrNull, mkdirOwned, ownerFor } from '../util/safe-fs.js';
 import { AUTH_TYPE_INFO, AUTH_TYPE_LIST, envIsSet, normalizeAuthType, type AuthType } from './auth-types.js';
 import { setStringAt } from './json-edit.js';
 import { readSettings, type SettingsFile } from './read.js';
 import { gcpOf, locationProblem, projectProblem, rawAuthType } from './validate.js';
 
 type Env = NodeJS.ProcessEnv;
+
+/** A new settings.json is private: it may hold project ids and sits beside the credentials. */
+const NEW_FILE_MODE = 0o600;
 
 export interface SetAuthOptions {
   project?: string | undefined;
@@ -28,7 +32,7 @@ export type ValueSource = 'flag' | 'env' | 'file';
 
 export interface SetAuthResult {
   path: string;
-  /** The file actually replaced (differs from path when settings.json is a symlink). */
+  /** The file replaced: always `path` (a symlinked settings.json is refused, never written through). */
   target: string;
   symlink: boolean;
   type: AuthType;
@@ -58,20 +62,21 @@ export function setAuthType(stateDir: string, requested: string, options: SetAut
   const env = options.env ?? {};
   const norm = normalizeAuthType(requested);
   if (!norm) throw usageError(`unknown auth type ${JSON.stringify(requested)}; use one of: ${AUTH_TYPE_LIST}`);
-  const file = readSettings(stateDir);
+  // Never through a link: a planted settings.json -> /etc/passwd must not be read, replaced or created (unsafe-symlink, exit 2).
+  const file = readSettings(stateDir, { noFollow: true });
   refuseUnusable(file, options.force === true);
   const resolved = resolve(norm.type, norm.legacy, file, options, env);
   const text = render(file, resolved);
   const written = !(file.exists && !file.error && text === file.raw);
   const result: SetAuthResult = {
     path: file.path, target: file.target, symlink: file.symlink, ...resolved,
-    previousType: rawAuthType(file.data), created: !file.exists, stateDirCreated: false, written, backup: undefined, mode: file.mode ?? 0o644,
+    previousType: rawAuthType(file.data), created: !file.exists, stateDirCreated: false, written, backup: undefined, mode: file.mode ?? NEW_FILE_MODE,
   };
   if (!written) return result;
   result.stateDirCreated = ensureStateDir(stateDir);
   if (file.exists && file.error && !isBlank(file)) result.backup = backup(file, options.now ?? new Date());
-  commit(file, text);
-  result.mode = fs.statSync(file.target).mode & 0o7777;
+  commit(stateDir, file, text);
+  result.mode = fs.lstatSync(file.path).mode & 0o7777;
   return result;
 }
 
@@ -134,11 +139,11 @@ function render(file: SettingsFile, r: Resolved): string {
   return text;
 }
 
-/** The server's own state dir is private: create it 0700, like the server. */
+/** The server's own state dir is private: create it 0700, like the server, owned like the home it is in. */
 function ensureStateDir(stateDir: string): boolean {
   if (fs.existsSync(stateDir)) return false;
   try {
-    fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    mkdirOwned(stateDir);
   } catch (err) {
     throw writeFailed(stateDir, err);
   }
@@ -149,16 +154,9 @@ function ensureStateDir(stateDir: string): boolean {
 function backup(file: SettingsFile, now: Date): string {
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
   let name = `${file.path}.bak-${stamp}`;
-  for (let n = 1; fs.existsSync(name); n++) name = `${file.path}.bak-${stamp}-${n}`;
+  for (let n = 1; lstatOrNull(name); n++) name = `${file.path}.bak-${stamp}-${n}`;
   try {
-    fs.copyFileSync(file.target, name, fs.constants.COPYFILE_EXCL);
-    const fd = fs.openSync(name, 'r+');
-    try {
-      fs.fchmodSync(fd, file.mode ?? 0o644);
-      fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
+    copyFileNoFollow(file.path, name, file.mode ?? NEW_FILE_MODE, ownerFor(path.dirname(file.path)));
     fsyncDir(path.dirname(name));
   } catch (err) {
     throw writeFailed(name, err);
@@ -166,16 +164,12 @@ function backup(file: SettingsFile, now: Date): string {
   return name;
 }
 
-/** Replace the target atomically; as root, hand the file back to whoever owned it (or owns its directory). */
-function commit(file: SettingsFile, text: string): void {
+/** Replace the file atomically; as root, it belongs to the state dir's owner (set on the descriptor before the rename). */
+function commit(stateDir: string, file: SettingsFile, text: string): void {
   try {
-    writeFileAtomic(file.target, text, { mode: 0o644, followSymlink: false });
-    if (process.getuid?.() === 0) {
-      const owner = file.uid !== undefined ? { uid: file.uid, gid: file.gid! } : fs.statSync(path.dirname(file.target));
-      fs.chownSync(file.target, owner.uid, owner.gid);
-    }
+    writeFileAtomic(file.path, text, { mode: NEW_FILE_MODE, owner: ownerFor(stateDir) });
   } catch (err) {
-    throw writeFailed(file.target, err);
+    throw writeFailed(file.path, err);
   }
 }
 

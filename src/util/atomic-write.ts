@@ -2,24 +2,25 @@
  * Atomic file replacement: write a temporary file in the same directory,
  * fsync it, rename it over the target, fsync the directory. A crash at any
  * point leaves either the old file or the new one, never a torn mix.
+ *
+ * Never through a symlink: the temporary file has a random name and is
+ * created with O_EXCL|O_NOFOLLOW, its mode and owner are set on the open
+ * descriptor, and the rename replaces whatever name is at `file` (a link
+ * there is replaced, its target is never touched). Callers that must refuse
+ * a link rather than replace it check first (settings, see safe-fs.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import crypto from 'node:crypto';
+import { createExclusive, fixDescriptor, lstatOrNull, type Owner } from './safe-fs.js';
 
 export interface AtomicWriteOptions {
-  /** Mode for a new file. An existing target keeps its own mode. */
+  /** Mode for a new file. An existing regular file keeps its own mode unless `exactMode`. */
   mode?: number;
-  /** Write through a symlink to its target instead of replacing the link. */
-  followSymlink?: boolean;
-}
-
-export function realTarget(file: string): string {
-  try {
-    return fs.realpathSync(file);
-  } catch {
-    return file; // does not exist yet (or dangling): write the path as given
-  }
+  /** Always use `mode`, also when replacing an existing file. */
+  exactMode?: boolean;
+  /** Give the file to this owner (agyctl as root writing a user's file). */
+  owner?: Owner | undefined;
 }
 
 export function fsyncDir(dir: string): void {
@@ -35,19 +36,15 @@ export function fsyncDir(dir: string): void {
 }
 
 export function writeFileAtomic(file: string, data: string | Uint8Array, options: AtomicWriteOptions = {}): void {
-  const target = options.followSymlink === false ? file : realTarget(file);
-  const dir = path.dirname(target);
+  const dir = path.dirname(file);
   let mode = options.mode ?? 0o644;
-  try {
-    mode = fs.statSync(target).mode & 0o7777;
-  } catch {
-    /* new file: use the requested mode */
-  }
-  const tmp = path.join(dir, `.${path.basename(target)}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`);
-  const fd = fs.openSync(tmp, 'wx', mode);
+  const st = lstatOrNull(file);
+  if (st?.isFile() && !options.exactMode) mode = st.mode & 0o7777;
+  const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${crypto.randomBytes(6).toString('hex')}.tmp`);
+  const fd = createExclusive(tmp, mode);
   try {
     fs.writeSync(fd, typeof data === 'string' ? Buffer.from(data) : data);
-    fs.fchmodSync(fd, mode); // umask must not narrow or widen what we chose
+    fixDescriptor(fd, mode, options.owner); // umask must not narrow or widen what we chose
     fs.fsyncSync(fd);
   } catch (err) {
     fs.closeSync(fd);
@@ -56,7 +53,7 @@ export function writeFileAtomic(file: string, data: string | Uint8Array, options
   }
   fs.closeSync(fd);
   try {
-    fs.renameSync(tmp, target);
+    fs.renameSync(tmp, file);
   } catch (err) {
     fs.rmSync(tmp, { force: true });
     throw err;

@@ -105,12 +105,12 @@ describe('settings set-auth: each type written, re-read, and used by a server st
     const set = await agyctl(['settings', 'set-auth', type, ...args], sandbox, { env });
     expect(set.exitCode, set.stderr).toBe(0);
     expect(JSON.parse(readText(sandbox))).toEqual(written);
-    expect(fs.statSync(settingsFile(sandbox)).mode & 0o777).toBe(0o644);
+    expect(fs.statSync(settingsFile(sandbox)).mode & 0o777).toBe(0o600);
     expect(fs.statSync(sandbox.stateDir).mode & 0o777).toBe(0o700);
     if (type === 'vertex-ai') expect(set.stderr).toContain('"vertex-ai" is the old name of agent-platform');
 
     const shown = (await showJson(sandbox, env)).settings as Record<string, unknown>;
-    expect(shown).toMatchObject({ exists: true, mode: '0644', authType: (written.auth as { type: string }).type });
+    expect(shown).toMatchObject({ exists: true, mode: '0600', authType: (written.auth as { type: string }).type });
     expect((await agyctl(['settings', 'validate'], sandbox, { env })).exitCode).toBe(0);
 
     sim = new SimServer(sandbox, env);
@@ -230,16 +230,17 @@ describe('settings: existing files', () => {
     expect(human.stdout).not.toContain('Moved'); // a good file needs no backup, even with --force
   });
 
-  it('writes through a symlinked settings.json to its target', async () => {
+  it('refuses a symlinked settings.json (exit 2, unsafe-symlink) and leaves its target alone', async () => {
     sandbox = makeSandbox();
     fs.mkdirSync(sandbox.stateDir, { recursive: true });
     const real = path.join(sandbox.root, 'dotfiles-settings.json');
     fs.writeFileSync(real, '{"auth": {"type": "oauth-personal"}}\n');
     fs.symlinkSync(real, settingsFile(sandbox));
-    const r = await agyctl(['settings', 'set-auth', 'gemini-api-key'], sandbox);
-    expect(r.exitCode, r.stderr).toBe(0);
+    const r = await agyctl(['settings', 'set-auth', 'gemini-api-key', '--json'], sandbox);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(parseJson(r.stdout).error).toMatchObject({ code: 'unsafe-symlink' });
     expect(fs.lstatSync(settingsFile(sandbox)).isSymbolicLink()).toBe(true);
-    expect(fs.readFileSync(real, 'utf8')).toBe('{"auth": {"type": "gemini-api-key"}}\n');
+    expect(fs.readFileSync(real, 'utf8')).toBe('{"auth": {"type": "oauth-personal"}}\n');
     expect(((await showJson(sandbox)).settings as Record<string, unknown>)).toMatchObject({ symlink: true, target: real });
   });
 

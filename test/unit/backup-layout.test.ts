@@ -4,7 +4,7 @@ import path from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { useScratch } from '../helpers/scratch.js';
-import { freshName, listSnapshots, removeLeftovers } from '../../src/backup/layout.js';
+import { freshName, listSnapshots, partialName, removeLeftovers } from '../../src/backup/layout.js';
 import { acquireLock } from '../../src/backup/lock.js';
 import { AgyError } from '../../src/errors.js';
 
@@ -42,6 +42,18 @@ describe('backup directory layout', () => {
     mkSnapshot(root, '2026-09-03T12-00-00.000Z');
     mkSnapshot(root, '.2026-09-03T12-00-00.001Z.partial', false);
     expect(freshName(root, now)).toBe('2026-09-03T12-00-00.002Z');
+  });
+});
+
+describe('backup directory layout: planted names', () => {
+  it('a dangling link under the next name counts as taken; work dir names are unguessable', () => {
+    const root = tmp();
+    fs.symlinkSync(path.join(root, 'nowhere'), path.join(root, '2026-09-03T12-00-00.000Z'));
+    fs.symlinkSync(path.join(root, 'nowhere'), path.join(root, '.2026-09-03T12-00-00.001Z.abcdefabcdef.partial'));
+    expect(freshName(root, new Date('2026-09-03T12:00:00.000Z'))).toBe('2026-09-03T12-00-00.002Z');
+    const a = partialName('2026-09-03T12-00-00.002Z');
+    expect(a).toMatch(/^\.2026-09-03T12-00-00\.002Z\.[0-9a-f]{12}\.partial$/);
+    expect(partialName('2026-09-03T12-00-00.002Z')).not.toBe(a);
   });
 });
 

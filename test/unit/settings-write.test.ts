@@ -36,16 +36,16 @@ function usageFailure(fn: () => unknown): AgyError {
 }
 
 describe('setAuthType: new files', () => {
-  it('creates the state dir 0700 and a 0644 file, whatever the umask', () => {
-    const old = process.umask(0o077);
+  it('creates the state dir 0700 and a 0600 file, whatever the umask', () => {
+    const old = process.umask(0o000);
     try {
       const r = setAuthType(stateDir, 'oauth-personal');
-      expect(r).toMatchObject({ written: true, created: true, stateDirCreated: true, type: 'oauth-personal', mode: 0o644 });
+      expect(r).toMatchObject({ written: true, created: true, stateDirCreated: true, type: 'oauth-personal', mode: 0o600 });
     } finally {
       process.umask(old);
     }
     expect(modeOf(stateDir)).toBe(0o700);
-    expect(modeOf(file)).toBe(0o644);
+    expect(modeOf(file)).toBe(0o600);
     expect(fs.readFileSync(file, 'utf8')).toBe('{\n  "auth": {\n    "type": "oauth-personal"\n  }\n}\n');
   });
 
@@ -96,22 +96,26 @@ describe('setAuthType: existing files', () => {
     expect(setAuthType(stateDir, 'oauth-business').project).toEqual({ value: 'p', source: 'file' });
   });
 
-  it('writes through a symlink to its target, and through a dangling one', () => {
+  it('never writes through a symlink: a live or dangling link is refused (unsafe-symlink) and nothing changes', () => {
     fs.mkdirSync(stateDir, { recursive: true });
     const real = path.join(root, 'real-settings.json');
     fs.writeFileSync(real, '{"keep": true}\n');
     fs.symlinkSync(real, file);
-    const r = setAuthType(stateDir, 'oauth-personal');
-    expect(r).toMatchObject({ symlink: true, target: real });
-    expect(fs.lstatSync(file).isSymbolicLink()).toBe(true);
-    expect(JSON.parse(fs.readFileSync(real, 'utf8'))).toEqual({ keep: true, auth: { type: 'oauth-personal' } });
+    for (const force of [false, true]) {
+      const err = usageFailure(() => setAuthType(stateDir, 'oauth-personal', { force }));
+      expect(err.code).toBe('unsafe-symlink');
+      expect(err.message).toContain(file);
+      expect(err.message).toContain(real);
+      expect(err.hint).toMatch(/replace the link/);
+    }
+    expect(fs.readFileSync(real, 'utf8')).toBe('{"keep": true}\n');
 
     fs.rmSync(file);
     const missing = path.join(root, 'not-yet.json');
     fs.symlinkSync(missing, file);
-    setAuthType(stateDir, 'gemini-api-key');
+    expect(usageFailure(() => setAuthType(stateDir, 'gemini-api-key')).code).toBe('unsafe-symlink');
+    expect(fs.existsSync(missing)).toBe(false);
     expect(fs.lstatSync(file).isSymbolicLink()).toBe(true);
-    expect(JSON.parse(fs.readFileSync(missing, 'utf8'))).toEqual({ auth: { type: 'gemini-api-key' } });
   });
 });
 

@@ -61,16 +61,22 @@ describe('server command', () => {
 });
 
 describe('atomic write', () => {
-  it('replaces content, keeps an existing mode and writes through symlinks', () => {
+  it('replaces content, keeps an existing mode and never writes through a symlink (the link is replaced)', () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-aw-'));
+    const plain = path.join(dir, 'plain.json');
+    fs.writeFileSync(plain, 'old', { mode: 0o640 });
+    fs.chmodSync(plain, 0o640);
+    writeFileAtomic(plain, 'new');
+    expect(fs.readFileSync(plain, 'utf8')).toBe('new');
+    expect(fs.statSync(plain).mode & 0o777).toBe(0o640);
     const target = path.join(dir, 'real.json');
     fs.writeFileSync(target, 'old', { mode: 0o600 });
     const link = path.join(dir, 'link.json');
     fs.symlinkSync(target, link);
     writeFileAtomic(link, 'new');
-    expect(fs.lstatSync(link).isSymbolicLink()).toBe(true);
-    expect(fs.readFileSync(target, 'utf8')).toBe('new');
-    expect(fs.statSync(target).mode & 0o777).toBe(0o600);
+    expect(fs.lstatSync(link).isFile()).toBe(true);
+    expect(fs.readFileSync(link, 'utf8')).toBe('new');
+    expect(fs.readFileSync(target, 'utf8')).toBe('old');
     writeFileAtomic(path.join(dir, 'fresh.json'), 'x', { mode: 0o644 });
     expect(fs.statSync(path.join(dir, 'fresh.json')).mode & 0o777).toBe(0o644);
     expect(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
