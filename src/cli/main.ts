@@ -10,7 +10,7 @@ import { addGlobalOptions, globalOptionsFrom } from './globals.js';
 import { Output } from './output.js';
 import { COMMANDS } from './commands/index.js';
 import { nullTracer, type Tracer } from '../acp/trace.js';
-import type { RunContext } from './context.js';
+import type { HangupControl, RunContext } from './context.js';
 import { killAllChildren } from '../acp/children.js';
 import { agyctlVersion } from './version.js';
 
@@ -96,9 +96,25 @@ export async function main(): Promise<void> {
     }
     controller.abort();
   };
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, onSignal);
+  // A claimed SIGHUP (a login attached to its supervisor) means "the terminal is gone": leave quietly, cancel nothing.
+  let onHangup: (() => void) | undefined;
+  const hangup: HangupControl = {
+    claim(fn) {
+      onHangup = fn;
+      return () => {
+        if (onHangup === fn) onHangup = undefined;
+      };
+    },
+  };
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, onSignal);
+  process.on('SIGHUP', () => {
+    if (!onHangup) return onSignal();
+    // Writes to a hung-up terminal fail with EIO; that must not crash the way out.
+    for (const s of [process.stdout, process.stderr, process.stdin]) s.on('error', () => undefined);
+    onHangup();
+  });
   process.on('exit', () => killAllChildren('SIGKILL'));
-  const ctx: RunContext = { env: process.env, cwd: process.cwd(), stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, signal: controller.signal };
+  const ctx: RunContext = { env: process.env, cwd: process.cwd(), stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, signal: controller.signal, hangup };
   const code = await run(process.argv.slice(2), ctx);
   killAllChildren('SIGKILL');
   // Flush stdout before leaving: a pipe reader must get the whole JSON document.
