@@ -13,6 +13,7 @@ import { nullTracer, type Tracer } from '../acp/trace.js';
 import type { HangupControl, RunContext } from './context.js';
 import { killAllChildren } from '../acp/children.js';
 import { agyctlVersion } from './version.js';
+import { pendingLoginNotice } from '../login/detached/notice.js';
 
 function buildProgram(ctx: RunContext, onInvoke: (inv: Invocation) => Promise<void>): Command {
   const program = new Command('agyctl')
@@ -43,6 +44,10 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
     const opts = globalOptionsFrom(command.optsWithGlobals(), ctx);
     out = await Output.create(ctx.stdout, ctx.stderr, { json: opts.json, color: opts.color, verbose: opts.verbose });
     streaming = Boolean(spec.streaming);
+    if (!isLoginCommand(command)) {
+      const notice = pendingLoginNotice(ctx.env, opts.stateDir);
+      if (notice) out.info(notice);
+    }
     if (opts.trace) {
       const { FileTracer } = await import('../acp/file-tracer.js');
       tracer = new FileTracer(path.resolve(ctx.cwd, opts.trace));
@@ -63,6 +68,12 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
   } finally {
     tracer.close();
   }
+}
+
+/** login and its subcommands (and the supervisor) deal with a pending login themselves. */
+function isLoginCommand(command: Command): boolean {
+  const name = command.name();
+  return name === 'login' || name.startsWith('__') || command.parent?.name() === 'login';
 }
 
 function commanderExit(err: CommanderError, out: Output, json: boolean): ExitCode {

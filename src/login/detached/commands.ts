@@ -17,7 +17,8 @@ const WAIT_MARGIN_MS = 30_000;
 
 const pathsOf = (io: CommandIO) => recordPaths(io.ctx.env, io.opts.stateDir);
 
-function render(io: CommandIO, seen: Exclude<Liveness, { kind: 'none' }>): CommandResult {
+/** Plain status reports (exit 0); with --wait the exit is the login's own. */
+function render(io: CommandIO, seen: Exclude<Liveness, { kind: 'none' }>, wait: boolean): CommandResult {
   const { state } = seen;
   const data = { login: statusData(state, seen.kind) };
   if (seen.kind === 'pending') {
@@ -32,7 +33,7 @@ function render(io: CommandIO, seen: Exclude<Liveness, { kind: 'none' }>): Comma
   }
   io.out.print(`The login for ${state.stateDir} ${seen.kind === 'died' ? 'was lost' : 'failed'} (exit ${o.exit}${o.code ? `, ${o.code}` : ''}): ${o.message ?? ''}`);
   if (o.hint) io.out.print(`hint: ${o.hint}`);
-  return { exit: o.exit as ExitCode, data };
+  return { exit: wait ? (o.exit as ExitCode) : EXIT.ok, data };
 }
 
 export async function loginStatus(io: CommandIO, o: { wait: boolean }): Promise<CommandResult> {
@@ -51,7 +52,7 @@ export async function loginStatus(io: CommandIO, o: { wait: boolean }): Promise<
     if (!ended && seen.kind === 'pending') throw new AgyError(EXIT.timeout, 'timeout', `The login supervisor (pid ${seen.state.pid}) did not end by its own deadline.`, { hint: 'stop it with `agyctl login cancel`' });
     if (seen.kind === 'none') throw new AgyError(EXIT.usage, 'no-login', `The login record for ${io.opts.stateDir} was removed while waiting.`);
   }
-  return render(io, seen);
+  return render(io, seen, o.wait);
 }
 
 async function readOneLine(io: CommandIO, state: LoginState): Promise<string> {
