@@ -76,8 +76,11 @@ export async function waitEnded(paths: RecordPaths, timeoutMs: number, signal?: 
 /** Ask the supervisor to cancel and wait for it to end; a supervisor that does not stop in time is killed with its server. */
 export async function cancelPending(paths: RecordPaths, state: LoginState): Promise<{ forced: boolean }> {
   await request(paths.socket, { op: 'cancel' }, CANCEL_ANSWER_MS);
+  const until = Date.now() + CANCEL_WAIT_MS;
   const ended = await waitEnded(paths, CANCEL_WAIT_MS);
-  if (ended) return { forced: false };
+  // The outcome is recorded after the server stopped; the supervisor itself exits right after.
+  while (ended && supervisorAlive(state) && Date.now() < until) await sleep(POLL_MS);
+  if (ended && !supervisorAlive(state)) return { forced: false };
   cleanupAfter(paths, state);
   return { forced: true };
 }
