@@ -69,15 +69,25 @@ export function recordPaths(env: NodeJS.ProcessEnv, stateDir: string): RecordPat
   return { dir, socket: path.join(dir, 'sock'), state: path.join(dir, 'state.json'), request: path.join(dir, 'request.json'), log: path.join(dir, 'supervisor.log') };
 }
 
-/** Create (or check) the record dir: ours, a real directory, mode 0700. */
+/** Directories between the record and the base we own (agyctl/logins, or agyctl-<uid>/logins under $TMPDIR) must be ours and not writable by others. */
+const CHECKED_PARENTS = 2;
+
+function unsafe(dir: string, why: string): AgyError {
+  return new AgyError(EXIT.usage, 'login-record-unsafe', `${dir} ${why}, so it cannot hold a login record.`, { hint: `remove it (or fix its owner and mode), then run agyctl login again` });
+}
+
+/** Create (or check) the record dir: ours, a real directory, mode 0700, in parents only we can change. */
 export function ensureRecordDir(paths: RecordPaths): void {
   fs.mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
-  const st = fs.lstatSync(paths.dir);
   const uid = process.getuid?.();
-  if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) {
-    throw new AgyError(EXIT.usage, 'login-record-unsafe', `${paths.dir} is not a directory owned by you.`, { hint: 'remove it, then run agyctl login again' });
+  let dir = paths.dir;
+  for (let i = 0; i <= CHECKED_PARENTS; i++, dir = path.dirname(dir)) {
+    const st = fs.lstatSync(dir);
+    if (!st.isDirectory()) throw unsafe(dir, 'is not a directory');
+    if (uid !== undefined && st.uid !== uid) throw unsafe(dir, 'is not owned by you');
+    if (i > 0 && (st.mode & 0o002) !== 0) throw unsafe(dir, 'is writable by everyone');
   }
-  if ((st.mode & 0o077) !== 0) fs.chmodSync(paths.dir, 0o700);
+  if ((fs.lstatSync(paths.dir).mode & 0o077) !== 0) fs.chmodSync(paths.dir, 0o700);
 }
 
 export function readState(paths: RecordPaths): LoginState | undefined {
