@@ -141,5 +141,46 @@ describe('agyctl connect when its connection drops once', () => {
     expect(processesOf(laptop)).toEqual([]);
     expect(fs.readdirSync(laptop.root).filter((n) => n.startsWith('agyctl-connect-'))).toEqual([]);
   });
-});
 
+  it('when it cannot get back before the deadline: exit 4 with the exact commands to resume by hand', async (ctx) => {
+    const lab = requireLab(fx.result(), ctx);
+    const remote = makeSandbox();
+    const laptop = makeSandbox();
+    fx.keep(remote, laptop);
+    laptop.env = { ...laptop.env, PATH: `${lab.sshBareBin}:${process.env.PATH}` };
+    const agy = remoteAgyctlScript(remote);
+    const args = ['connect', DEST, '--json', '--no-open', '--remote-agyctl', agy, '--ssh-option', `IdentityFile=${lab.clientKey}`, '--ssh-option', `UserKnownHostsFile=${lab.knownHosts}`, '--timeout', '8s'];
+    const child = lab.run(lab.laptop, NODE, [BIN, ...args], { env: laptop.env, stdin: 'pipe', timeoutMs: 90_000, cwd: laptop.root });
+    fx.track(child);
+    const events = new EventStream(child.stdout!);
+    await events.waitFor('forward-added', 30_000);
+    const port = Number(events.find('url')!.port);
+    try {
+      await lab.stopSshd(); // nothing to reconnect to
+      for (const pid of await lab.pids(lab.laptop)) {
+        const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        if (argv.includes('-M') && argv.includes('ClearAllForwardings=yes')) process.kill(pid, 'SIGKILL');
+      }
+      const result = await child;
+      expect(result.exitCode, String(result.stderr)).toBe(4);
+      const error = events.events.at(-1)!;
+      expect(error).toMatchObject({ event: 'error', code: 'ssh-failed' });
+      expect(String(error.hint)).toContain(`-N -L ${port}:127.0.0.1:${port}`);
+      expect(String(error.hint)).toContain(`${agy} login finish`);
+      expect(String(error.hint)).toContain(`${agy} login status --wait`);
+      expect(events.names()).toContain('connection-lost');
+    } finally {
+      await lab.startSshd();
+    }
+    // The remote login ends at its own deadline (exit 5), and nothing is left behind.
+    await waitUntil(() => {
+      try {
+        return JSON.parse(fs.readFileSync(path.join(remote.home, '.local', 'state', 'agyctl', 'logins', fs.readdirSync(path.join(remote.home, '.local', 'state', 'agyctl', 'logins'))[0]!, 'state.json'), 'utf8')).outcome?.exit === 5;
+      } catch {
+        return false;
+      }
+    }, 30_000, 'the remote login to end at its deadline');
+    await nothingLeft(lab, remote);
+    expect(processesOf(laptop)).toEqual([]);
+  });
+});
