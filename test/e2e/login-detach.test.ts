@@ -159,6 +159,19 @@ describe('login --detach', () => {
   });
 });
 
+describe('two logins started at the same moment', () => {
+  it('exactly one runs; the other says one is pending (exit 2)', async () => {
+    sandbox = makeSandbox();
+    const sb = sandbox;
+    const both = await Promise.all([0, 1].map(() => agyctl(['login', '--detach', '--json', '--timeout', '60s'], sb)));
+    expect(both.map((r) => r.exitCode).sort()).toEqual([0, 2]);
+    const loser = both.find((r) => r.exitCode === 2)!;
+    expect(parseEvents(loser.stdout).at(-1)).toMatchObject({ event: 'error', code: 'login-pending' });
+    const supervisors = processesOf(sb).filter((pid) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('__login-supervisor'));
+    expect(supervisors).toHaveLength(1);
+  });
+});
+
 describe('a dropped terminal (SIGHUP) hands the login over', () => {
   it('SIGHUP: the foreground agyctl leaves, the login stays pending on the same port and finishes later', async () => {
     sandbox = makeSandbox();

@@ -19,12 +19,17 @@ import type { LoginState, Outcome, RecordPaths } from './record.js';
 
 const ATTACH_TIMEOUT_MS = 10_000;
 const PROMPT_REFRESH_MS = 1_000;
+const END_MARGIN_MS = 30_000;
 
 export type RelayResult = { kind: 'ended'; outcome: Omit<Outcome, 'endedAt'> } | { kind: 'detached'; state: LoginState } | { kind: 'hangup' };
 
 export interface RelayOptions {
   paths: RecordPaths;
   detach: boolean;
+  /** The supervisor gives up by then; past it (plus a margin) a silent supervisor is treated as dead. */
+  endBy: number;
+  /** Called once the supervisor's state is on record (lets a concurrent login see it pending). */
+  release(): void;
 }
 
 /** The login's recorded error, as the error this process reports (same exit, code, message and hint). */
@@ -96,7 +101,9 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
   const onAbort = (): void => settle('cancel');
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   if (ctx.signal.aborted) onAbort();
+  o.release();
   void attachment.ended.then((outcome) => settle(outcome ? { kind: 'ended', outcome } : afterBreak(o.paths)));
+  const stuck = setTimeout(() => settle(afterBreak(o.paths, true)), Math.max(0, o.endBy - Date.now()) + END_MARGIN_MS);
   try {
     const first = await settled;
     if (first !== 'cancel') return first;
@@ -106,6 +113,7 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
     if (seen.kind === 'pending') await cancelPending(o.paths, seen.state);
     throw new InterruptedError();
   } finally {
+    clearTimeout(stuck);
     stopPaste();
     release?.();
     ctx.signal.removeEventListener('abort', onAbort);
@@ -114,9 +122,11 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
 }
 
 /** The connection broke without an end frame: the outcome was recorded just then, or the supervisor died. */
-function afterBreak(paths: RecordPaths): RelayResult {
+function afterBreak(paths: RecordPaths, overdue = false): RelayResult {
   const seen = inspect(paths);
   if (seen.kind === 'ended' || seen.kind === 'died') return { kind: 'ended', outcome: seen.state.outcome! };
-  if (seen.kind === 'pending') cleanupAfter(paths, seen.state); // alive but unreachable: it cannot be finished, so stop it
+  // Alive but unreachable (or still running past its own end): it cannot be finished, so stop it.
+  if (seen.kind === 'pending') cleanupAfter(paths, seen.state);
+  if (overdue) return { kind: 'ended', outcome: { exit: EXIT.timeout, code: 'timeout', message: 'The login supervisor did not end by its own deadline; it was stopped.', hint: 'run `agyctl login` again' } };
   return { kind: 'ended', outcome: { exit: EXIT.server, code: SUPERVISOR_DIED, message: 'Lost the connection to the login supervisor; the login was stopped.', hint: 'run `agyctl login` again' } };
 }

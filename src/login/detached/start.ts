@@ -6,10 +6,11 @@
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import type { CommandIO } from '../../cli/context.js';
 import { AgyError, EXIT } from '../../errors.js';
 import { cancelPending, describePending, inspect, statusData } from './control.js';
-import { ensureRecordDir, recordPaths, type LoginState } from './record.js';
+import { ensureRecordDir, recordPaths, sameProcessAlive, type LoginState } from './record.js';
 import { relayLogin, type RelayResult } from './relay.js';
 import { spawnSupervisor } from './spawn.js';
 
@@ -49,16 +50,54 @@ export function pendingError(state: LoginState): AgyError {
 export async function startLogin(io: CommandIO, o: StartOptions): Promise<RelayResult> {
   const paths = recordPaths(io.ctx.env, io.opts.stateDir);
   ensureRecordDir(paths);
-  const seen = inspect(paths);
-  if (seen.kind === 'pending') {
-    if (!o.restart) throw pendingError(seen.state);
-    if (!io.out.json) io.out.info(`Cancelling the pending login (supervisor pid ${seen.state.pid}) to start over...`);
-    await cancelPending(paths, seen.state);
-    io.out.event({ event: 'restarted', cancelled: seen.state.id });
-  } else if (seen.kind === 'died') {
-    io.out.warn(`the previous login's supervisor (pid ${seen.state.pid}) had died; cleaned up after it`);
+  const release = claimStart(paths.dir, io.opts.stateDir);
+  try {
+    const seen = inspect(paths);
+    if (seen.kind === 'pending') {
+      if (!o.restart) throw pendingError(seen.state);
+      if (!io.out.json) io.out.info(`Cancelling the pending login (supervisor pid ${seen.state.pid}) to start over...`);
+      await cancelPending(paths, seen.state);
+      io.out.event({ event: 'restarted', cancelled: seen.state.id });
+    } else if (seen.kind === 'died') {
+      io.out.warn(`the previous login's supervisor (pid ${seen.state.pid}) had died; cleaned up after it`);
+    }
+    fs.rmSync(paths.state, { force: true });
+    const request = makeRequest(io, o);
+    await spawnSupervisor({ paths, request, env: io.ctx.env, cwd: io.ctx.cwd });
+    return await relayLogin(io, { paths, detach: o.detach, endBy: request.hardDeadline, release });
+  } finally {
+    release();
   }
-  fs.rmSync(paths.state, { force: true });
+}
+
+/**
+ * Two logins started at the same moment both find no record; an exclusive
+ * claim file (held until the supervisor has written its state) lets only one
+ * through. A claim whose agyctl is gone is stale and taken over.
+ */
+function claimStart(dir: string, stateDir: string): () => void {
+  const file = path.join(dir, 'starting');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(file, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+      let held = true;
+      return () => {
+        if (held) fs.rmSync(file, { force: true });
+        held = false;
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const pid = Number(fs.readFileSync(file, 'utf8').trim());
+      if (pid > 0 && pid !== process.pid && sameProcessAlive(pid, undefined)) {
+        throw new AgyError(EXIT.usage, 'login-pending', `Another agyctl login (pid ${pid}) is starting for ${stateDir}.`, { hint: 'see it with `agyctl login status` in a moment' });
+      }
+      fs.rmSync(file, { force: true });
+    }
+  }
+  throw new AgyError(EXIT.usage, 'login-pending', `Another agyctl login is starting for ${stateDir}.`, { hint: 'see it with `agyctl login status` in a moment' });
+}
+
+function makeRequest(io: CommandIO, o: StartOptions): SupervisorRequest {
   const startedAt = Date.now();
   const deadline = startedAt + o.timeoutMs;
   const request: SupervisorRequest = {
@@ -71,6 +110,5 @@ export async function startLogin(io: CommandIO, o: StartOptions): Promise<RelayR
     hardDeadline: deadline + STARTUP_ALLOWANCE_MS + 2 * o.proofTimeoutMs + END_MARGIN_MS,
     method: o.method,
   };
-  await spawnSupervisor({ paths, request, env: io.ctx.env, cwd: io.ctx.cwd });
-  return relayLogin(io, { paths, detach: o.detach });
+  return request;
 }
