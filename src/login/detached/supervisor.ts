@@ -119,6 +119,7 @@ export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
     server.listen(o.paths.socket, () => resolve());
   });
   fs.chmodSync(o.paths.socket, 0o600);
+  const socketIno = fs.statSync(o.paths.socket).ino;
   save();
   o.onReady();
 
@@ -149,7 +150,12 @@ export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
     server.close(() => resolve());
     for (const c of clients) c.end();
   });
-  fs.rmSync(o.paths.socket, { force: true });
+  // A next login may already listen at that path: remove only our own socket.
+  try {
+    if (fs.statSync(o.paths.socket).ino === socketIno) fs.rmSync(o.paths.socket, { force: true });
+  } catch {
+    /* already gone */
+  }
   return outcome;
 }
 
