@@ -54,6 +54,13 @@ describe('login record location', () => {
     fs.chmodSync(path.dirname(p.dir), 0o777);
     expect(() => ensureRecordDir(p)).toThrow(/writable by everyone/);
   });
+
+  it('a record dir that cannot be created is a usage error naming the fix, not a bug', () => {
+    const root = scratch();
+    fs.writeFileSync(path.join(root, 'file'), '');
+    const p = recordPaths({ XDG_STATE_HOME: path.join(root, 'file') }, '/srv/a');
+    expect(() => ensureRecordDir(p)).toThrow(expect.objectContaining({ exit: 2, code: 'login-record-unusable', hint: expect.stringContaining('XDG_STATE_HOME') }));
+  });
 });
 
 describe('supervisor liveness', () => {

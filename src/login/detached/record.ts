@@ -78,7 +78,12 @@ function unsafe(dir: string, why: string): AgyError {
 
 /** Create (or check) the record dir: ours, a real directory, mode 0700, in parents only we can change. */
 export function ensureRecordDir(paths: RecordPaths): void {
-  fs.mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
+  try {
+    fs.mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    throw new AgyError(EXIT.usage, 'login-record-unusable', `Cannot create the login record directory ${paths.dir} (${code}).`, { hint: 'make it writable, or set XDG_STATE_HOME to a directory you can write' });
+  }
   const uid = process.getuid?.();
   let dir = paths.dir;
   for (let i = 0; i <= CHECKED_PARENTS; i++, dir = path.dirname(dir)) {
