@@ -72,8 +72,8 @@ export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
     for (const c of clients) sendLine(c, frame);
   };
   const onEvent = (event: Record<string, unknown>): void => {
+    trackState(state, event, save); // on record before any client hears of it (detach reads the record on `waiting`)
     broadcast({ t: 'event', event });
-    trackState(state, event, save);
     for (const w of eventWaiters) w(event);
   };
 
