@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { ActionFactory } from '../action.js';
 import { EXIT, InterruptedError, TimeoutError, toAgyError } from '../../errors.js';
-import { Output, type OutputOptions } from '../output.js';
+import { Output, loadPalette, type OutputOptions, type Palette } from '../output.js';
 import type { CommandIO, GlobalOptions, RunContext, TtyWritable } from '../context.js';
 import type { LoginOptions, LoginReport } from '../../login/run-login.js';
 import type { LoginStreams } from '../../login/detached/supervisor.js';
@@ -20,12 +20,14 @@ import { nullTracer, type Tracer } from '../../acp/trace.js';
 export interface LoginRequest extends SupervisorRequest {
   opts: GlobalOptions;
   login: LoginOptions;
+  /** Whether the starting agyctl's stdout/stderr were terminals: the login colours its output as it would there. */
+  tty?: { stdout: boolean; stderr: boolean };
 }
 
 /** An Output whose events also reach the supervisor, whatever the mode (status and `login finish` answers come from them). */
 class TappedOutput extends Output {
-  constructor(stdout: TtyWritable, stderr: TtyWritable, options: OutputOptions, private readonly tap: (e: Record<string, unknown>) => void) {
-    super(stdout, stderr, options);
+  constructor(stdout: TtyWritable, stderr: TtyWritable, options: OutputOptions, palette: Palette, private readonly tap: (e: Record<string, unknown>) => void) {
+    super(stdout, stderr, options, palette);
   }
 
   override event(event: Record<string, unknown>): void {
@@ -41,8 +43,12 @@ export function printLoginSummary(out: Output, report: LoginReport, keepProbeSes
 }
 
 async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, s: LoginStreams) {
-  const ctx: RunContext = { env, cwd: req.cwd, stdin: s.stdin, stdout: s.stdout, stderr: s.stderr, signal: s.signal };
-  const out = new TappedOutput(s.stdout, s.stderr, { json: req.opts.json, color: false, verbose: req.opts.verbose }, s.onEvent);
+  // The login styles its output as it would on the attached agyctl's own streams: colour (and TTY-only lines) only where those are terminals.
+  const stdout: TtyWritable = Object.assign(s.stdout, { isTTY: Boolean(req.tty?.stdout) });
+  const stderr: TtyWritable = Object.assign(s.stderr, { isTTY: Boolean(req.tty?.stderr) });
+  const color = req.opts.color && Boolean(req.tty?.stdout || req.tty?.stderr);
+  const out = new TappedOutput(stdout, stderr, { json: req.opts.json, color, verbose: req.opts.verbose }, await loadPalette(color), s.onEvent);
+  const ctx: RunContext = { env, cwd: req.cwd, stdin: s.stdin, stdout, stderr, signal: s.signal };
   let tracer: Tracer = nullTracer;
   try {
     if (req.opts.trace) {

@@ -48,7 +48,7 @@ export function register(program: Command, action: ActionFactory): void {
           // The supervisor runs the login with these options; --trace is made absolute, it runs elsewhere.
           const opts = { ...io.opts, ...(io.opts.trace ? { trace: (await import('node:path')).resolve(io.ctx.cwd, io.opts.trace) } : {}) };
           const result = await startLogin(io, {
-            request: { opts, login: loginOptions },
+            request: { opts, login: loginOptions, tty: { stdout: Boolean(io.ctx.stdout.isTTY), stderr: Boolean(io.ctx.stderr.isTTY) } },
             method,
             timeoutMs: loginOptions.timeoutMs,
             proofTimeoutMs: loginOptions.proofTimeoutMs,
