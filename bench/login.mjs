@@ -35,11 +35,13 @@ function once(tmp, home) {
     const env = { ...process.env, HOME: home, TMPDIR: tmp, AGYCTL_SERVER: `node ${path.join(root, 'scripts', 'agy-acp-sim')}`, AGY_SIM_STARTUP_MS: String(startupMs), NO_COLOR: '1' };
     const child = spawn(process.execPath, [bin, 'login', '--timeout', '20s'], { env, stdio: ['pipe', 'pipe', 'ignore'] });
     const timer = setTimeout(() => child.kill('SIGINT'), 20_000);
+    // The login's supervisor records the cancel in HOME; the sandbox goes only after agyctl has exited.
+    const exited = new Promise((r) => child.once('exit', r));
     child.stdout.on('data', (chunk) => {
       if (!chunk.toString().includes('https://accounts.google.com/')) return;
       const printed = performance.now();
       child.kill('SIGINT');
-      resolve({ shimToPrint: shimWrite === undefined ? NaN : printed - shimWrite, startToUrl: printed - t0 - startupMs });
+      resolve({ shimToPrint: shimWrite === undefined ? NaN : printed - shimWrite, startToUrl: printed - t0 - startupMs, exited });
     });
     child.on('exit', () => {
       clearTimeout(timer);
@@ -62,6 +64,7 @@ for (let i = 0; i < runs; i += 1) {
     if (r instanceof Error) throw r;
     if (!Number.isNaN(r.shimToPrint)) shim.push(r.shimToPrint);
     total.push(r.startToUrl);
+    await r.exited;
   } finally {
     // agyctl removes its shim dir on Ctrl-C; give it its own deadline before we clean up.
     fs.rmSync(tmp, { recursive: true, force: true });

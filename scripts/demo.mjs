@@ -62,6 +62,30 @@ function login() {
   });
 }
 
+/** The redirect address a browser ends on when no tunnel carried it (what a person pastes back). */
+function redirectAddress(signInUrl) {
+  const u = new URL(signInUrl);
+  const back = new URL(u.searchParams.get('redirect_uri'));
+  back.searchParams.set('code', `4/demo-${Math.random().toString(36).slice(2)}`);
+  back.searchParams.set('state', u.searchParams.get('state'));
+  return back.toString();
+}
+
+/** A login that outlives its terminal: --detach returns at once; a second command finishes it. */
+function detachedLogin() {
+  banner('agyctl login --detach --restart   # returns at once; the login runs on under its supervisor');
+  const r = spawnSync(process.execPath, [bin, 'login', '--detach', '--restart', '--timeout', '2m', '--ssh-target', 'you@build-box.example.com'], { env, stdio: ['ignore', 'pipe', 'inherit'], timeout: STEP_TIMEOUT_MS });
+  process.stdout.write(r.stdout);
+  if (r.status !== 0) throw new Error(`agyctl login --detach exited ${r.status}`);
+  const url = r.stdout.toString().split('\n').find((l) => l.startsWith('https://accounts.google.com/'));
+  run(['login', 'status']);
+  process.stderr.write('\n\x1b[2m[demo] playing you after a reconnect: signed in without a tunnel, pasting the address the browser ended on into a second command...\x1b[0m\n');
+  banner('agyctl login finish   # the address on stdin');
+  const f = spawnSync(process.execPath, [bin, 'login', 'finish'], { env, input: `${redirectAddress(url)}\n`, stdio: ['pipe', 'inherit', 'inherit'], timeout: STEP_TIMEOUT_MS });
+  if (f.status !== 0) throw new Error(`agyctl login finish exited ${f.status}`);
+  run(['login', 'status', '--wait']);
+}
+
 try {
   process.stderr.write(`agyctl demo: a throwaway HOME at ${home}, the bundled simulator as the server.\n`);
   run(['probe']);
@@ -77,6 +101,7 @@ try {
   const snapshots = path.join(env.XDG_STATE_HOME, 'agyctl', 'backups');
   const latest = fs.readdirSync(snapshots).filter((d) => !d.startsWith('.')).sort().at(-1);
   run(['backup', 'verify', path.join(snapshots, latest)]);
+  detachedLogin();
   process.stderr.write('\n\x1b[1mDone.\x1b[0m Everything ran against the simulator; nothing outside the throwaway HOME was touched.\n');
 } finally {
   fs.rmSync(home, { recursive: true, force: true });

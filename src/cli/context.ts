@@ -14,8 +14,15 @@ export interface RunContext {
   stdin: TtyReadable;
   stdout: TtyWritable;
   stderr: TtyWritable;
-  /** Aborted on Ctrl-C (SIGINT), SIGTERM or SIGHUP. */
+  /** Aborted on Ctrl-C (SIGINT), SIGTERM or SIGHUP (unless SIGHUP is claimed). */
   signal: AbortSignal;
+  /** A login hands itself over to its supervisor on SIGHUP instead of cancelling: it claims the signal while attached. */
+  hangup?: HangupControl;
+}
+
+export interface HangupControl {
+  /** While claimed, SIGHUP calls onHangup instead of aborting `signal`; the returned function releases the claim. */
+  claim(onHangup: () => void): () => void;
 }
 
 export interface GlobalOptions {

@@ -10,10 +10,11 @@ import { addGlobalOptions, globalOptionsFrom } from './globals.js';
 import { Output } from './output.js';
 import { COMMANDS } from './commands/index.js';
 import { nullTracer, type Tracer } from '../acp/trace.js';
-import type { RunContext } from './context.js';
+import type { HangupControl, RunContext } from './context.js';
 import { killAllChildren } from '../acp/children.js';
 import { agyctlVersion } from './version.js';
 import { fsAgyError } from '../util/fs-errors.js';
+import { pendingLoginNotice } from '../login/detached/notice.js';
 
 function buildProgram(ctx: RunContext, onInvoke: (inv: Invocation) => Promise<void>): Command {
   const program = new Command('agyctl')
@@ -46,6 +47,10 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
     stateDir = opts.stateDir;
     out = await Output.create(ctx.stdout, ctx.stderr, { json: opts.json, color: opts.color, verbose: opts.verbose });
     streaming = Boolean(spec.streaming);
+    if (!isLoginCommand(command)) {
+      const notice = pendingLoginNotice(ctx.env, opts.stateDir);
+      if (notice) out.info(notice);
+    }
     if (opts.trace) {
       const { FileTracer } = await import('../acp/file-tracer.js');
       tracer = new FileTracer(path.resolve(ctx.cwd, opts.trace));
@@ -68,6 +73,12 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
   } finally {
     tracer.close();
   }
+}
+
+/** login and its subcommands (and the supervisor) deal with a pending login themselves. */
+function isLoginCommand(command: Command): boolean {
+  const name = command.name();
+  return name === 'login' || name.startsWith('__') || command.parent?.name() === 'login';
 }
 
 function commanderExit(err: CommanderError, out: Output, json: boolean): ExitCode {
@@ -101,9 +112,25 @@ export async function main(): Promise<void> {
     }
     controller.abort();
   };
-  for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(sig, onSignal);
+  // A claimed SIGHUP (a login attached to its supervisor) means "the terminal is gone": leave quietly, cancel nothing.
+  let onHangup: (() => void) | undefined;
+  const hangup: HangupControl = {
+    claim(fn) {
+      onHangup = fn;
+      return () => {
+        if (onHangup === fn) onHangup = undefined;
+      };
+    },
+  };
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, onSignal);
+  process.on('SIGHUP', () => {
+    if (!onHangup) return onSignal();
+    // Writes to a hung-up terminal fail with EIO; that must not crash the way out.
+    for (const s of [process.stdout, process.stderr, process.stdin]) s.on('error', () => undefined);
+    onHangup();
+  });
   process.on('exit', () => killAllChildren('SIGKILL'));
-  const ctx: RunContext = { env: process.env, cwd: process.cwd(), stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, signal: controller.signal };
+  const ctx: RunContext = { env: process.env, cwd: process.cwd(), stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, signal: controller.signal, hangup };
   const code = await run(process.argv.slice(2), ctx);
   killAllChildren('SIGKILL');
   // Flush stdout before leaving: a pipe reader must get the whole JSON document.

@@ -30,6 +30,9 @@ export interface SshExit {
 export interface ControlResult {
   ok: boolean;
   message: string;
+  /** runRemote only: the remote command's stdout and exit code (255: ssh itself failed). */
+  stdout?: string;
+  exitCode?: number | null;
 }
 
 const CONTROL_TIMEOUT_MS = 10_000;
@@ -151,17 +154,17 @@ export class SshMaster {
     return this.control('cancel', ['-L', forwardSpec(port)]);
   }
 
-  /** A short command on the remote side over this master (the cancel uses it). */
-  async runRemote(command: string, timeoutMs = CONTROL_TIMEOUT_MS): Promise<ControlResult> {
+  /** A command on the remote side over this master (the cancel, and a resumed login's status and finish); `input` goes to its stdin. */
+  async runRemote(command: string, timeoutMs = CONTROL_TIMEOUT_MS, input?: string): Promise<ControlResult> {
     const r = await execa('ssh', [...this.clientArgs(), '-T', '--', this.destination, command], {
       env: this.options.env,
       extendEnv: false,
-      stdin: 'ignore',
+      ...(input === undefined ? { stdin: 'ignore' as const } : { input }),
       reject: false,
       timeout: timeoutMs,
       detached: true,
     });
-    return { ok: r.exitCode === 0, message: String(r.stderr).trim() };
+    return { ok: r.exitCode === 0, message: String(r.stderr).trim(), stdout: String(r.stdout), exitCode: typeof r.exitCode === 'number' ? r.exitCode : null };
   }
 
   /** Ask the master to exit, then make sure it did; remove the socket directory. Never throws. */

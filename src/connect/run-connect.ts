@@ -8,12 +8,13 @@ import { tempRoot } from '../paths.js';
 import { formatDuration } from '../util/duration.js';
 import type { CommandIO, CommandResult } from '../cli/context.js';
 import { startPasteReader, type PasteReader } from '../login/paste.js';
-import { SshMaster } from './control-master.js';
+import { SshMaster, settlesWithin } from './control-master.js';
 import { RemoteLogin, type RemoteEvent, type SessionExit } from './remote-login.js';
 import { remoteLoginCommand } from './remote-command.js';
 import { checkLocalPort } from './local-port.js';
 import { openBrowser } from './browser.js';
 import { renderRemoteEvent, summaryLine } from './relay.js';
+import { resumeAfterDrop } from './reconnect.js';
 
 export interface ConnectOptions {
   destination: string;
@@ -30,6 +31,7 @@ export interface ConnectOptions {
 /** The remote login runs its proof (a fresh server, default 60 s) after the sign-in; our session deadline allows for it. */
 const AFTER_SIGN_IN_MARGIN_MS = 180_000;
 const PROMPT_REFRESH_MS = 1_000;
+const MASTER_EXIT_WAIT_MS = 3_000;
 const KNOWN_EXITS = new Set<number>(Object.values(EXIT));
 
 export async function runConnect(io: CommandIO, o: ConnectOptions): Promise<CommandResult> {
@@ -68,6 +70,7 @@ class ConnectSession {
   private remoteDeadline: number | undefined;
   private remoteError: RemoteEvent | undefined;
   private verified: RemoteEvent | undefined;
+  private urlPort: number | undefined;
 
   constructor(
     private readonly io: CommandIO,
@@ -93,10 +96,21 @@ class ConnectSession {
       told = await this.login.cancel();
     }
     const exit = await this.login.exited;
+    // A session cut by a dropped connection may end just before the master's own exit is seen.
+    if (!aborted && exit.code === 255 && !this.master.hasExited) await settlesWithin(this.master.exited, MASTER_EXIT_WAIT_MS);
     await this.chain; // a URL being handled finishes (bounded) before the teardown removes what it added
     await this.teardown();
+    if (this.dropped(exit, aborted)) {
+      const deadline = this.remoteDeadline ?? Date.now() + this.o.timeoutMs;
+      return resumeAfterDrop(this.io, { destination: this.o.destination, sshOptions: this.o.sshOptions, remoteAgyctl: this.o.remoteAgyctl, sshTimeoutMs: this.o.sshTimeoutMs, deadline }, this.urlPort);
+    }
     if (!told) this.io.out.warn(`could not reach the remote agyctl to cancel it; it stops by itself at its --timeout`);
     return this.outcome(exit, aborted);
+  }
+
+  /** The connection went away under a remote login that had shown its URL: it survives there, so reconnect. */
+  private dropped(exit: SessionExit, aborted: boolean): boolean {
+    return !aborted && exit.code !== 0 && this.master.hasExited && this.urlPort !== undefined && !this.verified && !this.remoteError;
   }
 
   private then(step: () => Promise<void>): void {
@@ -117,6 +131,7 @@ class ConnectSession {
     else this.say(() => renderRemoteEvent(this.io.out, ev));
     switch (ev.event) {
       case 'url':
+        if (typeof ev.port === 'number') this.urlPort = ev.port;
         this.then(() => this.onUrl(ev));
         break;
       case 'waiting':

@@ -20,6 +20,8 @@ export interface ShimDir {
 }
 
 const live = new Set<string>();
+/** The shim dirs this process has now (a login supervisor records them, so a killed supervisor's dirs can still be removed). */
+export const liveShimDirs = (): string[] => [...live];
 process.once('exit', () => {
   for (const dir of live) fs.rmSync(dir, { recursive: true, force: true });
 });

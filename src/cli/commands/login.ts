@@ -1,10 +1,14 @@
-/** agyctl login: headless OAuth sign-in with URL capture, the exact tunnel command, paste-back and proof. */
+/**
+ * agyctl login: headless OAuth sign-in with URL capture, the exact tunnel
+ * command, paste-back and proof; and `login status | finish | cancel` for
+ * a login that outlives its terminal (docs/login.md).
+ */
 import type { Command } from 'commander';
 import type { ActionFactory } from '../action.js';
 import { EXIT, usageError } from '../../errors.js';
 
 export function register(program: Command, action: ActionFactory): void {
-  program
+  const login = program
     .command('login')
     .description('sign the server in on a headless box: prints the sign-in URL and the SSH tunnel command, waits, then proves the token survives a restart')
     .option('--method <id>', 'auth method (default: settings.json auth.type, else oauth-personal)')
@@ -15,12 +19,15 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--keep-probe-session', 'keep the conversation the proof creates')
     .option('--no-fake-display', 'do not give the server a placeholder DISPLAY')
     .option('--proof-timeout <duration>', 'deadline for the fresh server in the proof', '60s')
+    .option('--detach', 'print the URL and tunnel, then leave the login running in the background (finish with `agyctl login finish`)')
+    .option('--restart', 'cancel a pending login of this state dir and start a new one')
     .action(
       action(
         async (io, { options }) => {
           const { parseDurationOption } = await import('../parse-options.js');
           const { parseSshTarget, defaultTunnelTarget } = await import('../../login/tunnel.js');
-          const { runLogin } = await import('../../login/run-login.js');
+          const { startLogin } = await import('../../login/detached/start.js');
+          const { outcomeError } = await import('../../login/detached/relay.js');
           let explicit;
           if (options.sshTarget !== undefined) {
             explicit = parseSshTarget(String(options.sshTarget));
@@ -28,7 +35,7 @@ export function register(program: Command, action: ActionFactory): void {
           }
           const method = options.method === undefined ? undefined : String(options.method);
           if (method !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(method)) throw usageError(`--method must be an auth method id like oauth-personal (got ${JSON.stringify(method)}).`);
-          const report = await runLogin(io, {
+          const loginOptions = {
             method,
             timeoutMs: parseDurationOption('--timeout', String(options.timeout)),
             proofTimeoutMs: parseDurationOption('--proof-timeout', String(options.proofTimeout)),
@@ -37,15 +44,60 @@ export function register(program: Command, action: ActionFactory): void {
             open: Boolean(options.open),
             fakeDisplay: options.fakeDisplay !== false,
             keepProbeSession: Boolean(options.keepProbeSession),
+          };
+          // The supervisor runs the login with these options; --trace is made absolute, it runs elsewhere.
+          const opts = { ...io.opts, ...(io.opts.trace ? { trace: (await import('node:path')).resolve(io.ctx.cwd, io.opts.trace) } : {}) };
+          const result = await startLogin(io, {
+            request: { opts, login: loginOptions, tty: { stdout: Boolean(io.ctx.stdout.isTTY), stderr: Boolean(io.ctx.stderr.isTTY) } },
+            method,
+            timeoutMs: loginOptions.timeoutMs,
+            proofTimeoutMs: loginOptions.proofTimeoutMs,
+            detach: Boolean(options.detach),
+            restart: Boolean(options.restart),
           });
-          if (!io.opts.json) {
-            io.out.print(`Logged in with ${report.method}; a fresh server accepted the credentials (start-up ${report.proof.initMs} ms).`);
-            if (report.tokenFile?.exists) io.out.print(`Token file: ${report.tokenFile.path} (mode ${report.tokenFile.mode}; contents never shown).`);
-            if (options.keepProbeSession) io.out.print(`Probe session kept: ${report.proof.sessionId}`);
+          if (result.kind === 'hangup') return { exit: EXIT.ok, data: { detached: true } };
+          if (result.kind === 'detached') {
+            const s = result.state;
+            io.out.event({ event: 'detached', id: s.id, pid: s.pid, url: s.url ?? null, port: s.port ?? null, tunnel: s.tunnel ?? null, deadline: new Date(s.deadline).toISOString() });
+            if (!io.out.json) {
+              io.out.info(`The login goes on in the background (supervisor pid ${s.pid}) until ${new Date(s.deadline).toISOString()}.`);
+              io.out.info('After signing in: `agyctl login finish` with the address your browser ended on (not needed when the tunnel carried it), then `agyctl login status --wait`. Stop it with `agyctl login cancel`.');
+            }
+            return { exit: EXIT.ok, data: { detached: true } };
           }
-          return { exit: EXIT.ok, data: { login: report } };
+          if (result.outcome.exit !== EXIT.ok) throw outcomeError(result.outcome);
+          return { exit: EXIT.ok };
         },
         { streaming: true },
       ),
+    );
+  login
+    .command('status')
+    .description('the pending login of this state dir (URL, tunnel, time left, port), or how the last one ended')
+    .option('--wait', "block until the login ends, then exit with the login's own exit code")
+    .action(
+      action(async (io, { options }) => {
+        const { loginStatus } = await import('../../login/detached/commands.js');
+        return loginStatus(io, { wait: Boolean(options.wait) });
+      }),
+    );
+  login
+    .command('finish')
+    .description('deliver the address your browser ended on (or a code) to the pending login; from the argument or stdin')
+    .argument('[url]', 'the redirect address (prefer stdin: arguments are visible to other users in ps)')
+    .action(
+      action(async (io, { args }) => {
+        const { loginFinish } = await import('../../login/detached/commands.js');
+        return loginFinish(io, args[0] === undefined ? undefined : String(args[0]));
+      }),
+    );
+  login
+    .command('cancel')
+    .description('stop the pending login: its server, listener and shim directory go away')
+    .action(
+      action(async (io) => {
+        const { loginCancel } = await import('../../login/detached/commands.js');
+        return loginCancel(io);
+      }),
     );
 }

@@ -1,0 +1,128 @@
+/**
+ * What clients do with a recorded login besides watching it: find out
+ * whether it is still alive, clean up after a supervisor that died
+ * (its server's process group, its shim dirs, its socket), cancel it, and
+ * hand it a pasted redirect.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { signalGroup } from '../../acp/children.js';
+import { formatDuration } from '../../util/duration.js';
+import { request } from './ipc.js';
+import { isPending, readState, sameProcessAlive, writeState, type LoginState, type RecordPaths } from './record.js';
+
+const CANCEL_ANSWER_MS = 5_000;
+/** The login stops its server within its own grace and kill delay (~6 s); allow more. */
+const CANCEL_WAIT_MS = 20_000;
+const FINISH_ANSWER_MS = 30_000;
+const POLL_MS = 100;
+export const SUPERVISOR_DIED = 'login-supervisor-died';
+
+export type Liveness = { kind: 'none' } | { kind: 'pending'; state: LoginState } | { kind: 'ended'; state: LoginState } | { kind: 'died'; state: LoginState };
+
+export function supervisorAlive(state: LoginState): boolean {
+  return sameProcessAlive(state.pid, state.pidStart);
+}
+
+/** The record's state; a pending one whose supervisor is gone is cleaned up and reported as died (once; later reads see the recorded outcome). */
+export function inspect(paths: RecordPaths): Liveness {
+  const state = readState(paths);
+  if (!state) return { kind: 'none' };
+  if (!isPending(state)) return { kind: 'ended', state };
+  if (supervisorAlive(state)) return { kind: 'pending', state };
+  cleanupAfter(paths, state);
+  return { kind: 'died', state };
+}
+
+/** Kill what a dead (or hung) supervisor left: its server's group, its own group, its shim dirs, its socket; record the outcome. */
+export function cleanupAfter(paths: RecordPaths, state: LoginState): void {
+  if (state.server && sameProcessAlive(state.server.pid, state.server.start)) signalGroup(state.server.pid, 'SIGKILL');
+  if (supervisorAlive(state)) signalGroup(state.pid, 'SIGKILL');
+  for (const dir of state.shimDirs ?? []) {
+    if (path.basename(dir).startsWith('agyctl-login-')) fs.rmSync(dir, { recursive: true, force: true });
+  }
+  fs.rmSync(paths.socket, { force: true });
+  state.phase = 'done';
+  state.outcome = {
+    exit: 4,
+    code: SUPERVISOR_DIED,
+    message: `The login supervisor (pid ${state.pid}) died before the login ended; its server was stopped.`,
+    hint: 'run `agyctl login` again for a fresh URL (see the supervisor.log next to the record for why it died)',
+    endedAt: Date.now(),
+  };
+  delete state.shimDirs;
+  try {
+    writeState(paths, state);
+  } catch {
+    /* the record dir is gone: nothing to report later */
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Poll the record until the login has ended (the supervisor records its outcome), at most timeoutMs. */
+export async function waitEnded(paths: RecordPaths, timeoutMs: number, signal?: AbortSignal): Promise<LoginState | undefined> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const seen = inspect(paths);
+    if (seen.kind === 'ended' || seen.kind === 'died') return seen.state;
+    if (seen.kind === 'none' || Date.now() > until || signal?.aborted) return undefined;
+    await sleep(POLL_MS);
+  }
+}
+
+/** Ask the supervisor to cancel and wait for it to end; a supervisor that does not stop in time is killed with its server. */
+export async function cancelPending(paths: RecordPaths, state: LoginState): Promise<{ forced: boolean }> {
+  await request(paths.socket, { op: 'cancel' }, CANCEL_ANSWER_MS);
+  const until = Date.now() + CANCEL_WAIT_MS;
+  const ended = await waitEnded(paths, CANCEL_WAIT_MS);
+  // The outcome is recorded after the server stopped; the supervisor itself exits right after.
+  while (ended && supervisorAlive(state) && Date.now() < until) await sleep(POLL_MS);
+  if (ended && !supervisorAlive(state)) return { forced: false };
+  cleanupAfter(paths, state);
+  return { forced: true };
+}
+
+export interface FinishAnswer {
+  ok: boolean;
+  reason?: string;
+  event?: Record<string, unknown>;
+}
+
+export async function deliver(paths: RecordPaths, line: string): Promise<FinishAnswer | undefined> {
+  return request<FinishAnswer>(paths.socket, { op: 'finish', line }, FINISH_ANSWER_MS);
+}
+
+export function timeLeft(state: LoginState): string {
+  return formatDuration(Math.max(0, state.deadline - Date.now()));
+}
+
+/** The lines that describe a pending login to a person (status, and the "already pending" refusal). */
+export function describePending(state: LoginState): string[] {
+  const lines = [`A login is pending for ${state.stateDir} (${timeLeft(state)} left, supervisor pid ${state.pid}, ${state.phase}).`];
+  if (state.url) lines.push(`Sign-in URL: ${state.url}`);
+  if (state.tunnel) lines.push(`Tunnel (port ${state.port}): ${state.tunnel}`);
+  else if (state.mode === 'code-entry') lines.push('This login uses code entry: no tunnel; give the code with `agyctl login finish CODE`.');
+  return lines;
+}
+
+export function statusData(state: LoginState, kind: Liveness['kind']): Record<string, unknown> {
+  const status = kind === 'pending' ? 'pending' : kind === 'died' || state.outcome?.code === SUPERVISOR_DIED ? 'died' : state.outcome?.exit === 0 ? 'succeeded' : 'failed';
+  return {
+    status,
+    id: state.id,
+    stateDir: state.stateDir,
+    pid: state.pid,
+    phase: state.phase,
+    method: state.method ?? null,
+    url: state.url ?? null,
+    port: state.port ?? null,
+    tunnel: state.tunnel ?? null,
+    startedAt: new Date(state.startedAt).toISOString(),
+    deadline: new Date(state.deadline).toISOString(),
+    remainingS: Math.max(0, Math.round((state.deadline - Date.now()) / 1000)),
+    outcome: state.outcome ? { exit: state.outcome.exit, code: state.outcome.code ?? null, message: state.outcome.message ?? null, hint: state.outcome.hint ?? null, endedAt: new Date(state.outcome.endedAt).toISOString() } : null,
+  };
+}

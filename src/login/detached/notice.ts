@@ -1,0 +1,19 @@
+/**
+ * The one-line reminder other commands print (stderr) when this state dir
+ * has a login pending, e.g. after an SSH session dropped mid-login. Cheap:
+ * one small file read, no socket, no cleanup.
+ */
+import { isPending, readState, recordPaths, sameProcessAlive } from './record.js';
+import { formatDuration } from '../../util/duration.js';
+
+export function pendingLoginNotice(env: NodeJS.ProcessEnv, stateDir: string): string | undefined {
+  let state;
+  try {
+    state = readState(recordPaths(env, stateDir));
+  } catch {
+    return undefined;
+  }
+  if (!state || !isPending(state) || !sameProcessAlive(state.pid, state.pidStart)) return undefined;
+  const left = formatDuration(Math.max(0, state.deadline - Date.now()));
+  return `note: a login is pending for this state dir (${left} left${state.port ? `, port ${state.port}` : ''}); see \`agyctl login status\``;
+}

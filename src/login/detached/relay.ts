@@ -1,0 +1,132 @@
+/**
+ * The foreground side of a login: attached to its supervisor, it writes
+ * what the login prints exactly as printed, shows the paste prompt with the
+ * countdown and relays pasted lines (`login finish` semantics), and then
+ * either
+ *  - returns the login's outcome (success, or its error with exit code),
+ *  - cancels it (Ctrl-C / SIGTERM: the supervisor stops the server, 130),
+ *  - or, on SIGHUP (a dropped SSH session), just lets go: the supervisor
+ *    keeps the login going and `agyctl login status` finds it.
+ * With detach, it lets go as soon as the login waits for the browser.
+ */
+import type { CommandIO } from '../../cli/context.js';
+import { AgyError, EXIT, InterruptedError } from '../../errors.js';
+import { formatDuration } from '../../util/duration.js';
+import { startPasteReader, type PasteReader } from '../paste.js';
+import { attach, type Frame } from './ipc.js';
+import { cancelPending, cleanupAfter, deliver, inspect, SUPERVISOR_DIED } from './control.js';
+import type { LoginState, Outcome, RecordPaths } from './record.js';
+
+const ATTACH_TIMEOUT_MS = 10_000;
+const PROMPT_REFRESH_MS = 1_000;
+const END_MARGIN_MS = 30_000;
+
+export type RelayResult = { kind: 'ended'; outcome: Omit<Outcome, 'endedAt'> } | { kind: 'detached'; state: LoginState } | { kind: 'hangup' };
+
+export interface RelayOptions {
+  paths: RecordPaths;
+  detach: boolean;
+  /** The supervisor gives up by then; past it (plus a margin) a silent supervisor is treated as dead. */
+  endBy: number;
+  /** Called once the supervisor's state is on record (lets a concurrent login see it pending). */
+  release(): void;
+}
+
+/** The login's recorded error, as the error this process reports (same exit, code, message and hint). */
+export function outcomeError(o: Omit<Outcome, 'endedAt'>): AgyError {
+  return new AgyError(o.exit as AgyError['exit'], o.code ?? 'login-failed', o.message ?? `The login ended with exit code ${o.exit}.`, { ...(o.hint ? { hint: o.hint } : {}), ...(o.details ? { details: o.details } : {}) });
+}
+
+export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayResult> {
+  const { out, ctx } = io;
+  let paste: PasteReader | undefined;
+  let promptTimer: NodeJS.Timeout | undefined;
+  let deadline: number | undefined;
+  let codeEntry = false;
+  let gone = false; // after SIGHUP: write nothing more to the dead terminal
+  let settle!: (r: RelayResult | 'cancel') => void;
+  const settled = new Promise<RelayResult | 'cancel'>((r) => (settle = r));
+
+  const stopPaste = (): void => {
+    if (promptTimer) clearInterval(promptTimer);
+    promptTimer = undefined;
+    paste?.close();
+    paste = undefined;
+  };
+  const say = (write: () => void): void => {
+    if (gone) return;
+    const prompting = paste !== undefined && Boolean(ctx.stdin.isTTY);
+    if (prompting) out.clearStatus();
+    write();
+    if (prompting) paste?.refresh();
+  };
+  const prompt = (): string => {
+    const left = deadline === undefined ? '' : `[${formatDuration(Math.max(0, deadline - Date.now()))} left] `;
+    return `${left}${codeEntry ? 'paste the authorization code' : 'paste the address your browser ended on'}> `;
+  };
+  const startPaste = (): void => {
+    if (paste || gone) return;
+    paste = startPasteReader(io, prompt, (line) => {
+      if (line.trim() === '') return;
+      // The answer also arrives as a redirect-* / code-* event, printed like any other output.
+      void deliver(o.paths, line).then((answer) => {
+        if (!answer) say(() => out.warn('could not reach the login supervisor to deliver that'));
+      });
+    });
+    if (ctx.stdin.isTTY) promptTimer = setInterval(() => paste?.refresh(), PROMPT_REFRESH_MS);
+  };
+
+  const onFrame = (frame: Frame): void => {
+    if (frame.t === 'out') say(() => ctx.stdout.write(frame.text));
+    else if (frame.t === 'err') say(() => ctx.stderr.write(frame.text));
+    else if (frame.t === 'event') onEvent(frame.event);
+  };
+  const onEvent = (e: Record<string, unknown>): void => {
+    if (e.event === 'url') codeEntry = e.mode === 'code-entry';
+    else if (e.event === 'waiting') {
+      if (typeof e.remainingS === 'number' && deadline === undefined) deadline = Date.now() + e.remainingS * 1000;
+      if (o.detach) {
+        const seen = inspect(o.paths);
+        if (seen.kind === 'pending') settle({ kind: 'detached', state: seen.state });
+      } else startPaste();
+    } else if (e.event === 'authenticated') stopPaste();
+  };
+
+  const attachment = await attach(o.paths.socket, onFrame, ATTACH_TIMEOUT_MS);
+  if (!attachment) return afterBreak(o.paths);
+  const release = ctx.hangup?.claim(() => {
+    gone = true;
+    settle({ kind: 'hangup' });
+  });
+  const onAbort = (): void => settle('cancel');
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  if (ctx.signal.aborted) onAbort();
+  o.release();
+  void attachment.ended.then((outcome) => settle(outcome ? { kind: 'ended', outcome } : afterBreak(o.paths)));
+  const stuck = setTimeout(() => settle(afterBreak(o.paths, true)), Math.max(0, o.endBy - Date.now()) + END_MARGIN_MS);
+  try {
+    const first = await settled;
+    if (first !== 'cancel') return first;
+    stopPaste();
+    if (!out.json) out.info('Cancelling the login...');
+    const seen = inspect(o.paths);
+    if (seen.kind === 'pending') await cancelPending(o.paths, seen.state);
+    throw new InterruptedError();
+  } finally {
+    clearTimeout(stuck);
+    stopPaste();
+    release?.();
+    ctx.signal.removeEventListener('abort', onAbort);
+    attachment.close();
+  }
+}
+
+/** The connection broke without an end frame: the outcome was recorded just then, or the supervisor died. */
+function afterBreak(paths: RecordPaths, overdue = false): RelayResult {
+  const seen = inspect(paths);
+  if (seen.kind === 'ended' || seen.kind === 'died') return { kind: 'ended', outcome: seen.state.outcome! };
+  // Alive but unreachable (or still running past its own end): it cannot be finished, so stop it.
+  if (seen.kind === 'pending') cleanupAfter(paths, seen.state);
+  if (overdue) return { kind: 'ended', outcome: { exit: EXIT.timeout, code: 'timeout', message: 'The login supervisor did not end by its own deadline; it was stopped.', hint: 'run `agyctl login` again' } };
+  return { kind: 'ended', outcome: { exit: EXIT.server, code: SUPERVISOR_DIED, message: 'Lost the connection to the login supervisor; the login was stopped.', hint: 'run `agyctl login` again' } };
+}

@@ -1,0 +1,89 @@
+/**
+ * Starting a login supervisor: agyctl itself (a hidden subcommand), in its
+ * own session (setsid: no controlling terminal, so no SIGHUP when an SSH
+ * session drops), stdout/stderr to the 0700 record's log. It says "ready"
+ * on an extra pipe once its socket listens; the spawner waits for that,
+ * bounded, and then lets go of it entirely.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Readable } from 'node:stream';
+import { AgyError, EXIT } from '../../errors.js';
+import { signalGroup } from '../../acp/children.js';
+import type { RecordPaths } from './record.js';
+
+/** dist/login/detached/spawn.js -> bin/agyctl.js */
+const ENTRY = fileURLToPath(new URL('../../../bin/agyctl.js', import.meta.url));
+export const SUPERVISOR_COMMAND = '__login-supervisor';
+export const READY_FD = 3;
+const READY_WORD = 'ready';
+const READY_TIMEOUT_MS = 30_000;
+
+export interface SpawnOptions {
+  paths: RecordPaths;
+  /** Written to request.json (0600): the login's options; never the environment. */
+  request: unknown;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+function logTail(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trim().split('\n').slice(-3).join(' / ');
+  } catch {
+    return '';
+  }
+}
+
+export async function spawnSupervisor(o: SpawnOptions): Promise<number> {
+  fs.writeFileSync(o.paths.request, `${JSON.stringify(o.request)}\n`, { mode: 0o600 });
+  fs.chmodSync(o.paths.request, 0o600);
+  const logFd = fs.openSync(o.paths.log, 'w', 0o600);
+  let child;
+  try {
+    child = spawn(process.execPath, [ENTRY, SUPERVISOR_COMMAND, '--record', o.paths.dir], { detached: true, stdio: ['ignore', logFd, logFd, 'pipe'], env: o.env, cwd: o.cwd });
+  } finally {
+    fs.closeSync(logFd);
+  }
+  const pid = child.pid;
+  const pipe = child.stdio[READY_FD] as Readable;
+  const ok = await new Promise<boolean>((resolve) => {
+    let text = '';
+    const timer = setTimeout(() => resolve(false), READY_TIMEOUT_MS);
+    pipe.on('data', (b: Buffer) => {
+      text += b.toString();
+      if (text.includes(READY_WORD)) {
+        clearTimeout(timer);
+        resolve(true);
+      }
+    });
+    pipe.on('error', () => undefined);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(text.includes(READY_WORD));
+    });
+    child.once('error', () => {
+      clearTimeout(timer);
+      resolve(false);
+    });
+  });
+  pipe.destroy();
+  child.unref();
+  if (!ok || pid === undefined) {
+    if (pid !== undefined) signalGroup(pid, 'SIGKILL');
+    const said = logTail(o.paths.log);
+    throw new AgyError(EXIT.internal, 'login-supervisor-failed', `The login supervisor did not start${said ? `: ${said}` : '.'}`, { hint: `see ${o.paths.log}` });
+  }
+  return pid;
+}
+
+/** In the supervisor: tell the spawner the socket listens, then close the pipe (the spawner may be gone already). */
+export function signalReady(): void {
+  try {
+    fs.writeSync(READY_FD, `${READY_WORD}\n`);
+    fs.closeSync(READY_FD);
+  } catch {
+    /* nobody is waiting any more */
+  }
+}

@@ -1,0 +1,114 @@
+/**
+ * Starting a login: every interactive `agyctl login` runs its server under
+ * a supervisor and attaches to it, so a dropped session (SIGHUP) hands the
+ * login over for free: the foreground process simply leaves. `--detach`
+ * leaves on purpose once the URL is shown. One pending login per state dir.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { CommandIO } from '../../cli/context.js';
+import { AgyError, EXIT } from '../../errors.js';
+import { cancelPending, describePending, inspect, statusData } from './control.js';
+import { ensureRecordDir, recordPaths, sameProcessAlive, type LoginState } from './record.js';
+import { relayLogin, type RelayResult } from './relay.js';
+import { spawnSupervisor } from './spawn.js';
+
+/** Start-up may take the server's initialize deadline before the wait begins; the proof has two steps of its own deadline. */
+const STARTUP_ALLOWANCE_MS = 60_000;
+const END_MARGIN_MS = 60_000;
+
+export interface StartOptions {
+  /** The supervisor's request (login options and global options), written to the 0600 request.json. */
+  request: Record<string, unknown>;
+  method: string | undefined;
+  timeoutMs: number;
+  proofTimeoutMs: number;
+  detach: boolean;
+  restart: boolean;
+}
+
+export interface SupervisorRequest {
+  version: 1;
+  id: string;
+  cwd: string;
+  startedAt: number;
+  deadline: number;
+  hardDeadline: number;
+  method: string | undefined;
+  [key: string]: unknown;
+}
+
+export function pendingError(state: LoginState): AgyError {
+  const [first, ...rest] = describePending(state);
+  return new AgyError(EXIT.usage, 'login-pending', [first, ...rest].join('\n'), {
+    hint: 'sign in with that URL (through that tunnel) and deliver the redirect with `agyctl login finish`, watch it with `agyctl login status`, stop it with `agyctl login cancel`, or start over with `agyctl login --restart`',
+    details: { pending: statusData(state, 'pending') },
+  });
+}
+
+export async function startLogin(io: CommandIO, o: StartOptions): Promise<RelayResult> {
+  const paths = recordPaths(io.ctx.env, io.opts.stateDir);
+  ensureRecordDir(paths);
+  const release = claimStart(paths.dir, io.opts.stateDir);
+  try {
+    const seen = inspect(paths);
+    if (seen.kind === 'pending') {
+      if (!o.restart) throw pendingError(seen.state);
+      if (!io.out.json) io.out.info(`Cancelling the pending login (supervisor pid ${seen.state.pid}) to start over...`);
+      await cancelPending(paths, seen.state);
+      io.out.event({ event: 'restarted', cancelled: seen.state.id });
+    } else if (seen.kind === 'died') {
+      io.out.warn(`the previous login's supervisor (pid ${seen.state.pid}) had died; cleaned up after it`);
+    }
+    fs.rmSync(paths.state, { force: true });
+    const request = makeRequest(io, o);
+    await spawnSupervisor({ paths, request, env: io.ctx.env, cwd: io.ctx.cwd });
+    return await relayLogin(io, { paths, detach: o.detach, endBy: request.hardDeadline, release });
+  } finally {
+    release();
+  }
+}
+
+/**
+ * Two logins started at the same moment both find no record; an exclusive
+ * claim file (held until the supervisor has written its state) lets only one
+ * through. A claim whose agyctl is gone is stale and taken over.
+ */
+function claimStart(dir: string, stateDir: string): () => void {
+  const file = path.join(dir, 'starting');
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(file, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+      let held = true;
+      return () => {
+        if (held) fs.rmSync(file, { force: true });
+        held = false;
+      };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+      const pid = Number(fs.readFileSync(file, 'utf8').trim());
+      if (pid > 0 && pid !== process.pid && sameProcessAlive(pid, undefined)) {
+        throw new AgyError(EXIT.usage, 'login-pending', `Another agyctl login (pid ${pid}) is starting for ${stateDir}.`, { hint: 'see it with `agyctl login status` in a moment' });
+      }
+      fs.rmSync(file, { force: true });
+    }
+  }
+  throw new AgyError(EXIT.usage, 'login-pending', `Another agyctl login is starting for ${stateDir}.`, { hint: 'see it with `agyctl login status` in a moment' });
+}
+
+function makeRequest(io: CommandIO, o: StartOptions): SupervisorRequest {
+  const startedAt = Date.now();
+  const deadline = startedAt + o.timeoutMs;
+  const request: SupervisorRequest = {
+    ...o.request,
+    version: 1,
+    id: crypto.randomBytes(6).toString('hex'),
+    cwd: io.ctx.cwd,
+    startedAt,
+    deadline,
+    hardDeadline: deadline + STARTUP_ALLOWANCE_MS + 2 * o.proofTimeoutMs + END_MARGIN_MS,
+    method: o.method,
+  };
+  return request;
+}

@@ -1,0 +1,195 @@
+/**
+ * The login supervisor: the process that owns a login's server, shim dir
+ * and deadline, in its own session with no terminal, so that a dropped SSH
+ * session cannot end it. Everything the login prints is kept as frames and
+ * streamed to attached clients; pasted redirects arrive over the socket and
+ * are fed to the login's ordinary paste-back reader, so they get exactly
+ * the checks of an attached paste (state, port, path, code; one delivery).
+ */
+import fs from 'node:fs';
+import net from 'node:net';
+import { PassThrough, Writable } from 'node:stream';
+import { liveShimDirs } from '../shims.js';
+import { onJsonLines, sendLine, type Frame, type Request } from './ipc.js';
+import { procStart, writeState, type LoginState, type Outcome, type RecordPaths } from './record.js';
+
+/** A delivery answers within the listener's own 15 s bound; allow a margin. */
+const FINISH_ANSWER_MS = 20_000;
+/** A runaway login never keeps more output than this in memory. */
+const MAX_FRAMES = 5_000;
+const ANSWER_EVENTS = new Set(['redirect-delivered', 'redirect-rejected', 'code-sent', 'code-rejected']);
+
+export interface LoginStreams {
+  stdin: PassThrough;
+  stdout: Writable;
+  stderr: Writable;
+  signal: AbortSignal;
+  /** Every event the login emits (also in human mode). */
+  onEvent(event: Record<string, unknown>): void;
+}
+
+export interface SupervisorOptions {
+  paths: RecordPaths;
+  state: LoginState;
+  /** The login's own hard end (sign-in deadline + proof + margin): past it the supervisor cancels. */
+  hardDeadline: number;
+  /** Aborted by SIGTERM/SIGINT to the supervisor. */
+  signal: AbortSignal;
+  /** Called once the socket listens (the spawner waits for this). */
+  onReady(): void;
+  run(streams: LoginStreams): Promise<Omit<Outcome, 'endedAt'>>;
+}
+
+class FrameSink extends Writable {
+  constructor(private readonly push: (text: string) => void) {
+    super({ decodeStrings: false });
+  }
+
+  override _write(chunk: unknown, _enc: BufferEncoding, cb: () => void): void {
+    this.push(typeof chunk === 'string' ? chunk : String(chunk));
+    cb();
+  }
+}
+
+export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
+  const state = o.state;
+  const frames: Frame[] = [];
+  const clients = new Set<net.Socket>();
+  const controller = new AbortController();
+  const eventWaiters = new Set<(e: Record<string, unknown>) => void>();
+  let finishChain: Promise<unknown> = Promise.resolve();
+  const stdin = new PassThrough();
+
+  const save = (): void => {
+    try {
+      writeState(o.paths, state);
+    } catch {
+      /* the record was removed under us (cancel --force); the login goes on */
+    }
+  };
+  const broadcast = (frame: Frame): void => {
+    if (frames.length < MAX_FRAMES) frames.push(frame);
+    for (const c of clients) sendLine(c, frame);
+  };
+  const onEvent = (event: Record<string, unknown>): void => {
+    trackState(state, event, save); // on record before any client hears of it (detach reads the record on `waiting`)
+    broadcast({ t: 'event', event });
+    for (const w of eventWaiters) w(event);
+  };
+
+  const finish = (line: string): Promise<Record<string, unknown>> => {
+    if (state.phase !== 'waiting') return Promise.resolve({ ok: false, reason: state.phase === 'signed-in' ? 'the login already signed in; it is proving the credentials now' : 'the login is not waiting for a redirect yet' });
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => done({ ok: false, reason: 'the login did not answer in time' }), FINISH_ANSWER_MS);
+      const waiter = (e: Record<string, unknown>): void => {
+        if (ANSWER_EVENTS.has(String(e.event))) done({ ok: e.event === 'redirect-delivered' || e.event === 'code-sent', event: e });
+      };
+      const done = (answer: Record<string, unknown>): void => {
+        clearTimeout(timer);
+        eventWaiters.delete(waiter);
+        resolve(answer);
+      };
+      eventWaiters.add(waiter);
+      stdin.write(`${line.replace(/[\r\n]+/g, ' ')}\n`);
+    });
+  };
+
+  const server = net.createServer((socket) => {
+    socket.on('error', () => undefined);
+    socket.on('close', () => clients.delete(socket));
+    onJsonLines(socket, (value) => {
+      const req = value as Request;
+      if (req.op === 'attach') {
+        clients.add(socket);
+        for (const f of frames) sendLine(socket, f);
+      } else if (req.op === 'finish' && typeof req.line === 'string') {
+        const answer = finishChain.then(() => finish(req.line));
+        finishChain = answer;
+        void answer.then((a) => sendLine(socket, a));
+      } else if (req.op === 'cancel') {
+        controller.abort('cancel');
+        sendLine(socket, { ok: true });
+      } else if (req.op === 'ping') sendLine(socket, { ok: true, pid: process.pid, phase: state.phase });
+      else socket.destroy();
+    });
+  });
+  fs.rmSync(o.paths.socket, { force: true });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(o.paths.socket, () => resolve());
+  });
+  fs.chmodSync(o.paths.socket, 0o600);
+  const socketIno = fs.statSync(o.paths.socket).ino;
+  save();
+  o.onReady();
+
+  const onOuterAbort = (): void => controller.abort('cancel');
+  o.signal.addEventListener('abort', onOuterAbort, { once: true });
+  if (o.signal.aborted) controller.abort('cancel');
+  const watchdog = setTimeout(() => controller.abort('deadline'), Math.max(0, o.hardDeadline - Date.now()));
+  let result: Omit<Outcome, 'endedAt'>;
+  try {
+    result = await o.run({
+      stdin,
+      stdout: new FrameSink((text) => broadcast({ t: 'out', text })),
+      stderr: new FrameSink((text) => broadcast({ t: 'err', text })),
+      signal: controller.signal,
+      onEvent,
+    });
+  } finally {
+    clearTimeout(watchdog);
+    o.signal.removeEventListener('abort', onOuterAbort);
+  }
+  const outcome: Outcome = { ...result, endedAt: Date.now() };
+  state.phase = 'done';
+  state.outcome = outcome;
+  delete state.shimDirs;
+  save();
+  broadcast({ t: 'end', outcome: { exit: outcome.exit, ...(outcome.code ? { code: outcome.code } : {}), ...(outcome.message ? { message: outcome.message } : {}), ...(outcome.hint ? { hint: outcome.hint } : {}), ...(outcome.details ? { details: outcome.details } : {}) } });
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    for (const c of clients) c.end();
+  });
+  // A next login may already listen at that path: remove only our own socket.
+  try {
+    if (fs.statSync(o.paths.socket).ino === socketIno) fs.rmSync(o.paths.socket, { force: true });
+  } catch {
+    /* already gone */
+  }
+  return outcome;
+}
+
+/** What `login status` needs, from the login's own events. */
+function trackState(state: LoginState, event: Record<string, unknown>, save: () => void): void {
+  switch (event.event) {
+    case 'server-started':
+      if (typeof event.pid === 'number' && state.phase === 'starting') {
+        state.server = { pid: event.pid, start: procStart(event.pid) };
+        state.shimDirs = liveShimDirs();
+        save();
+      }
+      break;
+    case 'url':
+      state.url = String(event.url);
+      state.mode = event.mode === 'code-entry' ? 'code-entry' : 'loopback';
+      if (typeof event.port === 'number') state.port = event.port;
+      if (typeof event.tunnel === 'string') state.tunnel = event.tunnel;
+      state.shimDirs = liveShimDirs();
+      save();
+      break;
+    case 'waiting':
+      if (state.phase === 'starting') {
+        state.phase = 'waiting';
+        if (typeof event.remainingS === 'number') state.deadline = Date.now() + event.remainingS * 1000;
+        save();
+      }
+      break;
+    case 'authenticated':
+      state.phase = 'signed-in';
+      if (typeof event.method === 'string') state.method = event.method;
+      save();
+      break;
+    default:
+      break;
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * A dropped SSH session no longer loses the login (real sshd in network
+ * namespaces, test/helpers/netns.ts): `agyctl login` runs over `ssh -tt` in
+ * a pty on the "laptop", the ssh client is killed mid-login, and a new SSH
+ * session finds the login pending on the same port; a new tunnel carries
+ * the redirect and status reports success. And `agyctl connect` whose
+ * control master is killed once mid-login reconnects and finishes on its
+ * own. Leftovers are checked on these namespaces' and sandboxes' processes.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { BIN, SIM, makeSandbox, processesOf, type Sandbox } from '../helpers/cli.js';
+import { REMOTE_ADDR, killGroup, requireLab, useSshLab, waitUntil, type SshLab } from '../helpers/netns.js';
+import { EventStream } from '../helpers/ndjson.js';
+import { redirectFor } from '../helpers/browser.js';
+
+const NODE = process.execPath;
+const DEST = `root@${REMOTE_ADDR}`;
+const RUN_MS = 60_000;
+const GET = `require('http').get(process.argv[1], (r) => { r.resume(); r.on('end', () => console.log(r.statusCode)); }).on('error', (e) => { console.log('error ' + e.message); process.exitCode = 1; })`;
+
+const fx = useSshLab();
+
+const sq = (v: string): string => `'${v.replace(/'/g, `'\\''`)}'`;
+
+/** A script on the shared filesystem that runs the built agyctl with the remote sandbox's HOME and the simulator. */
+function remoteAgyctlScript(remote: Sandbox): string {
+  const file = path.join(remote.root, 'agy.sh');
+  const vars = { HOME: remote.home, TMPDIR: remote.root, NO_COLOR: '1', AGYCTL_SERVER: `${NODE} ${SIM}` };
+  fs.writeFileSync(file, `#!/bin/sh\n${Object.entries(vars).map(([k, v]) => `export ${k}=${sq(v)}`).join('\n')}\nexec ${NODE} ${BIN} "$@"\n`, { mode: 0o755 });
+  return file;
+}
+
+/** NDJSON events out of a pty transcript: prompts and \r may share a line with an event. */
+function ptyEvents(text: string): Array<Record<string, unknown>> {
+  const found: Array<Record<string, unknown>> = [];
+  for (const line of text.split('\n')) {
+    const at = line.indexOf('{"event"');
+    if (at < 0) continue;
+    try {
+      found.push(JSON.parse(line.slice(at).replace(/\r$/, '')) as Record<string, unknown>);
+    } catch {
+      /* partial */
+    }
+  }
+  return found;
+}
+
+async function ssh(lab: SshLab, args: string[], timeoutMs = RUN_MS) {
+  return lab.run(lab.laptop, 'ssh', [DEST, ...args], { env: { PATH: `${lab.sshFullBin}:${process.env.PATH}` }, timeoutMs });
+}
+
+async function nothingLeft(lab: SshLab, remote: Sandbox): Promise<void> {
+  await waitUntil(async () => (await lab.pids(lab.laptop)).length === 0, 15_000, 'no process left in the laptop namespace');
+  const sshd = lab.sshdPid();
+  await waitUntil(async () => (await lab.pids(lab.remote)).every((pid) => pid === sshd), 15_000, 'no process but sshd left in the remote namespace');
+  expect(processesOf(remote)).toEqual([]);
+}
+
+describe('a dropped SSH session during agyctl login', () => {
+  it('the login survives: a new session sees it pending on the same port, a new tunnel carries the redirect, status reports success', async (ctx) => {
+    const lab = requireLab(fx.result(), ctx);
+    const remote = makeSandbox();
+    fx.keep(remote);
+    const agy = remoteAgyctlScript(remote);
+    // ssh -tt in a pty (script), as a person's terminal would run it.
+    const session = lab.run(lab.laptop, 'script', ['-qfc', `ssh -tt ${DEST} ${agy} login --json --timeout 60s`, '/dev/null'], { env: { PATH: `${lab.sshFullBin}:${process.env.PATH}`, TERM: 'dumb' }, stdin: 'pipe', timeoutMs: RUN_MS, detached: true });
+    fx.track(session);
+    let transcript = '';
+    session.stdout!.on('data', (b: Buffer) => (transcript += b.toString()));
+    await waitUntil(() => ptyEvents(transcript).some((e) => e.event === 'waiting'), 30_000, 'the remote login to wait for the browser');
+    const url = ptyEvents(transcript).find((e) => e.event === 'url')!;
+    const port = Number(url.port);
+
+    killGroup(session, 'SIGKILL'); // the laptop's ssh client dies: the connection drops mid-login
+    await session;
+
+    const status = await ssh(lab, [agy, 'login', 'status', '--json']);
+    expect(status.exitCode, String(status.stderr)).toBe(0);
+    const login = (JSON.parse(String(status.stdout)) as { login: Record<string, unknown> }).login;
+    expect(login).toMatchObject({ status: 'pending', port, url: url.url });
+    expect(await lab.listening(lab.remote, port)).toBe(true);
+
+    const tunnel = lab.run(lab.laptop, 'ssh', ['-N', '-L', `${port}:127.0.0.1:${port}`, '-o', 'ExitOnForwardFailure=yes', DEST], { env: { PATH: `${lab.sshFullBin}:${process.env.PATH}` }, timeoutMs: RUN_MS, detached: true });
+    fx.track(tunnel);
+    await waitUntil(() => lab.listening(lab.laptop, port), 10_000, `the new tunnel on the laptop's port ${port}`);
+    const browser = await lab.run(lab.laptop, NODE, ['-e', GET, redirectFor(String(url.url))], { timeoutMs: 15_000 });
+    expect(String(browser.stdout).trim(), String(browser.stderr)).toBe('200');
+
+    const done = await ssh(lab, [agy, 'login', 'status', '--wait', '--json']);
+    expect(done.exitCode, String(done.stderr)).toBe(0);
+    expect(JSON.parse(String(done.stdout))).toMatchObject({ login: { status: 'succeeded', outcome: { exit: 0 } } });
+    expect((fs.statSync(path.join(remote.stateDir, 'acp_token.json')).mode & 0o777).toString(8)).toBe('600');
+
+    killGroup(tunnel, 'SIGTERM');
+    await tunnel;
+    await nothingLeft(lab, remote);
+    expect(fs.readdirSync(remote.root).filter((f) => f.startsWith('agyctl-login-'))).toEqual([]);
+  });
+});
+
+describe('agyctl connect when its connection drops once', () => {
+  it('reconnects, forwards the same port again, and finishes on its own', async (ctx) => {
+    const lab = requireLab(fx.result(), ctx);
+    const remote = makeSandbox();
+    const laptop = makeSandbox();
+    fx.keep(remote, laptop);
+    laptop.env = { ...laptop.env, PATH: `${lab.sshBareBin}:${process.env.PATH}` };
+    const agy = remoteAgyctlScript(remote);
+    const args = ['connect', DEST, '--json', '--no-open', '--remote-agyctl', agy, '--ssh-option', `IdentityFile=${lab.clientKey}`, '--ssh-option', `UserKnownHostsFile=${lab.knownHosts}`, '--timeout', '60s'];
+    const child = lab.run(lab.laptop, NODE, [BIN, ...args], { env: laptop.env, stdin: 'pipe', timeoutMs: 90_000, cwd: laptop.root });
+    fx.track(child);
+    const events = new EventStream(child.stdout!);
+    const url = await events.waitFor('forward-added', 30_000).then(() => events.find('url')!);
+    const port = Number(url.port);
+
+    // Cut the connection: kill connect's control master (the ssh -M process) on the laptop.
+    const masters = (await lab.pids(lab.laptop)).filter((pid) => {
+      try {
+        const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        return argv.includes('-M') && argv.includes('ClearAllForwardings=yes');
+      } catch {
+        return false;
+      }
+    });
+    expect(masters).toHaveLength(1);
+    process.kill(masters[0]!, 'SIGKILL');
+
+    await events.waitFor('reconnected', 45_000);
+    await waitUntil(() => events.events.filter((e) => e.event === 'forward-added').length === 2, 15_000, 'the forward on the new master');
+    expect(events.events.filter((e) => e.event === 'forward-added').at(-1)).toMatchObject({ port });
+    const browser = await lab.run(lab.laptop, NODE, ['-e', GET, redirectFor(String(url.url))], { timeoutMs: 15_000 });
+    expect(String(browser.stdout).trim(), String(browser.stderr)).toBe('200');
+
+    const result = await child;
+    expect(result.exitCode, String(result.stderr)).toBe(0);
+    expect(events.names()).toEqual(expect.arrayContaining(['connection-lost', 'reconnected']));
+    expect(events.events.at(-1)).toMatchObject({ event: 'verified', resumed: true });
+    await nothingLeft(lab, remote);
+    expect(processesOf(laptop)).toEqual([]);
+    expect(fs.readdirSync(laptop.root).filter((n) => n.startsWith('agyctl-connect-'))).toEqual([]);
+  });
+
+  it('when it cannot get back before the deadline: exit 4 with the exact commands to resume by hand', async (ctx) => {
+    const lab = requireLab(fx.result(), ctx);
+    const remote = makeSandbox();
+    const laptop = makeSandbox();
+    fx.keep(remote, laptop);
+    laptop.env = { ...laptop.env, PATH: `${lab.sshBareBin}:${process.env.PATH}` };
+    const agy = remoteAgyctlScript(remote);
+    const args = ['connect', DEST, '--json', '--no-open', '--remote-agyctl', agy, '--ssh-option', `IdentityFile=${lab.clientKey}`, '--ssh-option', `UserKnownHostsFile=${lab.knownHosts}`, '--timeout', '8s'];
+    const child = lab.run(lab.laptop, NODE, [BIN, ...args], { env: laptop.env, stdin: 'pipe', timeoutMs: 90_000, cwd: laptop.root });
+    fx.track(child);
+    const events = new EventStream(child.stdout!);
+    await events.waitFor('forward-added', 30_000);
+    const port = Number(events.find('url')!.port);
+    try {
+      await lab.stopSshd(); // nothing to reconnect to
+      for (const pid of await lab.pids(lab.laptop)) {
+        const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        if (argv.includes('-M') && argv.includes('ClearAllForwardings=yes')) process.kill(pid, 'SIGKILL');
+      }
+      const result = await child;
+      expect(result.exitCode, String(result.stderr)).toBe(4);
+      const error = events.events.at(-1)!;
+      expect(error).toMatchObject({ event: 'error', code: 'ssh-failed' });
+      expect(String(error.hint)).toContain(`-N -L ${port}:127.0.0.1:${port}`);
+      expect(String(error.hint)).toContain(`${agy} login finish`);
+      expect(String(error.hint)).toContain(`${agy} login status --wait`);
+      expect(events.names()).toContain('connection-lost');
+    } finally {
+      await lab.startSshd();
+    }
+    // The remote login ends at its own deadline (exit 5), and nothing is left behind.
+    await waitUntil(() => {
+      try {
+        return JSON.parse(fs.readFileSync(path.join(remote.home, '.local', 'state', 'agyctl', 'logins', fs.readdirSync(path.join(remote.home, '.local', 'state', 'agyctl', 'logins'))[0]!, 'state.json'), 'utf8')).outcome?.exit === 5;
+      } catch {
+        return false;
+      }
+    }, 30_000, 'the remote login to end at its deadline');
+    await nothingLeft(lab, remote);
+    expect(processesOf(laptop)).toEqual([]);
+  });
+});
