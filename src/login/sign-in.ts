@@ -107,7 +107,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
       }
       // The path always comes from the server's own redirect_uri; a difference from the profile is drift worth a note.
       if (first.auth.redirectPath !== profile.redirectPath) io.out.verbose(`the redirect path ${first.auth.redirectPath} is not the ${profile.id} profile's ${profile.redirectPath}; using the server's`);
-      const tunnel = presentUrl(io, first.auth, options);
+      const tunnel = presentUrl(io, first.auth, options, { source: first.source, via: first.via });
       if (options.qr) await showQr(io, first.auth.url);
       if (options.open) await openInBrowser(io, first.auth.url);
       await waitForSignIn(io, { ...wait, listenerGraceMs: profile.quirks.listenerGoneGraceMs });
