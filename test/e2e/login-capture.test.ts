@@ -71,18 +71,47 @@ describe('login: every launch path', () => {
 });
 
 describe('login: no usable URL', () => {
-  it('the timeout lists every candidate and why it was rejected, redacted, also in --json', async () => {
+  it('nothing on any channel: the timeout says so (exit 5, empty candidate list in --json)', async () => {
     sandbox = makeSandbox();
-    // A server whose only "browser" run gets a wrong URL: a fake sim script wrapping the real one is overkill;
-    // instead BROWSER-only mode with a shim that has been told nothing: use AGY_SIM_CALLBACK_PATH to keep the URL valid,
-    // and break it with a non-loopback redirect via the error-data mode? No: drive the evidence with AGY_SIM_LAUNCH=none plus noise.
     const result = await agyctl(['login', '--json', '--timeout', '3s'], sandbox, { env: { AGY_SIM_LAUNCH: 'none', AGY_SIM_NOISE: 'garbage' } });
     expect(result.exitCode).toBe(5);
     const last = parseEvents(String(result.stdout)).at(-1)!;
-    expect(last).toMatchObject({ event: 'error', code: 'timeout', exit: 5 });
+    expect(last).toMatchObject({ event: 'error', code: 'timeout', exit: 5, candidates: [] });
     expect(String(last.message)).toMatch(/No sign-in URL from the server within 3s/);
     expect(String(last.message)).toMatch(/Nothing that looked like a URL appeared/);
-    expect(last.candidates).toEqual([]);
     expect(await waitNoProcesses(sandbox)).toEqual([]);
+  });
+
+  it('the timeout lists every candidate on every channel and why each was rejected, with secrets redacted', async () => {
+    sandbox = makeSandbox();
+    // A server build that runs launchers with the wrong things and prints a broken URL, then never shows a good one.
+    const server = path.join(sandbox.root, 'odd-server.sh');
+    fs.writeFileSync(server, [
+      '#!/bin/sh',
+      'xdg-open --version',
+      "gio open 'https://example.com/login?state=SECRETSTATE1&code_challenge=SECRETCHALLENGE'",
+      "\"$BROWSER\" '%s'",
+      "printf 'see https://accounts.google.com/o/oauth2/v2/auth?response_type=token&state=SECRETSTATE2\\n' >&2",
+      `AGY_SIM_LAUNCH=none exec node '${path.resolve('scripts/agy-acp-sim')}'`,
+      '',
+    ].join('\n'), { mode: 0o755 });
+    const result = await agyctl(['login', '--json', '--timeout', '4s'], sandbox, { env: { AGYCTL_SERVER: server } });
+    expect(result.exitCode, String(result.stderr)).toBe(5);
+    const last = parseEvents(String(result.stdout)).at(-1)!;
+    expect(last).toMatchObject({ event: 'error', code: 'timeout', exit: 5 });
+    const candidates = last.candidates as Array<Record<string, unknown>>;
+    expect(candidates).toEqual(expect.arrayContaining([
+      expect.objectContaining({ channel: 'shim', via: 'xdg-open', args: ['--version'], reason: 'got no URL among its arguments' }),
+      expect.objectContaining({ channel: 'shim', via: 'gio', reason: expect.stringMatching(/host example\.com is not Google's/) }),
+      expect.objectContaining({ channel: 'shim', via: 'BROWSER', reason: expect.stringMatching(/literal %s/) }),
+      expect.objectContaining({ channel: 'stderr', reason: 'response_type is not "code"' }),
+    ]));
+    const message = String(last.message);
+    expect(message).toMatch(/launcher xdg-open --version: got no URL/);
+    expect(message).toMatch(/stderr: https:\/\/accounts\.google\.com\/.*state=\[REDACTED\]/);
+    const everything = String(result.stdout) + String(result.stderr);
+    for (const secret of ['SECRETSTATE1', 'SECRETSTATE2', 'SECRETCHALLENGE']) expect(everything).not.toContain(secret);
+    expect(await waitNoProcesses(sandbox)).toEqual([]);
+    expect(shimDirsLeft(sandbox)).toEqual([]);
   });
 });
