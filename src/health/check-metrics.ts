@@ -25,6 +25,7 @@ export function checkMetrics(r: MetricsInput): MetricFamily[] {
     gauge('agyctl_check_run_duration_seconds', 'Wall time of the whole last check run.', one(r.durationMs / 1000)),
     gauge('agyctl_token_file_mode_ok', '1 if acp_token.json has mode 0600, else 0 (absent without a token file).', one(r.metrics.tokenModeOk)),
     gauge('agyctl_token_file_age_seconds', 'Seconds since acp_token.json was last written.', one(r.metrics.tokenAgeS)),
+    gauge('agyctl_credentials_elsewhere', '1 if the live check got a session while the token file is missing or unusable (credentials kept elsewhere, e.g. the OS keyring), else 0; absent without --live.', one(r.metrics.credentialsElsewhere)),
     gauge('agyctl_server_start_seconds', 'Server spawn to initialize answer in the last live check.', one(r.metrics.serverStartS)),
     gauge('agyctl_last_check_timestamp_seconds', 'Unix time of the last agyctl check run.', one(Math.round(r.at / 1000))),
   ];
