@@ -6,7 +6,7 @@
 import { execa, type ResultPromise } from 'execa';
 import { Connection, type ServerMessageHandler } from './connection.js';
 import { nullTracer, type Tracer } from './trace.js';
-import { groupAlive, registerGroup, signalGroup, unregisterGroup } from './children.js';
+import { groupAlive, registerGroup, signalGroup, unregisterGroup, waitGroupGone } from './children.js';
 import { LineSplitter, stripAnsi } from './framing.js';
 import type { ServerCommand } from './resolve.js';
 import { AgyError, EXIT } from '../errors.js';
@@ -39,6 +39,8 @@ export interface StartServerOptions {
 const STDERR_TAIL_LINES = 20;
 export const STOP_GRACE_MS = 1_000;
 export const KILL_AFTER_MS = 5_000;
+/** Bound on waiting for a SIGKILLed group to be reaped. */
+const GROUP_REAP_MS = 2_000;
 
 export function serverEnv(base: NodeJS.ProcessEnv, stateDir: string): NodeJS.ProcessEnv {
   const home = serverHomeFor(stateDir);
@@ -153,7 +155,11 @@ export class AcpServer {
     }
     const info = await this.exited;
     // The leader may be gone while children it spawned (shims, relaunches) linger.
-    if (groupAlive(this.pid)) signalGroup(this.pid, 'SIGKILL');
+    if (groupAlive(this.pid)) {
+      signalGroup(this.pid, 'SIGKILL');
+      // So that "stopped" means no member of the group exists any more (launchers the server spawned included).
+      await waitGroupGone(this.pid, GROUP_REAP_MS);
+    }
     unregisterGroup(this.pid);
     return info;
   }

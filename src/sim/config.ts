@@ -50,6 +50,8 @@ export interface SimConfig {
   checkpointOnExit: boolean;
   /** Where a login keeps its credentials (URL capture area). */
   tokenStore: TokenStore;
+  /** An OAuth authenticate rewrites settings.json auth.type as soon as it starts, before any sign-in (URL capture area). */
+  authStartWritesSettings: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -122,5 +124,6 @@ export function loadConfig(env: Env): SimConfig {
     hugeLineBytes: intVar(env, 'AGY_SIM_HUGE_LINE_BYTES', 0) ?? 0,
     checkpointOnExit: flag(env, 'AGY_SIM_CHECKPOINT_ON_EXIT'),
     tokenStore: choice(env, 'AGY_SIM_TOKEN_STORE', TOKEN_STORES, 'file'),
+    authStartWritesSettings: flag(env, 'AGY_SIM_AUTH_START_WRITES_SETTINGS'),
   };
 }

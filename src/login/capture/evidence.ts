@@ -33,7 +33,7 @@ export function redactEvidence(text: string): string {
 }
 
 /** Keep evidence readable: one line, bounded. */
-export function shorten(text: string, max = 300): string {
+export function shorten(text: string, max = 1000): string {
   const oneLine = text.replace(/[\r\n\t]+/g, ' ');
   return oneLine.length <= max ? oneLine : `${oneLine.slice(0, max - 1)}…`;
 }

@@ -110,7 +110,7 @@ export class UrlCapture {
 
   private considerRun(run: LauncherRun): void {
     const via = programName(run.program);
-    const args = run.args.map((a) => shorten(redactEvidence(a), 200));
+    const args = run.args.map((a) => shorten(redactEvidence(a)));
     const urls = launcherUrls(run);
     if (urls.length === 0) return this.reject({ channel: 'shim', via, args, reason: noUrlReason(run) }, false);
     for (const url of urls) this.consider(url, 'shim', { via, args });
