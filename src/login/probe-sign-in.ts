@@ -33,6 +33,10 @@ export interface SignInProbeInput {
   startOptions(env: NodeJS.ProcessEnv, onOutputLine: NonNullable<StartOptions['onOutputLine']>): StartOptions;
   /** A candidate that was not the sign-in URL (for --verbose). */
   onRejected?(c: Candidate): void;
+  /** The server's working directory: a private empty one, so servers that register their cwd (gemini-cli) register only that. */
+  cwd: string;
+  /** Runs once the server is gone, before the state dir is compared: the profile's own clean-up of what a probe cwd leaves. */
+  afterStop?(): void;
 }
 
 export interface SignInProbeReport {
@@ -84,6 +88,7 @@ export async function probeSignIn(input: SignInProbeInput): Promise<SignInProbeR
     capture.close();
     shims.remove();
     // Only once the server is gone (on failure too): it may have rewritten settings.json or created conversations.
+    input.afterStop?.();
     ({ settings, state } = putBack(snap));
   }
   const { captured } = outcome;
@@ -115,6 +120,7 @@ function putBack(snap: StateSnapshot): { settings: SettingsOutcome; state: State
 async function runServer(input: SignInProbeInput, shims: ShimDir, capture: UrlCapture): Promise<ServerOutcome> {
   const env = loginServerEnv(input.env, shims, { fakeDisplay: input.fakeDisplay });
   const start = input.startOptions(env, (line, stream, raw) => capture.feedLine(line, stream, raw));
+  start.cwd = input.cwd;
   start.onServerMessage = (msg, info) => capture.feedMessage(msg, info);
   const startedAt = Date.now();
   const { server, started } = await startForSignIn(start, capture, { timeoutMs: input.timeoutMs + CALL_MARGIN_MS, tokenFile: input.tokenFile });
