@@ -141,7 +141,7 @@ function mapAuthError(err: unknown): never {
 
 /** Every candidate that was not used: a warning when it looked like a sign-in, else --verbose only (evidence either way). */
 function reportRejected(io: CommandIO, c: Candidate, loud: boolean): void {
-  io.out.event({ event: 'url-rejected', source: c.channel, reason: c.reason, ...(c.via ? { via: c.via } : {}), ...(c.url ? { url: c.url } : {}) });
+  io.out.event({ event: 'url-rejected', source: c.channel, reason: c.reason, loud, ...(c.via ? { via: c.via } : {}), ...(c.url ? { url: c.url } : {}) });
   if (io.out.json) return;
   const text = `not a sign-in URL: ${describeCandidate(c)}`;
   if (loud && c.url) io.out.warn(`ignoring ${text}`);

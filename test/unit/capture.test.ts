@@ -152,3 +152,31 @@ describe('evidence', () => {
     expect(noSignInUrlError(1000, log).message).toMatch(/and 7 more/);
   });
 });
+
+describe('simulator switches of the capture area', () => {
+  it('parses the new launch modes and the token store, and refuses unknown values', async () => {
+    const { loadConfig, ConfigError, CAPTURE_LAUNCH_MODES } = await import('../../src/sim/config.js');
+    for (const mode of CAPTURE_LAUNCH_MODES) expect(loadConfig({ AGY_SIM_LAUNCH: mode }).launch).toBe(mode);
+    expect(loadConfig({}).tokenStore).toBe('file');
+    expect(loadConfig({ AGY_SIM_TOKEN_STORE: 'keyring' }).tokenStore).toBe('keyring');
+    expect(() => loadConfig({ AGY_SIM_TOKEN_STORE: 'vault' })).toThrow(ConfigError);
+    expect(loadConfig({ AGY_SIM_AUTH_START_WRITES_SETTINGS: '1' }).authStartWritesSettings).toBe(true);
+  });
+
+  it('the keyring store keeps the token outside the state dir', async () => {
+    const { statePaths } = await import('../../src/sim/paths.js');
+    const p = statePaths({ HOME: '/h' }, 'keyring');
+    expect(p.token).toBe('/h/.local/share/agy-sim-keyring/token.json');
+    expect(p.token.startsWith(p.stateDir)).toBe(false);
+    expect(statePaths({ HOME: '/h' }).token).toBe('/h/.gemini/antigravity-acp/acp_token.json');
+  });
+
+  it('the OSC 8 and colour-split lines hide the URL from a plain CSI stripper but not from the capture', async () => {
+    const { osc8Line, colourSplitLine } = await import('../../src/sim/launch.js');
+    const { stripAnsi } = await import('../../src/acp/framing.js');
+    for (const line of [osc8Line(GOOD), colourSplitLine(GOOD)]) {
+      expect(stripAnsi(line)).not.toContain(GOOD);
+      expect(terminalUrls(line)).toEqual([GOOD]);
+    }
+  });
+});
