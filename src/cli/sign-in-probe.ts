@@ -73,7 +73,7 @@ export async function runSignInProbe(io: CommandIO, o: SignInProbeOptions): Prom
     onRejected: (c) => io.out.verbose(`not a sign-in URL: ${describeCandidate(c)}`),
   }).finally(() => fs.rmSync(cwd, { recursive: true, force: true }));
   if (!io.opts.json) for (const line of renderSignInProbe(report)) io.out.print(line);
-  if (report.settings.rewritten) io.out.warn(`the server rewrote ${report.settings.file} when authenticate was called; agyctl put the original bytes back (a login with this build will change it)`);
+  if (report.settings.rewritten) io.out.warn(`the server ${report.settings.existedBefore ? 'rewrote' : 'created'} ${report.settings.file} when authenticate was called; agyctl ${report.settings.existedBefore ? 'put the original bytes back' : 'removed it'} (a login with this build will change it)`);
   if (!report.stateDir.unchanged) io.out.warn(`the state dir is not as it was: ${[...report.stateDir.left, ...report.stateDir.missing].join(', ')}`);
   return { exit: EXIT.ok, data: { signIn: report } };
 }

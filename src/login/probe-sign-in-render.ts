@@ -9,6 +9,11 @@ function channelLine(r: SignInProbeReport): string {
   return `channel:      ${r.channel} (${how})`;
 }
 
+function settingsLine(s: SignInProbeReport['settings']): string {
+  if (!s.rewritten) return `${s.file} unchanged`;
+  return s.existedBefore ? `the server rewrote ${s.file}; its original bytes were put back` : `the server created ${s.file}; it was removed again`;
+}
+
 export function renderSignInProbe(r: SignInProbeReport): string[] {
   const lines = [
     `server:       ${r.server} (pid ${r.pid})${r.agent ? `, ${r.agent.name ?? '?'} ${r.agent.version ?? ''}`.trimEnd() : ''}`,
@@ -18,7 +23,7 @@ export function renderSignInProbe(r: SignInProbeReport): string[] {
   if (r.url) lines.push(...renderAnatomy(r.url));
   if (r.kind === 'code-entry') lines.push('sign-in kind: code entry (the user pastes a code the server reads on stdin)');
   if (r.listener) lines.push(`listener:     127.0.0.1:${r.listener.port}, never contacted; closed with the server`);
-  lines.push(`settings:     ${r.settings.rewritten ? `the server rewrote ${r.settings.file}; its original bytes were put back` : `${r.settings.file} unchanged`}`);
+  lines.push(`settings:     ${settingsLine(r.settings)}`);
   lines.push(`token file:   ${r.token.file} (${r.token.note})`);
   const sd = r.stateDir;
   const state = sd.unchanged ? 'as it was' : `NOT as it was: ${[...sd.left.map((e) => `new ${e}`), ...sd.missing.map((e) => `gone ${e}`)].join(', ')}`;

@@ -55,7 +55,10 @@ export function snapshotState(dir: string, settingsFile: string): StateSnapshot 
 }
 
 export interface SettingsOutcome {
+  /** The bytes or mode changed (or the file appeared or vanished) while the server ran. */
   rewritten: boolean;
+  /** settings.json existed before the probe (if not and rewritten: the server created it, and agyctl removed it). */
+  existedBefore: boolean;
   /** The original bytes were put back (atomically), or a file the server created was removed. */
   restored: boolean;
 }
@@ -64,13 +67,14 @@ export interface SettingsOutcome {
 export function restoreSettings(snap: StateSnapshot): SettingsOutcome {
   const now = readSettingsBytes(snap.settingsFile);
   const same = now === undefined ? snap.settings === undefined : snap.settings !== undefined && now.bytes.equals(snap.settings.bytes) && now.mode === snap.settings.mode;
-  if (same) return { rewritten: false, restored: false };
+  const existedBefore = snap.settings !== undefined;
+  if (same) return { rewritten: false, existedBefore, restored: false };
   if (snap.settings === undefined) fs.rmSync(snap.settingsFile, { force: true });
   else {
     writeFileAtomic(snap.settingsFile, snap.settings.bytes, { mode: snap.settings.mode });
     fs.chmodSync(snap.settingsFile, snap.settings.mode);
   }
-  return { rewritten: true, restored: true };
+  return { rewritten: true, existedBefore, restored: true };
 }
 
 export interface StateOutcome {

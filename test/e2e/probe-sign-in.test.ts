@@ -112,7 +112,7 @@ describe('probe --sign-in', () => {
     expect(r.listener).toEqual({ port: r.url.redirect.port, contacted: false });
     expect(r.url.params).toMatchObject({ response_type: 'code', state: '[REDACTED]', code_challenge: '[REDACTED]', code_challenge_method: 'S256', access_type: 'offline' });
     expect(JSON.stringify(r)).not.toMatch(/state=[0-9a-f]{32}/);
-    expect(r.settings).toEqual({ file: path.join(sandbox.stateDir, 'settings.json'), rewritten: false, restored: false });
+    expect(r.settings).toEqual({ file: path.join(sandbox.stateDir, 'settings.json'), rewritten: false, existedBefore: true, restored: false });
     expect(r.token.file).toBe(path.join(sandbox.stateDir, 'acp_token.json'));
     expect(r.stateDir).toMatchObject({ unchanged: true, left: [], missing: [] });
     // Nothing left: the process group, the listener, files.
@@ -148,6 +148,14 @@ describe('probe --sign-in', () => {
     expect(doc).toMatchObject({ ok: false, error: { code: 'timeout', exit: 5 }, candidates: [] });
     expect(listing(sandbox.stateDir)).toEqual(before);
     expect(await waitNoProcesses(sandbox)).toEqual([]);
+  });
+
+  it('a server that creates settings.json when authenticate starts: reported, and removed again', async () => {
+    sandbox = makeSandbox();
+    const r = await probe(sandbox, { AGY_SIM_AUTH_START_WRITES_SETTINGS: '1' });
+    expect(r.settings).toMatchObject({ rewritten: true, existedBefore: false, restored: true });
+    expect(fs.existsSync(path.join(sandbox.stateDir, 'settings.json'))).toBe(false);
+    expect(r.stateDir).toMatchObject({ unchanged: true, left: [], missing: [] });
   });
 
   it('--method must be a browser method; --method without --sign-in is a usage error', async () => {
