@@ -28,7 +28,7 @@ function chooseMethod(io: CommandIO, requested: string | undefined): string {
   }
   if (profile.id === 'antigravity') return 'oauth-personal';
   const configured = configuredMethod(profile, readSettings(io.opts.stateDir).data);
-  return configured && profile.browserMethods.includes(configured) ? configured : profile.browserMethods[0]!;
+  return configured && profile.browserMethods.includes(configured) ? configured : (profile.browserMethods[0] ?? 'oauth-personal');
 }
 
 /** gemini-cli registers its cwd as a project (projects.json, tmp/, history/): remove the probe's, and a registry that only it needed. */

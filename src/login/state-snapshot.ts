@@ -101,8 +101,8 @@ export function restoreState(snap: StateSnapshot): StateOutcome {
   // Shallow first: a brain/<uuid> directory goes whole.
   for (const rel of [...added].sort((a, b) => a.length - b.length)) {
     const st = stat(rel);
-    const m = CONVERSATION_FILE.exec(path.basename(rel));
-    if (!st || !m || !UUID.test(m[1]!)) continue;
+    const id = CONVERSATION_FILE.exec(path.basename(rel))?.[1];
+    if (!st || id === undefined || !UUID.test(id)) continue;
     if (st.isFile() || (st.isDirectory() && path.basename(path.dirname(rel)) === 'brain')) {
       fs.rmSync(path.join(snap.dir, rel), { recursive: true, force: true });
       removed.push(rel);

@@ -112,8 +112,8 @@ export class UrlCapture {
     const via = programName(run.program);
     const args = run.args.map((a) => shorten(redactEvidence(a)));
     const urls = launcherUrls(run);
-    if (urls.length === 0) return this.reject({ channel: 'shim', via, args, reason: noUrlReason(run) }, false);
-    for (const url of urls) this.consider(url, 'shim', { via, args });
+    if (urls.length === 0) this.reject({ channel: 'shim', via, args, reason: noUrlReason(run) }, false);
+    else for (const url of urls) this.consider(url, 'shim', { via, args });
   }
 
   private consider(url: string, source: UrlSource, from: { via?: string; args?: string[] }): void {

@@ -38,7 +38,7 @@ function walk(value: unknown, path: string, inMeta: boolean, w: Walk, depth: num
     return;
   }
   if (Array.isArray(value)) {
-    value.forEach((v, i) => walk(v, `${path}[${i}]`, inMeta, w, depth + 1));
+    for (const [i, v] of value.entries()) walk(v, `${path}[${i}]`, inMeta, w, depth + 1);
     return;
   }
   if (value && typeof value === 'object') {
