@@ -34,3 +34,13 @@ export function groupAlive(pgid: number): boolean {
 export function killAllChildren(signal: NodeJS.Signals): void {
   for (const pgid of groups) signalGroup(pgid, signal);
 }
+
+/** After SIGKILL the kernel and init still need a moment to reap the group's members: wait for that, bounded. */
+export async function waitGroupGone(pgid: number, timeoutMs: number, pollMs = 10): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (groupAlive(pgid)) {
+    if (Date.now() >= deadline) return false;
+    await new Promise((r) => setTimeout(r, pollMs));
+  }
+  return true;
+}

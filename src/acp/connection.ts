@@ -11,7 +11,14 @@ import { nullTracer, type Tracer } from './trace.js';
 import { InterruptedError, TimeoutError } from '../errors.js';
 
 export type NotificationHandler = (method: string, params: unknown) => void;
-export type NoiseHandler = (line: string) => void;
+/** A non-JSON stdout line: escape sequences stripped, and the raw bytes as text (OSC 8 hyperlinks live in the escapes). */
+export type NoiseHandler = (line: string, raw: string) => void;
+/**
+ * Every message the server sends, before dispatch. `solicited` is true only
+ * for the answer to one of our own pending requests (then `method` names it);
+ * notifications, agent requests and responses to ids we never used are not.
+ */
+export type ServerMessageHandler = (message: JsonRpcMessage, info: { solicited: boolean; method: string | undefined }) => void;
 /** Answers an agent-to-client request; throw an AcpError-shaped object to answer with an error. */
 export type RequestHandler = (method: string, params: unknown) => unknown;
 
@@ -45,6 +52,7 @@ export class Connection {
   private readonly pending = new Map<JsonRpcId, Pending>();
   private readonly notificationHandlers = new Set<NotificationHandler>();
   private readonly noiseHandlers = new Set<NoiseHandler>();
+  private readonly messageHandlers = new Set<ServerMessageHandler>();
   private requestHandler: RequestHandler = defaultRequestHandler;
   private failure: Error | undefined;
   private readonly splitter = new LineSplitter();
@@ -74,6 +82,12 @@ export class Connection {
   onNoise(handler: NoiseHandler): () => void {
     this.noiseHandlers.add(handler);
     return () => this.noiseHandlers.delete(handler);
+  }
+
+  /** Every message from the server (URL capture scans the unsolicited ones); a throwing listener never breaks the connection. */
+  onServerMessage(handler: ServerMessageHandler): () => void {
+    this.messageHandlers.add(handler);
+    return () => this.messageHandlers.delete(handler);
   }
 
   setRequestHandler(handler: RequestHandler): void {
@@ -140,15 +154,30 @@ export class Connection {
     if (parsed.kind === 'empty') return;
     if (parsed.kind === 'noise') {
       this.tracer.record('stdout-noise', parsed.line);
-      for (const h of this.noiseHandlers) h(parsed.line);
+      for (const h of this.noiseHandlers) h(parsed.line, line);
       return;
     }
     const msg = parsed.message;
     this.tracer.record('recv', msg);
+    this.tellListeners(msg);
     if (typeof msg.method === 'string' && msg.id !== undefined && msg.id !== null) void this.answerRequest(msg.id, msg.method, msg.params);
     else if (typeof msg.method === 'string') for (const h of this.notificationHandlers) h(msg.method, msg.params);
     else if (msg.id !== undefined && msg.id !== null && this.pending.has(msg.id)) this.settleResponse(msg);
     // A response with an unknown id is traced above and otherwise ignored.
+  }
+
+  private tellListeners(msg: JsonRpcMessage): void {
+    if (this.messageHandlers.size === 0) return;
+    const isResponse = typeof msg.method !== 'string';
+    const entry = isResponse && msg.id !== undefined && msg.id !== null ? this.pending.get(msg.id) : undefined;
+    const info = { solicited: entry !== undefined, method: entry?.method ?? (isResponse ? undefined : msg.method) };
+    for (const h of this.messageHandlers) {
+      try {
+        h(msg, info);
+      } catch {
+        /* a listener's bug must not take the protocol down */
+      }
+    }
   }
 
   private settleResponse(msg: JsonRpcMessage): void {

@@ -4,9 +4,9 @@
  * SIGTERM and relaunches itself as a child, so killing one pid is not enough).
  */
 import { execa, type ResultPromise } from 'execa';
-import { Connection } from './connection.js';
+import { Connection, type ServerMessageHandler } from './connection.js';
 import { nullTracer, type Tracer } from './trace.js';
-import { groupAlive, registerGroup, signalGroup, unregisterGroup } from './children.js';
+import { groupAlive, registerGroup, signalGroup, unregisterGroup, waitGroupGone } from './children.js';
 import { LineSplitter, stripAnsi } from './framing.js';
 import type { ServerCommand } from './resolve.js';
 import { AgyError, EXIT } from '../errors.js';
@@ -26,10 +26,12 @@ export interface StartServerOptions {
   stateDir: string;
   cwd: string;
   tracer?: Tracer;
-  /** Called for each stderr line and each non-JSON stdout line (URL capture reads both). */
-  onOutputLine?: (line: string, stream: 'stdout' | 'stderr') => void;
+  /** Called for each stderr line and each non-JSON stdout line (URL capture reads both); `raw` keeps the escape sequences (OSC 8 links). */
+  onOutputLine?: (line: string, stream: 'stdout' | 'stderr', raw: string) => void;
   /** The server's environment for the state dir (a profile's HOME steering); default serverEnv(). */
   serverEnv?: (base: NodeJS.ProcessEnv, stateDir: string) => NodeJS.ProcessEnv;
+  /** Every JSON-RPC message from the server (login's URL capture scans them); subscribed before the first byte is read. */
+  onServerMessage?: ServerMessageHandler;
   /** An output line that means the call in flight cannot succeed (an interactive sign-in): every pending call rejects with the error returned. */
   failOn?: (line: string, stream: 'stdout' | 'stderr') => Error | undefined;
 }
@@ -37,6 +39,8 @@ export interface StartServerOptions {
 const STDERR_TAIL_LINES = 20;
 export const STOP_GRACE_MS = 1_000;
 export const KILL_AFTER_MS = 5_000;
+/** Bound on waiting for a SIGKILLed group to be reaped. */
+const GROUP_REAP_MS = 2_000;
 
 export function serverEnv(base: NodeJS.ProcessEnv, stateDir: string): NodeJS.ProcessEnv {
   const home = serverHomeFor(stateDir);
@@ -58,18 +62,20 @@ export class AcpServer {
     tracer: Tracer,
     output: StartServerOptions['onOutputLine'],
     failOn: StartServerOptions['failOn'],
+    onServerMessage: StartServerOptions['onServerMessage'],
     /** Taken just before the spawn, so spawn-to-initialize timings include process creation. */
     readonly startedAt: number,
   ) {
     this.pid = child.pid ?? -1;
     if (this.pid > 0) registerGroup(this.pid);
     this.connection = new Connection(child.stdout!, child.stdin!, tracer);
-    const onOutputLine = (line: string, stream: 'stdout' | 'stderr'): void => {
-      output?.(line, stream);
+    if (onServerMessage) this.connection.onServerMessage(onServerMessage);
+    const onOutputLine = (line: string, stream: 'stdout' | 'stderr', raw: string): void => {
+      output?.(line, stream, raw);
       const err = failOn?.(line, stream);
       if (err) this.connection.fail(err);
     };
-    this.connection.onNoise((line) => onOutputLine?.(line, 'stdout'));
+    this.connection.onNoise((line, raw) => onOutputLine(line, 'stdout', raw));
     const splitter = new LineSplitter();
     child.stderr!.on('data', (chunk: Buffer) => {
       for (const raw of splitter.push(chunk)) {
@@ -77,7 +83,7 @@ export class AcpServer {
         this.stderrLines.push(line);
         if (this.stderrLines.length > STDERR_TAIL_LINES) this.stderrLines.shift();
         tracer.record('stderr', line);
-        onOutputLine?.(line, 'stderr');
+        onOutputLine(line, 'stderr', raw);
       }
     });
     this.exited = child.then((result) => {
@@ -108,7 +114,7 @@ export class AcpServer {
       cleanup: true,
       encoding: 'buffer',
     });
-    return new AcpServer(child, command, options.tracer ?? nullTracer, options.onOutputLine, options.failOn, startedAt);
+    return new AcpServer(child, command, options.tracer ?? nullTracer, options.onOutputLine, options.failOn, options.onServerMessage, startedAt);
   }
 
   get hasExited(): boolean {
@@ -149,7 +155,11 @@ export class AcpServer {
     }
     const info = await this.exited;
     // The leader may be gone while children it spawned (shims, relaunches) linger.
-    if (groupAlive(this.pid)) signalGroup(this.pid, 'SIGKILL');
+    if (groupAlive(this.pid)) {
+      signalGroup(this.pid, 'SIGKILL');
+      // So that "stopped" means no member of the group exists any more (launchers the server spawned included).
+      await waitGroupGone(this.pid, GROUP_REAP_MS);
+    }
     unregisterGroup(this.pid);
     return info;
   }

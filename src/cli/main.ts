@@ -93,7 +93,7 @@ function commanderExit(err: CommanderError, out: Output, json: boolean): ExitCod
 
 function reportError(err: AgyError, out: Output, streaming: boolean): ExitCode {
   if (err.exit === EXIT.internal && err.cause instanceof Error && out.options.verbose) out.info(String(err.cause.stack));
-  if (out.json && streaming) out.event({ event: 'error', ...err.toJSON() });
+  if (out.json && streaming) out.event({ event: 'error', ...err.toJSON(), ...(err.details ?? {}) });
   else if (out.json) out.document({ ok: false, error: err.toJSON(), ...(err.details ?? {}) });
   if (!out.json || out.options.verbose || !streaming) out.error(err.message, err.hint);
   return err.exit;

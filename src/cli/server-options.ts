@@ -36,9 +36,9 @@ export function serverStartOptions(io: CommandIO, extras: ServerStartExtras = {}
   };
   if (!extras.signingIn && profile.quirks.signInDuringSession) options.failOn = signInGuard(profile, io.opts.stateDir);
   const onLine = extras.onOutputLine;
-  options.onOutputLine = (line, stream) => {
+  options.onOutputLine = (line, stream, raw) => {
     io.out.verbose(`[server ${stream}] ${line}`);
-    onLine?.(line, stream);
+    onLine?.(line, stream, raw);
   };
   return options;
 }

@@ -17,6 +17,8 @@ export function renderRemoteEvent(out: Output, ev: RemoteEvent): void {
       break;
     }
     case 'url-rejected':
+      // Quiet evidence (a launcher run without a URL, a docs link in the output) only matters for the timeout error.
+      if (ev.loud === false) break;
       out.warn(`the remote server showed a URL that is not a Google sign-in URL (${str(ev.reason)}); still waiting for the real one`);
       break;
     case 'no-url-yet':

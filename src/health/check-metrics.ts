@@ -27,6 +27,7 @@ export function checkMetrics(r: MetricsInput): MetricFamily[] {
     gauge('agyctl_token_file_age_seconds', 'Seconds since acp_token.json was last written.', one(r.metrics.tokenAgeS)),
     gauge('agyctl_token_refresh_token_present', '1 if acp_token.json holds a refresh token, else 0 (absent without a token file).', one(r.metrics.tokenRefresh)),
     gauge('agyctl_token_expiry_timestamp_seconds', 'Unix time the access token in acp_token.json expires (absent when the file does not record it).', one(r.metrics.tokenExpiryS)),
+    gauge('agyctl_credentials_elsewhere', '1 if the live check got a session while the token file is missing or unusable (credentials kept elsewhere, e.g. the OS keyring), else 0; absent without --live.', one(r.metrics.credentialsElsewhere)),
     gauge('agyctl_server_start_seconds', 'Server spawn to initialize answer in the last live check.', one(r.metrics.serverStartS)),
     gauge('agyctl_last_check_timestamp_seconds', 'Unix time of the last agyctl check run.', one(Math.round(r.at / 1000))),
   ];

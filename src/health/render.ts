@@ -5,6 +5,7 @@ import type { CheckResult, Status } from './types.js';
 
 function mark(c: CheckResult, color: Palette): string {
   if (c.ok) return color.green('✓');
+  if (c.decidedBy === 'live') return color.dim('i');
   return c.severity === 'error' ? color.red('✗') : color.yellow('!');
 }
 
@@ -13,7 +14,7 @@ export function renderChecks(checks: readonly CheckResult[], status: Status, col
   const lines: string[] = [];
   for (const c of checks) {
     lines.push(`${mark(c, color)} ${c.id.padEnd(width)}  ${c.message} ${color.dim(`(${c.ms}ms)`)}`);
-    if (!c.ok && c.hint) lines.push(`  ${' '.repeat(width)}  ${color.bold('fix:')} ${c.hint}`);
+    if (!c.ok && c.hint && c.decidedBy !== 'live') lines.push(`  ${' '.repeat(width)}  ${color.bold('fix:')} ${c.hint}`);
   }
   const exit = EXIT_FOR[status];
   lines.push(status === 'ok' ? `status: ${color.green('ok')}` : `status: ${color.red(status)} (exit ${exit})`);
@@ -21,6 +22,6 @@ export function renderChecks(checks: readonly CheckResult[], status: Status, col
 }
 
 /** The JSON form of a check: the internal failure class stays internal. */
-export function publicCheck({ failure: _failure, ...rest }: CheckResult): Omit<CheckResult, 'failure'> {
+export function publicCheck({ failure: _failure, liveNote: _note, ...rest }: CheckResult): Omit<CheckResult, 'failure' | 'liveNote'> {
   return rest;
 }

@@ -9,7 +9,7 @@ import { runStaticChecks } from './static-checks.js';
 import { profileOf } from '../profiles/index.js';
 import { runProfileStaticChecks } from '../profiles/static-checks.js';
 import { assertServerCanUse } from '../profiles/guard.js';
-import { overallStatus } from './status.js';
+import { applyLiveEvidence, overallStatus } from './status.js';
 import type { CheckResult, Metrics, Status, TokenInsight } from './types.js';
 
 export interface CheckOptions {
@@ -45,5 +45,7 @@ export async function runCheck(io: CommandIO, o: CheckOptions): Promise<CheckRep
     checks.push(...server.checks);
     if (server.serverStartS !== undefined) metrics.serverStartS = server.serverStartS;
   }
-  return { status: overallStatus(checks), checks, token: st.token, metrics, durationMs: budget.elapsedMs(), at };
+  const decided = o.live ? applyLiveEvidence(checks) : checks;
+  if (o.live && decided.some((c) => c.id === 'live')) metrics.credentialsElsewhere = decided.some((c) => c.decidedBy === 'live');
+  return { status: overallStatus(decided), checks: decided, token: st.token, metrics, durationMs: budget.elapsedMs(), at };
 }

@@ -3,6 +3,7 @@
  * conversations directory, and whether the server command resolves.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { stateFiles } from '../paths.js';
 import { resolveServerCommand, type ServerCommand } from '../acp/resolve.js';
 import { AgyError, EXIT } from '../errors.js';
@@ -30,17 +31,31 @@ export interface StaticOutcome {
   serverCommand: ServerCommand | undefined;
 }
 
+/** The note when the live check overrules a missing or unusable token file. */
+export const ELSEWHERE = 'the server holds credentials elsewhere, e.g. the OS keyring (session/new without authenticate gave a session)';
+
+/** Without --live nobody knows whether the server keeps its credentials elsewhere; say so, and who decides. */
+export const LIVE_DECIDES = 'unless this server build keeps its credentials elsewhere (e.g. the OS keyring); `agyctl check --live` decides';
+
+function liveNoteFor(file: string, inspection: ReturnType<typeof inspectToken>): string | undefined {
+  if (inspection.state === 'missing') return `no ${path.basename(file)} (${file}); ${ELSEWHERE}`;
+  return inspection.findings.every((f) => f.whereNot) ? `${inspection.findings.map((f) => f.message).join('; ')}; ${ELSEWHERE}` : undefined;
+}
+
 export function tokenChecks(file: string, now: number, out: StaticOutcome): void {
   let inspection!: ReturnType<typeof inspectToken>;
-  out.checks.push(
-    timed('token-file', () => {
-      inspection = inspectToken(file, now);
-      if (inspection.state === 'missing') return fail('not-authenticated', `no token file (${file}): not logged in`, LOGIN_HINT);
-      const worst = inspection.findings.find((f) => f.failure !== 'misconfigured') ?? inspection.findings[0];
-      if (!worst) return pass(`${file}: regular file, yours, mode 0600, parses as JSON`);
-      return { ...fail(worst.failure, inspection.findings.map((f) => f.message).join('; ')), hint: inspection.findings.map((f) => f.hint).join('; ') };
-    }),
-  );
+  const result = timed('token-file', () => {
+    inspection = inspectToken(file, now);
+    if (inspection.state === 'missing') return fail('not-authenticated', `no token file (${file}): not logged in, ${LIVE_DECIDES}`, `${LOGIN_HINT} (or: agyctl check --live)`);
+    const worst = inspection.findings.find((f) => f.failure !== 'misconfigured') ?? inspection.findings[0];
+    if (!worst) return pass(`${file}: regular file, yours, mode 0600, parses as JSON`);
+    const message = inspection.findings.map((f) => f.message).join('; ');
+    const whereNot = inspection.findings.every((f) => f.whereNot);
+    return { ...fail(worst.failure, whereNot ? `${message}, ${LIVE_DECIDES}` : message), hint: inspection.findings.map((f) => f.hint).join('; ') };
+  });
+  // Only "the credentials are not in this file" findings; a wrong mode or owner stays a finding whatever the server says.
+  if (!result.ok) result.liveNote = liveNoteFor(file, inspection);
+  out.checks.push(result);
   if (inspection.state !== 'present') return;
   out.token = inspection.insight;
   out.metrics.tokenModeOk = inspection.insight.modeOk;

@@ -24,3 +24,19 @@ export function overallStatus(checks: readonly CheckResult[]): Status {
   const failures = new Set(checks.filter((c) => !c.ok && c.severity === 'error').map((c) => c.failure ?? 'server-error'));
   return PRECEDENCE.find((s) => failures.has(s)) ?? 'ok';
 }
+
+/**
+ * Live beats static: when the live check got a session without
+ * authenticate, a finding that only says "the credentials are not in the
+ * token file" is wrong about the server (it keeps them elsewhere, e.g. the
+ * OS keyring). Such findings become notes: warnings that fail nothing.
+ */
+export function applyLiveEvidence(checks: readonly CheckResult[]): CheckResult[] {
+  const live = checks.find((c) => c.id === 'live');
+  if (!live?.ok) return [...checks];
+  return checks.map((c): CheckResult => {
+    if (c.ok || c.liveNote === undefined) return c;
+    const { failure: _failure, hint: _hint, liveNote, ...rest } = c;
+    return { ...rest, severity: 'warning', message: liveNote, decidedBy: 'live' };
+  });
+}

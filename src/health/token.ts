@@ -12,6 +12,8 @@ export interface TokenFinding {
   failure: Exclude<Status, 'ok'>;
   message: string;
   hint: string;
+  /** The finding only says the credentials are not readable in this file (missing content, unreadable, not JSON): a live session without authenticate overrules it. */
+  whereNot?: true;
 }
 
 export type TokenInspection =
@@ -85,7 +87,7 @@ export function inspectToken(file: string, now: number, uid = process.getuid?.()
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { state: 'missing' };
     const insight: TokenInsight = { mode: '?', modeOk: false, ageS: 0, refreshToken: false, expiresInS: null };
-    return { state: 'present', insight, findings: [{ failure: 'misconfigured', message: `${file} cannot be examined (${code ?? 'error'})`, hint: `check the permissions of ${file} and its directory` }] };
+    return { state: 'present', insight, findings: [{ failure: 'misconfigured', message: `${file} cannot be examined (${code ?? 'error'})`, hint: `check the permissions of ${file} and its directory`, whereNot: true }] };
   }
   const insight: TokenInsight = { mode: (st.mode & 0o7777).toString(8).padStart(4, '0'), modeOk: (st.mode & 0o7777) === 0o600, ageS: Math.max(0, Math.round((now - st.mtimeMs) / 1000)), refreshToken: false, expiresInS: null };
   if (!st.isFile()) {
@@ -94,11 +96,11 @@ export function inspectToken(file: string, now: number, uid = process.getuid?.()
   const findings = fileFindings(file, st, uid);
   const doc = st.size === 0 ? undefined : parseQuietly(file);
   if (doc === 'unreadable') {
-    findings.push({ failure: 'misconfigured', message: `${file} is not readable by you`, hint: `run: chmod 600 ${file}` });
+    findings.push({ failure: 'misconfigured', message: `${file} is not readable by you`, hint: `run: chmod 600 ${file}`, whereNot: true });
     return { state: 'present', insight, findings };
   }
   if (!doc) {
-    findings.push({ failure: 'not-authenticated', message: `${file} is ${st.size === 0 ? 'empty' : 'not a JSON object'}`, hint: LOGIN_HINT });
+    findings.push({ failure: 'not-authenticated', message: `${file} is ${st.size === 0 ? 'empty' : 'not a JSON object'}`, hint: LOGIN_HINT, whereNot: true });
     return { state: 'present', insight, findings };
   }
   insight.refreshToken = hasRefreshToken(doc);

@@ -17,6 +17,10 @@ export interface CheckResult {
   code?: string;
   /** Which status a failed error-check stands for; not part of the JSON output. */
   failure?: Exclude<Status, 'ok'>;
+  /** A static finding the live check decides (no usable token file): the note shown when live overrules it. Not part of the JSON output. */
+  liveNote?: string;
+  /** Set when the live check overruled this finding: it is shown as a note and fails nothing (JSON: `"decidedBy": "live"`). */
+  decidedBy?: 'live';
 }
 
 /** What the token file says about the credential; never any of its values. */
@@ -37,4 +41,6 @@ export interface Metrics {
   /** Unix time (s) the access token expires, when the token file records it. */
   tokenExpiryS?: number;
   serverStartS?: number;
+  /** The live check got a session although the token file is missing or unusable: the server keeps its credentials elsewhere. */
+  credentialsElsewhere?: boolean;
 }

@@ -9,9 +9,16 @@ export interface PresentOptions {
   open: boolean;
 }
 
-export function presentUrl(io: CommandIO, auth: AuthUrl, options: PresentOptions): string {
+/** Where the URL was caught: the channel (shim, stdout, stderr, rpc) and the launcher or message. */
+export interface UrlOrigin {
+  source: string;
+  via: string | undefined;
+}
+
+export function presentUrl(io: CommandIO, auth: AuthUrl, options: PresentOptions, origin?: UrlOrigin): string {
   const tunnel = tunnelCommand(auth.port, options.target);
-  io.out.event({ event: 'url', url: auth.url, port: auth.port, redirectUri: auth.redirectUri, tunnel });
+  io.out.event({ event: 'url', url: auth.url, port: auth.port, redirectUri: auth.redirectUri, tunnel, ...(origin ? { source: origin.source, ...(origin.via ? { via: origin.via } : {}) } : {}) });
+  if (origin) io.out.verbose(`sign-in URL caught on ${origin.source}${origin.via ? ` (${origin.via})` : ''}`);
   if (!io.out.json) {
     const e = io.out.e;
     io.out.info(e.bold('Open this URL in a browser on your laptop:'));

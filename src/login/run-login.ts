@@ -3,6 +3,7 @@
  * reconcile settings.json, and prove the credentials in a fresh server.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { AgyError, EXIT, usageError } from '../errors.js';
 import { resolveServerCommand } from '../acp/resolve.js';
 import type { CommandIO } from '../cli/context.js';
@@ -105,10 +106,18 @@ function safeParse(raw: string): Record<string, unknown> | undefined {
 
 function checkToken(io: CommandIO, profile: ServerProfile): TokenFileReport {
   const report = checkAndFixTokenFile(profile.files(io.opts.stateDir).token, undefined, ownerFor(io.opts.stateDir));
-  if (!report.exists) io.out.warn(`the server reported success but ${report.path} does not exist; the proof below will tell whether a restart keeps the login`);
+  if (!report.exists) io.out.info(`the server reported success but ${report.path} does not exist (some builds keep credentials elsewhere, e.g. the OS keyring); the proof below decides whether a restart keeps the login`);
   else if (!report.regular || !report.ownedByUser) throw new AgyError(EXIT.auth, 'token-file-unsafe', `${report.path} is not a regular file owned by you.`, { hint: `remove it and run \`agyctl login\` again` });
   else if (report.fixedFrom) io.out.warn(`${report.path} had mode ${report.fixedFrom}; narrowed it to 0600 (it is a credential)`);
   return report;
+}
+
+/** Live beats static: a fresh server accepted the login although there is no token file, so the server keeps it elsewhere. */
+function credentialsWhere(io: CommandIO, tokenFile: TokenFileReport | undefined): 'token-file' | 'elsewhere' | undefined {
+  if (!tokenFile) return undefined;
+  if (tokenFile.exists) return 'token-file';
+  io.out.info(`note: no ${path.basename(tokenFile.path)}; the server holds credentials elsewhere, e.g. the OS keyring (a fresh server accepted them without authenticate)`);
+  return 'elsewhere';
 }
 
 export async function runLogin(io: CommandIO, options: LoginOptions): Promise<LoginReport> {
@@ -130,7 +139,8 @@ export async function runLogin(io: CommandIO, options: LoginOptions): Promise<Lo
   const tokenFile = isBrowserMethod(profile, pre.method) ? checkToken(io, profile) : undefined;
   const settings = reconcileSettings(io, pre, profile);
   const proof = await proveCredentials(io, { keepProbeSession: options.keepProbeSession, timeoutMs: options.proofTimeoutMs });
-  io.out.event({ event: 'verified', ...(tokenFile ? { tokenFile: { mode: tokenFile.mode } } : {}), sessionProbe: { removed: proof.probeRemoved, ...(options.keepProbeSession ? { sessionId: proof.sessionId } : {}) }, serverStartMs: proof.initMs });
+  const credentials = credentialsWhere(io, tokenFile);
+  io.out.event({ event: 'verified', ...(tokenFile ? { tokenFile: { mode: tokenFile.mode } } : {}), ...(credentials ? { credentials } : {}), sessionProbe: { removed: proof.probeRemoved, ...(options.keepProbeSession ? { sessionId: proof.sessionId } : {}) }, serverStartMs: proof.initMs });
   return {
     method: pre.method,
     url: attempt.url ? { port: attempt.url.kind === 'code-entry' ? null : attempt.url.auth.port, redirectUri: attempt.url.auth.redirectUri, source: attempt.url.source, mode: attempt.url.kind } : undefined,

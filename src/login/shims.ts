@@ -1,16 +1,36 @@
 /**
  * URL capture through fake browsers. A private 0700 directory holds one
- * executable per name a server might run to open a browser; each appends
- * its arguments to a log that agyctl watches. The directory goes away on
- * every exit path (the caller's finally, and the process exit hook).
+ * executable per program a launcher library might run to open a browser
+ * (the lists of the common Go, Rust, Python and Node launchers, plus the
+ * browsers by name); each appends one line per run, its name and its
+ * arguments, to a log that agyctl watches. The directory goes away on every
+ * exit path (the caller's finally, and the process exit hook).
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { tempRoot } from '../paths.js';
 
-export const SHIM_NAMES = ['xdg-open', 'open', 'sensible-browser', 'x-www-browser', 'www-browser', 'gnome-open', 'kde-open', 'wslview'] as const;
+/** Desktop launchers and helpers: xdg-open and friends, `gio open URL`, `kioclient exec URL`, WSL's wslview. */
+export const LAUNCHER_NAMES = [
+  'xdg-open', 'open', 'gio', 'gvfs-open', 'gnome-open', 'kde-open', 'kde-open5', 'kioclient', 'kioclient5', 'kfmclient',
+  'exo-open', 'x-www-browser', 'www-browser', 'sensible-browser', 'wslview', 'cygstart',
+] as const;
+/** Browsers by name, as Python's webbrowser and Rust's webbrowser try them. */
+export const BROWSER_NAMES = [
+  'firefox', 'firefox-esr', 'iceweasel', 'mozilla', 'google-chrome', 'google-chrome-stable', 'chrome', 'chromium', 'chromium-browser',
+  'brave-browser', 'microsoft-edge', 'microsoft-edge-stable', 'opera', 'vivaldi', 'epiphany', 'konqueror', 'falkon',
+  'seamonkey', 'lynx', 'w3m', 'links', 'elinks',
+] as const;
+export const SHIM_NAMES = [...LAUNCHER_NAMES, ...BROWSER_NAMES] as const;
 export const BROWSER_SHIM = 'agyctl-browser';
 const FAKE_DISPLAY = ':0';
+/**
+ * BROWSER is read as a colon-separated list (Python, Rust), as a command
+ * with `%s` (Python), or through `sh -c`: a path made only of these
+ * characters means the same under every reading.
+ */
+const PLAIN_PATH = /^[A-Za-z0-9_./-]+$/;
 
 export interface ShimDir {
   dir: string;
@@ -27,13 +47,36 @@ process.once('exit', () => {
 });
 
 function shimScript(log: string, name: string): string {
-  // One line per argument, tagged with the shim's name. printf, not echo: no escapes interpreted.
+  // One line per run: name, then each argument after a tab, with tabs and line breaks inside an argument
+  // turned into spaces; built first and written with one printf so concurrent runs do not interleave.
   const q = `'${log.replace(/'/g, `'\\''`)}'`;
-  return `#!/bin/sh\n# agyctl login: records the URL the server tried to open (${name}).\nfor a in "$@"; do printf '%s\\t%s\\n' '${name}' "$a" >> ${q}; done\nexit 0\n`;
+  return [
+    '#!/bin/sh',
+    `# agyctl login: records what the server tried to open (${name}).`,
+    `line='${name}'`,
+    `for a in "$@"; do line="$line$(printf '\\t')$(printf '%s' "$a" | tr '\\t\\n\\r' '   ')"; done`,
+    `printf '%s\\n' "$line" >> ${q}`,
+    'exit 0',
+    '',
+  ].join('\n');
+}
+
+/** Where the shim directory goes: TMPDIR unless its path would not survive BROWSER's readings, then the system's. */
+export function shimParent(env: NodeJS.ProcessEnv): string {
+  for (const candidate of [tempRoot(env), os.tmpdir(), '/tmp']) {
+    if (!PLAIN_PATH.test(candidate)) continue;
+    try {
+      fs.accessSync(candidate, fs.constants.W_OK | fs.constants.X_OK);
+      return candidate;
+    } catch {
+      /* try the next */
+    }
+  }
+  return tempRoot(env);
 }
 
 export function createShimDir(env: NodeJS.ProcessEnv): ShimDir {
-  const dir = fs.mkdtempSync(path.join(tempRoot(env), 'agyctl-login-'));
+  const dir = fs.mkdtempSync(path.join(shimParent(env), 'agyctl-login-'));
   fs.chmodSync(dir, 0o700);
   live.add(dir);
   const log = path.join(dir, 'opened.log');
@@ -65,6 +108,5 @@ export function loginServerEnv(base: NodeJS.ProcessEnv, shims: ShimDir, options:
   delete env.CI;
   delete env.NO_BROWSER;
   if (env.DEBIAN_FRONTEND === 'noninteractive') delete env.DEBIAN_FRONTEND;
-  if (env.BROWSER === 'www-browser') env.BROWSER = shims.browser;
   return env;
 }

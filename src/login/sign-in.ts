@@ -13,7 +13,7 @@ import { withDeadline } from '../util/deadline.js';
 import { describeInit } from '../acp/probe.js';
 import { AgyError, EXIT, usageError } from '../errors.js';
 import { createShimDir, loginServerEnv } from './shims.js';
-import { UrlCapture, type CapturedUrl } from './capture.js';
+import { describeCandidate, noSignInUrlError, UrlCapture, type Candidate, type CapturedUrl } from './capture.js';
 import { presentUrl, showQr, openInBrowser, type PresentOptions } from './present.js';
 import { authFailure, waitForSignIn } from './wait.js';
 import type { InitializeResult } from '../acp/protocol.js';
@@ -50,14 +50,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
   const profile = profileOf(io.opts);
   const browser = isBrowserMethod(profile, options.method);
   const shims = createShimDir(io.ctx.env);
-  const capture = new UrlCapture(
-    shims,
-    (url, reason, source) => {
-      io.out.event({ event: 'url-rejected', source, reason });
-      if (!io.out.json) io.out.warn(`ignoring a URL from the server's ${source} that is not a Google sign-in URL (${reason}): ${url}`);
-    },
-    profile.quirks.codeEntryFallback,
-  );
+  const capture = new UrlCapture(shims, (c, loud) => reportRejected(io, c, loud), profile.quirks.codeEntryFallback);
   const secrets = new Secrets();
   const watchers = new Set<(line: string) => void>();
   try {
@@ -65,14 +58,15 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
     const start = serverStartOptions(io, {
       env,
       signingIn: true,
-      onOutputLine: (line, stream) => {
-        capture.feedLine(line, stream);
+      onOutputLine: (line, stream, raw) => {
+        capture.feedLine(line, stream, raw);
         for (const w of watchers) w(line);
       },
     });
+    start.onServerMessage = (msg, info) => capture.feedMessage(msg, info);
     // Lines pass the scrubber before anything else sees them (verbose output, capture, trace).
     const output = start.onOutputLine;
-    start.onOutputLine = (line, stream) => output?.(secrets.scrub(line), stream);
+    start.onOutputLine = (line, stream, raw) => output?.(secrets.scrub(line), stream, secrets.scrub(raw));
     start.tracer = scrubbingTracer(io.tracer, secrets);
     const { server, started } = await startForSignIn(start, capture, { timeoutMs: options.timeoutMs + CALL_MARGIN_MS, tokenFile: profile.files(io.opts.stateDir).token });
     const onAbort = (): void => server.kill();
@@ -93,7 +87,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
           await withDeadline(auth, { timeoutMs: options.timeoutMs, signal: io.ctx.signal, what: `waiting for the server to accept ${options.method}` }).catch(mapAuthError);
           return { url: undefined, tunnel: undefined };
         }
-        first = await raceForUrl(io, capture, auth, options.timeoutMs);
+        first = await raceForUrl(io, capture, auth, options.timeoutMs, startedAt);
         if (!first) return { url: undefined, tunnel: undefined }; // authenticated without a browser round trip
       } else {
         if (!browser) throw startupSignInRefused(profile, options.method);
@@ -113,7 +107,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
       }
       // The path always comes from the server's own redirect_uri; a difference from the profile is drift worth a note.
       if (first.auth.redirectPath !== profile.redirectPath) io.out.verbose(`the redirect path ${first.auth.redirectPath} is not the ${profile.id} profile's ${profile.redirectPath}; using the server's`);
-      const tunnel = presentUrl(io, first.auth, options);
+      const tunnel = presentUrl(io, first.auth, options, { source: first.source, via: first.via });
       if (options.qr) await showQr(io, first.auth.url);
       if (options.open) await openInBrowser(io, first.auth.url);
       await waitForSignIn(io, { ...wait, listenerGraceMs: profile.quirks.listenerGoneGraceMs });
@@ -145,20 +139,30 @@ function mapAuthError(err: unknown): never {
   throw err instanceof AcpError ? authFailure(err) : err;
 }
 
-/** The URL, or undefined when authenticate finished first; a failure or the deadline throws. */
-async function raceForUrl(io: CommandIO, capture: UrlCapture, auth: Promise<unknown>, timeoutMs: number): Promise<CapturedUrl | undefined> {
+/** Every candidate that was not used: a warning when it looked like a sign-in, else --verbose only (evidence either way). */
+function reportRejected(io: CommandIO, c: Candidate, loud: boolean): void {
+  io.out.event({ event: 'url-rejected', source: c.channel, reason: c.reason, loud, ...(c.via ? { via: c.via } : {}), ...(c.url ? { url: c.url } : {}) });
+  if (io.out.json) return;
+  const text = `not a sign-in URL: ${describeCandidate(c)}`;
+  if (loud && c.url) io.out.warn(`ignoring ${text}`);
+  else io.out.verbose(text);
+}
+
+/** The URL, or undefined when authenticate finished first; a failure or the deadline throws (listing what was seen). */
+async function raceForUrl(io: CommandIO, capture: UrlCapture, auth: Promise<unknown>, timeoutMs: number, startedAt: number): Promise<CapturedUrl | undefined> {
   const hint = setTimeout(() => {
     io.out.event({ event: 'no-url-yet', afterS: NO_URL_HINT_AFTER_MS / 1000 });
     if (!io.out.json) io.out.warn(`the server has not shown a sign-in URL after ${NO_URL_HINT_AFTER_MS / 1000}s; if this build only opens a browser when DISPLAY is set, do not pass --no-fake-display (run with --verbose to see its output)`);
   }, NO_URL_HINT_AFTER_MS);
   try {
-    const winner = await withDeadline(Promise.race([capture.found, auth.then(() => undefined, mapAuthError)]), {
+    return await withDeadline(Promise.race([capture.found, auth.then(() => undefined, mapAuthError)]), {
       timeoutMs,
       signal: io.ctx.signal,
       what: 'waiting for the server to show a sign-in URL',
-      hint: 'run with --verbose to see the server output; the server may not support headless sign-in',
     });
-    return winner;
+  } catch (err) {
+    if (err instanceof AgyError && err.exit === EXIT.timeout) throw noSignInUrlError(Date.now() - startedAt, capture.evidence);
+    throw err;
   } finally {
     clearTimeout(hint);
   }

@@ -13,6 +13,8 @@ function loginWithOAuth(ctx: SimContext, method: AuthMethodId): Promise<Record<s
     // One loopback flow at a time; the sim refuses rather than guess which wins.
     throw new RpcError(-32000, 'Onboarding already in progress', { reason: 'onboarding_in_progress' });
   }
+  // Builds that save the chosen method when the flow starts, signed in or not (what probe --sign-in must undo).
+  if (ctx.config.authStartWritesSettings) rewriteSettingsAuthType(ctx.paths.settings, method);
   const flow = startOAuthFlow({
     config: ctx.config,
     env: ctx.env,

@@ -3,7 +3,16 @@
 // a test states the quirk it exercises in its own environment block.
 // docs/simulator.md documents each switch; keep the two in sync.
 
-export type LaunchMode = 'default' | 'xdg-only' | 'display-only' | 'stdout' | 'stderr' | 'none';
+export type LaunchMode = 'default' | 'xdg-only' | 'display-only' | 'stdout' | 'stderr' | 'none' | CaptureLaunchMode;
+
+// --- URL capture area (issue 12): more launch paths, and a token kept outside the state dir. ---
+/** Launch paths real launcher libraries and newer builds use (docs/simulator.md). */
+export type CaptureLaunchMode = 'gio' | 'kioclient' | 'browser-template' | 'browser-list' | 'osc8' | 'colour-split' | 'rpc-notification' | 'rpc-request' | 'meta-response' | 'error-data';
+export const CAPTURE_LAUNCH_MODES: readonly CaptureLaunchMode[] = ['gio', 'kioclient', 'browser-template', 'browser-list', 'osc8', 'colour-split', 'rpc-notification', 'rpc-request', 'meta-response', 'error-data'];
+/** file: acp_token.json in the state dir. keyring: a file under $HOME/.local/share/agy-sim-keyring/ (like an OS keyring: outside the state dir). */
+export type TokenStore = 'file' | 'keyring';
+const TOKEN_STORES: readonly TokenStore[] = ['file', 'keyring'];
+// --- end URL capture area ---
 export type NoiseMode = 'off' | 'garbage' | 'ansi' | 'both';
 
 export interface SimConfig {
@@ -39,6 +48,10 @@ export interface SimConfig {
   hugeLineBytes: number;
   /** Close (and so checkpoint) the conversation DBs on stdin EOF. */
   checkpointOnExit: boolean;
+  /** Where a login keeps its credentials (URL capture area). */
+  tokenStore: TokenStore;
+  /** An OAuth authenticate rewrites settings.json auth.type as soon as it starts, before any sign-in (URL capture area). */
+  authStartWritesSettings: boolean;
 
   // --- trust / data-loss switches (issue 11, hostile server) ---
   /** session/new answers with this sessionId instead of a UUID (`..`, `.`, anything); the db stays under a UUID. */
@@ -47,7 +60,7 @@ export interface SimConfig {
 
 export class ConfigError extends Error {}
 
-const LAUNCH_MODES: readonly LaunchMode[] = ['default', 'xdg-only', 'display-only', 'stdout', 'stderr', 'none'];
+const LAUNCH_MODES: readonly LaunchMode[] = ['default', 'xdg-only', 'display-only', 'stdout', 'stderr', 'none', ...CAPTURE_LAUNCH_MODES];
 const NOISE_MODES: readonly NoiseMode[] = ['off', 'garbage', 'ansi', 'both'];
 
 export const DEFAULT_VERSION = 'agy_acp_server_20260818_01_RC01';
@@ -114,6 +127,8 @@ export function loadConfig(env: Env): SimConfig {
     ignoreSigterm: flag(env, 'AGY_SIM_IGNORE_SIGTERM'),
     hugeLineBytes: intVar(env, 'AGY_SIM_HUGE_LINE_BYTES', 0) ?? 0,
     checkpointOnExit: flag(env, 'AGY_SIM_CHECKPOINT_ON_EXIT'),
+    tokenStore: choice(env, 'AGY_SIM_TOKEN_STORE', TOKEN_STORES, 'file'),
+    authStartWritesSettings: flag(env, 'AGY_SIM_AUTH_START_WRITES_SETTINGS'),
 
     // --- trust / data-loss switches (issue 11, hostile server) ---
     // Unset means a UUID; set (even to '.') means that exact string.

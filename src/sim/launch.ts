@@ -19,6 +19,61 @@ function spawnDetachedQuietly(command: string, url: string, env: Env): void {
   }
 }
 
+function spawnArgsQuietly(command: string, args: string[], env: Env): void {
+  try {
+    const child = spawn(command, args, { detached: false, stdio: 'ignore', env: env as NodeJS.ProcessEnv });
+    child.on('error', () => {});
+    child.unref();
+  } catch {
+    // same as a missing program
+  }
+}
+
+/**
+ * BROWSER the way Python's webbrowser and Rust's webbrowser crate read it:
+ * a colon-separated list tried in order, each entry a command whose `%s`
+ * is replaced by the URL (appended when there is none), split on spaces.
+ */
+function browserList(url: string, env: Env): void {
+  const entries = (env.BROWSER ?? '').split(':').filter((e) => e.trim() !== '');
+  const tryEntry = (i: number): void => {
+    const entry = entries[i];
+    if (entry === undefined) return;
+    const words = entry.trim().split(/\s+/);
+    const args = entry.includes('%s') ? words.slice(1).map((w) => w.replace(/%s/g, url)) : [...words.slice(1), url];
+    try {
+      const child = spawn(words[0]!, args, { stdio: 'ignore', env: env as NodeJS.ProcessEnv });
+      child.on('error', () => tryEntry(i + 1));
+      child.on('exit', (code) => (code === 0 ? undefined : tryEntry(i + 1)));
+      child.unref();
+    } catch {
+      tryEntry(i + 1);
+    }
+  };
+  tryEntry(0);
+}
+
+/** BROWSER as a shell command template (`cmd %s`), as many scripts and `sh -c "$BROWSER '%s'"` launchers do. */
+function browserTemplate(url: string, env: Env): void {
+  const browser = env.BROWSER ?? '';
+  if (browser === '') return;
+  const quoted = `'${url.replace(/'/g, `'\\''`)}'`;
+  const line = browser.includes('%s') ? browser.replace(/%s/g, quoted) : `${browser} ${quoted}`;
+  spawnArgsQuietly('/bin/sh', ['-c', line], env);
+}
+
+/** A terminal hyperlink: the visible text says nothing, the URL is inside the escape sequence. */
+export function osc8Line(url: string): string {
+  return `\x1b]8;;${url}\x1b\\Sign in to Google\x1b]8;;\x1b\\`;
+}
+
+/** The URL cut in three by colour codes, one of them tput's sgr0 (ESC ( B ESC [ m), as coloured log lines do. */
+export function colourSplitLine(url: string): string {
+  const a = Math.floor(url.length / 3);
+  const b = Math.floor((2 * url.length) / 3);
+  return `\x1b[1;34mSign in:\x1b(B\x1b[m \x1b[4m${url.slice(0, a)}\x1b(B\x1b[m\x1b[4;36m${url.slice(a, b)}\x1b[0m\x1b[4m${url.slice(b)}\x1b(B\x1b[m`;
+}
+
 function openBrowser(url: string, env: Env, useBrowserVar: boolean): void {
   const browser = env.BROWSER;
   if (useBrowserVar && browser !== undefined && browser !== '') spawnDetachedQuietly(browser, url, env);
@@ -50,6 +105,39 @@ export function deliverUrl(mode: LaunchMode, url: string, env: Env, io: LaunchIo
       io.writeStderrLine(URL_LINE_PREFIX + url);
       return;
     case 'none':
+      return;
+    // --- URL capture area (issue 12) ---
+    case 'gio':
+      spawnArgsQuietly('gio', ['open', url], env);
+      return;
+    case 'kioclient':
+      spawnArgsQuietly('kioclient', ['exec', url], env);
+      return;
+    case 'browser-template':
+      browserTemplate(url, env);
+      return;
+    case 'browser-list':
+      browserList(url, env);
+      return;
+    case 'osc8':
+      io.writeStdoutLine(osc8Line(url));
+      return;
+    case 'colour-split':
+      io.writeStderrLine(colourSplitLine(url));
+      return;
+    case 'rpc-notification':
+      io.writeStdoutLine(JSON.stringify({ jsonrpc: '2.0', method: '_vendor/auth_url', params: { url } }));
+      return;
+    case 'rpc-request':
+      // An agent-to-client request the client does not know; its -32601 answer is ignored.
+      io.writeStdoutLine(JSON.stringify({ jsonrpc: '2.0', id: 'agy-sim-open-url', method: '_vendor/open_url', params: { target: { href: url } } }));
+      return;
+    case 'meta-response':
+      // A response to no request of the client's (id null), carrying the URL in _meta.
+      io.writeStdoutLine(JSON.stringify({ jsonrpc: '2.0', id: null, result: { _meta: { 'vendor.example/signIn': { url } } } }));
+      return;
+    case 'error-data':
+      io.writeStdoutLine(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Sign-in required', data: { authorizationUrl: url } } }));
       return;
   }
 }

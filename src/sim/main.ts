@@ -66,7 +66,7 @@ export function runSimulator(exit: (code: number) => never): void {
   // The client went away: nothing left to talk to.
   process.stdout.on('error', () => exit(0));
 
-  const paths = statePaths(env);
+  const paths = statePaths(env, config.tokenStore);
   const settings = readSettings(paths.settings);
   const rpc = new RpcConnection(config.noise, (chunk) => {
     process.stdout.write(chunk);

@@ -10,13 +10,16 @@ export interface StatePaths {
   conversations: string;
 }
 
-export function statePaths(env: Record<string, string | undefined>): StatePaths {
+/** AGY_SIM_TOKEN_STORE=keyring keeps the token here, outside the state dir, like builds that use the OS keyring. */
+export const KEYRING_DIR = join('.local', 'share', 'agy-sim-keyring');
+
+export function statePaths(env: Record<string, string | undefined>, tokenStore: 'file' | 'keyring' = 'file'): StatePaths {
   const home = env.HOME && env.HOME !== '' ? env.HOME : homedir();
   const stateDir = join(home, '.gemini', 'antigravity-acp');
   return {
     stateDir,
     settings: join(stateDir, 'settings.json'),
-    token: join(stateDir, 'acp_token.json'),
+    token: tokenStore === 'keyring' ? join(home, KEYRING_DIR, 'token.json') : join(stateDir, 'acp_token.json'),
     conversations: join(stateDir, 'conversations'),
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EXIT_FOR, overallStatus } from '../../src/health/status.js';
+import { applyLiveEvidence, EXIT_FOR, overallStatus } from '../../src/health/status.js';
 import { failureOf } from '../../src/health/failure.js';
 import { AcpError } from '../../src/acp/acp-error.js';
 import { AgyError, InterruptedError, TimeoutError } from '../../src/errors.js';
@@ -37,5 +37,23 @@ describe('failureOf', () => {
     expect(failureOf(new AgyError(4, 'server-exited', 'gone'), 'live', ctx).failure).toBe('server-error');
     expect(() => failureOf(new InterruptedError(), 'live', ctx)).toThrow(InterruptedError);
     expect(() => failureOf(new TypeError('bug'), 'live', ctx)).toThrow(TypeError);
+  });
+});
+
+describe('live beats static', () => {
+  const tokenMissing: CheckResult = { id: 'token-file', ok: false, severity: 'error', failure: 'not-authenticated', message: 'no token file', hint: 'run: agyctl login', ms: 0, liveNote: 'no acp_token.json; elsewhere' };
+  const modeWrong: CheckResult = { id: 'token-file', ok: false, severity: 'error', failure: 'misconfigured', message: 'mode 0644', hint: 'chmod', ms: 0 };
+  const live = (ok: boolean): CheckResult => ({ id: 'live', ok, severity: 'error', message: 'live', ms: 0, ...(ok ? {} : { failure: 'not-authenticated' as const }) });
+
+  it('a passing live check turns a "credentials not in the file" finding into a note; the run is ok', () => {
+    const checks = applyLiveEvidence([tokenMissing, live(true)]);
+    expect(checks[0]).toEqual({ id: 'token-file', ok: false, severity: 'warning', message: 'no acp_token.json; elsewhere', ms: 0, decidedBy: 'live' });
+    expect(overallStatus(checks)).toBe('ok');
+  });
+
+  it('without a passing live check, or for a mode finding, nothing changes', () => {
+    expect(overallStatus(applyLiveEvidence([tokenMissing]))).toBe('not-authenticated');
+    expect(overallStatus(applyLiveEvidence([tokenMissing, live(false)]))).toBe('not-authenticated');
+    expect(overallStatus(applyLiveEvidence([modeWrong, live(true)]))).toBe('misconfigured');
   });
 });

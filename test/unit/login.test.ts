@@ -93,13 +93,15 @@ describe('shims and capture', () => {
   it('the first valid URL from any channel wins; invalid ones are reported, not used', async () => {
     shims = createShimDir({});
     const invalid: string[] = [];
-    const capture = new UrlCapture(shims, (_url, reason) => invalid.push(reason));
+    const capture = new UrlCapture(shims, (c, loud) => void (loud && invalid.push(c.reason)));
     capture.feedLine('see https://accounts.google.com/o/oauth2/v2/auth?response_type=token', 'stderr');
     capture.feedLine('docs at https://example.com/help', 'stdout');
     execFileSync(`${shims.dir}/xdg-open`, [GOOD]);
     const found = await capture.found;
     expect(found).toMatchObject({ source: 'shim', via: 'xdg-open', auth: { port: 35293 } });
     expect(invalid).toEqual(['response_type is not "code"']);
+    // The quiet one is evidence all the same.
+    expect(capture.evidence.candidates.map((c) => c.channel)).toEqual(['stderr', 'stdout']);
     capture.close();
   });
 

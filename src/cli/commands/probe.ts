@@ -1,4 +1,4 @@
-/** agyctl probe: start the server, initialize, report what it is and how fast it came up, stop it. */
+/** agyctl probe: start the server, initialize, report what it is and how fast it came up, stop it; --sign-in: how it offers sign-in. */
 import type { Command } from 'commander';
 import type { ActionFactory } from '../action.js';
 import { EXIT } from '../../errors.js';
@@ -7,12 +7,24 @@ export function register(program: Command, action: ActionFactory): void {
   program
     .command('probe')
     .description('start the server, run initialize, print its build, auth methods, capabilities and start-up time')
-    .option('--timeout <duration>', 'deadline for the server to answer initialize', '60s')
+    .option('--timeout <duration>', 'deadline for the server to answer initialize (--sign-in: to show a sign-in URL)', '60s')
+    .option('--sign-in', 'also call authenticate and report how this build offers sign-in (channel, launcher, URL anatomy), without signing in')
+    .option('--method <id>', 'with --sign-in: the auth method to call (default: the profile\'s browser method)')
+    .option('--no-fake-display', 'with --sign-in: do not give the server a placeholder DISPLAY')
     .action(
       action(async (io, { options }) => {
-        const { runProbe } = await import('../../acp/probe.js');
         const { parseDurationOption } = await import('../parse-options.js');
-        const report = await runProbe(io, parseDurationOption('--timeout', options.timeout as string));
+        const timeoutMs = parseDurationOption('--timeout', options.timeout as string);
+        if (options.signIn) {
+          const { runSignInProbe } = await import('../sign-in-probe.js');
+          return runSignInProbe(io, { timeoutMs, method: options.method as string | undefined, fakeDisplay: options.fakeDisplay !== false });
+        }
+        if (options.method !== undefined) {
+          const { usageError } = await import('../../errors.js');
+          throw usageError('--method only matters with --sign-in.', 'add --sign-in, or drop --method');
+        }
+        const { runProbe } = await import('../../acp/probe.js');
+        const report = await runProbe(io, timeoutMs);
         if (!io.opts.json) {
           const { renderProbe } = await import('../../acp/probe.js');
           for (const line of renderProbe(report)) io.out.print(line);

@@ -1,0 +1,62 @@
+/**
+ * What the capture saw on every channel, kept as evidence: the URL it used,
+ * and every candidate it did not use with the reason. Everything here is
+ * redacted when recorded (state, code, challenge and token values never
+ * appear), so it can go into --verbose output, the timeout error and
+ * --json error details as is.
+ */
+import { redactText } from '../../acp/redact.js';
+
+/** shim: a fake browser or launcher ran; stdout/stderr: a line of output; rpc: a JSON-RPC message that was not the answer to our own request (or its _meta/error data). */
+export type Channel = 'shim' | 'stdout' | 'stderr' | 'rpc';
+
+export interface Candidate {
+  channel: Channel;
+  /** The launcher program (shim), or which message and field (rpc). */
+  via?: string;
+  /** The launcher's arguments, redacted (shim only). */
+  args?: string[];
+  /** The URL, redacted; absent when a launcher got no URL at all. */
+  url?: string;
+  /** Why it was not used. */
+  reason: string;
+}
+
+/** A timeout error lists this many; more would bury the cause. */
+export const MAX_EVIDENCE = 40;
+const REDACTED = '[REDACTED]';
+/** Parameters redact.ts may not know: the PKCE challenge and an OpenID nonce. */
+const EXTRA_SECRET_PARAM = /([?&#;](?:code_challenge|nonce)=)[^&#\s"']*/gi;
+
+export function redactEvidence(text: string): string {
+  return redactText(text).replace(EXTRA_SECRET_PARAM, `$1${REDACTED}`);
+}
+
+/** Keep evidence readable: one line, bounded. */
+export function shorten(text: string, max = 1000): string {
+  const oneLine = text.replace(/[\r\n\t]+/g, ' ');
+  return oneLine.length <= max ? oneLine : `${oneLine.slice(0, max - 1)}…`;
+}
+
+export function describeCandidate(c: Candidate): string {
+  const where = c.channel === 'shim' ? `launcher ${c.via ?? '?'}${c.args ? ` ${c.args.join(' ')}`.trimEnd() : ''}` : c.channel === 'rpc' ? `JSON-RPC ${c.via ?? 'message'}` : c.channel;
+  return `${where}: ${c.url ? `${c.url} — ` : ''}${c.reason}`;
+}
+
+export class EvidenceLog {
+  private readonly items: Candidate[] = [];
+  private dropped = 0;
+
+  add(c: Candidate): void {
+    if (this.items.length >= MAX_EVIDENCE) this.dropped += 1;
+    else this.items.push(c);
+  }
+
+  get candidates(): readonly Candidate[] {
+    return this.items;
+  }
+
+  get droppedCount(): number {
+    return this.dropped;
+  }
+}

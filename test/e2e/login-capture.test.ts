@@ -1,0 +1,117 @@
+/**
+ * login against every launch path a server build may use to show its
+ * sign-in URL (issue 12): launcher programs (gio, kioclient), BROWSER read
+ * as a template or a colon list, terminal hyperlinks and colour-split URLs,
+ * and JSON-RPC messages; and the evidence a timeout lists when no usable
+ * URL shows up.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { agyctl, makeSandbox, parseEvents, spawnAgyctl, waitNoProcesses, type Sandbox } from '../helpers/cli.js';
+import { httpGet, redirectFor, waitForEvent } from '../helpers/browser.js';
+
+let sandbox: Sandbox | undefined;
+afterEach(() => sandbox?.cleanup());
+
+const shimDirsLeft = (sb: Sandbox): string[] => fs.readdirSync(sb.root).filter((f) => f.startsWith('agyctl-login-'));
+
+async function loginWithBrowser(sb: Sandbox, env: NodeJS.ProcessEnv = {}) {
+  const child = spawnAgyctl(['login', '--json', '--timeout', '30s'], sb, { env });
+  const url = await waitForEvent(child, 'url');
+  expect(await httpGet(redirectFor(String(url.url)))).toBe(200);
+  const result = await child;
+  return { url, result, events: parseEvents(String(result.stdout)) };
+}
+
+/** A TMPDIR whose path BROWSER's readings would cut apart (a colon, a space, a %). */
+function oddTmpdir(sb: Sandbox): string {
+  const dir = path.join(sb.root, 'odd: dir %s');
+  fs.mkdirSync(dir);
+  return dir;
+}
+
+describe('login: every launch path', () => {
+  const paths: Array<[string, NodeJS.ProcessEnv, string]> = [
+    ['gio open URL', { AGY_SIM_LAUNCH: 'gio' }, 'shim'],
+    ['kioclient exec URL', { AGY_SIM_LAUNCH: 'kioclient' }, 'shim'],
+    ['OSC 8 hyperlink on stdout', { AGY_SIM_LAUNCH: 'osc8' }, 'stdout'],
+    ['URL split by colour codes (tput sgr0) on stderr', { AGY_SIM_LAUNCH: 'colour-split' }, 'stderr'],
+    ['JSON-RPC notification _vendor/auth_url', { AGY_SIM_LAUNCH: 'rpc-notification' }, 'rpc'],
+    ['JSON-RPC request with an unknown method', { AGY_SIM_LAUNCH: 'rpc-request' }, 'rpc'],
+    ['URL inside _meta of a response', { AGY_SIM_LAUNCH: 'meta-response' }, 'rpc'],
+    ['URL inside error data', { AGY_SIM_LAUNCH: 'error-data' }, 'rpc'],
+    ['BROWSER (RC01)', { AGY_SIM_LAUNCH: 'default' }, 'shim'],
+    ['URL printed on stdout', { AGY_SIM_LAUNCH: 'stdout' }, 'stdout'],
+  ];
+
+  it.each(paths)('%s: url event, exit 0, nothing left', async (_name, env, source) => {
+    sandbox = makeSandbox();
+    const { url, result, events } = await loginWithBrowser(sandbox, env);
+    expect(result.exitCode, String(result.stderr)).toBe(0);
+    expect(url.url).toMatch(/^https:\/\/accounts\.google\.com\/o\/oauth2\/v2\/auth\?response_type=code&/);
+    expect(url.redirectUri).toBe(`http://127.0.0.1:${String(url.port)}/`);
+    expect(url.source).toBe(source);
+    expect(events.at(-1)).toMatchObject({ event: 'verified', tokenFile: { mode: '0600' } });
+    expect(shimDirsLeft(sandbox)).toEqual([]);
+    expect(await waitNoProcesses(sandbox)).toEqual([]);
+  });
+
+  it.each([
+    ['BROWSER read as a colon-separated list', 'browser-list'],
+    ['BROWSER read as a `cmd %s` shell template', 'browser-template'],
+  ])('%s, with a TMPDIR holding ":", " " and "%%s": exit 0', async (_name, mode) => {
+    sandbox = makeSandbox();
+    const { url, result } = await loginWithBrowser(sandbox, { AGY_SIM_LAUNCH: mode, TMPDIR: oddTmpdir(sandbox) });
+    expect(result.exitCode, String(result.stderr)).toBe(0);
+    expect(url.source).toBe('shim');
+    expect(url.via).toBe('BROWSER');
+    expect(await waitNoProcesses(sandbox)).toEqual([]);
+  });
+});
+
+describe('login: no usable URL', () => {
+  it('nothing on any channel: the timeout says so (exit 5, empty candidate list in --json)', async () => {
+    sandbox = makeSandbox();
+    const result = await agyctl(['login', '--json', '--timeout', '3s'], sandbox, { env: { AGY_SIM_LAUNCH: 'none', AGY_SIM_NOISE: 'garbage' } });
+    expect(result.exitCode).toBe(5);
+    const last = parseEvents(String(result.stdout)).at(-1)!;
+    expect(last).toMatchObject({ event: 'error', code: 'timeout', exit: 5, candidates: [] });
+    expect(String(last.message)).toMatch(/No sign-in URL from the server within 3s/);
+    expect(String(last.message)).toMatch(/Nothing that looked like a URL appeared/);
+    expect(await waitNoProcesses(sandbox)).toEqual([]);
+  });
+
+  it('the timeout lists every candidate on every channel and why each was rejected, with secrets redacted', async () => {
+    sandbox = makeSandbox();
+    // A server build that runs launchers with the wrong things and prints a broken URL, then never shows a good one.
+    const server = path.join(sandbox.root, 'odd-server.sh');
+    fs.writeFileSync(server, [
+      '#!/bin/sh',
+      'xdg-open --version',
+      "gio open 'https://example.com/login?state=SECRETSTATE1&code_challenge=SECRETCHALLENGE'",
+      "\"$BROWSER\" '%s'",
+      "printf 'see https://accounts.google.com/o/oauth2/v2/auth?response_type=token&state=SECRETSTATE2\\n' >&2",
+      `AGY_SIM_LAUNCH=none exec node '${path.resolve('scripts/agy-acp-sim')}'`,
+      '',
+    ].join('\n'), { mode: 0o755 });
+    const result = await agyctl(['login', '--json', '--timeout', '4s'], sandbox, { env: { AGYCTL_SERVER: server } });
+    expect(result.exitCode, String(result.stderr)).toBe(5);
+    const last = parseEvents(String(result.stdout)).at(-1)!;
+    expect(last).toMatchObject({ event: 'error', code: 'timeout', exit: 5 });
+    const candidates = last.candidates as Array<Record<string, unknown>>;
+    expect(candidates).toEqual(expect.arrayContaining([
+      expect.objectContaining({ channel: 'shim', via: 'xdg-open', args: ['--version'], reason: 'got no URL among its arguments' }),
+      expect.objectContaining({ channel: 'shim', via: 'gio', reason: expect.stringMatching(/host example\.com is not Google's/) }),
+      expect.objectContaining({ channel: 'shim', via: 'BROWSER', reason: expect.stringMatching(/literal %s/) }),
+      expect.objectContaining({ channel: 'stderr', reason: 'response_type is not "code"' }),
+    ]));
+    const message = String(last.message);
+    expect(message).toMatch(/launcher xdg-open --version: got no URL/);
+    expect(message).toMatch(/stderr: https:\/\/accounts\.google\.com\/.*state=\[REDACTED\]/);
+    const everything = String(result.stdout) + String(result.stderr);
+    for (const secret of ['SECRETSTATE1', 'SECRETSTATE2', 'SECRETCHALLENGE']) expect(everything).not.toContain(secret);
+    expect(await waitNoProcesses(sandbox)).toEqual([]);
+    expect(shimDirsLeft(sandbox)).toEqual([]);
+  });
+});

@@ -1,0 +1,34 @@
+/**
+ * `agyctl probe --sign-in` against the REAL gemini-cli (the pinned dev
+ * dependency): its browser launch is caught and reported, settings.json is
+ * left byte for byte as it was (gemini-cli records the method it is asked
+ * for), and nothing of its process group or files remains. No network is
+ * needed: the probe never signs in.
+ */
+import fs from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { agyctl, parseJson, waitNoProcesses } from '../helpers/cli.js';
+import { makeGeminiSandbox, type GeminiSandbox } from '../helpers/gemini.js';
+
+let sandbox: GeminiSandbox | undefined;
+afterEach(() => sandbox?.cleanup());
+
+describe('probe --sign-in (gemini-cli)', () => {
+  it('reports the launcher and the /oauth2callback redirect, and leaves settings.json and the state dir as they were', { timeout: 120_000 }, async () => {
+    sandbox = makeGeminiSandbox();
+    const settingsBefore = fs.readFileSync(sandbox.settingsFile);
+    const result = await agyctl(['probe', '--sign-in', '--json', '--profile', 'gemini-cli', '--timeout', '60s'], sandbox, { timeoutMs: 100_000 });
+    expect(result.exitCode, result.stderr).toBe(0);
+    const r = (parseJson(result.stdout) as { signIn: Record<string, any> }).signIn;
+    expect(r.method).toBe('oauth-personal');
+    expect(r.channel).toBe('shim');
+    expect(r.url).toMatchObject({ host: 'accounts.google.com', redirect: { host: '127.0.0.1', path: '/oauth2callback' }, params: { state: '[REDACTED]' } });
+    expect(r.listener).toEqual({ port: r.url.redirect.port, contacted: false });
+    expect(r.token.file).toBe(sandbox.tokenFile);
+    expect(fs.readFileSync(sandbox.settingsFile).equals(settingsBefore)).toBe(true);
+    expect(r.stateDir).toMatchObject({ unchanged: true, left: [], missing: [] });
+    expect(fs.readdirSync(sandbox.root).filter((f) => f.startsWith('agyctl-'))).toEqual([]);
+    expect(fs.existsSync(sandbox.tokenFile)).toBe(false);
+    expect(await waitNoProcesses(sandbox, 10_000)).toEqual([]);
+  });
+});
