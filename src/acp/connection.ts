@@ -8,6 +8,7 @@ import type { Readable, Writable } from 'node:stream';
 import { AcpError } from './acp-error.js';
 import { encodeMessage, LineSplitter, parseLine, type JsonRpcId, type JsonRpcMessage } from './framing.js';
 import { nullTracer, type Tracer } from './trace.js';
+import { serverText, serverValue } from './redact.js';
 import { InterruptedError, TimeoutError } from '../errors.js';
 
 export type NotificationHandler = (method: string, params: unknown) => void;
@@ -47,13 +48,19 @@ export class Connection {
   private readonly noiseHandlers = new Set<NoiseHandler>();
   private requestHandler: RequestHandler = defaultRequestHandler;
   private failure: Error | undefined;
-  private readonly splitter = new LineSplitter();
+  private readonly splitter: LineSplitter;
 
   constructor(
     input: Readable,
     private readonly output: Writable,
     private readonly tracer: Tracer = nullTracer,
+    /** An overlong stdout line was dropped (see MAX_LINE_BYTES). */
+    onDrop: (bytes: number) => void = () => undefined,
   ) {
+    this.splitter = new LineSplitter(undefined, (bytes) => {
+      this.tracer.record('event', { droppedLineBytes: bytes });
+      onDrop(bytes);
+    });
     input.on('data', (chunk: Buffer) => {
       for (const line of this.splitter.push(chunk)) this.handleLine(line);
     });
@@ -139,7 +146,8 @@ export class Connection {
     const parsed = parseLine(line);
     if (parsed.kind === 'empty') return;
     if (parsed.kind === 'noise') {
-      this.tracer.record('stdout-noise', parsed.line);
+      // Handlers get the raw line (URL capture needs the sign-in URL's state); they show it only through serverText().
+      this.tracer.record('stdout-noise', serverText(parsed.line));
       for (const h of this.noiseHandlers) h(parsed.line);
       return;
     }
@@ -153,7 +161,8 @@ export class Connection {
 
   private settleResponse(msg: JsonRpcMessage): void {
     const entry = this.pending.get(msg.id as JsonRpcId)!;
-    if (msg.error && typeof msg.error === 'object') this.settle(msg.id as JsonRpcId, new AcpError(entry.method, { code: Number(msg.error.code), message: String(msg.error.message ?? 'error'), data: msg.error.data }));
+    // The error's words end up in messages, --json and hints: redacted here, once, for all of them.
+    if (msg.error && typeof msg.error === 'object') this.settle(msg.id as JsonRpcId, new AcpError(entry.method, { code: Number(msg.error.code), message: serverText(String(msg.error.message ?? 'error')), data: serverValue(msg.error.data) }));
     else this.settle(msg.id as JsonRpcId, undefined, msg.result);
   }
 

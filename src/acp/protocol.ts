@@ -6,6 +6,7 @@
 import type { InitializeResponse, NewSessionResponse } from '@agentclientprotocol/sdk';
 import type { Connection, CallOptions } from './connection.js';
 import { AcpError } from './acp-error.js';
+import { AgyError, EXIT } from '../errors.js';
 
 export const PROTOCOL_VERSION = 1;
 
@@ -29,8 +30,12 @@ export type NewSessionResult = Partial<NewSessionResponse> & {
   models?: { currentModelId?: string; availableModels?: Array<{ modelId: string }> };
 };
 
+/** A JSON-RPC error to initialize means the server cannot serve at all: a server failure (exit 4), not a bug of ours. */
 export const initialize = (c: Connection, version: string, o: CallOptions): Promise<InitializeResult> =>
-  c.request<InitializeResult>('initialize', initializeParams(version), o);
+  c.request<InitializeResult>('initialize', initializeParams(version), o).catch((err: unknown) => {
+    if (!(err instanceof AcpError)) throw err;
+    throw new AgyError(EXIT.server, 'protocol-error', `The server refused initialize: ${err.message}`, { hint: 'run `agyctl probe --verbose` to see the server start, or check its log', cause: err });
+  });
 
 export const authenticate = (c: Connection, methodId: string, o: CallOptions): Promise<unknown> =>
   c.request('authenticate', { methodId }, o);

@@ -8,6 +8,7 @@ import { Connection } from './connection.js';
 import { nullTracer, type Tracer } from './trace.js';
 import { groupAlive, registerGroup, signalGroup, unregisterGroup } from './children.js';
 import { LineSplitter, stripAnsi } from './framing.js';
+import { serverText } from './redact.js';
 import type { ServerCommand } from './resolve.js';
 import { AgyError, EXIT } from '../errors.js';
 import { serverHomeFor } from '../paths.js';
@@ -26,8 +27,12 @@ export interface StartServerOptions {
   stateDir: string;
   cwd: string;
   tracer?: Tracer;
-  /** Called for each stderr line and each non-JSON stdout line (URL capture reads both). */
+  /** Each stderr line and each non-JSON stdout line, redacted and stripped of control characters: safe to show. */
   onOutputLine?: (line: string, stream: 'stdout' | 'stderr') => void;
+  /** The same lines raw (only escape sequences removed), for URL capture: they may hold the sign-in URL's state. Never show them. */
+  onRawOutputLine?: (line: string, stream: 'stdout' | 'stderr') => void;
+  /** Something a person may want to know with --verbose (an overlong line was dropped). */
+  onNote?: (message: string) => void;
   /** The server's environment for the state dir (a profile's HOME steering); default serverEnv(). */
   serverEnv?: (base: NodeJS.ProcessEnv, stateDir: string) => NodeJS.ProcessEnv;
   /** An output line that means the call in flight cannot succeed (an interactive sign-in): every pending call rejects with the error returned. */
@@ -35,8 +40,29 @@ export interface StartServerOptions {
 }
 
 const STDERR_TAIL_LINES = 20;
+/** Characters kept of one stderr tail line; a stderr line longer than STDERR_LINE_BYTES is dropped. */
+const STDERR_TAIL_LINE_CHARS = 2_000;
+const STDERR_LINE_BYTES = 64 * 1024;
 export const STOP_GRACE_MS = 1_000;
 export const KILL_AFTER_MS = 5_000;
+/** Once a deadline has passed (or the run failed), SIGKILL follows SIGTERM this soon, so the documented bound holds. */
+export const KILL_AFTER_LATE_MS = 1_000;
+const MIN_KILL_AFTER_MS = 500;
+
+export interface StopOptions {
+  /** How long a server may take to exit on stdin EOF before SIGTERM. */
+  graceMs?: number;
+  /** SIGTERM to SIGKILL. */
+  killAfterMs?: number;
+}
+
+/** The TERM->KILL wait that fits a deadline: min(5 s, max(0.5 s, what is left)), or ~1 s once it has passed. */
+export function killAfterFor(deadlineAt: number | undefined, now = Date.now()): number {
+  if (deadlineAt === undefined) return KILL_AFTER_MS;
+  const left = deadlineAt - now;
+  if (left <= 0) return KILL_AFTER_LATE_MS;
+  return Math.min(KILL_AFTER_MS, Math.max(MIN_KILL_AFTER_MS, left));
+}
 
 export function serverEnv(base: NodeJS.ProcessEnv, stateDir: string): NodeJS.ProcessEnv {
   const home = serverHomeFor(stateDir);
@@ -56,28 +82,31 @@ export class AcpServer {
     private readonly child: ResultPromise,
     readonly command: ServerCommand,
     tracer: Tracer,
-    output: StartServerOptions['onOutputLine'],
-    failOn: StartServerOptions['failOn'],
+    o: Pick<StartServerOptions, 'onOutputLine' | 'onRawOutputLine' | 'onNote' | 'failOn'>,
     /** Taken just before the spawn, so spawn-to-initialize timings include process creation. */
     readonly startedAt: number,
   ) {
     this.pid = child.pid ?? -1;
     if (this.pid > 0) registerGroup(this.pid);
-    this.connection = new Connection(child.stdout!, child.stdin!, tracer);
-    const onOutputLine = (line: string, stream: 'stdout' | 'stderr'): void => {
-      output?.(line, stream);
-      const err = failOn?.(line, stream);
+    const note = (stream: string) => (bytes: number) => o.onNote?.(`dropped a ${bytes}-byte line from the server's ${stream} (longer than agyctl keeps)`);
+    this.connection = new Connection(child.stdout!, child.stdin!, tracer, note('stdout'));
+    // Redacted at the source: the tail, the trace and every display see only serverText().
+    const onOutputLine = (raw: string, stream: 'stdout' | 'stderr'): string => {
+      const shown = serverText(raw);
+      o.onRawOutputLine?.(raw, stream);
+      o.onOutputLine?.(shown, stream);
+      const err = o.failOn?.(raw, stream);
       if (err) this.connection.fail(err);
+      return shown;
     };
-    this.connection.onNoise((line) => onOutputLine?.(line, 'stdout'));
-    const splitter = new LineSplitter();
+    this.connection.onNoise((line) => void onOutputLine(line, 'stdout'));
+    const splitter = new LineSplitter(STDERR_LINE_BYTES, note('stderr'));
     child.stderr!.on('data', (chunk: Buffer) => {
       for (const raw of splitter.push(chunk)) {
-        const line = stripAnsi(raw).replace(/\r$/, '');
-        this.stderrLines.push(line);
+        const shown = onOutputLine(stripAnsi(raw).replace(/\r$/, ''), 'stderr');
+        this.stderrLines.push(shown.length > STDERR_TAIL_LINE_CHARS ? `${shown.slice(0, STDERR_TAIL_LINE_CHARS)}…` : shown);
         if (this.stderrLines.length > STDERR_TAIL_LINES) this.stderrLines.shift();
-        tracer.record('stderr', line);
-        onOutputLine?.(line, 'stderr');
+        tracer.record('stderr', shown);
       }
     });
     this.exited = child.then((result) => {
@@ -108,7 +137,7 @@ export class AcpServer {
       cleanup: true,
       encoding: 'buffer',
     });
-    return new AcpServer(child, command, options.tracer ?? nullTracer, options.onOutputLine, options.failOn, startedAt);
+    return new AcpServer(child, command, options.tracer ?? nullTracer, options, startedAt);
   }
 
   get hasExited(): boolean {
@@ -136,16 +165,18 @@ export class AcpServer {
 
   /**
    * Stop the whole group: close stdin (a well-behaved server exits on EOF),
-   * wait briefly, SIGTERM the group, SIGKILL it after KILL_AFTER_MS. Always
-   * returns with the group gone.
+   * wait briefly, SIGTERM the group, SIGKILL it after killAfterMs (callers
+   * with a deadline pass killAfterFor(deadline)). Always returns with the
+   * group gone.
    */
-  async stop(graceMs = STOP_GRACE_MS): Promise<ServerExit> {
+  async stop(options: StopOptions = {}): Promise<ServerExit> {
+    const { graceMs = STOP_GRACE_MS, killAfterMs = KILL_AFTER_MS } = options;
     this.stopping = true;
     if (this.pid <= 0) return this.exited;
     this.child.stdin?.end();
     if (!(await this.exitedWithin(graceMs))) {
       signalGroup(this.pid, 'SIGTERM');
-      if (!(await this.exitedWithin(KILL_AFTER_MS))) signalGroup(this.pid, 'SIGKILL');
+      if (!(await this.exitedWithin(killAfterMs))) signalGroup(this.pid, 'SIGKILL');
     }
     const info = await this.exited;
     // The leader may be gone while children it spawned (shims, relaunches) linger.

@@ -19,7 +19,8 @@ function warnStateDirOnce(io: CommandIO, shape: string): void {
 export interface ServerStartExtras {
   env?: NodeJS.ProcessEnv;
   initTimeoutMs?: number;
-  onOutputLine?: StartOptions['onOutputLine'];
+  /** Raw server output lines, for URL capture only (never shown: they may hold the sign-in URL's state). */
+  onRawOutputLine?: StartOptions['onRawOutputLine'];
   /** login's sign-in: the server may show a sign-in URL (elsewhere that means "not logged in", see sign-in-guard). */
   signingIn?: boolean;
 }
@@ -37,13 +38,13 @@ export function serverStartOptions(io: CommandIO, extras: ServerStartExtras = {}
     tracer: io.tracer,
     signal: io.ctx.signal,
     initTimeoutMs: extras.initTimeoutMs ?? DEFAULT_INIT_TIMEOUT_MS,
+    deadlineAt: Date.now() + (extras.initTimeoutMs ?? DEFAULT_INIT_TIMEOUT_MS),
     clientVersion: agyctlVersion(),
   };
   if (!extras.signingIn && profile.quirks.signInDuringSession) options.failOn = signInGuard(profile, io.opts.stateDir);
-  const onLine = extras.onOutputLine;
-  options.onOutputLine = (line, stream) => {
-    io.out.verbose(`[server ${stream}] ${line}`);
-    onLine?.(line, stream);
-  };
+  // Lines arrive redacted and stripped of control characters (src/acp/server.ts).
+  options.onOutputLine = (line, stream) => io.out.verbose(`[server ${stream}] ${line}`);
+  options.onNote = (message) => io.out.verbose(message);
+  if (extras.onRawOutputLine) options.onRawOutputLine = extras.onRawOutputLine;
   return options;
 }

@@ -20,6 +20,7 @@ import type { InitializeResult } from '../acp/protocol.js';
 import { profileOf, type ServerProfile } from '../profiles/index.js';
 import { presentCodeEntry, waitForCode } from './code-entry.js';
 import { Secrets, scrubbingTracer } from './scrub.js';
+import { serverText } from '../acp/redact.js';
 
 /** If no URL shows up by then, say what usually causes it. */
 const NO_URL_HINT_AFTER_MS = 20_000;
@@ -54,7 +55,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
     shims,
     (url, reason, source) => {
       io.out.event({ event: 'url-rejected', source, reason });
-      if (!io.out.json) io.out.warn(`ignoring a URL from the server's ${source} that is not a Google sign-in URL (${reason}): ${url}`);
+      if (!io.out.json) io.out.warn(`ignoring a URL from the server's ${source} that is not a Google sign-in URL (${serverText(reason, { singleLine: true })}): ${serverText(url, { singleLine: true })}`);
     },
     profile.quirks.codeEntryFallback,
   );
@@ -65,12 +66,12 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
     const start = serverStartOptions(io, {
       env,
       signingIn: true,
-      onOutputLine: (line, stream) => {
+      onRawOutputLine: (line, stream) => {
         capture.feedLine(line, stream);
         for (const w of watchers) w(line);
       },
     });
-    // Lines pass the scrubber before anything else sees them (verbose output, capture, trace).
+    // Shown lines pass the scrubber too (verbose output, trace): the server echoes a pasted code.
     const output = start.onOutputLine;
     start.onOutputLine = (line, stream) => output?.(secrets.scrub(line), stream);
     start.tracer = scrubbingTracer(io.tracer, secrets);

@@ -9,7 +9,7 @@
  * written), and answered when the server reaches its ACP loop.
  */
 import fs from 'node:fs';
-import { AcpServer } from '../acp/server.js';
+import { AcpServer, KILL_AFTER_LATE_MS } from '../acp/server.js';
 import { initialize, type InitializeResult } from '../acp/protocol.js';
 import type { StartOptions } from '../acp/lifecycle.js';
 import { AgyError, EXIT } from '../errors.js';
@@ -56,7 +56,7 @@ export async function startForSignIn(start: StartOptions, capture: UrlCapture, o
     ready.catch(() => undefined);
     return { server, started: { kind: 'signing-in', url: winner.url, ready } };
   } catch (err) {
-    await server.stop(0);
+    await server.stop({ graceMs: 0, killAfterMs: KILL_AFTER_LATE_MS });
     throw err;
   } finally {
     start.signal.removeEventListener('abort', onAbort);

@@ -39,7 +39,14 @@ export interface SimConfig {
   hugeLineBytes: number;
   /** Close (and so checkpoint) the conversation DBs on stdin EOF. */
   checkpointOnExit: boolean;
+  // --- trust-io (issue 11: hostile servers) ---
+  /** Leak every known token shape: 'start' (stderr + stdout noise, then a failing session/new and a crash), 'init' (the same, failing initialize). */
+  leakSecrets: LeakMode;
+  /** Write one stdout line of N junk bytes (no newline until the end) before serving. */
+  rawLineBytes: number;
 }
+
+export type LeakMode = 'off' | 'session' | 'init';
 
 export class ConfigError extends Error {}
 
@@ -110,5 +117,17 @@ export function loadConfig(env: Env): SimConfig {
     ignoreSigterm: flag(env, 'AGY_SIM_IGNORE_SIGTERM'),
     hugeLineBytes: intVar(env, 'AGY_SIM_HUGE_LINE_BYTES', 0) ?? 0,
     checkpointOnExit: flag(env, 'AGY_SIM_CHECKPOINT_ON_EXIT'),
+    // --- trust-io (issue 11: hostile servers) ---
+    leakSecrets: leakMode(env),
+    rawLineBytes: intVar(env, 'AGY_SIM_RAW_LINE_BYTES', 0) ?? 0,
   };
+}
+
+// --- trust-io (issue 11: hostile servers) ---
+function leakMode(env: Env): LeakMode {
+  const raw = nonEmpty(env, 'AGY_SIM_LEAK_SECRETS');
+  if (raw === undefined || raw === '0') return 'off';
+  if (raw === '1') return 'session';
+  if (raw === 'init') return 'init';
+  throw new ConfigError(`AGY_SIM_LEAK_SECRETS must be 0, 1 or init, got '${raw}'`);
 }
