@@ -75,3 +75,31 @@ describe('a server that leaks secrets on every channel', () => {
     expect(leaks(outputs)).toEqual([]);
   });
 });
+
+describe('bounds against hostile servers', () => {
+  it('a 20 MB stdout line without a newline is dropped with a verbose note; the probe goes on', async () => {
+    const sb = fresh({ AGY_SIM_RAW_LINE_BYTES: String(20 * 1024 * 1024) });
+    const r = await agyctl(['probe', '-v'], sb);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`dropped a ${20 * 1024 * 1024}-byte line from the server's stdout`);
+  });
+
+  // Before: 8.1 s and 7.2 s (TERM ignored, KILL only 5 s later). Generous margins: the machine is shared.
+  it('check --live --timeout 3s against a server that ignores SIGTERM ends within the bound', async () => {
+    const sb = fresh({ AGY_SIM_STARTUP_MS: '30000', AGY_SIM_IGNORE_SIGTERM: '1' });
+    const started = Date.now();
+    const r = await agyctl(['check', '--live', '--timeout', '3s'], sb);
+    const elapsed = Date.now() - started;
+    expect(r.stdout + r.stderr).toMatch(/--timeout 3s/);
+    expect(elapsed).toBeLessThan(3_000 + 3_000);
+  });
+
+  it('probe --timeout 2s against a server that ignores SIGTERM ends within the bound', async () => {
+    const sb = fresh({ AGY_SIM_STARTUP_MS: '30000', AGY_SIM_IGNORE_SIGTERM: '1' });
+    const started = Date.now();
+    const r = await agyctl(['probe', '--timeout', '2s'], sb);
+    const elapsed = Date.now() - started;
+    expect(r.exitCode, r.stderr).toBe(5);
+    expect(elapsed).toBeLessThan(2_000 + 3_000);
+  });
+});
