@@ -21,6 +21,8 @@ import { profileOf, type ServerProfile } from '../profiles/index.js';
 import { presentCodeEntry, waitForCode } from './code-entry.js';
 import { Secrets, scrubbingTracer } from './scrub.js';
 import { serverText } from '../acp/redact.js';
+import { recordOwner, sweepStaleLoginDirs } from './stale-dirs.js';
+import { tempRoot } from '../paths.js';
 
 /** If no URL shows up by then, say what usually causes it. */
 const NO_URL_HINT_AFTER_MS = 20_000;
@@ -50,7 +52,9 @@ function checkMethodOffered(init: InitializeResult, method: string): void {
 export async function signIn(io: CommandIO, options: SignInOptions): Promise<SignInResult> {
   const profile = profileOf(io.opts);
   const browser = isBrowserMethod(profile, options.method);
+  for (const dir of sweepStaleLoginDirs(tempRoot(io.ctx.env))) io.out.verbose(`removed ${dir}, left by a login that was killed`);
   const shims = createShimDir(io.ctx.env);
+  recordOwner(shims.dir);
   const capture = new UrlCapture(
     shims,
     (url, reason, source) => {
