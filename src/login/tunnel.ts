@@ -5,6 +5,7 @@
  * host are POSIX-quoted when needed, and `--` ends ssh's options.
  */
 import os from 'node:os';
+import { shellQuote } from '../util/shell-quote.js';
 
 export interface TunnelTarget {
   user: string | undefined;
@@ -31,11 +32,7 @@ export function parseSshTarget(text: string): TunnelTarget | undefined {
   return { user: m[1], host, port };
 }
 
-/** POSIX shell quoting: safe words as they are, anything else in single quotes. */
-export function shellQuote(word: string): string {
-  if (/^[A-Za-z0-9@%+=:,./_-]+$/.test(word)) return word;
-  return `'${word.replace(/'/g, `'\\''`)}'`;
-}
+export { shellQuote };
 
 function currentUser(env: NodeJS.ProcessEnv): string | undefined {
   if (env.USER) return env.USER;
