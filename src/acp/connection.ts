@@ -9,7 +9,7 @@ import { AcpError } from './acp-error.js';
 import { encodeMessage, LineSplitter, parseLine, type JsonRpcId, type JsonRpcMessage } from './framing.js';
 import { nullTracer, type Tracer } from './trace.js';
 import { serverText, serverValue } from './redact.js';
-import { InterruptedError, TimeoutError } from '../errors.js';
+import { AgyError, EXIT, InterruptedError, TimeoutError } from '../errors.js';
 
 export type NotificationHandler = (method: string, params: unknown) => void;
 export type NoiseHandler = (line: string) => void;
@@ -49,6 +49,11 @@ export class Connection {
   private requestHandler: RequestHandler = defaultRequestHandler;
   private failure: Error | undefined;
   private readonly splitter: LineSplitter;
+  private readonly endHandlers = new Set<() => void>();
+  /** For telling "not an ACP server" from "slow": non-JSON stdout lines before any JSON-RPC message. */
+  private sawMessage = false;
+  private noiseLines = 0;
+  private firstNoise: string | undefined;
 
   constructor(
     input: Readable,
@@ -67,6 +72,7 @@ export class Connection {
     input.on('end', () => {
       const rest = this.splitter.flush();
       if (rest !== undefined) this.handleLine(rest);
+      for (const h of this.endHandlers) h();
     });
     output.on('error', () => {
       /* EPIPE when the server died: the exit handler reports it */
@@ -81,6 +87,19 @@ export class Connection {
   onNoise(handler: NoiseHandler): () => void {
     this.noiseHandlers.add(handler);
     return () => this.noiseHandlers.delete(handler);
+  }
+
+  /** The server closed its stdout (usually because it is exiting). */
+  onEnd(handler: () => void): void {
+    this.endHandlers.add(handler);
+  }
+
+  /** When the server wrote only non-JSON lines on stdout: the error that says so (it is not an ACP server, or it is broken). */
+  notAcpError(): AgyError | undefined {
+    if (this.sawMessage || this.noiseLines === 0) return undefined;
+    return new AgyError(EXIT.server, 'protocol-error', `The server printed ${this.noiseLines} line${this.noiseLines > 1 ? 's' : ''} on stdout that ${this.noiseLines > 1 ? 'are' : 'is'} not JSON-RPC and never answered (first: "${this.firstNoise}"): it does not look like an ACP server.`, {
+      hint: 'check that --server (or AGYCTL_SERVER) runs agy_acp_server; run with --verbose to see its output',
+    });
   }
 
   setRequestHandler(handler: RequestHandler): void {
@@ -147,11 +166,15 @@ export class Connection {
     if (parsed.kind === 'empty') return;
     if (parsed.kind === 'noise') {
       // Handlers get the raw line (URL capture needs the sign-in URL's state); they show it only through serverText().
-      this.tracer.record('stdout-noise', serverText(parsed.line));
+      const shown = serverText(parsed.line, { singleLine: true });
+      this.tracer.record('stdout-noise', shown);
+      this.noiseLines += 1;
+      this.firstNoise ??= shown.length > 120 ? `${shown.slice(0, 119)}…` : shown;
       for (const h of this.noiseHandlers) h(parsed.line);
       return;
     }
     const msg = parsed.message;
+    this.sawMessage = true;
     this.tracer.record('recv', msg);
     if (typeof msg.method === 'string' && msg.id !== undefined && msg.id !== null) void this.answerRequest(msg.id, msg.method, msg.params);
     else if (typeof msg.method === 'string') for (const h of this.notificationHandlers) h(msg.method, msg.params);

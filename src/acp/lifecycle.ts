@@ -5,7 +5,7 @@
  */
 import { AcpServer, KILL_AFTER_LATE_MS, killAfterFor, type StartServerOptions } from './server.js';
 import { initialize, type InitializeResult } from './protocol.js';
-import { AgyError, EXIT } from '../errors.js';
+import { AgyError, EXIT, TimeoutError } from '../errors.js';
 
 export interface StartOptions extends StartServerOptions {
   signal: AbortSignal;
@@ -36,7 +36,8 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     return { server, init, initMs: Date.now() - server.startedAt };
   } catch (err) {
     await server.stop(FAILED_STOP);
-    throw err;
+    // A deadline passed while the server printed only non-JSON: say what it is, not "slow".
+    throw (err instanceof TimeoutError && server.connection.notAcpError()) || err;
   } finally {
     options.signal.removeEventListener('abort', onAbort);
   }

@@ -48,6 +48,8 @@ export const KILL_AFTER_MS = 5_000;
 /** Once a deadline has passed (or the run failed), SIGKILL follows SIGTERM this soon, so the documented bound holds. */
 export const KILL_AFTER_LATE_MS = 1_000;
 const MIN_KILL_AFTER_MS = 500;
+/** How long after its stdout closes a server may take to exit before that counts as a protocol failure. */
+const STDOUT_CLOSED_GRACE_MS = 1_000;
 
 export interface StopOptions {
   /** How long a server may take to exit on stdin EOF before SIGTERM. */
@@ -100,6 +102,7 @@ export class AcpServer {
       return shown;
     };
     this.connection.onNoise((line) => void onOutputLine(line, 'stdout'));
+    this.connection.onEnd(() => this.watchStdoutClosed());
     const splitter = new LineSplitter(STDERR_LINE_BYTES, note('stderr'));
     child.stderr!.on('data', (chunk: Buffer) => {
       for (const raw of splitter.push(chunk)) {
@@ -183,6 +186,18 @@ export class AcpServer {
     if (groupAlive(this.pid)) signalGroup(this.pid, 'SIGKILL');
     unregisterGroup(this.pid);
     return info;
+  }
+
+  /** stdout ends just before a normal exit; a server that stays up without its protocol channel can never answer. */
+  private watchStdoutClosed(): void {
+    if (this.exitInfo || this.stopping) return;
+    const timer = setTimeout(() => {
+      if (this.exitInfo || this.stopping) return;
+      this.connection.fail(new AgyError(EXIT.server, 'protocol-error', 'The server closed its stdout (the protocol channel) but kept running, so it cannot answer.', {
+        hint: 'run `agyctl probe --verbose` to see the server start, or check its log; this is a server problem, not a timeout',
+      }));
+    }, STDOUT_CLOSED_GRACE_MS);
+    timer.unref();
   }
 
   /** Synchronous last resort (used on the way out). */

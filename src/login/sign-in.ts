@@ -7,7 +7,7 @@
 import { startForSignIn, type Ready } from './startup.js';
 import { authenticate } from '../acp/protocol.js';
 import { AcpError } from '../acp/acp-error.js';
-import { serverStartOptions } from '../cli/server-options.js';
+import { DEFAULT_INIT_TIMEOUT_MS, serverStartOptions } from '../cli/server-options.js';
 import type { CommandIO } from '../cli/context.js';
 import { withDeadline } from '../util/deadline.js';
 import { describeInit } from '../acp/probe.js';
@@ -70,6 +70,8 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
     const start = serverStartOptions(io, {
       env,
       signingIn: true,
+      // A short --timeout also bounds the start (a server that never answers is not waited on for a minute).
+      initTimeoutMs: Math.min(DEFAULT_INIT_TIMEOUT_MS, options.timeoutMs),
       onRawOutputLine: (line, stream) => {
         capture.feedLine(line, stream);
         for (const w of watchers) w(line);
@@ -95,7 +97,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
         auth = callAuthenticate(started);
         auth.catch(() => undefined); // observed below; never an unhandled rejection
         if (!browser) {
-          await withDeadline(auth, { timeoutMs: options.timeoutMs, signal: io.ctx.signal, what: `waiting for the server to accept ${options.method}` }).catch(mapAuthError);
+          await withDeadline(auth, { timeoutMs: options.timeoutMs, signal: io.ctx.signal, what: `waiting for the server to accept ${options.method}` }).catch(mapAuthError(io));
           return { url: undefined, tunnel: undefined };
         }
         first = await raceForUrl(io, capture, auth, options.timeoutMs);
@@ -146,9 +148,11 @@ function startupSignInRefused(profile: ServerProfile, method: string): AgyError 
   });
 }
 
-function mapAuthError(err: unknown): never {
-  throw err instanceof AcpError ? authFailure(err) : err;
-}
+const mapAuthError =
+  (io: CommandIO) =>
+  (err: unknown): never => {
+    throw err instanceof AcpError ? authFailure(err, io.ctx.env) : err;
+  };
 
 /** The URL, or undefined when authenticate finished first; a failure or the deadline throws. */
 async function raceForUrl(io: CommandIO, capture: UrlCapture, auth: Promise<unknown>, timeoutMs: number): Promise<CapturedUrl | undefined> {
@@ -157,7 +161,7 @@ async function raceForUrl(io: CommandIO, capture: UrlCapture, auth: Promise<unkn
     if (!io.out.json) io.out.warn(`the server has not shown a sign-in URL after ${NO_URL_HINT_AFTER_MS / 1000}s; if this build only opens a browser when DISPLAY is set, do not pass --no-fake-display (run with --verbose to see its output)`);
   }, NO_URL_HINT_AFTER_MS);
   try {
-    const winner = await withDeadline(Promise.race([capture.found, auth.then(() => undefined, mapAuthError)]), {
+    const winner = await withDeadline(Promise.race([capture.found, auth.then(() => undefined, mapAuthError(io))]), {
       timeoutMs,
       signal: io.ctx.signal,
       what: 'waiting for the server to show a sign-in URL',

@@ -44,6 +44,8 @@ export interface SimConfig {
   leakSecrets: LeakMode;
   /** Write one stdout line of N junk bytes (no newline until the end) before serving. */
   rawLineBytes: number;
+  /** End stdout (the protocol channel) on this request and keep running. */
+  closeStdout: 'off' | 'authenticate' | 'session/new';
 }
 
 export type LeakMode = 'off' | 'session' | 'init';
@@ -120,6 +122,7 @@ export function loadConfig(env: Env): SimConfig {
     // --- trust-io (issue 11: hostile servers) ---
     leakSecrets: leakMode(env),
     rawLineBytes: intVar(env, 'AGY_SIM_RAW_LINE_BYTES', 0) ?? 0,
+    closeStdout: choice(env, 'AGY_SIM_CLOSE_STDOUT', ['off', 'authenticate', 'session/new'] as const, 'off'),
   };
 }
 

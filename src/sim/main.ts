@@ -70,8 +70,9 @@ export function runSimulator(exit: (code: number) => never): void {
 
   const paths = statePaths(env);
   const settings = readSettings(paths.settings);
+  let stdoutClosed = false;
   const rpc = new RpcConnection(config.noise, (chunk) => {
-    process.stdout.write(chunk);
+    if (!stdoutClosed) process.stdout.write(chunk);
   });
 
   const ctx: SimContext = {
@@ -99,6 +100,16 @@ export function runSimulator(exit: (code: number) => never): void {
   leakAtStart(config.leakSecrets, rpc);
   if (config.leakSecrets === 'session') rpc.on('session/new', () => leakAndDie(die));
   if (config.rawLineBytes > 0) writeRawLine(config.rawLineBytes);
+  if (config.closeStdout !== 'off') {
+    // The protocol channel ends; the process (and whatever the request started) keeps running.
+    const method = config.closeStdout;
+    const inner = rpc.handlerFor(method);
+    rpc.on(method, (p) => {
+      stdoutClosed = true;
+      process.stdout.end();
+      return inner?.(p);
+    });
+  }
 
   // Cold start, measured from process start like the real 1.5 GB binary's.
   const readyDelay = Math.max(0, performance.timeOrigin + config.startupMs - Date.now());
