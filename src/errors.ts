@@ -25,7 +25,7 @@ export const EXIT_TABLE: ReadonlyArray<{ exit: ExitCode; name: keyof typeof EXIT
   { exit: 4, name: 'server', meaning: 'The ACP server was not found, failed to start, exited, or broke the protocol (also SSH failures in `connect`).' },
   { exit: 5, name: 'timeout', meaning: 'A deadline passed (`--timeout`).' },
   { exit: 6, name: 'findings', meaning: 'A check or verification found problems: bad token mode, invalid settings with auth otherwise fine, a backup session that failed (including a full destination), failed snapshot verification, a refused restore, credentials still valid after logout.' },
-  { exit: 130, name: 'interrupted', meaning: 'Interrupted by Ctrl-C (SIGINT); every child process was stopped.' },
+  { exit: 130, name: 'interrupted', meaning: 'Interrupted by Ctrl-C (SIGINT), SIGTERM or SIGHUP; every child process was stopped. A second signal stops everything at once (still 130).' },
 ];
 
 export interface AgyErrorOptions {
