@@ -17,7 +17,7 @@ export interface StartOptions extends StartServerOptions {
 }
 
 /** After a failure (a passed deadline, a broken server) the stop is short: EOF, then TERM, then KILL, about a second in all. */
-const FAILED_STOP = { graceMs: KILL_AFTER_LATE_MS / 2, killAfterMs: KILL_AFTER_LATE_MS / 2 };
+export const FAILED_STOP = { graceMs: KILL_AFTER_LATE_MS / 2, killAfterMs: KILL_AFTER_LATE_MS / 2 };
 
 export interface RunningServer {
   server: AcpServer;

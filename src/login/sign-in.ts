@@ -7,7 +7,8 @@
 import { startForSignIn, type Ready } from './startup.js';
 import { authenticate } from '../acp/protocol.js';
 import { AcpError } from '../acp/acp-error.js';
-import { DEFAULT_INIT_TIMEOUT_MS, serverStartOptions } from '../cli/server-options.js';
+import { serverStartOptions } from '../cli/server-options.js';
+import { FAILED_STOP } from '../acp/lifecycle.js';
 import type { CommandIO } from '../cli/context.js';
 import { withDeadline } from '../util/deadline.js';
 import { describeInit } from '../acp/probe.js';
@@ -58,7 +59,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
   const capture = new UrlCapture(
     shims,
     (url, reason, source) => {
-      io.out.event({ event: 'url-rejected', source, reason });
+      io.out.event({ event: 'url-rejected', source, reason: serverText(reason, { singleLine: true }) });
       if (!io.out.json) io.out.warn(`ignoring a URL from the server's ${source} that is not a Google sign-in URL (${serverText(reason, { singleLine: true })}): ${serverText(url, { singleLine: true })}`);
     },
     profile.quirks.codeEntryFallback,
@@ -70,8 +71,6 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
     const start = serverStartOptions(io, {
       env,
       signingIn: true,
-      // A short --timeout also bounds the start (a server that never answers is not waited on for a minute).
-      initTimeoutMs: Math.min(DEFAULT_INIT_TIMEOUT_MS, options.timeoutMs),
       onRawOutputLine: (line, stream) => {
         capture.feedLine(line, stream);
         for (const w of watchers) w(line);
@@ -84,6 +83,8 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
     const { server, started } = await startForSignIn(start, capture, { timeoutMs: options.timeoutMs + CALL_MARGIN_MS, tokenFile: profile.files(io.opts.stateDir).token });
     const onAbort = (): void => server.kill();
     io.ctx.signal.addEventListener('abort', onAbort, { once: true });
+    let failed = true;
+    const ok = (r: SignInResult): SignInResult => ((failed = false), r);
     try {
       const startedAt = Date.now();
       const deadline = startedAt + options.timeoutMs;
@@ -98,10 +99,10 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
         auth.catch(() => undefined); // observed below; never an unhandled rejection
         if (!browser) {
           await withDeadline(auth, { timeoutMs: options.timeoutMs, signal: io.ctx.signal, what: `waiting for the server to accept ${options.method}` }).catch(mapAuthError(io));
-          return { url: undefined, tunnel: undefined };
+          return ok({ url: undefined, tunnel: undefined });
         }
         first = await raceForUrl(io, capture, auth, options.timeoutMs);
-        if (!first) return { url: undefined, tunnel: undefined }; // authenticated without a browser round trip
+        if (!first) return ok({ url: undefined, tunnel: undefined }); // authenticated without a browser round trip
       } else {
         if (!browser) throw startupSignInRefused(profile, options.method);
         io.out.verbose('the server started a sign-in before answering initialize (its settings name an OAuth type, but it has no usable credentials)');
@@ -116,7 +117,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
         if (options.open) await openInBrowser(io, first.auth.url);
         const watchOutput = (w: (line: string) => void): (() => void) => (watchers.add(w), () => watchers.delete(w));
         await waitForCode(io, { ...wait, qr: options.qr, open: options.open, watchOutput, addSecret: (v) => secrets.add(v) });
-        return { url: first, tunnel: undefined };
+        return ok({ url: first, tunnel: undefined });
       }
       // The path always comes from the server's own redirect_uri; a difference from the profile is drift worth a note.
       if (first.auth.redirectPath !== profile.redirectPath) io.out.verbose(`the redirect path ${first.auth.redirectPath} is not the ${profile.id} profile's ${profile.redirectPath}; using the server's`);
@@ -124,10 +125,11 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
       if (options.qr) await showQr(io, first.auth.url);
       if (options.open) await openInBrowser(io, first.auth.url);
       await waitForSignIn(io, { ...wait, listenerGraceMs: profile.quirks.listenerGoneGraceMs });
-      return { url: first, tunnel };
+      return ok({ url: first, tunnel });
     } finally {
       io.ctx.signal.removeEventListener('abort', onAbort);
-      await server.stop();
+      // After a failure (the deadline, a refused sign-in) the stop is short, so --timeout holds even when SIGTERM is ignored.
+      await server.stop(failed ? FAILED_STOP : {});
     }
   } finally {
     capture.close();

@@ -53,7 +53,7 @@ describe('connect against a hostile remote agyctl', () => {
     ['a Google URL whose redirect port is not the forwarded one', GOOD, PORT + 1],
   ];
 
-  it.each(hostile)('%s is neither printed nor opened; no control character reaches the terminal', async (_name, url, port, ctx) => {
+  it.for(hostile)('%s is neither printed nor opened; no control character reaches the terminal', async ([, url, port], ctx) => {
     const lab = requireLab(fx.result(), ctx);
     const human = await connectTo(lab, url, port, false);
     expect(human.exitCode, human.stderr).toBe(3);
