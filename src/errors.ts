@@ -25,7 +25,7 @@ export const EXIT_TABLE: ReadonlyArray<{ exit: ExitCode; name: keyof typeof EXIT
   { exit: 4, name: 'server', meaning: 'The ACP server was not found, failed to start, exited, or broke the protocol (also SSH failures in `connect`, and a login whose supervisor died).' },
   { exit: 5, name: 'timeout', meaning: 'A deadline passed (`--timeout`).' },
   { exit: 6, name: 'findings', meaning: 'A check or verification found problems: bad token mode, invalid settings with auth otherwise fine, a backup session that failed (including a full destination or disk), failed snapshot verification or a damaged snapshot, a refused restore, credentials still valid after logout.' },
-  { exit: 130, name: 'interrupted', meaning: 'Interrupted by Ctrl-C (SIGINT) or SIGTERM; every child process was stopped. A login cancelled with `agyctl login cancel` also ends with 130. SIGHUP during `agyctl login` is not an interruption: the login goes on under its supervisor (docs/login.md).' },
+  { exit: 130, name: 'interrupted', meaning: 'Interrupted by Ctrl-C (SIGINT), SIGTERM or SIGHUP; every child process was stopped. A second signal stops everything at once (still 130). A login cancelled with `agyctl login cancel` also ends with 130. SIGHUP during `agyctl login` is not an interruption: the login goes on under its supervisor (docs/login.md).' },
 ];
 
 export interface AgyErrorOptions {

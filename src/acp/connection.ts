@@ -8,7 +8,8 @@ import type { Readable, Writable } from 'node:stream';
 import { AcpError } from './acp-error.js';
 import { encodeMessage, LineSplitter, parseLine, type JsonRpcId, type JsonRpcMessage } from './framing.js';
 import { nullTracer, type Tracer } from './trace.js';
-import { InterruptedError, TimeoutError } from '../errors.js';
+import { serverText, serverValue } from './redact.js';
+import { AgyError, EXIT, InterruptedError, TimeoutError } from '../errors.js';
 
 export type NotificationHandler = (method: string, params: unknown) => void;
 /** A non-JSON stdout line: escape sequences stripped, and the raw bytes as text (OSC 8 hyperlinks live in the escapes). */
@@ -55,19 +56,31 @@ export class Connection {
   private readonly messageHandlers = new Set<ServerMessageHandler>();
   private requestHandler: RequestHandler = defaultRequestHandler;
   private failure: Error | undefined;
-  private readonly splitter = new LineSplitter();
+  private readonly splitter: LineSplitter;
+  private readonly endHandlers = new Set<() => void>();
+  /** For telling "not an ACP server" from "slow": non-JSON stdout lines before any JSON-RPC message. */
+  private sawMessage = false;
+  private noiseLines = 0;
+  private firstNoise: string | undefined;
 
   constructor(
     input: Readable,
     private readonly output: Writable,
     private readonly tracer: Tracer = nullTracer,
+    /** An overlong stdout line was dropped (see MAX_LINE_BYTES). */
+    onDrop: (bytes: number) => void = () => undefined,
   ) {
+    this.splitter = new LineSplitter(undefined, (bytes) => {
+      this.tracer.record('event', { droppedLineBytes: bytes });
+      onDrop(bytes);
+    });
     input.on('data', (chunk: Buffer) => {
       for (const line of this.splitter.push(chunk)) this.handleLine(line);
     });
     input.on('end', () => {
       const rest = this.splitter.flush();
       if (rest !== undefined) this.handleLine(rest);
+      for (const h of this.endHandlers) h();
     });
     output.on('error', () => {
       /* EPIPE when the server died: the exit handler reports it */
@@ -82,6 +95,19 @@ export class Connection {
   onNoise(handler: NoiseHandler): () => void {
     this.noiseHandlers.add(handler);
     return () => this.noiseHandlers.delete(handler);
+  }
+
+  /** The server closed its stdout (usually because it is exiting). */
+  onEnd(handler: () => void): void {
+    this.endHandlers.add(handler);
+  }
+
+  /** When the server wrote only non-JSON lines on stdout: the error that says so (it is not an ACP server, or it is broken). */
+  notAcpError(): AgyError | undefined {
+    if (this.sawMessage || this.noiseLines === 0) return undefined;
+    return new AgyError(EXIT.server, 'protocol-error', `The server printed ${this.noiseLines} line${this.noiseLines > 1 ? 's' : ''} on stdout that ${this.noiseLines > 1 ? 'are' : 'is'} not JSON-RPC and never answered (first: "${this.firstNoise}"): it does not look like an ACP server.`, {
+      hint: 'check that --server (or AGYCTL_SERVER) runs agy_acp_server; run with --verbose to see its output',
+    });
   }
 
   /** Every message from the server (URL capture scans the unsolicited ones); a throwing listener never breaks the connection. */
@@ -153,11 +179,16 @@ export class Connection {
     const parsed = parseLine(line);
     if (parsed.kind === 'empty') return;
     if (parsed.kind === 'noise') {
-      this.tracer.record('stdout-noise', parsed.line);
+      // Handlers get the raw line (URL capture needs the sign-in URL's state); they show it only through serverText().
+      const shown = serverText(parsed.line, { singleLine: true });
+      this.tracer.record('stdout-noise', shown);
+      this.noiseLines += 1;
+      this.firstNoise ??= shown.length > 120 ? `${shown.slice(0, 119)}…` : shown;
       for (const h of this.noiseHandlers) h(parsed.line, line);
       return;
     }
     const msg = parsed.message;
+    this.sawMessage = true;
     this.tracer.record('recv', msg);
     this.tellListeners(msg);
     if (typeof msg.method === 'string' && msg.id !== undefined && msg.id !== null) void this.answerRequest(msg.id, msg.method, msg.params);
@@ -182,7 +213,8 @@ export class Connection {
 
   private settleResponse(msg: JsonRpcMessage): void {
     const entry = this.pending.get(msg.id as JsonRpcId)!;
-    if (msg.error && typeof msg.error === 'object') this.settle(msg.id as JsonRpcId, new AcpError(entry.method, { code: Number(msg.error.code), message: String(msg.error.message ?? 'error'), data: msg.error.data }));
+    // The error's words end up in messages, --json and hints: redacted here, once, for all of them.
+    if (msg.error && typeof msg.error === 'object') this.settle(msg.id as JsonRpcId, new AcpError(entry.method, { code: Number(msg.error.code), message: serverText(String(msg.error.message ?? 'error')), data: serverValue(msg.error.data) }));
     else this.settle(msg.id as JsonRpcId, undefined, msg.result);
   }
 

@@ -4,13 +4,17 @@
  * lines of several megabytes. Nothing here throws on bad input.
  */
 
-// CSI (ESC [ ... final), OSC (ESC ] ... BEL | ESC \), and two-byte ESC sequences.
-// eslint-disable-next-line no-control-regex
-const ANSI = /\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]|\x9b[0-?]*[ -/]*[@-~]/g;
+import { stripAnsi } from '../util/terminal-text.js';
 
-export function stripAnsi(text: string): string {
-  return text.replace(ANSI, '');
-}
+export { stripAnsi };
+
+/**
+ * The longest line kept. A server writing a huge line without a newline
+ * must not grow our memory without bound (a 200 MB line once took agyctl to
+ * 669 MB RSS). Multi-megabyte JSON-RPC lines are legitimate (a big
+ * initialize or session/update), so the bound is well above them.
+ */
+export const MAX_LINE_BYTES = 8 * 1024 * 1024;
 
 export type JsonRpcId = number | string | null;
 
@@ -54,30 +58,75 @@ export function parseLine(rawLine: string): ParsedLine {
 
 /**
  * Splits a byte stream into lines without re-scanning or re-concatenating
- * what it already holds, so a multi-megabyte line costs linear time.
+ * what it already holds, so a multi-megabyte line costs linear time. A line
+ * longer than maxBytes is dropped whole (onDrop says how long it was) and
+ * the stream continues with the next line.
  */
 export class LineSplitter {
   private parts: Buffer[] = [];
+  private held = 0;
+  /** Bytes of the overlong line being skipped, until its newline arrives. */
+  private skipping: number | undefined;
+  /** How many overlong lines were dropped. */
+  dropped = 0;
+
+  constructor(
+    private readonly maxBytes = MAX_LINE_BYTES,
+    private readonly onDrop: (bytes: number) => void = () => undefined,
+  ) {}
 
   push(chunk: Buffer): string[] {
     const lines: string[] = [];
     let start = 0;
     for (let nl = chunk.indexOf(10, start); nl !== -1; nl = chunk.indexOf(10, start)) {
-      this.parts.push(chunk.subarray(start, nl));
+      const piece = chunk.subarray(start, nl);
+      start = nl + 1;
+      if (this.skipping !== undefined || this.held + piece.length > this.maxBytes) {
+        this.drop((this.skipping ?? this.held) + piece.length);
+        continue;
+      }
+      this.parts.push(piece);
       lines.push(Buffer.concat(this.parts).toString('utf8'));
       this.parts = [];
-      start = nl + 1;
+      this.held = 0;
     }
-    if (start < chunk.length) this.parts.push(chunk.subarray(start));
+    if (start < chunk.length) this.hold(chunk.subarray(start));
     return lines;
   }
 
   /** The unterminated tail, at end of stream. */
   flush(): string | undefined {
+    if (this.skipping !== undefined) this.drop(this.skipping);
     if (this.parts.length === 0) return undefined;
     const rest = Buffer.concat(this.parts).toString('utf8');
     this.parts = [];
+    this.held = 0;
     return rest;
+  }
+
+  private hold(piece: Buffer): void {
+    if (this.skipping !== undefined) {
+      this.skipping += piece.length;
+      return;
+    }
+    if (this.held + piece.length > this.maxBytes) {
+      // Too long already: forget what we hold and skip to the next newline.
+      this.skipping = this.held + piece.length;
+      this.parts = [];
+      this.held = 0;
+      return;
+    }
+    // Copy: a subarray would pin the whole (possibly 64 KiB) chunk.
+    this.parts.push(Buffer.from(piece));
+    this.held += piece.length;
+  }
+
+  private drop(bytes: number): void {
+    this.skipping = undefined;
+    this.parts = [];
+    this.held = 0;
+    this.dropped += 1;
+    this.onDrop(bytes);
   }
 }
 

@@ -3,16 +3,21 @@
  * the right exit code (4 server, 5 timeout, 130 Ctrl-C) and no process left.
  * `withServer` guarantees the stop on every path.
  */
-import { AcpServer, type StartServerOptions } from './server.js';
+import { AcpServer, KILL_AFTER_LATE_MS, killAfterFor, type StartServerOptions } from './server.js';
 import { initialize, type InitializeResult } from './protocol.js';
-import { AgyError, EXIT } from '../errors.js';
+import { AgyError, EXIT, TimeoutError } from '../errors.js';
 
 export interface StartOptions extends StartServerOptions {
   signal: AbortSignal;
   /** Deadline for spawn -> initialize answer (RC01 cold start is 5-6 s). */
   initTimeoutMs: number;
   clientVersion: string;
+  /** When the command's --timeout runs out (epoch ms): stopping the server must fit in it. */
+  deadlineAt?: number;
 }
+
+/** After a failure (a passed deadline, a broken server) the stop is short: EOF, then TERM, then KILL, about a second in all. */
+export const FAILED_STOP = { graceMs: KILL_AFTER_LATE_MS / 2, killAfterMs: KILL_AFTER_LATE_MS / 2 };
 
 export interface RunningServer {
   server: AcpServer;
@@ -30,8 +35,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
     if (!init || typeof init !== 'object') throw new AgyError(EXIT.server, 'protocol-error', 'The server answered initialize with something that is not an object.');
     return { server, init, initMs: Date.now() - server.startedAt };
   } catch (err) {
-    await server.stop(0);
-    throw err;
+    await server.stop(FAILED_STOP);
+    // A deadline passed while the server printed only non-JSON: say what it is, not "slow".
+    throw (err instanceof TimeoutError && server.connection.notAcpError()) || err;
   } finally {
     options.signal.removeEventListener('abort', onAbort);
   }
@@ -42,10 +48,13 @@ export async function withServer<T>(options: StartOptions, fn: (running: Running
   // Ctrl-C kills the group at once; stop() afterwards just reaps it.
   const onAbort = (): void => running.server.kill();
   options.signal.addEventListener('abort', onAbort, { once: true });
+  let failed = true;
   try {
-    return await fn(running);
+    const result = await fn(running);
+    failed = false;
+    return result;
   } finally {
     options.signal.removeEventListener('abort', onAbort);
-    await running.server.stop();
+    await running.server.stop(failed ? FAILED_STOP : { killAfterMs: killAfterFor(options.deadlineAt) });
   }
 }

@@ -4,6 +4,7 @@ import { serverStartOptions } from '../cli/server-options.js';
 import type { CommandIO } from '../cli/context.js';
 import type { InitializeResult } from './protocol.js';
 import { adoptDetectedProfile } from '../profiles/adopt.js';
+import { serverText, serverValue } from './redact.js';
 
 export interface ProbeReport {
   server: string;
@@ -17,12 +18,15 @@ export interface ProbeReport {
   timings: { spawnToInitializeMs: number };
 }
 
+/** Server-given names, one line, redacted: they are printed and stored. */
+const shown = (v: unknown): string | null => (v === undefined || v === null ? null : serverText(String(v), { singleLine: true }));
+
 export function describeInit(init: InitializeResult): Pick<ProbeReport, 'agent' | 'protocolVersion' | 'authMethods' | 'capabilities'> {
   return {
-    agent: { name: init.agentInfo?.name ?? null, title: init.agentInfo?.title ?? null, version: init.agentInfo?.version ?? null },
+    agent: { name: shown(init.agentInfo?.name), title: shown(init.agentInfo?.title), version: shown(init.agentInfo?.version) },
     protocolVersion: typeof init.protocolVersion === 'number' ? init.protocolVersion : null,
-    authMethods: Array.isArray(init.authMethods) ? init.authMethods.map((m) => String(m.id)) : [],
-    capabilities: (init.agentCapabilities as Record<string, unknown> | undefined) ?? {},
+    authMethods: Array.isArray(init.authMethods) ? init.authMethods.map((m) => shown(m.id) ?? '') : [],
+    capabilities: (serverValue(init.agentCapabilities) as Record<string, unknown> | undefined) ?? {},
   };
 }
 

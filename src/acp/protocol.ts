@@ -32,8 +32,13 @@ export type NewSessionResult = Partial<NewSessionResponse> & {
   models?: { currentModelId?: string; availableModels?: Array<{ modelId: string }> };
 };
 
+/** A JSON-RPC error to initialize means the server cannot serve at all: a server failure (exit 4), not a bug of ours. */
 export const initialize = (c: Connection, version: string, o: CallOptions): Promise<InitializeResult> =>
-  c.request<InitializeResult>('initialize', initializeParams(version), o);
+  c.request<InitializeResult>('initialize', initializeParams(version), o).catch((err: unknown) => {
+    // Only the server's own answer to initialize; a guard's verdict (an AcpError for another method) keeps its meaning.
+    if (!(err instanceof AcpError) || err.method !== 'initialize') throw err;
+    throw new AgyError(EXIT.server, 'protocol-error', `The server refused initialize: ${err.message}`, { hint: 'run `agyctl probe --verbose` to see the server start, or check its log', cause: err });
+  });
 
 export const authenticate = (c: Connection, methodId: string, o: CallOptions): Promise<unknown> =>
   c.request('authenticate', { methodId }, o);

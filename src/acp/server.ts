@@ -8,6 +8,7 @@ import { Connection, type ServerMessageHandler } from './connection.js';
 import { nullTracer, type Tracer } from './trace.js';
 import { groupAlive, registerGroup, signalGroup, unregisterGroup, waitGroupGone } from './children.js';
 import { LineSplitter, stripAnsi } from './framing.js';
+import { serverText } from './redact.js';
 import type { ServerCommand } from './resolve.js';
 import { AgyError, EXIT } from '../errors.js';
 import { serverHomeFor } from '../paths.js';
@@ -26,21 +27,51 @@ export interface StartServerOptions {
   stateDir: string;
   cwd: string;
   tracer?: Tracer;
-  /** Called for each stderr line and each non-JSON stdout line (URL capture reads both); `raw` keeps the escape sequences (OSC 8 links). */
-  onOutputLine?: (line: string, stream: 'stdout' | 'stderr', raw: string) => void;
-  /** The server's environment for the state dir (a profile's HOME steering); default serverEnv(). */
-  serverEnv?: (base: NodeJS.ProcessEnv, stateDir: string) => NodeJS.ProcessEnv;
+  /** Each stderr line and each non-JSON stdout line, redacted and stripped of control characters: safe to show. */
+  onOutputLine?: (line: string, stream: 'stdout' | 'stderr') => void;
+  /**
+   * The same lines unredacted, for URL capture only: `line` has escape sequences removed, `raw` keeps them
+   * (OSC 8 hyperlinks live there). They may hold the sign-in URL's state: never show them.
+   */
+  onRawOutputLine?: (line: string, stream: 'stdout' | 'stderr', raw: string) => void;
   /** Every JSON-RPC message from the server (login's URL capture scans them); subscribed before the first byte is read. */
   onServerMessage?: ServerMessageHandler;
+  /** Something a person may want to know with --verbose (an overlong line was dropped). */
+  onNote?: (message: string) => void;
+  /** The server's environment for the state dir (a profile's HOME steering); default serverEnv(). */
+  serverEnv?: (base: NodeJS.ProcessEnv, stateDir: string) => NodeJS.ProcessEnv;
   /** An output line that means the call in flight cannot succeed (an interactive sign-in): every pending call rejects with the error returned. */
   failOn?: (line: string, stream: 'stdout' | 'stderr') => Error | undefined;
 }
 
 const STDERR_TAIL_LINES = 20;
+/** Characters kept of one stderr tail line; a stderr line longer than STDERR_LINE_BYTES is dropped. */
+const STDERR_TAIL_LINE_CHARS = 2_000;
+const STDERR_LINE_BYTES = 64 * 1024;
 export const STOP_GRACE_MS = 1_000;
 export const KILL_AFTER_MS = 5_000;
+/** Once a deadline has passed (or the run failed), SIGKILL follows SIGTERM this soon, so the documented bound holds. */
+export const KILL_AFTER_LATE_MS = 1_000;
+const MIN_KILL_AFTER_MS = 500;
+/** How long after its stdout closes a server may take to exit before that counts as a protocol failure. */
+const STDOUT_CLOSED_GRACE_MS = 1_000;
 /** Bound on waiting for a SIGKILLed group to be reaped. */
 const GROUP_REAP_MS = 2_000;
+
+export interface StopOptions {
+  /** How long a server may take to exit on stdin EOF before SIGTERM. */
+  graceMs?: number;
+  /** SIGTERM to SIGKILL. */
+  killAfterMs?: number;
+}
+
+/** The TERM->KILL wait that fits a deadline: min(5 s, max(0.5 s, what is left)), or ~1 s once it has passed. */
+export function killAfterFor(deadlineAt: number | undefined, now = Date.now()): number {
+  if (deadlineAt === undefined) return KILL_AFTER_MS;
+  const left = deadlineAt - now;
+  if (left <= 0) return KILL_AFTER_LATE_MS;
+  return Math.min(KILL_AFTER_MS, Math.max(MIN_KILL_AFTER_MS, left));
+}
 
 export function serverEnv(base: NodeJS.ProcessEnv, stateDir: string): NodeJS.ProcessEnv {
   const home = serverHomeFor(stateDir);
@@ -60,30 +91,33 @@ export class AcpServer {
     private readonly child: ResultPromise,
     readonly command: ServerCommand,
     tracer: Tracer,
-    output: StartServerOptions['onOutputLine'],
-    failOn: StartServerOptions['failOn'],
-    onServerMessage: StartServerOptions['onServerMessage'],
+    o: Pick<StartServerOptions, 'onOutputLine' | 'onRawOutputLine' | 'onNote' | 'failOn' | 'onServerMessage'>,
     /** Taken just before the spawn, so spawn-to-initialize timings include process creation. */
     readonly startedAt: number,
   ) {
     this.pid = child.pid ?? -1;
     if (this.pid > 0) registerGroup(this.pid);
-    this.connection = new Connection(child.stdout!, child.stdin!, tracer);
-    if (onServerMessage) this.connection.onServerMessage(onServerMessage);
-    const onOutputLine = (line: string, stream: 'stdout' | 'stderr', raw: string): void => {
-      output?.(line, stream, raw);
-      const err = failOn?.(line, stream);
+    const note = (stream: string) => (bytes: number) => o.onNote?.(`dropped a ${bytes}-byte line from the server's ${stream} (longer than agyctl keeps)`);
+    this.connection = new Connection(child.stdout!, child.stdin!, tracer, note('stdout'));
+    if (o.onServerMessage) this.connection.onServerMessage(o.onServerMessage);
+    // Redacted at the source: the tail, the trace and every display see only serverText().
+    const onOutputLine = (line: string, stream: 'stdout' | 'stderr', raw: string): string => {
+      const shown = serverText(line);
+      o.onRawOutputLine?.(line, stream, raw);
+      o.onOutputLine?.(shown, stream);
+      const err = o.failOn?.(line, stream);
       if (err) this.connection.fail(err);
+      return shown;
     };
-    this.connection.onNoise((line, raw) => onOutputLine(line, 'stdout', raw));
-    const splitter = new LineSplitter();
+    this.connection.onNoise((line, raw) => void onOutputLine(line, 'stdout', raw));
+    this.connection.onEnd(() => this.watchStdoutClosed());
+    const splitter = new LineSplitter(STDERR_LINE_BYTES, note('stderr'));
     child.stderr!.on('data', (chunk: Buffer) => {
       for (const raw of splitter.push(chunk)) {
-        const line = stripAnsi(raw).replace(/\r$/, '');
-        this.stderrLines.push(line);
+        const shown = onOutputLine(stripAnsi(raw).replace(/\r$/, ''), 'stderr', raw);
+        this.stderrLines.push(shown.length > STDERR_TAIL_LINE_CHARS ? `${shown.slice(0, STDERR_TAIL_LINE_CHARS)}…` : shown);
         if (this.stderrLines.length > STDERR_TAIL_LINES) this.stderrLines.shift();
-        tracer.record('stderr', line);
-        onOutputLine(line, 'stderr', raw);
+        tracer.record('stderr', shown);
       }
     });
     this.exited = child.then((result) => {
@@ -114,7 +148,7 @@ export class AcpServer {
       cleanup: true,
       encoding: 'buffer',
     });
-    return new AcpServer(child, command, options.tracer ?? nullTracer, options.onOutputLine, options.failOn, options.onServerMessage, startedAt);
+    return new AcpServer(child, command, options.tracer ?? nullTracer, options, startedAt);
   }
 
   get hasExited(): boolean {
@@ -142,16 +176,18 @@ export class AcpServer {
 
   /**
    * Stop the whole group: close stdin (a well-behaved server exits on EOF),
-   * wait briefly, SIGTERM the group, SIGKILL it after KILL_AFTER_MS. Always
-   * returns with the group gone.
+   * wait briefly, SIGTERM the group, SIGKILL it after killAfterMs (callers
+   * with a deadline pass killAfterFor(deadline)). Always returns with the
+   * group gone.
    */
-  async stop(graceMs = STOP_GRACE_MS): Promise<ServerExit> {
+  async stop(options: StopOptions = {}): Promise<ServerExit> {
+    const { graceMs = STOP_GRACE_MS, killAfterMs = KILL_AFTER_MS } = options;
     this.stopping = true;
     if (this.pid <= 0) return this.exited;
     this.child.stdin?.end();
     if (!(await this.exitedWithin(graceMs))) {
       signalGroup(this.pid, 'SIGTERM');
-      if (!(await this.exitedWithin(KILL_AFTER_MS))) signalGroup(this.pid, 'SIGKILL');
+      if (!(await this.exitedWithin(killAfterMs))) signalGroup(this.pid, 'SIGKILL');
     }
     const info = await this.exited;
     // The leader may be gone while children it spawned (shims, relaunches) linger.
@@ -162,6 +198,18 @@ export class AcpServer {
     }
     unregisterGroup(this.pid);
     return info;
+  }
+
+  /** stdout ends just before a normal exit; a server that stays up without its protocol channel can never answer. */
+  private watchStdoutClosed(): void {
+    if (this.exitInfo || this.stopping) return;
+    const timer = setTimeout(() => {
+      if (this.exitInfo || this.stopping) return;
+      this.connection.fail(new AgyError(EXIT.server, 'protocol-error', 'The server closed its stdout (the protocol channel) but kept running, so it cannot answer.', {
+        hint: 'run `agyctl probe --verbose` to see the server start, or check its log; this is a server problem, not a timeout',
+      }));
+    }, STDOUT_CLOSED_GRACE_MS);
+    timer.unref();
   }
 
   /** Synchronous last resort (used on the way out). */

@@ -13,7 +13,8 @@ export const DEFAULT_INIT_TIMEOUT_MS = 60_000;
 export interface ServerStartExtras {
   env?: NodeJS.ProcessEnv;
   initTimeoutMs?: number;
-  onOutputLine?: StartOptions['onOutputLine'];
+  /** Raw server output lines, for URL capture only (never shown: they may hold the sign-in URL's state). */
+  onRawOutputLine?: StartOptions['onRawOutputLine'];
   /** login's sign-in: the server may show a sign-in URL (elsewhere that means "not logged in", see sign-in-guard). */
   signingIn?: boolean;
 }
@@ -32,13 +33,13 @@ export function serverStartOptions(io: CommandIO, extras: ServerStartExtras = {}
     tracer: io.tracer,
     signal: io.ctx.signal,
     initTimeoutMs: extras.initTimeoutMs ?? DEFAULT_INIT_TIMEOUT_MS,
+    deadlineAt: Date.now() + (extras.initTimeoutMs ?? DEFAULT_INIT_TIMEOUT_MS),
     clientVersion: agyctlVersion(),
   };
   if (!extras.signingIn && profile.quirks.signInDuringSession) options.failOn = signInGuard(profile, io.opts.stateDir);
-  const onLine = extras.onOutputLine;
-  options.onOutputLine = (line, stream, raw) => {
-    io.out.verbose(`[server ${stream}] ${line}`);
-    onLine?.(line, stream, raw);
-  };
+  // Lines arrive redacted and stripped of control characters (src/acp/server.ts).
+  options.onOutputLine = (line, stream) => io.out.verbose(`[server ${stream}] ${line}`);
+  options.onNote = (message) => io.out.verbose(message);
+  if (extras.onRawOutputLine) options.onRawOutputLine = extras.onRawOutputLine;
   return options;
 }

@@ -69,7 +69,7 @@ export async function runSignInProbe(io: CommandIO, o: SignInProbeOptions): Prom
     fakeDisplay: o.fakeDisplay,
     codeEntry: profile.quirks.codeEntryFallback,
     signal: io.ctx.signal,
-    startOptions: (env, onOutputLine) => serverStartOptions(io, { env, signingIn: true, initTimeoutMs: o.timeoutMs, onOutputLine }),
+    startOptions: (env, onRawOutputLine) => serverStartOptions(io, { env, signingIn: true, initTimeoutMs: o.timeoutMs, onRawOutputLine }),
     onRejected: (c) => io.out.verbose(`not a sign-in URL: ${describeCandidate(c)}`),
   }).finally(() => fs.rmSync(cwd, { recursive: true, force: true }));
   if (!io.opts.json) for (const line of renderSignInProbe(report)) io.out.print(line);

@@ -5,6 +5,7 @@
  * string is built here with POSIX quoting, never by concatenating raw input.
  */
 import { usageError } from '../errors.js';
+import { shellQuote } from '../util/shell-quote.js';
 
 /** The remote wrapper prints this before it execs agyctl, so a cancel can signal the right process. */
 export const PID_MARKER = 'agyctl-connect-remote-pid';
@@ -27,11 +28,7 @@ export function validateSshOption(text: string): string {
   return opt;
 }
 
-/** Single-quote for POSIX sh: the only character needing care inside '...' is ' itself. */
-export function shellQuote(word: string): string {
-  if (/^[A-Za-z0-9_@%+=:,./-]+$/.test(word)) return word;
-  return `'${word.replace(/'/g, `'\\''`)}'`;
-}
+export { shellQuote };
 
 export interface RemoteLoginArgs {
   /** How to run agyctl on the remote box: a shell command prefix, e.g. `agyctl` or `env HOME=/x node /opt/agyctl/bin/agyctl.js`. */

@@ -13,6 +13,8 @@ import { execa, type ResultPromise } from 'execa';
 import { registerGroup, unregisterGroup } from '../acp/children.js';
 import { PID_MARKER } from './remote-command.js';
 import { settlesWithin, type SshMaster } from './control-master.js';
+import { serverText } from '../acp/redact.js';
+import { sanitizeForTerminal } from '../util/terminal-text.js';
 
 export type RemoteEvent = Record<string, unknown> & { event: string };
 
@@ -36,6 +38,7 @@ export interface RemoteLoginOptions {
 const CANCEL_WAIT_MS = 15_000;
 const PID_WAIT_MS = 3_000;
 const TAIL_LINES = 8;
+const MAX_LINE_CHARS = 4_000;
 
 export class RemoteLogin {
   readonly exited: Promise<SessionExit>;
@@ -80,10 +83,11 @@ export class RemoteLogin {
     return new RemoteLogin(options);
   }
 
+  // Everything the remote side says is untrusted: events and lines are cleaned here, before anyone sees them.
   private onStdout(line: string): void {
     const event = parseEvent(line);
-    if (event) this.o.onEvent(event);
-    else if (line.trim()) this.o.onOutput(line, 'stdout');
+    if (event) this.o.onEvent(cleanEvent(event));
+    else if (line.trim()) this.o.onOutput(serverText(line, { singleLine: true }), 'stdout');
   }
 
   private onStderr(line: string): void {
@@ -93,10 +97,11 @@ export class RemoteLogin {
       this.pidSeen();
       return;
     }
-    if (!line.trim()) return;
-    this.tail.push(line);
+    const shown = serverText(line, { singleLine: true }).slice(0, MAX_LINE_CHARS);
+    if (!shown.trim()) return;
+    this.tail.push(shown);
     if (this.tail.length > TAIL_LINES) this.tail.shift();
-    this.o.onOutput(line, 'stderr');
+    this.o.onOutput(shown, 'stderr');
   }
 
   get hasExited(): boolean {
@@ -142,6 +147,23 @@ export class RemoteLogin {
 
 function once(rl: readline.Interface): Promise<void> {
   return new Promise((resolve) => rl.once('close', resolve));
+}
+
+/**
+ * A remote event with every string stripped of control characters and
+ * redacted; the url keeps its state (the user needs it) and is validated by
+ * run-connect before it is shown or opened.
+ */
+export function cleanEvent(ev: RemoteEvent): RemoteEvent {
+  const clean = (v: unknown, depth: number): unknown => {
+    if (typeof v === 'string') return serverText(v, { singleLine: true });
+    if (depth > 8 || v === null || typeof v !== 'object') return v;
+    if (Array.isArray(v)) return v.map((x) => clean(x, depth + 1));
+    return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [sanitizeForTerminal(k, { singleLine: true }), clean(x, depth + 1)]));
+  };
+  const out = clean(ev, 0) as RemoteEvent;
+  if (typeof ev.url === 'string') out.url = sanitizeForTerminal(ev.url, { singleLine: true });
+  return out;
 }
 
 export function parseEvent(line: string): RemoteEvent | undefined {

@@ -15,6 +15,7 @@ import { checkLocalPort } from './local-port.js';
 import { openBrowser } from './browser.js';
 import { renderRemoteEvent, summaryLine } from './relay.js';
 import { resumeAfterDrop } from './reconnect.js';
+import { validateAuthUrl, validateCodeEntryUrl } from '../login/auth-url.js';
 
 export interface ConnectOptions {
   destination: string;
@@ -126,6 +127,10 @@ class ConnectSession {
   }
 
   private onEvent(ev: RemoteEvent): void {
+    if (ev.event === 'url') {
+      const check = checkRemoteUrl(ev);
+      if (!check.ok) return this.rejectUrl(check.reason);
+    }
     if (ev.event === 'authenticated') this.stopPaste(); // nothing left to paste; the prompt goes before the news
     if (this.io.out.json) this.io.out.event(ev);
     else this.say(() => renderRemoteEvent(this.io.out, ev));
@@ -150,6 +155,12 @@ class ConnectSession {
       default:
         break;
     }
+  }
+
+  /** A URL the laptop does not trust is never printed, passed through or opened; a real one may still follow. */
+  private rejectUrl(reason: string): void {
+    this.io.out.event({ event: 'url-rejected', source: 'remote', reason });
+    if (!this.io.out.json) this.say(() => this.io.out.warn(`the remote login sent a sign-in URL this machine does not trust (${reason}); it was not shown or opened`));
   }
 
   /** Forward the callback port when 127.0.0.1:<port> is free here, else paste-back; then the browser. */
@@ -266,6 +277,23 @@ class ConnectSession {
       hint: `run \`${this.o.remoteAgyctl} login\` on ${this.o.destination} to see what happens there`,
     });
   }
+}
+
+/**
+ * The laptop's own check of a remote url event, with login's validator: a
+ * Google sign-in URL whose redirect goes to 127.0.0.1 on exactly the port
+ * the event names (the one we forward); code-entry URLs by their validator.
+ */
+export function checkRemoteUrl(ev: RemoteEvent): { ok: true } | { ok: false; reason: string } {
+  const url = typeof ev.url === 'string' ? ev.url : '';
+  if (ev.mode === 'code-entry') {
+    const v = validateCodeEntryUrl(url);
+    return v.ok ? { ok: true } : v;
+  }
+  const v = validateAuthUrl(url);
+  if (!v.ok) return v;
+  if (v.value.port !== Number(ev.port)) return { ok: false, reason: `its redirect port ${v.value.port} is not the port to forward (${String(ev.port)})` };
+  return { ok: true };
 }
 
 /** Resolves true on Ctrl-C, false when the work ends first. */

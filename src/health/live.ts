@@ -8,6 +8,7 @@ import type { Connection } from '../acp/connection.js';
 import { withServer, type RunningServer } from '../acp/lifecycle.js';
 import { closeSession, currentModel, newSession, setConfigOption, type NewSessionResult } from '../acp/protocol.js';
 import { usageError } from '../errors.js';
+import { describeInit } from '../acp/probe.js';
 import { failureOf } from './failure.js';
 import { pass, toResult, type Finding } from './check-result.js';
 import { promptRoundTrip } from './prompt.js';
@@ -39,8 +40,8 @@ export async function closeQuietly(conn: Connection, sessionId: string, input: S
 }
 
 function describeServer(running: RunningServer): string {
-  const info = running.init.agentInfo;
-  return `${info?.name ?? 'server'}${info?.version ? ` ${info.version}` : ''}`;
+  const { agent } = describeInit(running.init);
+  return `${agent.name ?? 'server'}${agent.version ? ` ${agent.version}` : ''}`;
 }
 
 /** `track` learns the session id at once, so it is cleaned up even when a step throws past us (Ctrl-C, bad --model). */

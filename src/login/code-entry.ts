@@ -44,11 +44,17 @@ export function parseCode(input: string, expectedState: string | undefined): Val
     if (!code) return { ok: false, reason: 'no code in that address; paste the code the page shows' };
     const state = url.searchParams.get('state');
     if (expectedState !== undefined && state !== null && state !== expectedState) return { ok: false, reason: 'state does not match this sign-in (is it from an older attempt?)' };
-    return { ok: true, value: code };
+    // Decoded from the URL, it could hold a newline and a second line for the server's stdin: same check as a bare code.
+    return checkCode(code);
   }
-  if (/\s/.test(text)) return { ok: false, reason: 'a code has no spaces; paste just the code' };
-  if (!/^[\x21-\x7e]{4,2048}$/.test(text)) return { ok: false, reason: 'that does not look like an authorization code' };
-  return { ok: true, value: text };
+  return checkCode(text);
+}
+
+/** One line of printable ASCII: the server reads exactly one line from stdin as the code. */
+function checkCode(code: string): Validation<string> {
+  if (/\s/.test(code)) return { ok: false, reason: 'a code has no spaces or line breaks; paste just the code' };
+  if (!/^[\x21-\x7e]{4,2048}$/.test(code)) return { ok: false, reason: 'that does not look like an authorization code' };
+  return { ok: true, value: code };
 }
 
 export function presentCodeEntry(io: CommandIO, auth: AuthUrl): void {

@@ -29,8 +29,8 @@ export interface SignInProbeInput {
   /** Accept a code-entry URL on stdout (gemini-cli's fallback). */
   codeEntry: boolean;
   signal: AbortSignal;
-  /** Server start options for this environment, with output lines going to `onOutputLine`. */
-  startOptions(env: NodeJS.ProcessEnv, onOutputLine: NonNullable<StartOptions['onOutputLine']>): StartOptions;
+  /** Server start options for this environment, with unredacted output lines going to `onRawOutputLine` (capture only). */
+  startOptions(env: NodeJS.ProcessEnv, onRawOutputLine: NonNullable<StartOptions['onRawOutputLine']>): StartOptions;
   /** A candidate that was not the sign-in URL (for --verbose). */
   onRejected?(c: Candidate): void;
   /** The server's working directory: a private empty one, so servers that register their cwd (gemini-cli) register only that. */

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { AgyError, EXIT, usageError } from '../errors.js';
 import { resolveServerCommand } from '../acp/resolve.js';
 import type { CommandIO } from '../cli/context.js';
-import { readSettings } from '../settings/index.js';
+import { AUTH_TYPES, normalizeAuthType, readSettings } from '../settings/index.js';
 import { profileOf, type ServerProfile } from '../profiles/index.js';
 import { adoptDetectedProfile } from '../profiles/adopt.js';
 import { assertServerCanUse } from '../profiles/guard.js';
@@ -62,11 +62,27 @@ function preflight(io: CommandIO, requested: string | undefined): Preflight {
   if (settings.unreadable) throw usageError(`Cannot read ${settings.path}: ${settings.unreadable}.`, 'fix the file, or move it aside and run `agyctl settings set-auth oauth-personal`');
   if (settings.error) throw usageError(`${settings.path} line ${settings.error.line} column ${settings.error.column}: ${settings.error.message}.`, 'fix the file (agyctl settings validate shows every problem), or run `agyctl settings set-auth TYPE --force` to move it aside');
   resolveServerCommand(io.opts.server, io.ctx.env, io.ctx.cwd, profile); // exit 4 now rather than after a shim dir exists
+  refuseUnknownAuthType(profile, settings.path, settings.data);
   const configured = configuredMethod(profile, settings.data);
   const method = requested ?? configured ?? 'oauth-personal';
-  if (requested && configured && configured !== requested) io.out.warn(`settings.json says ${authTypeKey(profile)} ${configured}, but you asked for --method ${requested}; the server will use ${configured} after a restart unless you change it${profile.id === 'antigravity' ? ` (agyctl settings set-auth ${requested})` : ''}`);
+  if (requested && configured && configured !== requested) io.out.warn(`settings.json says ${authTypeKey(profile)} ${configured}, but you asked for --method ${requested}; the server will use ${configured} after a restart unless you change it${setAuthAdvice(profile, requested, ' (', ')')}`);
   if (profile.quirks.authWindowMs !== undefined) io.out.verbose(`${profile.title} gives up on a sign-in after ${profile.quirks.authWindowMs / 60_000} minutes, whatever --timeout says`);
   return { method, settingsRaw: settings.raw };
+}
+
+/** `agyctl settings set-auth X` only where X is a type settings accepts (never `set-auth sso`). */
+function setAuthAdvice(profile: ServerProfile, method: string, before: string, after: string): string {
+  return profile.id === 'antigravity' && normalizeAuthType(method) ? `${before}agyctl settings set-auth ${method}${after}` : '';
+}
+
+/** The server cannot start a sign-in for a type it does not know, and the proof would fail after it: refuse first, as `settings validate` does. */
+function refuseUnknownAuthType(profile: ServerProfile, file: string, data: Record<string, unknown> | undefined): void {
+  const raw = rawAuthTypeFor(profile, data);
+  if (raw === undefined || configuredMethod(profile, data) !== undefined) return;
+  const known = profile.id === 'antigravity' ? AUTH_TYPES : profile.authMethods;
+  throw new AgyError(EXIT.usage, 'settings-invalid', `${file}: ${authTypeKey(profile)} ${JSON.stringify(raw)} is not an auth type the server knows (known: ${known.join(', ')}); nothing was started.`, {
+    hint: profile.id === 'antigravity' ? 'run `agyctl settings set-auth <type>` (`agyctl settings validate` lists every problem), then `agyctl login`' : `set ${authTypeKey(profile)} to one of ${known.join(', ')} in settings.json, then run agyctl login`,
+  });
 }
 
 /** The server may rewrite settings.json during a login (reported for some builds); and it needs auth.type to find the credentials after a restart. */
@@ -90,7 +106,7 @@ function reconcileSettings(io: CommandIO, pre: Preflight, profile: ServerProfile
     io.out.event({ event: 'settings-changed', by: 'agyctl', authTypeBefore: null, authTypeAfter: pre.method });
     io.out.info(`settings.json had no ${key}; wrote ${key} = ${pre.method} so the server finds these credentials after a restart`);
   } else if (current !== pre.method) {
-    io.out.warn(`settings.json names ${key} ${String(current)}, not ${pre.method}; left unchanged. The server will use ${String(current)} after a restart${profile.id === 'antigravity' ? ` (change it with: agyctl settings set-auth ${pre.method})` : ''}`);
+    io.out.warn(`settings.json names ${key} ${String(current)}, not ${pre.method}; left unchanged. The server will use ${String(current)} after a restart${setAuthAdvice(profile, pre.method, ' (change it with: ', ')')}`);
   }
   return { before: before ?? null, after: rawAuthTypeFor(profile, readSettings(io.opts.stateDir).data) ?? null, changedByServer, wroteAuthType };
 }

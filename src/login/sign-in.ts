@@ -8,6 +8,7 @@ import { startForSignIn, type Ready } from './startup.js';
 import { authenticate } from '../acp/protocol.js';
 import { AcpError } from '../acp/acp-error.js';
 import { serverStartOptions } from '../cli/server-options.js';
+import { FAILED_STOP } from '../acp/lifecycle.js';
 import type { CommandIO } from '../cli/context.js';
 import { withDeadline } from '../util/deadline.js';
 import { describeInit } from '../acp/probe.js';
@@ -20,6 +21,9 @@ import type { InitializeResult } from '../acp/protocol.js';
 import { profileOf, type ServerProfile } from '../profiles/index.js';
 import { presentCodeEntry, waitForCode } from './code-entry.js';
 import { Secrets, scrubbingTracer } from './scrub.js';
+import { serverText } from '../acp/redact.js';
+import { recordOwner, sweepStaleLoginDirs } from './stale-dirs.js';
+import { tempRoot } from '../paths.js';
 
 /** If no URL shows up by then, say what usually causes it. */
 const NO_URL_HINT_AFTER_MS = 20_000;
@@ -49,7 +53,9 @@ function checkMethodOffered(init: InitializeResult, method: string): void {
 export async function signIn(io: CommandIO, options: SignInOptions): Promise<SignInResult> {
   const profile = profileOf(io.opts);
   const browser = isBrowserMethod(profile, options.method);
+  for (const dir of sweepStaleLoginDirs(tempRoot(io.ctx.env))) io.out.verbose(`removed ${dir}, left by a login that was killed`);
   const shims = createShimDir(io.ctx.env);
+  recordOwner(shims.dir);
   const capture = new UrlCapture(shims, (c, loud) => reportRejected(io, c, loud), profile.quirks.codeEntryFallback);
   const secrets = new Secrets();
   const watchers = new Set<(line: string) => void>();
@@ -58,19 +64,21 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
     const start = serverStartOptions(io, {
       env,
       signingIn: true,
-      onOutputLine: (line, stream, raw) => {
+      onRawOutputLine: (line, stream, raw) => {
         capture.feedLine(line, stream, raw);
         for (const w of watchers) w(line);
       },
     });
     start.onServerMessage = (msg, info) => capture.feedMessage(msg, info);
-    // Lines pass the scrubber before anything else sees them (verbose output, capture, trace).
+    // Shown lines pass the scrubber too (verbose output, trace): the server echoes a pasted code.
     const output = start.onOutputLine;
-    start.onOutputLine = (line, stream, raw) => output?.(secrets.scrub(line), stream, secrets.scrub(raw));
+    start.onOutputLine = (line, stream) => output?.(secrets.scrub(line), stream);
     start.tracer = scrubbingTracer(io.tracer, secrets);
     const { server, started } = await startForSignIn(start, capture, { timeoutMs: options.timeoutMs + CALL_MARGIN_MS, tokenFile: profile.files(io.opts.stateDir).token });
     const onAbort = (): void => server.kill();
     io.ctx.signal.addEventListener('abort', onAbort, { once: true });
+    let failed = true;
+    const ok = (r: SignInResult): SignInResult => ((failed = false), r);
     try {
       const startedAt = Date.now();
       const deadline = startedAt + options.timeoutMs;
@@ -84,11 +92,11 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
         auth = callAuthenticate(started);
         auth.catch(() => undefined); // observed below; never an unhandled rejection
         if (!browser) {
-          await withDeadline(auth, { timeoutMs: options.timeoutMs, signal: io.ctx.signal, what: `waiting for the server to accept ${options.method}` }).catch(mapAuthError);
-          return { url: undefined, tunnel: undefined };
+          await withDeadline(auth, { timeoutMs: options.timeoutMs, signal: io.ctx.signal, what: `waiting for the server to accept ${options.method}` }).catch(mapAuthError(io));
+          return ok({ url: undefined, tunnel: undefined });
         }
         first = await raceForUrl(io, capture, auth, options.timeoutMs, startedAt);
-        if (!first) return { url: undefined, tunnel: undefined }; // authenticated without a browser round trip
+        if (!first) return ok({ url: undefined, tunnel: undefined }); // authenticated without a browser round trip
       } else {
         if (!browser) throw startupSignInRefused(profile, options.method);
         io.out.verbose('the server started a sign-in before answering initialize (its settings name an OAuth type, but it has no usable credentials)');
@@ -103,7 +111,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
         if (options.open) await openInBrowser(io, first.auth.url);
         const watchOutput = (w: (line: string) => void): (() => void) => (watchers.add(w), () => watchers.delete(w));
         await waitForCode(io, { ...wait, qr: options.qr, open: options.open, watchOutput, addSecret: (v) => secrets.add(v) });
-        return { url: first, tunnel: undefined };
+        return ok({ url: first, tunnel: undefined });
       }
       // The path always comes from the server's own redirect_uri; a difference from the profile is drift worth a note.
       if (first.auth.redirectPath !== profile.redirectPath) io.out.verbose(`the redirect path ${first.auth.redirectPath} is not the ${profile.id} profile's ${profile.redirectPath}; using the server's`);
@@ -111,10 +119,11 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
       if (options.qr) await showQr(io, first.auth.url);
       if (options.open) await openInBrowser(io, first.auth.url);
       await waitForSignIn(io, { ...wait, listenerGraceMs: profile.quirks.listenerGoneGraceMs });
-      return { url: first, tunnel };
+      return ok({ url: first, tunnel });
     } finally {
       io.ctx.signal.removeEventListener('abort', onAbort);
-      await server.stop();
+      // After a failure (the deadline, a refused sign-in) the stop is short, so --timeout holds even when SIGTERM is ignored.
+      await server.stop(failed ? FAILED_STOP : {});
     }
   } finally {
     capture.close();
@@ -135,15 +144,17 @@ function startupSignInRefused(profile: ServerProfile, method: string): AgyError 
   });
 }
 
-function mapAuthError(err: unknown): never {
-  throw err instanceof AcpError ? authFailure(err) : err;
-}
+const mapAuthError =
+  (io: CommandIO) =>
+  (err: unknown): never => {
+    throw err instanceof AcpError ? authFailure(err, io.ctx.env) : err;
+  };
 
 /** Every candidate that was not used: a warning when it looked like a sign-in, else --verbose only (evidence either way). */
 function reportRejected(io: CommandIO, c: Candidate, loud: boolean): void {
   io.out.event({ event: 'url-rejected', source: c.channel, reason: c.reason, loud, ...(c.via ? { via: c.via } : {}), ...(c.url ? { url: c.url } : {}) });
   if (io.out.json) return;
-  const text = `not a sign-in URL: ${describeCandidate(c)}`;
+  const text = serverText(`not a sign-in URL: ${describeCandidate(c)}`, { singleLine: true });
   if (loud && c.url) io.out.warn(`ignoring ${text}`);
   else io.out.verbose(text);
 }
@@ -155,7 +166,7 @@ async function raceForUrl(io: CommandIO, capture: UrlCapture, auth: Promise<unkn
     if (!io.out.json) io.out.warn(`the server has not shown a sign-in URL after ${NO_URL_HINT_AFTER_MS / 1000}s; if this build only opens a browser when DISPLAY is set, do not pass --no-fake-display (run with --verbose to see its output)`);
   }, NO_URL_HINT_AFTER_MS);
   try {
-    return await withDeadline(Promise.race([capture.found, auth.then(() => undefined, mapAuthError)]), {
+    return await withDeadline(Promise.race([capture.found, auth.then(() => undefined, mapAuthError(io))]), {
       timeoutMs,
       signal: io.ctx.signal,
       what: 'waiting for the server to show a sign-in URL',

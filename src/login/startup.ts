@@ -9,10 +9,10 @@
  * written), and answered when the server reaches its ACP loop.
  */
 import fs from 'node:fs';
-import { AcpServer } from '../acp/server.js';
+import { AcpServer, KILL_AFTER_LATE_MS } from '../acp/server.js';
 import { initialize, type InitializeResult } from '../acp/protocol.js';
 import type { StartOptions } from '../acp/lifecycle.js';
-import { AgyError, EXIT } from '../errors.js';
+import { AgyError, EXIT, TimeoutError } from '../errors.js';
 import { withDeadline } from '../util/deadline.js';
 import type { CapturedUrl, UrlCapture } from './capture.js';
 import { listenerAlive } from './listener.js';
@@ -56,8 +56,8 @@ export async function startForSignIn(start: StartOptions, capture: UrlCapture, o
     ready.catch(() => undefined);
     return { server, started: { kind: 'signing-in', url: winner.url, ready } };
   } catch (err) {
-    await server.stop(0);
-    throw err;
+    await server.stop({ graceMs: 0, killAfterMs: KILL_AFTER_LATE_MS });
+    throw (err instanceof TimeoutError && server.connection.notAcpError()) || err;
   } finally {
     start.signal.removeEventListener('abort', onAbort);
   }

@@ -1,5 +1,11 @@
-/** The exact SSH tunnel command a user runs on their laptop. */
+/**
+ * The exact SSH tunnel command a user runs on their laptop. It is pasted
+ * into a shell, so nothing from --ssh-target, $USER or SSH_CONNECTION may
+ * reach it unquoted: hosts are host names or IP literals only, user and
+ * host are POSIX-quoted when needed, and `--` ends ssh's options.
+ */
 import os from 'node:os';
+import { shellQuote } from '../util/shell-quote.js';
 
 export interface TunnelTarget {
   user: string | undefined;
@@ -7,13 +13,26 @@ export interface TunnelTarget {
   port: number | undefined;
 }
 
+/** A host name or IPv4 address, not starting with '-' (ssh would read an option). */
+const HOST_NAME = /^[A-Za-z0-9_][A-Za-z0-9._-]*$/;
+/** Inside brackets: IPv6 characters only, with an optional zone (%eth0). */
+const IPV6 = /^[0-9A-Fa-f:.]+(?:%[A-Za-z0-9_.-]+)?$/;
+/** A user name for ssh: no '-' first, no whitespace or control characters (quoting handles the rest). */
+const USER_NAME = /^[^-\s@\x00-\x1f\x7f][^\s@\x00-\x1f\x7f]*$/;
+
 export function parseSshTarget(text: string): TunnelTarget | undefined {
-  const m = /^(?:([^@\s]+)@)?(\[[^\]]+\]|[^:@\s]+)(?::(\d{1,5}))?$/.exec(text.trim());
+  const m = /^(?:([^@\s]+)@)?(\[[^\]]*\]|[^:@\s]+)(?::(\d{1,5}))?$/.exec(text.trim());
   if (!m) return undefined;
   const port = m[3] === undefined ? undefined : Number(m[3]);
   if (port !== undefined && (port < 1 || port > 65535)) return undefined;
-  return { user: m[1], host: m[2]!.replace(/^\[|\]$/g, ''), port };
+  if (m[1] !== undefined && !USER_NAME.test(m[1])) return undefined;
+  const raw = m[2]!;
+  const host = raw.startsWith('[') ? raw.slice(1, -1) : raw;
+  if (!(raw.startsWith('[') ? IPV6.test(host) : HOST_NAME.test(host))) return undefined;
+  return { user: m[1], host, port };
 }
+
+export { shellQuote };
 
 function currentUser(env: NodeJS.ProcessEnv): string | undefined {
   if (env.USER) return env.USER;
@@ -28,9 +47,11 @@ function currentUser(env: NodeJS.ProcessEnv): string | undefined {
 /** --ssh-target, else the address this SSH session came in on (SSH_CONNECTION's third field), else the host name. */
 export function defaultTunnelTarget(env: NodeJS.ProcessEnv, explicit?: TunnelTarget): TunnelTarget {
   if (explicit) return explicit;
-  const user = currentUser(env);
+  const found = currentUser(env);
+  const user = found !== undefined && USER_NAME.test(found) ? found : undefined;
   const fields = (env.SSH_CONNECTION ?? '').trim().split(/\s+/);
-  if (fields.length === 4 && fields[2]) {
+  // The server address sshd reports is an IP literal; anything else is not trusted.
+  if (fields.length === 4 && fields[2] && (IPV6.test(fields[2]) || /^[0-9.]+$/.test(fields[2]))) {
     const sshPort = Number(fields[3]);
     return { user, host: fields[2], port: sshPort && sshPort !== 22 ? sshPort : undefined };
   }
@@ -38,9 +59,9 @@ export function defaultTunnelTarget(env: NodeJS.ProcessEnv, explicit?: TunnelTar
 }
 
 export function tunnelCommand(callbackPort: number, target: TunnelTarget): string {
-  const dest = target.user ? `${target.user}@${target.host}` : target.host;
-  const port = target.port ? ` -p ${target.port}` : '';
-  return `ssh -N -L ${callbackPort}:127.0.0.1:${callbackPort} -o ExitOnForwardFailure=yes${port} ${dest}`;
+  const dest = shellQuote(target.user ? `${target.user}@${target.host}` : target.host);
+  const port = target.port ? ` -p ${Number(target.port)}` : '';
+  return `ssh -N -L ${callbackPort}:127.0.0.1:${callbackPort} -o ExitOnForwardFailure=yes${port} -- ${dest}`;
 }
 
 export function tunnelExplanation(port: number): string {

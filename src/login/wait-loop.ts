@@ -10,14 +10,13 @@ import { AgyError, EXIT, InterruptedError, TimeoutError } from '../errors.js';
 import { formatDuration } from '../util/duration.js';
 import type { CommandIO } from '../cli/context.js';
 import { startPasteReader } from './paste.js';
+import { signInFailureHint } from './failure-hints.js';
 
 const COUNTDOWN_EVERY_MS = 1_000;
 const WAITING_EVENT_EVERY_MS = 15_000;
 
-export function authFailure(err: AcpError): AgyError {
-  return new AgyError(EXIT.auth, 'auth-failed', `The server reported that the sign-in failed: ${err.message}`, {
-    hint: 'run `agyctl login` again for a fresh URL (the server remembers a failed attempt, so agyctl starts a new one); sign in with the newest URL only',
-  });
+export function authFailure(err: AcpError, env: NodeJS.ProcessEnv = {}): AgyError {
+  return new AgyError(EXIT.auth, 'auth-failed', `The server reported that the sign-in failed: ${err.message}`, { hint: signInFailureHint(err, env) });
 }
 
 export interface WaitLoop {
@@ -67,7 +66,7 @@ export function runWaitLoop(io: CommandIO, o: WaitLoopOptions): Promise<void> {
     io.ctx.signal.addEventListener('abort', onAbort, { once: true });
     o.authenticate.then(
       () => loop.finish(),
-      (err: unknown) => loop.finish(err instanceof AcpError ? authFailure(err) : err),
+      (err: unknown) => loop.finish(err instanceof AcpError ? authFailure(err, io.ctx.env) : err),
     );
     loop.keep(setTimeout(() => loop.finish(new TimeoutError(`${o.nothing} within ${formatDuration(o.deadline - o.startedAt)}.`, o.timeoutHint)), remaining()));
     loop.keep(setInterval(() => reader.refresh(), COUNTDOWN_EVERY_MS));

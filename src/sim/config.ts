@@ -56,7 +56,17 @@ export interface SimConfig {
   // --- trust / data-loss switches (issue 11, hostile server) ---
   /** session/new answers with this sessionId instead of a UUID (`..`, `.`, anything); the db stays under a UUID. */
   sessionIdOverride: string | undefined;
+
+  // --- trust-io (issue 11: hostile servers) ---
+  /** Leak every known token shape: 'start' (stderr + stdout noise, then a failing session/new and a crash), 'init' (the same, failing initialize). */
+  leakSecrets: LeakMode;
+  /** Write one stdout line of N junk bytes (no newline until the end) before serving. */
+  rawLineBytes: number;
+  /** End stdout (the protocol channel) on this request and keep running. */
+  closeStdout: 'off' | 'authenticate' | 'session/new';
 }
+
+export type LeakMode = 'off' | 'session' | 'init';
 
 export class ConfigError extends Error {}
 
@@ -133,5 +143,19 @@ export function loadConfig(env: Env): SimConfig {
     // --- trust / data-loss switches (issue 11, hostile server) ---
     // Unset means a UUID; set (even to '.') means that exact string.
     sessionIdOverride: env.AGY_SIM_SESSION_ID === undefined || env.AGY_SIM_SESSION_ID === '' ? undefined : env.AGY_SIM_SESSION_ID,
+
+    // --- trust-io (issue 11: hostile servers) ---
+    leakSecrets: leakMode(env),
+    rawLineBytes: intVar(env, 'AGY_SIM_RAW_LINE_BYTES', 0) ?? 0,
+    closeStdout: choice(env, 'AGY_SIM_CLOSE_STDOUT', ['off', 'authenticate', 'session/new'] as const, 'off'),
   };
+}
+
+// --- trust-io (issue 11: hostile servers) ---
+function leakMode(env: Env): LeakMode {
+  const raw = nonEmpty(env, 'AGY_SIM_LEAK_SECRETS');
+  if (raw === undefined || raw === '0') return 'off';
+  if (raw === '1') return 'session';
+  if (raw === 'init') return 'init';
+  throw new ConfigError(`AGY_SIM_LEAK_SECRETS must be 0, 1 or init, got '${raw}'`);
 }

@@ -20,6 +20,8 @@ import { missingField } from './errors.js';
 import { statePaths } from './paths.js';
 import { LineSplitter, RpcConnection } from './rpc.js';
 import { registerSessionMethods, shutdownSessions } from './sessions.js';
+import { leakAndDie, leakAtStart } from './leak.js';
+import { writeRawLine } from './raw-line.js';
 
 /** Runs the simulator in this process; `exit` ends it (the launcher passes process.exit). */
 export function runSimulator(exit: (code: number) => never): void {
@@ -68,8 +70,9 @@ export function runSimulator(exit: (code: number) => never): void {
 
   const paths = statePaths(env, config.tokenStore);
   const settings = readSettings(paths.settings);
+  let stdoutClosed = false;
   const rpc = new RpcConnection(config.noise, (chunk) => {
-    process.stdout.write(chunk);
+    if (!stdoutClosed) process.stdout.write(chunk);
   });
 
   const ctx: SimContext = {
@@ -87,11 +90,26 @@ export function runSimulator(exit: (code: number) => never): void {
   };
 
   rpc.on('initialize', (p) => {
+    if (config.leakSecrets === 'init') leakAndDie(die);
     if (p.protocolVersion === undefined) throw missingField('protocolVersion');
     return initializeResult(config.version, config.hugeLineBytes);
   });
   registerAuthMethods(ctx);
   registerSessionMethods(ctx);
+  // --- trust-io (issue 11: hostile servers) ---
+  leakAtStart(config.leakSecrets, rpc);
+  if (config.leakSecrets === 'session') rpc.on('session/new', () => leakAndDie(die));
+  if (config.rawLineBytes > 0) writeRawLine(config.rawLineBytes);
+  if (config.closeStdout !== 'off') {
+    // The protocol channel ends; the process (and whatever the request started) keeps running.
+    const method = config.closeStdout;
+    const inner = rpc.handlerFor(method);
+    rpc.on(method, (p) => {
+      stdoutClosed = true;
+      process.stdout.end();
+      return inner?.(p);
+    });
+  }
 
   // Cold start, measured from process start like the real 1.5 GB binary's.
   const readyDelay = Math.max(0, performance.timeOrigin + config.startupMs - Date.now());

@@ -58,6 +58,10 @@ export class RpcConnection {
     this.handlers.set(method, handler);
   }
 
+  handlerFor(method: string): RequestHandler | undefined {
+    return this.handlers.get(method);
+  }
+
   onNotification(method: string, handler: (params: Params) => void): void {
     this.notificationHandlers.set(method, handler);
   }

@@ -38,7 +38,7 @@ describe('agyctl login through a real SSH tunnel', () => {
     const url = await events.waitFor('url', 20_000);
     const port = Number(url.port);
     const tunnel = String(url.tunnel);
-    expect(tunnel).toBe(`ssh -N -L ${port}:127.0.0.1:${port} -o ExitOnForwardFailure=yes root@${REMOTE_ADDR}`);
+    expect(tunnel).toBe(`ssh -N -L ${port}:127.0.0.1:${port} -o ExitOnForwardFailure=yes -- root@${REMOTE_ADDR}`);
     // Nothing on the laptop answers on that port before the tunnel exists.
     expect(await lab.listening(lab.laptop, port)).toBe(false);
 

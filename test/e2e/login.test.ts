@@ -46,7 +46,7 @@ describe('login: URL capture on every launch behaviour', () => {
     expect(url.url).toMatch(/^https:\/\/accounts\.google\.com\/o\/oauth2\/v2\/auth\?/);
     expect(url.port).toBeGreaterThan(0);
     expect(url.redirectUri).toBe(`http://127.0.0.1:${String(url.port)}/`);
-    expect(url.tunnel).toBe(`ssh -N -L ${String(url.port)}:127.0.0.1:${String(url.port)} -o ExitOnForwardFailure=yes ${String(url.tunnel).split(' ').pop()}`);
+    expect(url.tunnel).toBe(`ssh -N -L ${String(url.port)}:127.0.0.1:${String(url.port)} -o ExitOnForwardFailure=yes -- ${String(url.tunnel).split(' ').pop()}`);
     expect(events.map((e) => e.event)).toEqual(expect.arrayContaining(['server-started', 'url', 'authenticated', 'verified']));
     expect(events.at(-1)).toMatchObject({ event: 'verified', tokenFile: { mode: '0600' }, sessionProbe: { removed: true } });
     expect(fs.statSync(path.join(sandbox.stateDir, 'acp_token.json')).mode & 0o777).toBe(0o600);
@@ -80,7 +80,7 @@ describe('login: URL capture on every launch behaviour', () => {
     const lines = String(result.stdout).split('\n');
     const port = new URL(new URL(urlLine).searchParams.get('redirect_uri')!).port;
     expect(lines[0]).toBe(urlLine);
-    expect(lines[1]).toBe(`ssh -N -L ${port}:127.0.0.1:${port} -o ExitOnForwardFailure=yes -p 2222 ops@box.example.com`);
+    expect(lines[1]).toBe(`ssh -N -L ${port}:127.0.0.1:${port} -o ExitOnForwardFailure=yes -p 2222 -- ops@box.example.com`);
     expect(String(result.stderr)).toContain(`Port ${port} must be free on your laptop`);
   });
 });

@@ -17,6 +17,14 @@ describe('exit-code table', () => {
     for (const row of EXIT_TABLE) expect(EXIT[row.name]).toBe(row.exit);
   });
 
+  it('130 documents every signal main() maps to it (SIGINT, SIGTERM, SIGHUP)', () => {
+    const main = fs.readFileSync(path.join(ROOT, 'src', 'cli', 'main.ts'), 'utf8');
+    const handled = [...(/for \(const sig of \[([^\]]+)\]/.exec(main)?.[1] ?? '').matchAll(/'(SIG[A-Z]+)'/g)].map((m) => m[1]!);
+    expect(handled).toEqual(expect.arrayContaining(['SIGINT', 'SIGTERM', 'SIGHUP']));
+    const meaning = EXIT_TABLE.find((e) => e.exit === 130)!.meaning;
+    for (const sig of handled) expect(meaning).toContain(sig);
+  });
+
   it('turns unknown throwables into internal errors (exit 1) and keeps AgyErrors', () => {
     const known = new AgyError(EXIT.auth, 'not-authenticated', 'no', { hint: 'run: agyctl login' });
     expect(toAgyError(known)).toBe(known);

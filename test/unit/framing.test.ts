@@ -117,3 +117,25 @@ describe('connection', () => {
     expect(((await p.catch((e: unknown) => e)) as { exit: number }).exit).toBe(130);
   });
 });
+
+describe('bounded line buffering (issue 11 H)', () => {
+  it('drops a line longer than the bound, arriving without a newline in many chunks, and reads on', () => {
+    const drops: number[] = [];
+    const s = new LineSplitter(1024, (bytes) => drops.push(bytes));
+    expect(s.push(Buffer.from('ok-1\n' + 'x'.repeat(600)))).toEqual(['ok-1']);
+    for (let i = 0; i < 10; i++) expect(s.push(Buffer.from('y'.repeat(600)))).toEqual([]);
+    expect(s.push(Buffer.from('zz\nok-2\npartial'))).toEqual(['ok-2']);
+    expect(drops).toEqual([600 * 11 + 2]);
+    expect(s.dropped).toBe(1);
+    expect(s.flush()).toBe('partial');
+  });
+
+  it('holds at most the bound while skipping (memory stays flat)', () => {
+    const s = new LineSplitter(1024);
+    for (let i = 0; i < 100; i++) s.push(Buffer.alloc(64 * 1024, 0x78));
+    expect((s as unknown as { held: number }).held).toBe(0);
+    expect((s as unknown as { parts: Buffer[] }).parts).toEqual([]);
+    expect(s.flush()).toBeUndefined();
+    expect(s.dropped).toBe(1);
+  });
+});

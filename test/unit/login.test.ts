@@ -61,8 +61,8 @@ describe('pasted redirects', () => {
 
 describe('tunnel command', () => {
   it('uses --ssh-target, then SSH_CONNECTION, then the host name', () => {
-    expect(tunnelCommand(4000, parseSshTarget('ops@box:2222')!)).toBe('ssh -N -L 4000:127.0.0.1:4000 -o ExitOnForwardFailure=yes -p 2222 ops@box');
-    expect(tunnelCommand(4000, defaultTunnelTarget({ USER: 'me', SSH_CONNECTION: '10.0.0.5 51000 10.0.0.9 22' }))).toBe('ssh -N -L 4000:127.0.0.1:4000 -o ExitOnForwardFailure=yes me@10.0.0.9');
+    expect(tunnelCommand(4000, parseSshTarget('ops@box:2222')!)).toBe('ssh -N -L 4000:127.0.0.1:4000 -o ExitOnForwardFailure=yes -p 2222 -- ops@box');
+    expect(tunnelCommand(4000, defaultTunnelTarget({ USER: 'me', SSH_CONNECTION: '10.0.0.5 51000 10.0.0.9 22' }))).toBe('ssh -N -L 4000:127.0.0.1:4000 -o ExitOnForwardFailure=yes -- me@10.0.0.9');
     expect(defaultTunnelTarget({ USER: 'me' }).host.length).toBeGreaterThan(0);
     expect(parseSshTarget('a b')).toBeUndefined();
     expect(parseSshTarget('host:99999')).toBeUndefined();

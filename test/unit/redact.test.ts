@@ -2,7 +2,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { redact, redactText } from '../../src/acp/redact.js';
+import { redact, redactText, serverText, serverValue } from '../../src/acp/redact.js';
+import { sanitizeForTerminal } from '../../src/util/terminal-text.js';
 import { FileTracer } from '../../src/acp/file-tracer.js';
 
 describe('redaction', () => {
@@ -34,5 +35,31 @@ describe('redaction', () => {
     const lines = text.trim().split('\n').map((l) => JSON.parse(l) as { dir: string; ts: string });
     expect(lines.map((l) => l.dir)).toEqual(['send', 'stdout-noise']);
     expect(Number.isNaN(Date.parse(lines[0]!.ts))).toBe(false);
+  });
+});
+
+describe('redaction of every token shape (issue 11 C)', () => {
+  it('redacts JSON token fields inside a text line, plain and escaped', () => {
+    expect(redactText('saved {"refresh_token":"r-1","access_token": "a-1","client_secret":"c-1","id_token":"i-1"}')).toBe(
+      'saved {"refresh_token":"[REDACTED]","access_token": "[REDACTED]","client_secret":"[REDACTED]","id_token":"[REDACTED]"}',
+    );
+    expect(redactText('"{\\"refresh_token\\":\\"r-2\\"}"')).toBe('"{\\"refresh_token\\":\\"[REDACTED]\\"}"');
+  });
+
+  it('redacts NAME_KEY=, *_TOKEN=, *_SECRET= assignments and bare code=/state=', () => {
+    expect(redactText('GEMINI_API_KEY=abc OAUTH_TOKEN=def CLIENT_SECRET=ghi PATH=/usr/bin')).toBe('GEMINI_API_KEY=[REDACTED] OAUTH_TOKEN=[REDACTED] CLIENT_SECRET=[REDACTED] PATH=/usr/bin');
+    expect(redactText('callback got code=4/0Ab state=xyz')).toBe('callback got code=[REDACTED] state=[REDACTED]');
+  });
+
+  it('serverText strips control characters before redacting (an escape inside a token does not hide it)', () => {
+    expect(serverText('\x1b]0;pwned\x07token ya29.a0\x1b[0mSecret\r')).toBe('token [REDACTED]');
+    expect(serverValue({ message: 'Bearer abcdefghijkl\x07', data: { refresh_token: 'x' } })).toEqual({ message: 'Bearer [REDACTED]', data: { refresh_token: '[REDACTED]' } });
+  });
+});
+
+describe('sanitizeForTerminal (issue 11 D)', () => {
+  it('removes escape sequences and C0/C1 controls, keeping line breaks', () => {
+    expect(sanitizeForTerminal('a\x1b]0;title\x07b\x1b[2J\x1b[Hc\x9b31md\x07e\x00f\x85g\nh\ti')).toBe('abcdefg\nh i');
+    expect(sanitizeForTerminal('one\ntwo\r\nthree', { singleLine: true })).toBe('one two three');
   });
 });

@@ -1,0 +1,54 @@
+/**
+ * `error.code` is API (docs/json.md). Every code agyctl can put there must
+ * be in the documented list, with the exit code it comes with.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EXIT } from '../../src/errors.js';
+
+const ROOT = path.resolve(import.meta.dirname, '..', '..');
+
+function sources(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) return p.endsWith(`${path.sep}sim`) ? [] : sources(p);
+    return p.endsWith('.ts') ? [p] : [];
+  });
+}
+
+/** code -> exit name, from `new AgyError(EXIT.x, 'code'` (also `cond ? 'a' : 'b'`), `super(EXIT.x, 'code'` and `{ code: 'x', exit: EXIT.y }`. */
+function codesInSource(): Map<string, string> {
+  const codes = new Map<string, string>();
+  for (const file of sources(path.join(ROOT, 'src'))) {
+    const text = fs.readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/(?:AgyError|super)\(\s*EXIT\.(\w+),\s*([^;]{0,80})/g)) {
+      const head = m[2]!.split(/,\s*[`'"A-Z]/)[0]!;
+      for (const c of `${head},`.matchAll(/'([a-z]+(?:-[a-z]+)*)'/g)) codes.set(c[1]!, m[1]!);
+    }
+    for (const m of text.matchAll(/\bcode: '([a-z]+(?:-[a-z]+)+)', exit: EXIT\.(\w+)/g)) codes.set(m[1]!, m[2]!);
+  }
+  return codes;
+}
+
+/** The table under "## Error codes" in docs/json.md: | `code` | exit | meaning |. */
+function documented(): Map<string, number> {
+  const doc = fs.readFileSync(path.join(ROOT, 'docs', 'json.md'), 'utf8');
+  const section = doc.slice(doc.indexOf('## Error codes'));
+  const table = section.slice(0, section.indexOf('\n## ', 5) === -1 ? undefined : section.indexOf('\n## ', 5));
+  return new Map([...table.matchAll(/^\| `([a-z-]+)` \| (\d+) \|/gm)].map((m) => [m[1]!, Number(m[2])]));
+}
+
+describe('docs/json.md error codes', () => {
+  it('lists every error.code agyctl emits, with its exit code', () => {
+    const docs = documented();
+    const missing: string[] = [];
+    for (const [code, exitName] of codesInSource()) {
+      const exit = EXIT[exitName as keyof typeof EXIT];
+      if (docs.get(code) !== exit) missing.push(`${code} (exit ${exit})`);
+    }
+    expect(missing).toEqual([]);
+    // The scan must see the codes issue 11 named, or it proves nothing.
+    expect([...codesInSource().keys()]).toEqual(expect.arrayContaining(['settings-invalid', 'backup-write-failed', 'restore-refused', 'snapshot-damaged', 'ssh-failed', 'timeout']));
+  });
+});
