@@ -6,10 +6,13 @@
  * splice so every other key keeps its bytes).
  */
 import { readSettings, rawAuthType, authTypeOf, setAuthType, type SettingsFile } from '../settings/index.js';
-import { setStringAt } from '../settings/json-edit.js';
+import { setStringAt } from '../settings/jsonc.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { usageError } from '../errors.js';
 import type { ServerProfile } from './types.js';
+
+/** settings.json read with the syntax this profile's server accepts (comments for gemini-cli). */
+export const readProfileSettings = (profile: ServerProfile, stateDir: string): SettingsFile => readSettings(stateDir, { comments: profile.settingsComments });
 
 const obj = (v: unknown): Record<string, unknown> | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
 
@@ -37,10 +40,10 @@ export function writeAuthType(profile: ServerProfile, stateDir: string, method: 
     setAuthType(stateDir, method, { env });
     return;
   }
-  const file: SettingsFile = readSettings(stateDir);
+  const file = readProfileSettings(profile, stateDir);
   if (file.unreadable || (file.exists && file.error?.kind === 'syntax')) {
     throw usageError(`${file.path} cannot be edited (${file.unreadable ?? file.error?.message}).`, `fix the file, then set ${authTypeKey(profile)} to ${method}`);
   }
   const text = file.exists && file.raw !== undefined && file.raw.trim() !== '' ? file.raw : '{}\n';
-  writeFileAtomic(file.target, setStringAt(text, profile.authTypePath, method), { mode: 0o600 });
+  writeFileAtomic(file.target, setStringAt(text, profile.authTypePath, method, { comments: profile.settingsComments }), { mode: 0o600 });
 }

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { AgyError, EXIT, usageError } from '../errors.js';
 import { writeFileAtomic, fsyncDir } from '../util/atomic-write.js';
 import { AUTH_TYPE_INFO, AUTH_TYPE_LIST, envIsSet, normalizeAuthType, type AuthType } from './auth-types.js';
-import { setStringAt } from './json-edit.js';
+import { setStringAt } from './jsonc.js';
 import { readSettings, type SettingsFile } from './read.js';
 import { gcpOf, locationProblem, projectProblem, rawAuthType } from './validate.js';
 
