@@ -16,6 +16,8 @@ export interface InProcessOptions {
   stdin?: string;
   /** Abort (like Ctrl-C) after this long, so a hung command fails the test instead of hanging it. */
   deadlineMs?: number;
+  /** Sees stdout as it is written (NDJSON events of streaming commands). */
+  onStdout?: (chunk: string) => void;
 }
 
 export interface InProcessResult {
@@ -37,6 +39,7 @@ function collect(): { stream: PassThrough; text: () => string } {
 
 export async function runInProcess(argv: string[], options: InProcessOptions = {}): Promise<InProcessResult> {
   const stdout = collect();
+  if (options.onStdout) stdout.stream.on('data', (c: Buffer) => options.onStdout!(c.toString('utf8')));
   const stderr = collect();
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), options.deadlineMs ?? 20_000);
