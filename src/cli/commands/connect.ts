@@ -1,9 +1,8 @@
 /** agyctl connect: from the laptop, log a remote box in over SSH in one step (login there, tunnel, browser here). */
 import type { Command } from 'commander';
 import type { ActionFactory } from '../action.js';
+import { collect } from '../repeatable.js';
 import { usageError } from '../../errors.js';
-
-const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
 export function register(program: Command, action: ActionFactory): void {
   program

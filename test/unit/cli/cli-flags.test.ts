@@ -4,7 +4,10 @@ import { makeSandbox, type Sandbox } from '../../helpers/cli.js';
 import { runInProcess } from '../../helpers/in-process.js';
 
 let sandbox: Sandbox | undefined;
-afterEach(() => sandbox?.cleanup());
+afterEach(() => {
+  sandbox?.cleanup();
+  sandbox = undefined;
+});
 
 const inSandbox = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
   sandbox ??= makeSandbox();
@@ -38,5 +41,11 @@ describe('global contract', () => {
     expect(r.stderr).toMatch(message);
     expect(r.stderr).toContain('hint: run `agyctl --help`');
     expect(r.stdout).toBe('');
+  });
+
+  it.each([['sessions'], ['backup', '--to', 'backups']])('%j with a state dir that has no conversations: exit 2 naming --state-dir', async (...argv) => {
+    const r = await inSandbox([...argv, '--state-dir', 'no-such-dir']);
+    expect(r.exit).toBe(2);
+    expect(r.stderr).toMatch(/error: No conversations directory in .*no-such-dir\.\nhint: point --state-dir/);
   });
 });
