@@ -14,5 +14,6 @@ import { register as sessions } from './sessions.js';
 import { register as backup } from './backup.js';
 import { register as restore } from './restore.js';
 import { register as connect } from './connect.js';
+import { register as completion } from './completion.js';
 
-export const COMMANDS: ReadonlyArray<(program: Command, action: ActionFactory) => void> = [probe, check, settings, login, logout, sessions, backup, restore, connect];
+export const COMMANDS: ReadonlyArray<(program: Command, action: ActionFactory) => void> = [probe, check, settings, login, logout, sessions, backup, restore, connect, completion];
