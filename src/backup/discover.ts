@@ -9,6 +9,11 @@ import { conversationFiles, stateFiles } from '../paths.js';
 import { holders } from '../util/procfs.js';
 import { lstatOrNull, readFileNoFollow } from '../util/safe-fs.js';
 import { errorText, identityOf, type FileIdentity } from './files.js';
+import { usageError, type AgyError } from '../errors.js';
+
+/** discoverSessions found no conversations directory: the state dir is wrong (exit 2). */
+export const noConversationsDirectory = (stateDir: string): AgyError =>
+  usageError(`No conversations directory in ${stateDir}.`, 'point --state-dir (or AGYCTL_STATE_DIR) at the server state dir, ~/.gemini/antigravity-acp by default');
 
 export const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CONVERSATION_FILE = /^(.+)\.(db|db-wal|db-shm|meta)$/;

@@ -1,11 +1,10 @@
 /** Human lines and --json shapes for sessions, backup, verify and restore (shapes documented in docs/json.md). */
 import { formatDuration } from '../util/duration.js';
-import { discoverSessions, noConversationsYet, type SessionInfo } from './discover.js';
+import { discoverSessions, noConversationsDirectory, noConversationsYet, type SessionInfo } from './discover.js';
 import { formatBytes } from './progress.js';
 import type { BackupReport } from './run-backup.js';
 import type { RestoreReport } from './restore.js';
 import type { VerifyReport } from './verify.js';
-import { usageError } from '../errors.js';
 
 export interface SessionsReport {
   stateDir: string;
@@ -15,7 +14,7 @@ export interface SessionsReport {
 export async function listSessionsReport(stateDir: string): Promise<SessionsReport> {
   if (noConversationsYet(stateDir)) return { stateDir, sessions: [] };
   const found = discoverSessions(stateDir);
-  if (found === undefined) throw usageError(`No conversations directory in ${stateDir}.`, 'point --state-dir (or AGYCTL_STATE_DIR) at the server state dir, ~/.gemini/antigravity-acp by default');
+  if (found === undefined) throw noConversationsDirectory(stateDir);
   return { stateDir, sessions: found.map(({ db: _db, wal: _wal, readable: _r, ...rest }) => rest) };
 }
 

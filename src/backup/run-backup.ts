@@ -14,7 +14,7 @@ import type { Output } from '../cli/output.js';
 import { agyctlVersion } from '../cli/version.js';
 import { fsyncDir } from '../util/atomic-write.js';
 import { backupSession, type Previous } from './backup-session.js';
-import { discoverSessions, type SessionInfo } from './discover.js';
+import { discoverSessions, noConversationsDirectory, type SessionInfo } from './discover.js';
 import { errorText, isNoSpace, noSpaceText } from './files.js';
 import { freshName, listSnapshots, partialName, removeLeftovers } from './layout.js';
 import { acquireLock } from './lock.js';
@@ -64,9 +64,7 @@ export async function runBackup(opts: BackupOptions): Promise<BackupReport> {
 
 function selectSessions(stateDir: string, ids: string[]): SessionInfo[] {
   const all = discoverSessions(stateDir);
-  if (all === undefined) {
-    throw usageError(`No conversations directory in ${stateDir}.`, 'point --state-dir (or AGYCTL_STATE_DIR) at the server state dir, ~/.gemini/antigravity-acp by default');
-  }
+  if (all === undefined) throw noConversationsDirectory(stateDir);
   if (ids.length === 0) return all;
   const wanted = [...new Set(ids)];
   const missing = wanted.filter((id) => !all.some((s) => s.id === id));

@@ -16,7 +16,10 @@ import { agyctlVersion } from './version.js';
 import { fsAgyError } from '../util/fs-errors.js';
 import { pendingLoginNotice } from '../login/detached/notice.js';
 
-function buildProgram(ctx: RunContext, onInvoke: (inv: Invocation) => Promise<void>): Command {
+/** Help is about to be shown: the examples module is loaded only then, so other runs start without it. */
+const wantsHelp = (argv: string[]): boolean => argv.length === 0 || argv[0] === 'help' || argv.some((a) => a === '--help' || a === '-h');
+
+async function buildProgram(argv: string[], ctx: RunContext, onInvoke: (inv: Invocation) => Promise<void>): Promise<Command> {
   const program = new Command('agyctl')
     .description("Run Google's antigravity-acp agent server on headless boxes: settings, login, checks, backups.")
     .version(agyctlVersion(), '-V, --version', 'print the version')
@@ -31,6 +34,7 @@ function buildProgram(ctx: RunContext, onInvoke: (inv: Invocation) => Promise<vo
   const action = makeActionFactory(onInvoke);
   for (const register of COMMANDS) register(program, action);
   for (const cmd of program.commands) cmd.exitOverride();
+  if (wantsHelp(argv)) (await import('./help-text.js')).addHelpExtras(program);
   return program;
 }
 
@@ -61,7 +65,7 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
   };
 
   try {
-    await buildProgram(ctx, onInvoke).parseAsync(argv, { from: 'user' });
+    await (await buildProgram(argv, ctx, onInvoke)).parseAsync(argv, { from: 'user' });
     return exit;
   } catch (err) {
     if (err instanceof CommanderError) return commanderExit(err, out, jsonRequested);

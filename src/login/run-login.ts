@@ -7,11 +7,11 @@ import path from 'node:path';
 import { AgyError, EXIT, usageError } from '../errors.js';
 import { resolveServerCommand } from '../acp/resolve.js';
 import type { CommandIO } from '../cli/context.js';
-import { AUTH_TYPES, normalizeAuthType, readSettings } from '../settings/index.js';
+import { AUTH_TYPES, normalizeAuthType, parseSettingsText, readSettings } from '../settings/index.js';
 import { profileOf, type ServerProfile } from '../profiles/index.js';
 import { adoptDetectedProfile } from '../profiles/adopt.js';
 import { assertServerCanUse } from '../profiles/guard.js';
-import { authTypeKey, configuredMethod, rawAuthTypeFor, writeAuthType } from '../profiles/auth-setting.js';
+import { authTypeKey, configuredMethod, rawAuthTypeFor, readProfileSettings, writeAuthType } from '../profiles/auth-setting.js';
 import type { InitializeResult } from '../acp/protocol.js';
 import { signIn, isBrowserMethod, type SignInOptions } from './sign-in.js';
 import { checkAndFixTokenFile, type TokenFileReport } from './token-file.js';
@@ -58,7 +58,7 @@ function preflight(io: CommandIO, requested: string | undefined): Preflight {
   } catch {
     throw usageError(`The state directory ${dir} is not writable by you.`, `fix its owner or mode, or pass --state-dir`);
   }
-  const settings = readSettings(dir);
+  const settings = readProfileSettings(profile, dir);
   if (settings.unreadable) throw usageError(`Cannot read ${settings.path}: ${settings.unreadable}.`, 'fix the file, or move it aside and run `agyctl settings set-auth oauth-personal`');
   if (settings.error) throw usageError(`${settings.path} line ${settings.error.line} column ${settings.error.column}: ${settings.error.message}.`, 'fix the file (agyctl settings validate shows every problem), or run `agyctl settings set-auth TYPE --force` to move it aside');
   resolveServerCommand(io.opts.server, io.ctx.env, io.ctx.cwd, profile); // exit 4 now rather than after a shim dir exists
@@ -88,8 +88,8 @@ function refuseUnknownAuthType(profile: ServerProfile, file: string, data: Recor
 /** The server may rewrite settings.json during a login (reported for some builds); and it needs auth.type to find the credentials after a restart. */
 function reconcileSettings(io: CommandIO, pre: Preflight, profile: ServerProfile): LoginReport['settings'] {
   const key = authTypeKey(profile);
-  const now = readSettings(io.opts.stateDir);
-  const before = pre.settingsRaw === undefined ? undefined : rawAuthTypeFor(profile, safeParse(pre.settingsRaw));
+  const now = readProfileSettings(profile, io.opts.stateDir);
+  const before = pre.settingsRaw === undefined ? undefined : rawAuthTypeFor(profile, parseSettingsText(pre.settingsRaw, { comments: profile.settingsComments }).data);
   const changedByServer = now.raw !== pre.settingsRaw;
   if (changedByServer) {
     io.out.event({ event: 'settings-changed', by: 'server', authTypeBefore: before ?? null, authTypeAfter: rawAuthTypeFor(profile, now.data) ?? null });
@@ -108,16 +108,7 @@ function reconcileSettings(io: CommandIO, pre: Preflight, profile: ServerProfile
   } else if (current !== pre.method) {
     io.out.warn(`settings.json names ${key} ${String(current)}, not ${pre.method}; left unchanged. The server will use ${String(current)} after a restart${setAuthAdvice(profile, pre.method, ' (change it with: ', ')')}`);
   }
-  return { before: before ?? null, after: rawAuthTypeFor(profile, readSettings(io.opts.stateDir).data) ?? null, changedByServer, wroteAuthType };
-}
-
-function safeParse(raw: string): Record<string, unknown> | undefined {
-  try {
-    const v: unknown = JSON.parse(raw);
-    return v && typeof v === 'object' ? (v as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
+  return { before: before ?? null, after: rawAuthTypeFor(profile, readProfileSettings(profile, io.opts.stateDir).data) ?? null, changedByServer, wroteAuthType };
 }
 
 function checkToken(io: CommandIO, profile: ServerProfile): TokenFileReport {

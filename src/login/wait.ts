@@ -12,7 +12,7 @@ import { runWaitLoop, type WaitLoop } from './wait-loop.js';
 
 export { authFailure } from './wait-loop.js';
 
-/** Probe period and grace: a vanished listener is reported within 2 s (a unit test holds them to that). */
+/** Probe period and grace: a vanished listener is reported within 2 s (test/e2e/login-listener-watch.test.ts measures it). */
 export const LIVENESS_EVERY_MS = 700;
 export const LIVENESS_GRACE_MS = 900;
 

@@ -6,11 +6,14 @@
  * splice so every other key keeps its bytes).
  */
 import { readSettings, rawAuthType, authTypeOf, setAuthType, type SettingsFile } from '../settings/index.js';
-import { setStringAt } from '../settings/json-edit.js';
+import { setStringAt } from '../settings/jsonc.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { ownerFor } from '../util/safe-fs.js';
 import { usageError } from '../errors.js';
 import type { ServerProfile } from './types.js';
+
+/** settings.json read with the syntax this profile's server accepts (comments for gemini-cli). */
+export const readProfileSettings = (profile: ServerProfile, stateDir: string): SettingsFile => readSettings(stateDir, { comments: profile.settingsComments });
 
 const obj = (v: unknown): Record<string, unknown> | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
 
@@ -38,10 +41,10 @@ export function writeAuthType(profile: ServerProfile, stateDir: string, method: 
     setAuthType(stateDir, method, { env });
     return;
   }
-  const file: SettingsFile = readSettings(stateDir, { noFollow: true }); // a symlinked settings.json is refused (unsafe-symlink)
+  const file: SettingsFile = readSettings(stateDir, { noFollow: true, comments: profile.settingsComments }); // a symlinked settings.json is refused (unsafe-symlink)
   if (file.unreadable || (file.exists && file.error?.kind === 'syntax')) {
     throw usageError(`${file.path} cannot be edited (${file.unreadable ?? file.error?.message}).`, `fix the file, then set ${authTypeKey(profile)} to ${method}`);
   }
   const text = file.exists && file.raw !== undefined && file.raw.trim() !== '' ? file.raw : '{}\n';
-  writeFileAtomic(file.path, setStringAt(text, profile.authTypePath, method), { mode: 0o600, owner: ownerFor(stateDir) });
+  writeFileAtomic(file.path, setStringAt(text, profile.authTypePath, method, { comments: profile.settingsComments }), { mode: 0o600, owner: ownerFor(stateDir) });
 }

@@ -36,6 +36,7 @@ export const geminiCli: ServerProfile = {
   stateDirShape: '.gemini',
   defaultCommands: [{ name: 'gemini', args: ['--acp'] }],
   installHint: 'install gemini-cli (npm install -g @google/gemini-cli), or point agyctl at it: --server "/path/to/gemini --acp"',
+  settingsComments: true,
   authTypePath: ['security', 'auth', 'selectedType'],
   authMethods: ['oauth-personal', 'gemini-api-key', 'vertex-ai', 'gateway'],
   browserMethods: ['oauth-personal'],

@@ -4,11 +4,10 @@
  * variables key types need, the server command. No conversations check:
  * gemini-cli has no conversation store agyctl manages.
  */
-import { readSettings } from '../settings/read.js';
 import { envIsSet } from '../settings/auth-types.js';
 import { serverFinding, tokenChecks, type StaticInput, type StaticOutcome } from '../health/static-checks.js';
 import { fail, LOGIN_HINT, pass, timed, type Finding } from '../health/check-result.js';
-import { authTypeKey, rawAuthTypeFor } from './auth-setting.js';
+import { authTypeKey, rawAuthTypeFor, readProfileSettings } from './auth-setting.js';
 import type { ServerProfile } from './types.js';
 
 /** What each key method needs in the server's environment (names only; values are never read out). */
@@ -23,10 +22,10 @@ interface Verdict {
 }
 
 function judge(profile: ServerProfile, stateDir: string, env: NodeJS.ProcessEnv): Verdict {
-  const file = readSettings(stateDir);
+  const file = readProfileSettings(profile, stateDir);
   const key = authTypeKey(profile);
   if (file.unreadable) return { method: undefined, finding: fail('misconfigured', `${file.path} cannot be read: ${file.unreadable}`, `fix its permissions`) };
-  if (file.error?.kind === 'syntax') return { method: undefined, finding: fail('misconfigured', `${file.path} line ${file.error.line} column ${file.error.column}: ${file.error.message}`, 'fix the file (gemini-cli itself also reads comments; agyctl does not)') };
+  if (file.error?.kind === 'syntax') return { method: undefined, finding: fail('misconfigured', `${file.path} line ${file.error.line} column ${file.error.column}: ${file.error.message}`, 'fix the file (comments are fine; trailing commas are not)') };
   const raw = rawAuthTypeFor(profile, file.data);
   if (raw === undefined) {
     // Without a selected type gemini-cli falls back to an API key from its environment.

@@ -49,6 +49,8 @@ export interface ServerProfile {
   defaultCommands: ReadonlyArray<{ name: string; args: readonly string[] }>;
   /** The fix when no server command is found. */
   installHint: string;
+  /** settings.json may hold // and /* *\/ comments (gemini-cli strips them before JSON.parse). */
+  settingsComments: boolean;
   /** Where settings.json names the auth type, as a key path. */
   authTypePath: readonly string[];
   /** Auth method ids this server offers (its initialize list may say more). */

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { AgyError } from '../errors.js';
 import { stateFiles } from '../paths.js';
 import { openNoFollow, unsafeSymlinkError } from '../util/safe-fs.js';
-import { JsonSyntaxError, lineColumn, member, parseJsonTree, toPlain, type JsonNode } from './json-tree.js';
+import { JsonSyntaxError, lineColumn, member, parseJsonTree, toPlain, type JsonNode, type JsonOptions } from './jsonc.js';
 
 export interface SettingsError {
   /** syntax: not JSON. shape: JSON, but the top level, `auth` or `gcp` is not an object. */
@@ -31,7 +31,7 @@ export interface SettingsFile {
   /** The content, when it is a JSON object (set even when `auth`/`gcp` has the wrong shape). */
   data?: Record<string, unknown>;
   /** The ordered tree agyctl edits; present whenever `data` is. */
-  tree?: JsonNode & { kind: 'object' };
+  tree?: JsonNode;
   /** Why agyctl must not edit the file in place. */
   error?: SettingsError;
   /** Why the file could not be read at all (permission denied, a directory...). */
@@ -62,14 +62,15 @@ export function writeTarget(file: string): { symlink: boolean; target: string } 
 /**
  * `noFollow`: read only a regular file reached without a symlink (for a
  * write; throws `unsafe-symlink` on a link). Otherwise read as the server
- * would, through links.
+ * would, through links. `comments`: the file may hold comments (gemini-cli's);
+ * antigravity's is plain JSON.
  */
-export function readSettings(stateDir: string, options: { noFollow?: boolean } = {}): SettingsFile {
+export function readSettings(stateDir: string, options: JsonOptions & { noFollow?: boolean } = {}): SettingsFile {
   const file = stateFiles(stateDir).settings;
   const base: SettingsFile = { path: file, exists: false, ...writeTarget(file) };
   let raw: string;
   let st: fs.Stats;
-  if (options.noFollow) return readNoFollow(base);
+  if (options.noFollow) return readNoFollow(base, options);
   try {
     st = fs.statSync(file);
     if (st.isDirectory()) return { ...base, exists: true, unreadable: 'settings.json is a directory, not a file' };
@@ -80,10 +81,10 @@ export function readSettings(stateDir: string, options: { noFollow?: boolean } =
     return { ...base, exists: true, unreadable: (err as Error).message };
   }
   const found: SettingsFile = { ...base, exists: true, raw, mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
-  return { ...found, ...parseSettingsText(raw) };
+  return { ...found, ...parseSettingsText(raw, options) };
 }
 
-function readNoFollow(base: SettingsFile): SettingsFile {
+function readNoFollow(base: SettingsFile, options: JsonOptions): SettingsFile {
   if (base.symlink) throw unsafeSymlinkError(base.path, 'settings.json');
   let fd: number;
   try {
@@ -98,39 +99,39 @@ function readNoFollow(base: SettingsFile): SettingsFile {
     if (st.isDirectory()) return { ...base, exists: true, unreadable: 'settings.json is a directory, not a file' };
     if (!st.isFile()) return { ...base, exists: true, unreadable: 'settings.json is not a regular file' };
     const raw = fs.readFileSync(fd, 'utf8');
-    return { ...base, exists: true, raw, mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, ...parseSettingsText(raw) };
+    return { ...base, exists: true, raw, mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, ...parseSettingsText(raw, options) };
   } finally {
     fs.closeSync(fd);
   }
 }
 
 /** Parse settings text: the object (if any) and the first reason it cannot be edited in place. */
-export function parseSettingsText(raw: string): Pick<SettingsFile, 'data' | 'tree' | 'error'> {
+export function parseSettingsText(raw: string, options: JsonOptions = {}): Pick<SettingsFile, 'data' | 'tree' | 'error'> {
   let tree: JsonNode;
   try {
-    tree = parseJsonTree(raw);
+    tree = parseJsonTree(raw, options);
   } catch (err) {
     if (!(err instanceof JsonSyntaxError)) throw err;
     return { error: { kind: 'syntax', message: err.message, line: err.line, column: err.column } };
   }
-  if (tree.kind !== 'object') {
+  if (tree.type !== 'object') {
     return { error: shapeError(raw, tree, `the top level is ${describeNode(tree)}, not an object`) };
   }
   const data = toPlain(tree) as Record<string, unknown>;
   for (const key of ['auth', 'gcp']) {
     const node = member(tree, key);
-    if (node && node.kind !== 'object') return { data, tree, error: shapeError(raw, node, `"${key}" is ${describeNode(node)}, not an object`) };
+    if (node && node.type !== 'object') return { data, tree, error: shapeError(raw, node, `"${key}" is ${describeNode(node)}, not an object`) };
   }
   return { data, tree };
 }
 
 function shapeError(raw: string, node: JsonNode, message: string): SettingsError {
-  return { kind: 'shape', message, ...lineColumn(raw, Math.max(node.at, 0)) };
+  return { kind: 'shape', message, ...lineColumn(raw, node.offset) };
 }
 
 function describeNode(node: JsonNode): string {
-  if (node.kind === 'array') return 'an array';
-  if (node.kind === 'object') return 'an object';
-  if (node.value === null) return 'null';
-  return `a ${typeof node.value}`;
+  if (node.type === 'array') return 'an array';
+  if (node.type === 'object') return 'an object';
+  if (node.type === 'null') return 'null';
+  return `a ${node.type}`;
 }

@@ -9,7 +9,7 @@ import { AgyError, EXIT, usageError } from '../errors.js';
 import { writeFileAtomic, fsyncDir } from '../util/atomic-write.js';
 import { copyFileNoFollow, lstatOrNull, mkdirOwned, ownerFor } from '../util/safe-fs.js';
 import { AUTH_TYPE_INFO, AUTH_TYPE_LIST, envIsSet, normalizeAuthType, type AuthType } from './auth-types.js';
-import { setStringAt } from './json-edit.js';
+import { setStringAt } from './jsonc.js';
 import { readSettings, type SettingsFile } from './read.js';
 import { gcpOf, locationProblem, projectProblem, rawAuthType } from './validate.js';
 

@@ -1,4 +1,8 @@
-/** The global CLI contract and `agyctl probe`, on the built binary against the simulator. */
+/**
+ * The process side of the CLI contract and `agyctl probe`, on the built binary
+ * against the simulator. Flag parsing, usage errors and the --json contract are
+ * tested in process: test/unit/cli/.
+ */
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -8,42 +12,6 @@ let sandbox: Sandbox | undefined;
 afterEach(() => sandbox?.cleanup());
 
 describe('global contract', () => {
-  it('--help and --version exit 0', async () => {
-    sandbox = makeSandbox();
-    const help = await agyctl(['--help'], sandbox);
-    expect(help.exitCode).toBe(0);
-    expect(help.stdout).toMatch(/login/);
-    const version = await agyctl(['--version'], sandbox);
-    expect(version.exitCode).toBe(0);
-    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+$/);
-  });
-
-  it('a usage error exits 2 with one JSON document under --json', async () => {
-    sandbox = makeSandbox();
-    const r = await agyctl(['probe', '--no-such-flag', '--json'], sandbox);
-    expect(r.exitCode).toBe(2);
-    expect(parseJson(r.stdout)).toMatchObject({ schemaVersion: 1, ok: false, error: { code: 'usage', exit: 2 } });
-    const human = await agyctl(['probe', '--timeout', 'soon'], sandbox);
-    expect(human.exitCode).toBe(2);
-    expect(human.stderr).toContain('--timeout must be a duration');
-  });
-
-  it('no server anywhere: exit 4 naming --server, in both modes', async () => {
-    sandbox = makeSandbox({ AGYCTL_SERVER: '', PATH: '/usr/bin:/bin' });
-    const human = await agyctl(['probe'], sandbox);
-    expect(human.exitCode).toBe(4);
-    expect(human.stderr).toContain('--server');
-    const json = await agyctl(['probe', '--json'], sandbox);
-    expect(json.exitCode).toBe(4);
-    expect(parseJson(json.stdout)).toMatchObject({ ok: false, error: { code: 'server-not-found', exit: 4 } });
-  });
-
-  it('--server that does not exist: exit 4', async () => {
-    sandbox = makeSandbox();
-    const r = await agyctl(['probe', '--server', '/nonexistent/agy_acp_server --debug'], sandbox);
-    expect(r.exitCode).toBe(4);
-  });
-
   it('--state-dir steers the server through HOME', async () => {
     sandbox = makeSandbox();
     const other = path.join(sandbox.root, 'box', '.gemini', 'antigravity-acp');

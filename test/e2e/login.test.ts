@@ -171,7 +171,7 @@ describe('login: failures leave nothing behind', () => {
     const dropAt = Date.now() + 1000;
     const result = await child;
     expect(result.exitCode).toBe(4);
-    // The 2 s budget itself is held by a unit test of the probe constants; here: long before the deadline.
+    // The 2 s budget itself is measured in login-listener-watch.test.ts; here: long before the deadline.
     expect(Date.now() - dropAt).toBeLessThan(8000);
     expect(parseEvents(String(result.stdout)).at(-1)).toMatchObject({ event: 'error', code: 'listener-gone' });
     await expectClean(sandbox);

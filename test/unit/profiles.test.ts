@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { detectProfile, getProfile, resolveProfile } from '../../src/profiles/index.js';
 import { defaultStateDirFor, PROFILE_IDS, PROGRAM_PROFILES } from '../../src/profiles/choose.js';
-import { configuredMethod, rawAuthTypeFor, writeAuthType } from '../../src/profiles/auth-setting.js';
+import { configuredMethod, rawAuthTypeFor, readProfileSettings, writeAuthType } from '../../src/profiles/auth-setting.js';
 import { removeProbeProjects } from '../../src/profiles/cleanup.js';
 import { signInGuard, quietServerEnv } from '../../src/profiles/sign-in-guard.js';
 import { classifyAuthError } from '../../src/acp/protocol.js';
@@ -109,6 +109,25 @@ describe('the auth type in gemini-cli settings', () => {
     writeAuthType(gemini, fresh, 'gemini-api-key', {});
     expect(JSON.parse(fs.readFileSync(path.join(fresh, 'settings.json'), 'utf8'))).toEqual({ security: { auth: { selectedType: 'gemini-api-key' } } });
     expect(fs.statSync(path.join(fresh, 'settings.json')).mode & 0o777).toBe(0o600);
+  });
+
+  it('reads and edits a settings.json with comments, keeping them (gemini-cli strips comments itself)', () => {
+    const dir = tempDir();
+    const file = path.join(dir, 'settings.json');
+    const before = '// my settings\n{\n  /* theme */ "ui": {"theme": "dark"}, // trailing note\n  "security": {}\n}\n';
+    fs.writeFileSync(file, before);
+    expect(readProfileSettings(gemini, dir)).toMatchObject({ data: { ui: { theme: 'dark' }, security: {} } });
+    expect(readProfileSettings(gemini, dir).error).toBeUndefined();
+    writeAuthType(gemini, dir, 'oauth-personal', {});
+    const text = fs.readFileSync(file, 'utf8');
+    expect(text).toBe(before.replace('"security": {}', '"security": {\n    "auth": {\n      "selectedType": "oauth-personal"\n    }\n  }'));
+    expect(readProfileSettings(gemini, dir).data).toEqual({ ui: { theme: 'dark' }, security: { auth: { selectedType: 'oauth-personal' } } });
+  });
+
+  it('still refuses trailing commas in gemini-cli settings (its JSON.parse does too)', () => {
+    const dir = tempDir();
+    fs.writeFileSync(path.join(dir, 'settings.json'), '{"ui": {},}');
+    expect(readProfileSettings(gemini, dir).error).toMatchObject({ kind: 'syntax', line: 1, column: 11 });
   });
 
   it('refuses a file that is not JSON, leaving it as it was', () => {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { JsonSyntaxError, parseJsonTree, toPlain } from '../../src/settings/json-tree.js';
-import { setStringAt } from '../../src/settings/json-edit.js';
+import { JsonSyntaxError, parseJsonTree, setStringAt, toPlain } from '../../src/settings/jsonc.js';
 import { parseSettingsText } from '../../src/settings/read.js';
 
 function errorAt(text: string): { line: number; column: number; message: string } {
@@ -118,5 +117,21 @@ describe('minimal JSON edits', () => {
   it('escapes values it writes', () => {
     const out = setStringAt('{}', ['gcp', 'project'], 'a"b\\c');
     expect(JSON.parse(out)).toEqual({ gcp: { project: 'a"b\\c' } });
+  });
+});
+
+describe('comments', () => {
+  const text = '// header\n{\n  "a": 1, /* why */\n  "auth": {"type": "x"} // note\n}\n';
+
+  it('are a syntax error in plain JSON (antigravity), with line and column', () => {
+    expect(errorAt(text)).toMatchObject({ line: 1, column: 1, message: expect.stringContaining('comment') });
+    expect(parseSettingsText(text).error).toMatchObject({ kind: 'syntax', line: 1, column: 1 });
+  });
+
+  it('are read, and kept on edit, when the file allows them (gemini-cli)', () => {
+    expect(parseSettingsText(text, { comments: true })).toEqual({ tree: expect.anything(), data: { a: 1, auth: { type: 'x' } } });
+    const out = setStringAt(text, ['auth', 'type'], 'y', { comments: true });
+    expect(out).toBe(text.replace('"x"', '"y"'));
+    expect(() => setStringAt(text, ['auth', 'type'], 'y')).toThrow(JsonSyntaxError);
   });
 });

@@ -1,8 +1,7 @@
 /** agyctl backup [verify SNAPSHOT]: consistent snapshots of live conversation databases (docs/backup.md). */
 import type { Command } from 'commander';
 import type { ActionFactory } from '../action.js';
-
-const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+import { collect } from '../repeatable.js';
 
 export function register(program: Command, action: ActionFactory): void {
   const backup = program

@@ -2,9 +2,8 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { ActionFactory } from '../action.js';
+import { collect } from '../repeatable.js';
 import { usageError } from '../../errors.js';
-
-const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
 export function register(program: Command, action: ActionFactory): void {
   program

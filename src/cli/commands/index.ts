@@ -15,5 +15,6 @@ import { register as backup } from './backup.js';
 import { register as restore } from './restore.js';
 import { register as connect } from './connect.js';
 import { register as loginSupervisor } from './login-supervisor.js';
+import { register as completion } from './completion.js';
 
-export const COMMANDS: ReadonlyArray<(program: Command, action: ActionFactory) => void> = [probe, check, settings, login, logout, sessions, backup, restore, connect, loginSupervisor];
+export const COMMANDS: ReadonlyArray<(program: Command, action: ActionFactory) => void> = [probe, check, settings, login, logout, sessions, backup, restore, connect, loginSupervisor, completion];

@@ -1,8 +1,7 @@
 /** agyctl restore SNAPSHOT: put conversations back from a snapshot (the server must be stopped). */
 import type { Command } from 'commander';
 import type { ActionFactory } from '../action.js';
-
-const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
+import { collect } from '../repeatable.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program

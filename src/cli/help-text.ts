@@ -1,0 +1,154 @@
+/**
+ * The Examples and Exit codes sections of every `--help`, in one place,
+ * keyed by command path ('' is the program itself). buildProgram appends
+ * them with commander's addHelpText('after'), so command files stay about
+ * flags. Plain data: it is loaded on every start, including `--help`.
+ */
+import type { Command } from 'commander';
+
+interface HelpExtra {
+  /** [invocation, what it does]: real command lines a user can paste (shown gh-style: comment, then `$ command`). */
+  examples: ReadonlyArray<readonly [string, string]>;
+  /** [exit code, when] (the table in docs/exit-codes.md gives the general meaning). */
+  exits: ReadonlyArray<readonly [number, string]>;
+}
+
+const USAGE: readonly [number, string] = [2, 'bad flags or input'];
+const SERVER: readonly [number, string] = [4, 'the server was not found, failed to start, exited or broke the protocol'];
+const TIMEOUT: readonly [number, string] = [5, '--timeout passed'];
+const INTERRUPTED: readonly [number, string] = [130, 'Ctrl-C (every child process is stopped)'];
+
+export const HELP: Readonly<Record<string, HelpExtra>> = {
+  '': {
+    examples: [
+      ['agyctl check', 'is the server configured and signed in?'],
+      ['agyctl login --ssh-target box.example.com', 'sign a headless box in over SSH'],
+      ['source <(agyctl completion bash)', 'tab completion for this shell'],
+    ],
+    exits: [[0, 'ok'], [1, 'a bug in agyctl'], USAGE, [3, 'authentication'], SERVER, TIMEOUT, [6, 'findings'], INTERRUPTED],
+  },
+  probe: {
+    examples: [
+      ['agyctl probe', "the server's build, auth methods and start-up time"],
+      ['agyctl probe --server "/opt/agy/agy_acp_server --debug" --json', 'a server off the PATH, as JSON'],
+    ],
+    exits: [[0, 'the server answered initialize'], USAGE, SERVER, TIMEOUT, INTERRUPTED],
+  },
+  check: {
+    examples: [
+      ['agyctl check', 'settings, token and server command, without starting the server'],
+      ['agyctl check --live --restart --json', 'also open a session and load it in a fresh server'],
+      ['agyctl check --prometheus /var/lib/node_exporter/agyctl.prom', 'also write metrics for node_exporter'],
+    ],
+    exits: [[0, 'every check passed'], USAGE, [3, 'not signed in, or the sign-in must be redone'], SERVER, TIMEOUT, [6, 'a finding (token mode, invalid settings)'], INTERRUPTED],
+  },
+  settings: {
+    examples: [
+      ['agyctl settings', 'what settings.json says and what is missing'],
+      ['agyctl settings set-auth gemini-api-key', 'choose how the server authenticates'],
+      ['agyctl settings validate', 'exit 2 with every problem listed'],
+    ],
+    exits: [[0, 'ok'], [2, 'bad flags, or a settings.json agyctl cannot use']],
+  },
+  'settings show': {
+    examples: [
+      ['agyctl settings show', 'path, mode, auth type, needed variables, running servers, problems'],
+      ['agyctl settings show --json | jq .problems', 'the problems, for a script'],
+    ],
+    exits: [[0, 'shown (problems included)'], [2, 'bad flags']],
+  },
+  'settings set-auth': {
+    examples: [
+      ['agyctl settings set-auth oauth-personal', 'sign in with a Google account (then: agyctl login)'],
+      ['agyctl settings set-auth oauth-business --project my-proj --location us-central1', 'Gemini Enterprise'],
+      ['agyctl settings set-auth agent-platform --force', 'move an unparsable file aside and write a fresh one'],
+    ],
+    exits: [[0, 'written, or already so'], [2, 'bad type or value, or a file agyctl will not overwrite without --force']],
+  },
+  'settings validate': {
+    examples: [
+      ['agyctl settings validate', 'list every problem'],
+      ['agyctl settings validate --json', 'the same, as JSON'],
+    ],
+    exits: [[0, 'usable as is'], [2, 'at least one error (all are listed)']],
+  },
+  login: {
+    examples: [
+      ['agyctl login', 'print the sign-in URL and the SSH tunnel command, wait, prove the token'],
+      ['agyctl login --ssh-target me@box.example.com:2222 --qr', 'a tunnel command for your laptop, and a QR code'],
+      ['agyctl login --method gemini-api-key', 'sign in with the key in the environment'],
+    ],
+    exits: [[0, 'signed in and proven in a fresh server'], USAGE, [3, 'the sign-in or the proof failed'], [4, 'the server exited, its listener disappeared, or it broke the protocol'], TIMEOUT, INTERRUPTED],
+  },
+  logout: {
+    examples: [
+      ['agyctl logout', "the server's own logout, then a fresh server must refuse"],
+      ['agyctl logout --local', 'remove the token file without asking the server'],
+    ],
+    exits: [[0, 'logged out and refused by a fresh server'], USAGE, SERVER, TIMEOUT, [6, 'credentials still work (e.g. an API key in the environment)'], INTERRUPTED],
+  },
+  sessions: {
+    examples: [
+      ['agyctl sessions', 'id, cwd, size, last change and which process has each conversation open'],
+      ['agyctl sessions --json | jq -r ".sessions[].id"', 'just the ids'],
+    ],
+    exits: [[0, 'listed'], [2, 'no conversations directory in the state dir']],
+  },
+  backup: {
+    examples: [
+      ['agyctl backup', 'snapshot every conversation into ~/.local/state/agyctl/backups/<UTC time>/'],
+      ['agyctl backup --to /srv/agy-backups --keep-daily 7 --keep-weekly 4', 'with retention'],
+      ['agyctl backup verify latest', 're-hash and integrity-check the newest snapshot'],
+    ],
+    exits: [[0, 'every conversation backed up'], [2, 'bad option, unknown --session, missing state dir, lock held'], [6, 'a session failed or the destination was full'], INTERRUPTED],
+  },
+  'backup verify': {
+    examples: [
+      ['agyctl backup verify latest', 'the newest snapshot in the default directory'],
+      ['agyctl backup verify 20260903T101500Z --from /srv/agy-backups --json', 'one snapshot elsewhere, as JSON'],
+    ],
+    exits: [[0, 'every file matches its manifest'], [2, 'bad option, or not a snapshot'], [6, 'a mismatch'], INTERRUPTED],
+  },
+  restore: {
+    examples: [
+      ['agyctl restore latest', 'every conversation of the newest snapshot (stop the server first)'],
+      ['agyctl restore 20260903T101500Z --session 3f2a9c1e-0000-4000-8000-000000000000', 'one conversation'],
+    ],
+    exits: [[0, 'restored'], [2, 'bad option, or not a snapshot'], [6, 'refused (a process has a conversation open) or a damaged snapshot'], INTERRUPTED],
+  },
+  connect: {
+    examples: [
+      ['agyctl connect me@box.example.com', 'sign the remote server in from your laptop in one step'],
+      ['agyctl connect box --ssh-option "ProxyJump=bastion" --no-open', 'through a jump host, printing the URL'],
+    ],
+    exits: [[0, 'the remote login succeeded'], USAGE, [3, 'the remote sign-in failed'], [4, 'SSH failed, agyctl missing on the box, or a server problem there'], [5, 'SSH or the sign-in took too long'], INTERRUPTED],
+  },
+  completion: {
+    examples: [
+      ['source <(agyctl completion bash)', 'bash, this shell; add the line to ~/.bashrc to keep it'],
+      ['source <(agyctl completion zsh)', 'zsh (uses bashcompinit); add the line to ~/.zshrc to keep it'],
+      ['agyctl completion fish > ~/.config/fish/completions/agyctl.fish', 'fish'],
+    ],
+    exits: [[0, 'printed'], [2, 'an unknown shell']],
+  },
+};
+
+export function renderHelpExtra(extra: HelpExtra): string {
+  const examples = extra.examples.map(([cmd, what]) => `  # ${what}\n  $ ${cmd}`);
+  const exits = extra.exits.map(([code, when]) => `  ${String(code).padStart(3)}  ${when}`);
+  return `\nExamples:\n${examples.join('\n')}\n\nExit codes (docs/exit-codes.md):\n${exits.join('\n')}\n`;
+}
+
+/** The command's path below the program: 'settings set-auth'; '' for the program. */
+export function commandPath(cmd: Command): string {
+  const names: string[] = [];
+  for (let c: Command | null = cmd; c?.parent; c = c.parent) names.unshift(c.name());
+  return names.join(' ');
+}
+
+/** Append the sections to every command of the tree that has them. */
+export function addHelpExtras(cmd: Command): void {
+  const extra = HELP[commandPath(cmd)];
+  if (extra) cmd.addHelpText('after', () => renderHelpExtra(extra));
+  for (const sub of cmd.commands) addHelpExtras(sub);
+}

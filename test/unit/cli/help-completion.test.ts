@@ -1,0 +1,76 @@
+/** Help examples and exit codes on every command, and completion scripts generated from the live program (in process). */
+import { Command } from 'commander';
+import shellQuote from 'shell-quote';
+import { describe, expect, it } from 'vitest';
+import { completionScript, describeTree } from '../../../src/cli/completion.js';
+import { HELP } from '../../../src/cli/help-text.js';
+import { runInProcess } from '../../helpers/in-process.js';
+
+/** The real program's bash completion script, through `agyctl completion bash --json`. */
+async function liveTree() {
+  const r = await runInProcess(['completion', 'bash', '--json']);
+  expect(r.exit).toBe(0);
+  return r.json() as { completion: { shell: string; script: string } };
+}
+
+describe('--help', () => {
+  it('every command has Examples and its exit codes', async () => {
+    const doc = await liveTree();
+    const paths = [...doc.completion.script.matchAll(/^ {4}'([a-z -]*)'\) echo '--/gm)].map((m) => m[1]!);
+    expect(paths).toContain('settings set-auth');
+    for (const path of paths) {
+      const r = await runInProcess([...path.split(' ').filter(Boolean), '--help']);
+      expect(r.exit, path).toBe(0);
+      expect(r.stdout, path).toMatch(/\nExamples:\n {2}# .+\n {2}\$ agyctl|\$ source <\(agyctl/);
+      expect(r.stdout, path).toMatch(/\nExit codes \(docs\/exit-codes\.md\):\n {4}0 {2}\S/);
+    }
+  });
+
+  it('examples use only options their command has', async () => {
+    const script = (await liveTree()).completion.script;
+    const optionsOf = (path: string): string[] => {
+      const m = new RegExp(`^ {4}'${path}'\\) echo '([^']*)'`, 'm').exec(script.slice(script.indexOf('_agyctl_opts')));
+      return m ? m[1]!.split(' ') : [];
+    };
+    const subsOf = (path: string): string[] => new RegExp(`^ {4}'${path}'\\) echo '([^']*)'`, 'm').exec(script)?.[1]?.split(' ') ?? [];
+    for (const extra of Object.values(HELP)) {
+      for (const [cmd] of extra.examples) {
+        const words = shellQuote.parse(cmd).filter((w): w is string => typeof w === 'string');
+        if (words[0] !== 'agyctl') continue;
+        let path = '';
+        for (const w of words.slice(1)) {
+          if (w.startsWith('--')) expect(optionsOf(path), `${cmd}: ${w}`).toContain(w);
+          else if (subsOf(path).includes(w)) path = path ? `${path} ${w}` : w;
+        }
+      }
+    }
+  });
+});
+
+describe('agyctl completion', () => {
+  it('is generated from the program as it is: a command added to the tree completes too', () => {
+    const program = new Command('agyctl').option('--profile <name>', 'profile');
+    program.command('backup').option('--to <dir>', 'where');
+    program.command('later-added').description('a command another change registers').command('deep').option('--depth <n>', 'how deep');
+    for (const shell of ['bash', 'zsh', 'fish'] as const) expect(completionScript(program, shell)).toContain('later-added');
+    expect(describeTree(program).map((c) => c.path)).toEqual(['', 'backup', 'later-added', 'later-added deep']);
+    expect(completionScript(program, 'bash')).toContain(`'later-added deep') echo '--depth --help --profile`);
+    expect(completionScript(program, 'fish')).toContain(`complete -c agyctl -n '__agyctl_at \\'later-added deep\\'' -l depth -x -d 'how deep'`);
+  });
+
+  it('offers the profile ids after --profile, and files after a <dir> option', async () => {
+    const r = await runInProcess(['completion', 'bash']);
+    expect(r.exit).toBe(0);
+    expect(r.stdout).toContain(`--profile) COMPREPLY=( $(compgen -W 'antigravity gemini-cli' -- "$cur") )`);
+    expect(r.stdout).toMatch(/--state-dir\|[^)]*--to[^)]*\) COMPREPLY=\( \$\(compgen -f/);
+    const fish = await runInProcess(['completion', 'fish']);
+    expect(fish.stdout).toContain(`-l profile -x -a 'antigravity gemini-cli'`);
+    expect(fish.stdout).toContain(`complete -c agyctl -n '__agyctl_at \\'\\'' -a backup`);
+  });
+
+  it('an unknown shell is a usage error (exit 2)', async () => {
+    const r = await runInProcess(['completion', 'tcsh']);
+    expect(r.exit).toBe(2);
+    expect(r.stderr).toMatch(/tcsh/);
+  });
+});
