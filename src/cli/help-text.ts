@@ -31,6 +31,7 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
     examples: [
       ['agyctl probe', "the server's build, auth methods and start-up time"],
       ['agyctl probe --server "/opt/agy/agy_acp_server --debug" --json', 'a server off the PATH, as JSON'],
+      ['agyctl probe --sign-in', 'how this server build offers sign-in, without signing in'],
     ],
     exits: [[0, 'the server answered initialize'], USAGE, SERVER, TIMEOUT, INTERRUPTED],
   },
@@ -76,9 +77,27 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
     examples: [
       ['agyctl login', 'print the sign-in URL and the SSH tunnel command, wait, prove the token'],
       ['agyctl login --ssh-target me@box.example.com:2222 --qr', 'a tunnel command for your laptop, and a QR code'],
-      ['agyctl login --method gemini-api-key', 'sign in with the key in the environment'],
+      ['agyctl login --detach --json', 'start the login in the background and return at once (finish it with `login finish`)'],
     ],
-    exits: [[0, 'signed in and proven in a fresh server'], USAGE, [3, 'the sign-in or the proof failed'], [4, 'the server exited, its listener disappeared, or it broke the protocol'], TIMEOUT, INTERRUPTED],
+    exits: [[0, 'signed in and proven in a fresh server (or detached; SIGHUP also leaves the login running)'], [2, 'bad flags, or a login is already pending (--restart replaces it)'], [3, 'the sign-in or the proof failed'], [4, 'the server exited, its listener disappeared, or it broke the protocol'], TIMEOUT, [130, 'Ctrl-C or SIGTERM (the login is cancelled)']],
+  },
+  'login status': {
+    examples: [
+      ['agyctl login status', 'is a login pending? its URL, tunnel command and time left, or how it ended'],
+      ['agyctl login status --wait --json', "block until the pending login ends and exit with the login's own code"],
+    ],
+    exits: [[0, 'shown (with --wait: the login succeeded)'], [2, 'bad flags'], [4, 'the supervisor cannot be reached'], [130, 'Ctrl-C while waiting']],
+  },
+  'login finish': {
+    examples: [
+      ['agyctl login finish "http://127.0.0.1:35293/?state=...&code=..."', 'deliver the address your browser ended on'],
+      ['pbpaste | agyctl login finish', 'the same, from stdin'],
+    ],
+    exits: [[0, 'delivered (see `login status --wait` for the outcome)'], [2, 'no pending login, or the address does not match it'], [4, 'the supervisor cannot be reached']],
+  },
+  'login cancel': {
+    examples: [['agyctl login cancel', 'stop the pending login: server, listener and shim dir gone']],
+    exits: [[0, 'cancelled, or nothing was pending'], [2, 'bad flags'], [4, 'the supervisor cannot be reached']],
   },
   logout: {
     examples: [
@@ -99,6 +118,7 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
       ['agyctl backup', 'snapshot every conversation into ~/.local/state/agyctl/backups/<UTC time>/'],
       ['agyctl backup --to /srv/agy-backups --keep-daily 7 --keep-weekly 4', 'with retention'],
       ['agyctl backup verify latest', 're-hash and integrity-check the newest snapshot'],
+      ['agyctl backup --keep-last 3 --dry-run', 'what would be written and what retention would remove, changing nothing'],
     ],
     exits: [[0, 'every conversation backed up'], [2, 'bad option, unknown --session, missing state dir, lock held'], [6, 'a session failed or the destination was full'], INTERRUPTED],
   },
@@ -120,6 +140,7 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
     examples: [
       ['agyctl connect me@box.example.com', 'sign the remote server in from your laptop in one step'],
       ['agyctl connect box --ssh-option "ProxyJump=bastion" --no-open', 'through a jump host, printing the URL'],
+      ['agyctl connect --inventory hosts.ini --limit build', 'every host of an Ansible group in one sitting; healthy hosts are skipped'],
     ],
     exits: [[0, 'the remote login succeeded'], USAGE, [3, 'the remote sign-in failed'], [4, 'SSH failed, agyctl missing on the box, or a server problem there'], [5, 'SSH or the sign-in took too long'], INTERRUPTED],
   },
