@@ -7,6 +7,7 @@ import { fsyncFile, identityOf, sha256File } from './files.js';
 import type { ManifestFile, ManifestSession } from './manifest.js';
 import { canReuse, reuseFile, type SourceState } from './reuse.js';
 import { snapshotDb } from './snapshot-db.js';
+import type { WorkerPool } from './worker-pool.js';
 
 export interface Previous {
   name: string;
@@ -22,6 +23,8 @@ export interface SessionJob {
   previous: Previous | undefined;
   busyBudgetMs: number;
   signal?: AbortSignal;
+  /** Worker threads for the vacuum and the checks; without one they run on this thread. */
+  pool?: WorkerPool;
 }
 
 export async function backupSession(job: SessionJob): Promise<ManifestSession> {
@@ -46,7 +49,7 @@ async function backupFiles(job: SessionJob): Promise<ManifestSession> {
     const meta = copyMeta(files.meta, job, prev);
     return { ...entry(job, name, prev, meta, source), reused: true, reusedFrom: job.previous.name };
   }
-  const snap = await snapshotDb(files.db, job.workDir, name, job.busyBudgetMs, job.signal);
+  const snap = await snapshotDb(files.db, job.workDir, name, job.busyBudgetMs, job.signal, job.pool);
   const meta = copyMeta(files.meta, job, prev);
   return entry(job, name, { bytes: snap.bytes, sha256: snap.sha256, integrity: snap.integrity, rows: snap.rows }, meta, source);
 }

@@ -22,6 +22,13 @@ import { MANIFEST_SCHEMA, readManifest, writeManifest, type Manifest, type Manif
 import { Progress } from './progress.js';
 import { applyRetention, type RetentionResult } from './prune.js';
 import type { RetentionPolicy } from './retention.js';
+import { runBounded } from './run-bounded.js';
+import { WorkerPool } from './worker-pool.js';
+
+/** One worker per core (more only add contention), at most 8 (memory, and the disk is shared anyway). */
+export function defaultJobs(): number {
+  return Math.max(1, Math.min(8, os.availableParallelism()));
+}
 
 export interface BackupOptions {
   stateDir: string;
@@ -29,6 +36,8 @@ export interface BackupOptions {
   sessionIds: string[];
   retention: RetentionPolicy;
   busyBudgetMs: number;
+  /** Sessions snapshotted at once (worker threads); default: the cores, at most 8. */
+  jobs?: number;
   signal: AbortSignal;
   out: Output;
 }
@@ -105,29 +114,41 @@ async function writeSnapshot(opts: BackupOptions, sessions: SessionInfo[], previ
   }
 }
 
+/**
+ * Up to `jobs` sessions at once, their vacuums and checks in a pool of
+ * `jobs` worker threads (started only if some session needs a snapshot);
+ * the manifest keeps the discovery order whatever order they finish in.
+ */
 async function backupAll(opts: BackupOptions, sessions: SessionInfo[], previous: Previous | undefined, work: string, manifest: Manifest): Promise<void> {
   const progress = new Progress(opts.out, sessions.length, sessions.reduce((n, s) => n + s.bytes, 0));
+  const jobs = opts.jobs ?? defaultJobs();
+  const pool = new WorkerPool(jobs);
+  const onAbort = (): void => pool.abort();
+  opts.signal.addEventListener('abort', onAbort, { once: true });
   try {
-    for (const s of sessions) {
-      // Let signal handlers run between sessions (the SQLite work itself is synchronous).
-      await new Promise((resolve) => setImmediate(resolve));
-      if (opts.signal.aborted) throw new InterruptedError();
+    const one = async (s: SessionInfo): Promise<ManifestSession | ManifestFailure> => {
       progress.start(s.id);
-      const result = await backupOne(opts, s, previous, work);
+      const result = await backupOne(opts, s, previous, work, pool);
+      progress.advance(s.bytes, s.id);
+      return result;
+    };
+    const results = await runBounded(sessions, jobs, one, () => opts.signal.aborted, () => new InterruptedError());
+    for (const result of results) {
       if ('reason' in result) manifest.failed.push(result);
       else manifest.sessions.push(result);
-      progress.advance(s.bytes, s.id);
     }
   } finally {
+    opts.signal.removeEventListener('abort', onAbort);
+    await pool.close();
     progress.finish();
   }
 }
 
-async function backupOne(opts: BackupOptions, s: SessionInfo, previous: Previous | undefined, work: string): Promise<ManifestSession | ManifestFailure> {
+async function backupOne(opts: BackupOptions, s: SessionInfo, previous: Previous | undefined, work: string, pool: WorkerPool): Promise<ManifestSession | ManifestFailure> {
   if (!s.readable) return { id: s.id, reason: s.problem ?? 'unreadable' };
   const t0 = Date.now();
   try {
-    const entry = await backupSession({ stateDir: opts.stateDir, id: s.id, cwd: s.cwd, workDir: work, previous, busyBudgetMs: opts.busyBudgetMs, signal: opts.signal });
+    const entry = await backupSession({ stateDir: opts.stateDir, id: s.id, cwd: s.cwd, workDir: work, previous, busyBudgetMs: opts.busyBudgetMs, signal: opts.signal, pool });
     opts.out.verbose(`${s.id}: ${entry.reused ? `reused from ${entry.reusedFrom}` : `snapshot ${entry.bytes} bytes`} in ${Date.now() - t0} ms`);
     return entry;
   } catch (err) {

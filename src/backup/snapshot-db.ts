@@ -14,6 +14,7 @@ import { fsyncDir } from '../util/atomic-write.js';
 import { formatDuration } from '../util/duration.js';
 import { InterruptedError } from '../errors.js';
 import { checkHashSync } from './parallel-check.js';
+import type { WorkerPool } from './worker-pool.js';
 import { isBusy, openReadOnly, type Db } from './sqlite.js';
 
 export interface SnapshotResult {
@@ -33,12 +34,17 @@ export class SnapshotError extends Error {
 /** Each attempt's busy timeout is at most this, so Ctrl-C is noticed between attempts within about a second. */
 const ATTEMPT_MS = 1000;
 
-/** VACUUM INTO `destDir/.name.tmp`, check and hash it, fsync, rename to `destDir/name`, fsync the directory. */
-export async function snapshotDb(source: string, destDir: string, name: string, busyBudgetMs: number, signal?: AbortSignal): Promise<SnapshotResult> {
+/**
+ * VACUUM INTO `destDir/.name.tmp`, check and hash it, fsync, rename to
+ * `destDir/name`, fsync the directory. With a pool the vacuum and the checks
+ * run in its worker threads (pooled-snapshot.ts); without, on this thread.
+ */
+export async function snapshotDb(source: string, destDir: string, name: string, busyBudgetMs: number, signal?: AbortSignal, pool?: WorkerPool): Promise<SnapshotResult> {
   const tmp = path.join(destDir, `.${name}.tmp`);
-  const attempts = await vacuumWithRetries(source, tmp, busyBudgetMs, signal);
+  const pooled = pool ? await import('./pooled-snapshot.js') : undefined;
+  const attempts = pooled ? await pooled.vacuumInPool(pool!, source, tmp, busyBudgetMs) : await vacuumWithRetries(source, tmp, busyBudgetMs, signal);
   try {
-    const { integrity, rows, sha256, bytes } = await checkHashSync(tmp);
+    const { integrity, rows, sha256, bytes } = pooled ? await pooled.checkHashSyncInPool(pool!, tmp) : await checkHashSync(tmp);
     if (integrity !== 'ok') throw new SnapshotError(`the snapshot failed integrity_check: ${integrity}`, 'integrity');
     fs.renameSync(tmp, path.join(destDir, name));
     fsyncDir(destDir);
@@ -71,6 +77,25 @@ async function vacuumWithRetries(source: string, tmp: string, busyBudgetMs: numb
     }
     await new Promise((resolve) => setImmediate(resolve));
     if (signal?.aborted) throw new InterruptedError();
+  }
+}
+
+/** The same retries for a worker thread: synchronous, and `aborted()` (Ctrl-C) is polled between attempts. */
+export function vacuumWithRetriesSync(source: string, tmp: string, busyBudgetMs: number, aborted: () => boolean): number {
+  const deadline = Date.now() + busyBudgetMs;
+  for (let attempt = 1; ; attempt += 1) {
+    fs.rmSync(tmp, { force: true });
+    try {
+      vacuumInto(source, tmp, Math.max(10, Math.min(ATTEMPT_MS, deadline - Date.now())));
+      return attempt;
+    } catch (err) {
+      fs.rmSync(tmp, { force: true });
+      if (!isBusy(err)) throw err;
+      if (Date.now() >= deadline) {
+        throw new SnapshotError(`the database stayed locked for ${formatDuration(busyBudgetMs)} (${attempt} attempts)`, 'busy', { cause: err });
+      }
+    }
+    if (aborted()) throw new InterruptedError();
   }
 }
 

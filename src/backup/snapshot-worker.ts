@@ -1,0 +1,62 @@
+/**
+ * Worker thread of the snapshot pool (worker-pool.ts): runs one task at a
+ * time, synchronously, off the main thread, so sessions are snapshotted in
+ * parallel and the main thread stays free for signals and progress.
+ * Tasks: `vacuum` (VACUUM INTO with busy retries), `check` (integrity_check
+ * and row counts of a fresh copy), `hash` (sha256), `checkHash` (both, for
+ * small files where one round trip is cheaper than two).
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { sha256File } from './files.js';
+import { vacuumWithRetriesSync } from './snapshot-db.js';
+import { integrityCheck, openReadOnly, rowCounts } from './sqlite.js';
+
+export type Task =
+  | { kind: 'vacuum'; source: string; tmp: string; busyBudgetMs: number }
+  | { kind: 'check'; file: string }
+  | { kind: 'hash'; file: string }
+  | { kind: 'checkHash'; file: string };
+
+export interface TaskReply {
+  id: number;
+  ok: boolean;
+  value?: unknown;
+  error?: { message: string; code?: unknown; name: string };
+}
+
+/** Set to 1 by the main thread on Ctrl-C: a vacuum stops between its retries. */
+const abortFlag = new Int32Array((workerData as { abort: SharedArrayBuffer }).abort);
+const aborted = (): boolean => Atomics.load(abortFlag, 0) === 1;
+
+function check(file: string): { integrity: string; rows: Record<string, number> } {
+  const db = openReadOnly(file, 0);
+  try {
+    return { integrity: integrityCheck(db), rows: rowCounts(db) };
+  } finally {
+    db.close();
+  }
+}
+
+function run(task: Task): unknown {
+  switch (task.kind) {
+    case 'vacuum':
+      return vacuumWithRetriesSync(task.source, task.tmp, task.busyBudgetMs, aborted);
+    case 'check':
+      return check(task.file);
+    case 'hash':
+      return sha256File(task.file);
+    case 'checkHash':
+      return { ...check(task.file), sha256: sha256File(task.file) };
+  }
+}
+
+parentPort!.on('message', (msg: { id: number; task: Task }) => {
+  let reply: TaskReply;
+  try {
+    reply = { id: msg.id, ok: true, value: run(msg.task) };
+  } catch (err) {
+    const e = err instanceof Error ? err : new Error(String(err));
+    reply = { id: msg.id, ok: false, error: { message: e.message, code: (e as { code?: unknown }).code, name: e.name } };
+  }
+  parentPort!.postMessage(reply);
+});
