@@ -60,6 +60,11 @@ export function readManifest(dir: string): Manifest {
     const code = (err as NodeJS.ErrnoException).code;
     throw new ManifestError(code === 'ENOENT' ? `${dir} has no ${MANIFEST}` : `${file} is unreadable: ${(err as Error).message}`);
   }
+  return checkManifest(parsed, file);
+}
+
+/** The same checks for a manifest that arrived some other way (an archive); `file` names it in errors. */
+export function checkManifest(parsed: unknown, file: string): Manifest {
   const m = parsed as Partial<Manifest> | null;
   if (!m || m.kind !== 'agyctl-backup' || typeof m.schemaVersion !== 'number' || !Array.isArray(m.sessions)) {
     throw new ManifestError(`${file} is not an agyctl backup manifest`);
