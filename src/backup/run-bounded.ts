@@ -16,6 +16,7 @@ export async function runBounded<T, R>(items: readonly T[], limit: number, fn: (
         failure ??= { err: stopped() };
         return;
       }
+      if (next >= items.length || failure) return; // another lane took the last item meanwhile
       const i = next;
       next += 1;
       try {
