@@ -6,8 +6,7 @@ import { conversationFiles } from '../paths.js';
 import { fsyncFile, identityOf, sha256File } from './files.js';
 import type { ManifestFile, ManifestSession } from './manifest.js';
 import { canReuse, reuseFile, type SourceState } from './reuse.js';
-import { snapshotDb } from './snapshot-db.js';
-import type { WorkerPool } from './worker-pool.js';
+import { snapshotDb, type Pooled } from './snapshot-db.js';
 
 export interface Previous {
   name: string;
@@ -23,8 +22,8 @@ export interface SessionJob {
   previous: Previous | undefined;
   busyBudgetMs: number;
   signal?: AbortSignal;
-  /** Worker threads for the vacuum and the checks; without one they run on this thread. */
-  pool?: WorkerPool;
+  /** Worker threads for the vacuum and the checks, fsyncs batched; without, all on this thread, each file fsynced at once. */
+  pool?: Pooled;
 }
 
 export async function backupSession(job: SessionJob): Promise<ManifestSession> {
@@ -84,7 +83,8 @@ function copyMeta(source: string, job: SessionJob, prev: ManifestSession | undef
     return { file, bytes: content.length, sha256 };
   }
   fs.writeFileSync(target, content, { mode: 0o600 });
-  fsyncFile(target);
+  if (job.pool) job.pool.sync.add(target);
+  else fsyncFile(target);
   return { file, bytes: content.length, sha256 };
 }
 

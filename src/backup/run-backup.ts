@@ -15,7 +15,7 @@ import { agyctlVersion } from '../cli/version.js';
 import { fsyncDir } from '../util/atomic-write.js';
 import { backupSession, type Previous } from './backup-session.js';
 import { discoverSessions, type SessionInfo } from './discover.js';
-import { errorText, isNoSpace, noSpaceText } from './files.js';
+import { errorText, isNoSpace, noSpaceText, sameIdentity } from './files.js';
 import { freshName, listSnapshots, partialName, removeLeftovers } from './layout.js';
 import { acquireLock } from './lock.js';
 import { MANIFEST_SCHEMA, readManifest, writeManifest, type Manifest, type ManifestFailure, type ManifestSession } from './manifest.js';
@@ -23,6 +23,8 @@ import { Progress } from './progress.js';
 import { applyRetention, type RetentionResult } from './prune.js';
 import type { RetentionPolicy } from './retention.js';
 import { runBounded } from './run-bounded.js';
+import type { Pooled } from './snapshot-db.js';
+import { SyncBatch } from './sync-batch.js';
 import { WorkerPool } from './worker-pool.js';
 
 /** One worker per core (more only add contention), at most 8 (memory, and the disk is shared anyway). */
@@ -101,7 +103,9 @@ async function writeSnapshot(opts: BackupOptions, sessions: SessionInfo[], previ
   fs.mkdirSync(work, { mode: 0o700 });
   try {
     const manifest = newManifest(opts.stateDir, created);
-    await backupAll(opts, sessions, previous, work, manifest);
+    const sync = new SyncBatch();
+    await backupAll(opts, sessions, previous, work, manifest, sync);
+    await sync.flush();
     writeManifest(work, manifest);
     fsyncDir(work);
     fs.renameSync(work, path.join(opts.backupDir, name));
@@ -119,16 +123,18 @@ async function writeSnapshot(opts: BackupOptions, sessions: SessionInfo[], previ
  * `jobs` worker threads (started only if some session needs a snapshot);
  * the manifest keeps the discovery order whatever order they finish in.
  */
-async function backupAll(opts: BackupOptions, sessions: SessionInfo[], previous: Previous | undefined, work: string, manifest: Manifest): Promise<void> {
+async function backupAll(opts: BackupOptions, sessions: SessionInfo[], previous: Previous | undefined, work: string, manifest: Manifest, sync: SyncBatch): Promise<void> {
   const progress = new Progress(opts.out, sessions.length, sessions.reduce((n, s) => n + s.bytes, 0));
   const jobs = opts.jobs ?? defaultJobs();
   const pool = new WorkerPool(jobs);
+  // A session that changed since the previous snapshot needs the workers: boot them while the rest is prepared.
+  if (sessions.some((s) => s.readable && !looksReusable(s, previous))) pool.warm();
   const onAbort = (): void => pool.abort();
   opts.signal.addEventListener('abort', onAbort, { once: true });
   try {
     const one = async (s: SessionInfo): Promise<ManifestSession | ManifestFailure> => {
       progress.start(s.id);
-      const result = await backupOne(opts, s, previous, work, pool);
+      const result = await backupOne(opts, s, previous, work, { pool, sync });
       progress.advance(s.bytes, s.id);
       return result;
     };
@@ -144,7 +150,7 @@ async function backupAll(opts: BackupOptions, sessions: SessionInfo[], previous:
   }
 }
 
-async function backupOne(opts: BackupOptions, s: SessionInfo, previous: Previous | undefined, work: string, pool: WorkerPool): Promise<ManifestSession | ManifestFailure> {
+async function backupOne(opts: BackupOptions, s: SessionInfo, previous: Previous | undefined, work: string, pool: Pooled): Promise<ManifestSession | ManifestFailure> {
   if (!s.readable) return { id: s.id, reason: s.problem ?? 'unreadable' };
   const t0 = Date.now();
   try {
@@ -157,6 +163,12 @@ async function backupOne(opts: BackupOptions, s: SessionInfo, previous: Previous
     opts.out.warn(`${s.id}: ${reason}`);
     return { id: s.id, reason };
   }
+}
+
+/** A cheap guess (stat only) whether a session will be reused; backupSession decides for real. */
+function looksReusable(s: SessionInfo, previous: Previous | undefined): boolean {
+  const prev = previous?.sessions.get(s.id);
+  return prev?.source !== undefined && sameIdentity(prev.source.db, s.db) && sameIdentity(prev.source.wal, s.wal && s.wal.size > 0 ? s.wal : null);
 }
 
 function newManifest(stateDir: string, created: Date): Manifest {

@@ -14,7 +14,14 @@ import { fsyncDir } from '../util/atomic-write.js';
 import { formatDuration } from '../util/duration.js';
 import { InterruptedError } from '../errors.js';
 import { checkHashSync } from './parallel-check.js';
+import type { SyncBatch } from './sync-batch.js';
 import type { WorkerPool } from './worker-pool.js';
+
+/** How a backup run snapshots: in its worker pool, fsyncs batched at the end of the run. */
+export interface Pooled {
+  pool: WorkerPool;
+  sync: SyncBatch;
+}
 import { isBusy, openReadOnly, type Db } from './sqlite.js';
 
 export interface SnapshotResult {
@@ -39,15 +46,17 @@ const ATTEMPT_MS = 1000;
  * `destDir/name`, fsync the directory. With a pool the vacuum and the checks
  * run in its worker threads (pooled-snapshot.ts); without, on this thread.
  */
-export async function snapshotDb(source: string, destDir: string, name: string, busyBudgetMs: number, signal?: AbortSignal, pool?: WorkerPool): Promise<SnapshotResult> {
+export async function snapshotDb(source: string, destDir: string, name: string, busyBudgetMs: number, signal?: AbortSignal, pool?: Pooled): Promise<SnapshotResult> {
   const tmp = path.join(destDir, `.${name}.tmp`);
   const pooled = pool ? await import('./pooled-snapshot.js') : undefined;
-  const attempts = pooled ? await pooled.vacuumInPool(pool!, source, tmp, busyBudgetMs) : await vacuumWithRetries(source, tmp, busyBudgetMs, signal);
+  const attempts = pooled ? await pooled.vacuumInPool(pool!.pool, source, tmp, busyBudgetMs) : await vacuumWithRetries(source, tmp, busyBudgetMs, signal);
   try {
-    const { integrity, rows, sha256, bytes } = pooled ? await pooled.checkHashSyncInPool(pool!, tmp) : await checkHashSync(tmp);
+    const { integrity, rows, sha256, bytes } = pooled ? await pooled.checkHashInPool(pool!.pool, tmp) : await checkHashSync(tmp);
     if (integrity !== 'ok') throw new SnapshotError(`the snapshot failed integrity_check: ${integrity}`, 'integrity');
     fs.renameSync(tmp, path.join(destDir, name));
-    fsyncDir(destDir);
+    // A pooled run snapshots into its .partial work dir: the file and the directory are fsynced before it becomes a snapshot.
+    if (pool) pool.sync.add(path.join(destDir, name));
+    else fsyncDir(destDir);
     return { bytes, sha256, integrity, rows, attempts };
   } catch (err) {
     fs.rmSync(tmp, { force: true });

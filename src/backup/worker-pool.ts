@@ -43,6 +43,11 @@ export class WorkerPool {
     });
   }
 
+  /** Boot the workers now (they load SQLite while the main thread does other work). */
+  warm(): void {
+    if (!this.closed) this.start();
+  }
+
   /** Running vacuums stop at their next retry; queued tasks still run (they are short). */
   abort(): void {
     Atomics.store(new Int32Array(this.abortBuf), 0, 1);
