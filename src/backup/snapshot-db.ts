@@ -51,11 +51,11 @@ export async function snapshotDb(source: string, destDir: string, name: string, 
   const pooled = pool ? await import('./pooled-snapshot.js') : undefined;
   const attempts = pooled ? await pooled.vacuumInPool(pool!.pool, source, tmp, busyBudgetMs) : await vacuumWithRetries(source, tmp, busyBudgetMs, signal);
   try {
-    const { integrity, rows, sha256, bytes } = pooled ? await pooled.checkHashInPool(pool!.pool, tmp) : await checkHashSync(tmp);
+    const { integrity, rows, sha256, bytes, synced } = pooled ? await pooled.checkHashInPool(pool!.pool, tmp) : { ...(await checkHashSync(tmp)), synced: true };
     if (integrity !== 'ok') throw new SnapshotError(`the snapshot failed integrity_check: ${integrity}`, 'integrity');
     fs.renameSync(tmp, path.join(destDir, name));
     // A pooled run snapshots into its .partial work dir: the file and the directory are fsynced before it becomes a snapshot.
-    if (pool) pool.sync.add(path.join(destDir, name));
+    if (pool && !synced) pool.sync.add(path.join(destDir, name));
     else fsyncDir(destDir);
     return { bytes, sha256, integrity, rows, attempts };
   } catch (err) {
