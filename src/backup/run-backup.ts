@@ -74,7 +74,7 @@ export async function runBackup(opts: BackupOptions): Promise<BackupReport> {
 }
 
 function selectSessions(stateDir: string, ids: string[]): SessionInfo[] {
-  const all = discoverSessions(stateDir);
+  const all = discoverSessions(stateDir, { holders: false });
   if (all === undefined) {
     throw usageError(`No conversations directory in ${stateDir}.`, 'point --state-dir (or AGYCTL_STATE_DIR) at the server state dir, ~/.gemini/antigravity-acp by default');
   }
