@@ -15,6 +15,8 @@ const CHUNK = 1 << 20;
 
 /** Waits for 'drain' when the consumer is slower (restic, a network upload): memory stays flat. */
 function write(out: Writable, data: Buffer): Promise<void> {
+  // The reader went away (EPIPE) between two writes: fail now instead of waiting for a 'drain' that never comes.
+  if (out.errored || out.destroyed) return Promise.reject(out.errored ?? new Error('the output was closed'));
   return new Promise((resolve, reject) => {
     const onError = (err: Error): void => reject(err);
     out.once('error', onError);
@@ -51,15 +53,22 @@ async function writeFile(out: Writable, file: string, name: string, mtimeSec: nu
 export async function writeArchive(dir: string, out: Writable, signal?: AbortSignal): Promise<number> {
   const manifest = readManifest(dir);
   const mtime = Date.parse(manifest.created) / 1000;
-  let bytes = await writeFile(out, path.join(dir, MANIFEST), MANIFEST, mtime);
-  for (const s of manifest.sessions) {
-    for (const name of [s.file, ...(s.meta ? [s.meta.file] : [])]) {
-      signal?.throwIfAborted();
-      bytes += await writeFile(out, path.join(dir, name), name, mtime);
+  // An error between two writes (EPIPE while a file is read) must not be an uncaught 'error' event: the next write reports it.
+  const ignore = (): void => {};
+  out.on('error', ignore);
+  try {
+    let bytes = await writeFile(out, path.join(dir, MANIFEST), MANIFEST, mtime);
+    for (const s of manifest.sessions) {
+      for (const name of [s.file, ...(s.meta ? [s.meta.file] : [])]) {
+        signal?.throwIfAborted();
+        bytes += await writeFile(out, path.join(dir, name), name, mtime);
+      }
     }
+    await write(out, END);
+    return bytes;
+  } finally {
+    out.off('error', ignore);
   }
-  await write(out, END);
-  return bytes;
 }
 
 /** To a file: written beside it under a temporary name, fsynced, renamed, so a partial archive never looks whole. */

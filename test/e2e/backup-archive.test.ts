@@ -61,6 +61,16 @@ describe('backup --archive FILE / restore --archive FILE', () => {
     expect(fs.existsSync(path.join(sb.root, 'bk'))).toBe(false);
   });
 
+  it('a reader that goes away mid-stream (EPIPE) is reported as archive-write-failed (exit 6); the snapshot is kept', async () => {
+    const sb = box();
+    addConversation(sb, 2, '/work/big', 2048); // far more than a pipe buffer: the writer must hit the closed pipe
+    const bk = path.join(sb.root, 'bk');
+    const r = await execa('bash', ['-c', `node ${JSON.stringify(BIN)} backup --to ${JSON.stringify(bk)} --archive - | head -c 1000 >/dev/null; exit \${PIPESTATUS[0]}`], { env: sb.env, extendEnv: false, cwd: sb.root, reject: false, timeout: 45_000 });
+    expect(r.exitCode).toBe(6);
+    expect(r.stderr).toMatch(/writing its archive to stdout failed/);
+    expect(fs.readdirSync(bk).filter((n) => /^\d{4}-/.test(n))).toHaveLength(1);
+  });
+
   it('a damaged archive is rejected before anything in the state dir changes (exit 6, archive-damaged)', async () => {
     const from = box();
     addConversation(from, 2);

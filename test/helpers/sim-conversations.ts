@@ -20,11 +20,12 @@ export function authedSandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
   return sb;
 }
 
-/** A closed (checkpointed) conversation with `turns` prompt turns; returns its id. */
-export function addConversation(sb: Sandbox, turns: number, cwd = '/work/sim'): string {
+/** A closed (checkpointed) conversation with `turns` prompt turns (plus `fillerKb` of opaque steps); returns its id. */
+export function addConversation(sb: Sandbox, turns: number, cwd = '/work/sim', fillerKb = 0): string {
   const id = crypto.randomUUID();
   const db = ConversationDb.create(statePaths({ HOME: sb.home }), id, cwd);
   for (let i = 0; i < turns; i += 1) db.appendTurn(`question ${i}`, `answer ${i}`, 'gemini-3.7-flash-high');
+  for (let kb = 0; kb < fillerKb; kb += 20) db.appendFiller(20 * 1024);
   db.close();
   return id;
 }
