@@ -128,13 +128,16 @@ async function backupAll(opts: BackupOptions, sessions: SessionInfo[], previous:
   const jobs = opts.jobs ?? defaultJobs();
   const pool = new WorkerPool(jobs);
   // A session that changed since the previous snapshot needs the workers: boot them while the rest is prepared.
-  if (sessions.some((s) => s.readable && !looksReusable(s, previous))) pool.warm();
+  const changed = sessions.filter((s) => s.readable && !looksReusable(s, previous)).length;
+  if (changed > 0) pool.warm();
+  // With a single session to snapshot its vacuum runs here, while the workers boot for its checks.
+  const vacuumHere = changed === 1;
   const onAbort = (): void => pool.abort();
   opts.signal.addEventListener('abort', onAbort, { once: true });
   try {
     const one = async (s: SessionInfo): Promise<ManifestSession | ManifestFailure> => {
       progress.start(s.id);
-      const result = await backupOne(opts, s, previous, work, { pool, sync });
+      const result = await backupOne(opts, s, previous, work, { pool, sync, vacuumHere });
       progress.advance(s.bytes, s.id);
       return result;
     };

@@ -16,13 +16,15 @@ import { InterruptedError } from '../errors.js';
 import { checkHashSync } from './parallel-check.js';
 import type { SyncBatch } from './sync-batch.js';
 import type { WorkerPool } from './worker-pool.js';
+import { isBusy, openReadOnly, type Db } from './sqlite.js';
 
 /** How a backup run snapshots: in its worker pool, fsyncs batched at the end of the run. */
 export interface Pooled {
   pool: WorkerPool;
   sync: SyncBatch;
+  /** Vacuum on this thread (only one session to snapshot: the workers boot meanwhile, off the critical path); checks still in the pool. */
+  vacuumHere?: boolean;
 }
-import { isBusy, openReadOnly, type Db } from './sqlite.js';
 
 export interface SnapshotResult {
   bytes: number;
@@ -49,14 +51,14 @@ const ATTEMPT_MS = 1000;
 export async function snapshotDb(source: string, destDir: string, name: string, busyBudgetMs: number, signal?: AbortSignal, pool?: Pooled): Promise<SnapshotResult> {
   const tmp = path.join(destDir, `.${name}.tmp`);
   const pooled = pool ? await import('./pooled-snapshot.js') : undefined;
-  const attempts = pooled ? await pooled.vacuumInPool(pool!.pool, source, tmp, busyBudgetMs) : await vacuumWithRetries(source, tmp, busyBudgetMs, signal);
+  const attempts = pooled && !pool!.vacuumHere ? await pooled.vacuumInPool(pool!.pool, source, tmp, busyBudgetMs) : await vacuumWithRetries(source, tmp, busyBudgetMs, signal);
   try {
     const { integrity, rows, sha256, bytes, synced } = pooled ? await pooled.checkHashInPool(pool!.pool, tmp) : { ...(await checkHashSync(tmp)), synced: true };
     if (integrity !== 'ok') throw new SnapshotError(`the snapshot failed integrity_check: ${integrity}`, 'integrity');
     fs.renameSync(tmp, path.join(destDir, name));
     // A pooled run snapshots into its .partial work dir: the file and the directory are fsynced before it becomes a snapshot.
-    if (pool && !synced) pool.sync.add(path.join(destDir, name));
-    else fsyncDir(destDir);
+    if (!pool) fsyncDir(destDir);
+    else if (!synced) pool.sync.add(path.join(destDir, name));
     return { bytes, sha256, integrity, rows, attempts };
   } catch (err) {
     fs.rmSync(tmp, { force: true });
