@@ -59,6 +59,9 @@ describe('backup --archive FILE / restore --archive FILE', () => {
     expect(exists.exitCode).toBe(2);
     expect(fs.readFileSync(path.join(sb.root, 'old.tar'), 'utf8')).toBe('mine');
     expect(fs.existsSync(path.join(sb.root, 'bk'))).toBe(false);
+    for (const args of [['restore'], ['restore', 'latest', '--archive', 'x.tar'], ['restore', '--archive', path.join(sb.root, 'none.tar')], ['restore', 'latest', '--dry-run', '--prove']]) {
+      expect((await agyctl(args, sb)).exitCode, args.join(' ')).toBe(2);
+    }
   });
 
   it('a reader that goes away mid-stream (EPIPE) is reported as archive-write-failed (exit 6); the snapshot is kept', async () => {
