@@ -148,7 +148,7 @@ async function liveBench() {
     console.log(`cp:            ${cpMs.toFixed(0)} ms  (${mbps(size, cpMs)} MB/s)   runs: ${cps.map((x) => x.toFixed(0)).join(', ')}`);
     console.log(`cp + fsync:    ${cpSyncMs.toFixed(0)} ms  (${mbps(size, cpSyncMs)} MB/s)   runs: ${cpSyncs.map((x) => x.toFixed(0)).join(', ')}`);
     console.log(`agyctl backup: ${run.ms.toFixed(0)} ms  (${mbps(snapBytes, run.ms)} MB/s, whole process incl. start-up and fsync)   runs: ${runs.map((r) => r.ms.toFixed(0)).join(', ')}`);
-    console.log(`throughput ratio agyctl/cp: ${(snapBytes / run.ms / (size / cpMs)).toFixed(2)}x  (goal >= 0.6x); agyctl/(cp + fsync): ${(snapBytes / run.ms / (size / cpSyncMs)).toFixed(2)}x`);
+    console.log(`throughput ratio agyctl/cp: ${(snapBytes / run.ms / (size / cpMs)).toFixed(2)}x; agyctl/(cp + fsync): ${(snapBytes / run.ms / (size / cpSyncMs)).toFixed(2)}x`);
     console.log(`agyctl peak RSS: ${Math.max(...runs.map((r) => r.rssMb)).toFixed(0)} MB  (goal <= 150 MB)`);
     console.log(`writer during the snapshots: ${during.length} commits, worst commit ${worst.toFixed(1)} ms, longest gap between commits ${longestGap} ms (interval 100 ms)  (goal: worst commit <= 100 ms)`);
   } finally {
