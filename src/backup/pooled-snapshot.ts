@@ -13,9 +13,16 @@ import type { WorkerPool } from './worker-pool.js';
 
 const SPLIT_FROM_BYTES = 8 * 1024 * 1024;
 
-export async function vacuumInPool(pool: WorkerPool, source: string, tmp: string, busyBudgetMs: number): Promise<number> {
+export interface Vacuumed {
+  attempts: number;
+  bytes: number;
+  /** Present for a small copy: checked and hashed by the worker that made it. */
+  checked?: Omit<CheckedFile, 'bytes'>;
+}
+
+export async function vacuumInPool(pool: WorkerPool, source: string, tmp: string, busyBudgetMs: number): Promise<Vacuumed> {
   try {
-    return await pool.run<number>({ kind: 'vacuum', source, tmp, busyBudgetMs });
+    return await pool.run<Vacuumed>({ kind: 'vacuum', source, tmp, busyBudgetMs, checkBelowBytes: SPLIT_FROM_BYTES });
   } catch (err) {
     fs.rmSync(tmp, { force: true });
     if (pool.aborted) throw new InterruptedError();

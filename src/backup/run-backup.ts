@@ -141,7 +141,8 @@ async function backupAll(opts: BackupOptions, sessions: SessionInfo[], previous:
       progress.advance(s.bytes, s.id);
       return result;
     };
-    const results = await runBounded(sessions, jobs, one, () => opts.signal.aborted, () => new InterruptedError());
+    // Twice as many sessions in flight as workers: while the main thread finishes one (rename, .meta), the workers have the next queued.
+    const results = await runBounded(sessions, jobs * 2, one, () => opts.signal.aborted, () => new InterruptedError());
     for (const result of results) {
       if ('reason' in result) manifest.failed.push(result);
       else manifest.sessions.push(result);

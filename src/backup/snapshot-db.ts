@@ -51,9 +51,14 @@ const ATTEMPT_MS = 1000;
 export async function snapshotDb(source: string, destDir: string, name: string, busyBudgetMs: number, signal?: AbortSignal, pool?: Pooled): Promise<SnapshotResult> {
   const tmp = path.join(destDir, `.${name}.tmp`);
   const pooled = pool ? await import('./pooled-snapshot.js') : undefined;
-  const attempts = pooled && !pool!.vacuumHere ? await pooled.vacuumInPool(pool!.pool, source, tmp, busyBudgetMs) : await vacuumWithRetries(source, tmp, busyBudgetMs, signal);
+  const vacuumed = pooled && !pool!.vacuumHere ? await pooled.vacuumInPool(pool!.pool, source, tmp, busyBudgetMs) : { attempts: await vacuumWithRetries(source, tmp, busyBudgetMs, signal), checked: undefined };
+  const attempts = vacuumed.attempts;
   try {
-    const { integrity, rows, sha256, bytes, synced } = pooled ? await pooled.checkHashInPool(pool!.pool, tmp) : { ...(await checkHashSync(tmp)), synced: true };
+    const { integrity, rows, sha256, bytes, synced } = vacuumed.checked
+      ? { ...vacuumed.checked, bytes: fs.statSync(tmp).size, synced: false }
+      : pooled
+        ? await pooled.checkHashInPool(pool!.pool, tmp)
+        : { ...(await checkHashSync(tmp)), synced: true };
     if (integrity !== 'ok') throw new SnapshotError(`the snapshot failed integrity_check: ${integrity}`, 'integrity');
     fs.renameSync(tmp, path.join(destDir, name));
     // A pooled run snapshots into its .partial work dir: the file and the directory are fsynced before it becomes a snapshot.
