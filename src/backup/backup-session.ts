@@ -7,7 +7,7 @@ import { readFileNoFollow, writeNewFile } from '../util/safe-fs.js';
 import { identityOf, sha256File } from './files.js';
 import type { ManifestFile, ManifestSession } from './manifest.js';
 import { canReuse, reuseFile, type SourceState } from './reuse.js';
-import { snapshotDb } from './snapshot-db.js';
+import { snapshotDb, type Pooled } from './snapshot-db.js';
 
 export interface Previous {
   name: string;
@@ -23,6 +23,8 @@ export interface SessionJob {
   previous: Previous | undefined;
   busyBudgetMs: number;
   signal?: AbortSignal;
+  /** Worker threads for the vacuum and the checks, fsyncs batched; without, all on this thread, each file fsynced at once. */
+  pool?: Pooled;
 }
 
 export async function backupSession(job: SessionJob): Promise<ManifestSession> {
@@ -47,7 +49,7 @@ async function backupFiles(job: SessionJob): Promise<ManifestSession> {
     const meta = copyMeta(files.meta, job, prev);
     return { ...entry(job, name, prev, meta, source), reused: true, reusedFrom: job.previous.name };
   }
-  const snap = await snapshotDb(files.db, job.workDir, name, job.busyBudgetMs, job.signal);
+  const snap = await snapshotDb(files.db, job.workDir, name, job.busyBudgetMs, job.signal, job.pool);
   const meta = copyMeta(files.meta, job, prev);
   return entry(job, name, { bytes: snap.bytes, sha256: snap.sha256, integrity: snap.integrity, rows: snap.rows }, meta, source);
 }

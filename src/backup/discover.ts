@@ -58,8 +58,12 @@ function isDir(p: string): boolean {
   }
 }
 
-/** Every conversation, newest first; undefined when the conversations directory does not exist. */
-export function discoverSessions(stateDir: string): SessionInfo[] | undefined {
+/**
+ * Every conversation, newest first; undefined when the conversations directory does not exist.
+ * `holders: false` leaves `openBy` empty: the /proc scan reads every fd of every process
+ * (over 100 ms on a busy box), and backup does not need it.
+ */
+export function discoverSessions(stateDir: string, options: { holders?: boolean } = {}): SessionInfo[] | undefined {
   let names: string[];
   try {
     names = fs.readdirSync(conversationsDir(stateDir));
@@ -73,7 +77,7 @@ export function discoverSessions(stateDir: string): SessionInfo[] | undefined {
     if (m) stems.add(m[1]!);
   }
   const sessions = [...stems].map((id) => describe(stateDir, id));
-  attachHolders(stateDir, sessions);
+  if (options.holders !== false) attachHolders(stateDir, sessions);
   return sessions.sort(newestFirst);
 }
 

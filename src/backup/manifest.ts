@@ -93,6 +93,11 @@ export function readManifest(dir: string): Manifest {
   } catch (err) {
     throw new ManifestError(`${file} is not valid JSON (${(err as Error).message})`, 'damaged');
   }
+  return checkManifest(parsed, file);
+}
+
+/** The same checks for a manifest that arrived some other way (an archive); `file` names it in errors. */
+export function checkManifest(parsed: unknown, file: string): Manifest {
   const m = parsed as Partial<Manifest> | null;
   if (!m || typeof m !== 'object' || m.kind !== 'agyctl-backup') throw new ManifestError(`${file} is not an agyctl backup manifest`, 'foreign');
   if (typeof m.schemaVersion !== 'number' || !Array.isArray(m.sessions)) throw new ManifestError(`${file} has no schemaVersion or sessions list`, 'damaged');

@@ -63,7 +63,7 @@ export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
   return { snapshot: opts.snapshotDir, stateDir: opts.stateDir, forced: opts.force, sessions };
 }
 
-function selectSessions(opts: RestoreOptions): ManifestSession[] {
+export function selectSessions(opts: Pick<RestoreOptions, 'snapshotDir' | 'sessionIds'>): ManifestSession[] {
   let all: ManifestSession[];
   try {
     all = readManifest(opts.snapshotDir).sessions;

@@ -15,13 +15,22 @@ import { agyctlVersion } from '../cli/version.js';
 import { fsyncDir } from '../util/atomic-write.js';
 import { backupSession, type Previous } from './backup-session.js';
 import { discoverSessions, noConversationsDirectory, type SessionInfo } from './discover.js';
-import { errorText, isNoSpace, noSpaceText } from './files.js';
+import { errorText, isNoSpace, noSpaceText, sameIdentity } from './files.js';
 import { freshName, listSnapshots, partialName, removeLeftovers } from './layout.js';
 import { acquireLock } from './lock.js';
 import { MANIFEST_SCHEMA, readManifest, writeManifest, type Manifest, type ManifestFailure, type ManifestSession } from './manifest.js';
 import { Progress } from './progress.js';
 import { applyRetention, type RetentionResult } from './prune.js';
 import type { RetentionPolicy } from './retention.js';
+import { runBounded } from './run-bounded.js';
+import type { Pooled } from './snapshot-db.js';
+import { SyncBatch } from './sync-batch.js';
+import { WorkerPool } from './worker-pool.js';
+
+/** One worker per core (more only add contention), at most 8 (memory, and the disk is shared anyway). */
+export function defaultJobs(): number {
+  return Math.max(1, Math.min(8, os.availableParallelism()));
+}
 
 export interface BackupOptions {
   stateDir: string;
@@ -29,6 +38,8 @@ export interface BackupOptions {
   sessionIds: string[];
   retention: RetentionPolicy;
   busyBudgetMs: number;
+  /** Sessions snapshotted at once (worker threads); default: the cores, at most 8. */
+  jobs?: number;
   signal: AbortSignal;
   out: Output;
 }
@@ -63,7 +74,7 @@ export async function runBackup(opts: BackupOptions): Promise<BackupReport> {
 }
 
 function selectSessions(stateDir: string, ids: string[]): SessionInfo[] {
-  const all = discoverSessions(stateDir);
+  const all = discoverSessions(stateDir, { holders: false });
   if (all === undefined) throw noConversationsDirectory(stateDir);
   if (ids.length === 0) return all;
   const wanted = [...new Set(ids)];
@@ -90,7 +101,9 @@ async function writeSnapshot(opts: BackupOptions, sessions: SessionInfo[], previ
   fs.mkdirSync(work, { mode: 0o700 });
   try {
     const manifest = newManifest(opts.stateDir, created);
-    await backupAll(opts, sessions, previous, work, manifest);
+    const sync = new SyncBatch();
+    await backupAll(opts, sessions, previous, work, manifest, sync);
+    await sync.flush();
     writeManifest(work, manifest);
     fsyncDir(work);
     fs.renameSync(work, path.join(opts.backupDir, name));
@@ -103,29 +116,47 @@ async function writeSnapshot(opts: BackupOptions, sessions: SessionInfo[], previ
   }
 }
 
-async function backupAll(opts: BackupOptions, sessions: SessionInfo[], previous: Previous | undefined, work: string, manifest: Manifest): Promise<void> {
+/**
+ * Up to `jobs` sessions at once, their vacuums and checks in a pool of
+ * `jobs` worker threads (started only if some session needs a snapshot);
+ * the manifest keeps the discovery order whatever order they finish in.
+ */
+async function backupAll(opts: BackupOptions, sessions: SessionInfo[], previous: Previous | undefined, work: string, manifest: Manifest, sync: SyncBatch): Promise<void> {
   const progress = new Progress(opts.out, sessions.length, sessions.reduce((n, s) => n + s.bytes, 0));
+  const jobs = opts.jobs ?? defaultJobs();
+  const pool = new WorkerPool(jobs);
+  // A session that changed since the previous snapshot needs the workers: boot them while the rest is prepared.
+  const changed = sessions.filter((s) => s.readable && !looksReusable(s, previous)).length;
+  if (changed > 0) pool.warm();
+  // With a single session to snapshot its vacuum runs here, while the workers boot for its checks.
+  const vacuumHere = changed === 1;
+  const onAbort = (): void => pool.abort();
+  opts.signal.addEventListener('abort', onAbort, { once: true });
   try {
-    for (const s of sessions) {
-      // Let signal handlers run between sessions (the SQLite work itself is synchronous).
-      await new Promise((resolve) => setImmediate(resolve));
-      if (opts.signal.aborted) throw new InterruptedError();
+    const one = async (s: SessionInfo): Promise<ManifestSession | ManifestFailure> => {
       progress.start(s.id);
-      const result = await backupOne(opts, s, previous, work);
+      const result = await backupOne(opts, s, previous, work, { pool, sync, vacuumHere });
+      progress.advance(s.bytes, s.id);
+      return result;
+    };
+    // Twice as many sessions in flight as workers: while the main thread finishes one (rename, .meta), the workers have the next queued.
+    const results = await runBounded(sessions, jobs * 2, one, () => opts.signal.aborted, () => new InterruptedError());
+    for (const result of results) {
       if ('reason' in result) manifest.failed.push(result);
       else manifest.sessions.push(result);
-      progress.advance(s.bytes, s.id);
     }
   } finally {
+    opts.signal.removeEventListener('abort', onAbort);
+    await pool.close();
     progress.finish();
   }
 }
 
-async function backupOne(opts: BackupOptions, s: SessionInfo, previous: Previous | undefined, work: string): Promise<ManifestSession | ManifestFailure> {
+async function backupOne(opts: BackupOptions, s: SessionInfo, previous: Previous | undefined, work: string, pool: Pooled): Promise<ManifestSession | ManifestFailure> {
   if (!s.readable) return { id: s.id, reason: s.problem ?? 'unreadable' };
   const t0 = Date.now();
   try {
-    const entry = await backupSession({ stateDir: opts.stateDir, id: s.id, cwd: s.cwd, workDir: work, previous, busyBudgetMs: opts.busyBudgetMs, signal: opts.signal });
+    const entry = await backupSession({ stateDir: opts.stateDir, id: s.id, cwd: s.cwd, workDir: work, previous, busyBudgetMs: opts.busyBudgetMs, signal: opts.signal, pool });
     opts.out.verbose(`${s.id}: ${entry.reused ? `reused from ${entry.reusedFrom}` : `snapshot ${entry.bytes} bytes`} in ${Date.now() - t0} ms`);
     return entry;
   } catch (err) {
@@ -134,6 +165,12 @@ async function backupOne(opts: BackupOptions, s: SessionInfo, previous: Previous
     opts.out.warn(`${s.id}: ${reason}`);
     return { id: s.id, reason };
   }
+}
+
+/** A cheap guess (stat only) whether a session will be reused; backupSession decides for real. */
+function looksReusable(s: SessionInfo, previous: Previous | undefined): boolean {
+  const prev = previous?.sessions.get(s.id);
+  return prev?.source !== undefined && sameIdentity(prev.source.db, s.db) && sameIdentity(prev.source.wal, s.wal && s.wal.size > 0 ? s.wal : null);
 }
 
 function newManifest(stateDir: string, created: Date): Manifest {

@@ -17,7 +17,17 @@ import { SNAPSHOT_FILE_MODE } from './files.js';
 import { formatDuration } from '../util/duration.js';
 import { InterruptedError } from '../errors.js';
 import { checkHashSync } from './parallel-check.js';
+import type { SyncBatch } from './sync-batch.js';
+import type { WorkerPool } from './worker-pool.js';
 import { isBusy, openReadOnly, type Db } from './sqlite.js';
+
+/** How a backup run snapshots: in its worker pool, fsyncs batched at the end of the run. */
+export interface Pooled {
+  pool: WorkerPool;
+  sync: SyncBatch;
+  /** Vacuum on this thread (only one session to snapshot: the workers boot meanwhile, off the critical path); checks still in the pool. */
+  vacuumHere?: boolean;
+}
 
 export interface SnapshotResult {
   bytes: number;
@@ -38,23 +48,32 @@ const ATTEMPT_MS = 1000;
 
 /**
  * VACUUM INTO `destDir/.name.<random>.tmp`, check and hash it, make it 0600,
- * fsync, rename to `destDir/name`, fsync the directory. A source database
+ * fsync, rename to `destDir/name`, fsync the directory (with a pool the vacuum
+ * and the checks run in its worker threads, pooled-snapshot.ts). A source database
  * (or its `-wal`/`-shm`) that is a symlink is refused: SQLite would follow it
  * out of the state dir. `destDir` must be a directory agyctl just created
  * (the run's private work dir); the random name is a second guard.
  */
-export async function snapshotDb(source: string, destDir: string, name: string, busyBudgetMs: number, signal?: AbortSignal): Promise<SnapshotResult> {
+export async function snapshotDb(source: string, destDir: string, name: string, busyBudgetMs: number, signal?: AbortSignal, pool?: Pooled): Promise<SnapshotResult> {
   for (const f of [source, `${source}-wal`, `${source}-shm`]) assertNotSymlink(f, 'a conversation database file');
   assertPrivateDir(destDir);
   const tmp = path.join(destDir, `.${name}.${crypto.randomBytes(6).toString('hex')}.tmp`);
-  const attempts = await vacuumWithRetries(source, tmp, busyBudgetMs, signal);
+  const pooled = pool ? await import('./pooled-snapshot.js') : undefined;
+  const vacuumed = pooled && !pool!.vacuumHere ? await pooled.vacuumInPool(pool!.pool, source, tmp, busyBudgetMs) : { attempts: await vacuumWithRetries(source, tmp, busyBudgetMs, signal), checked: undefined };
+  const attempts = vacuumed.attempts;
   try {
-    const { integrity, rows, sha256, bytes } = await checkHashSync(tmp);
+    const { integrity, rows, sha256, bytes, synced } = vacuumed.checked
+      ? { ...vacuumed.checked, bytes: fs.statSync(tmp).size, synced: false }
+      : pooled
+        ? await pooled.checkHashInPool(pool!.pool, tmp)
+        : { ...(await checkHashSync(tmp)), synced: true };
     if (integrity !== 'ok') throw new SnapshotError(`the snapshot failed integrity_check: ${integrity}`, 'integrity');
     finishFile(tmp, SNAPSHOT_FILE_MODE); // VACUUM INTO creates it 0644 under umask 022; conversations are private
     assertPrivateDir(destDir);
     fs.renameSync(tmp, path.join(destDir, name));
-    fsyncDir(destDir);
+    // A pooled run snapshots into its .partial work dir: the file and the directory are fsynced before it becomes a snapshot.
+    if (!pool) fsyncDir(destDir);
+    else if (!synced) pool.sync.add(path.join(destDir, name));
     return { bytes, sha256, integrity, rows, attempts };
   } catch (err) {
     fs.rmSync(tmp, { force: true });
@@ -84,6 +103,25 @@ async function vacuumWithRetries(source: string, tmp: string, busyBudgetMs: numb
     }
     await new Promise((resolve) => setImmediate(resolve));
     if (signal?.aborted) throw new InterruptedError();
+  }
+}
+
+/** The same retries for a worker thread: synchronous, and `aborted()` (Ctrl-C) is polled between attempts. */
+export function vacuumWithRetriesSync(source: string, tmp: string, busyBudgetMs: number, aborted: () => boolean): number {
+  const deadline = Date.now() + busyBudgetMs;
+  for (let attempt = 1; ; attempt += 1) {
+    fs.rmSync(tmp, { force: true });
+    try {
+      vacuumInto(source, tmp, Math.max(10, Math.min(ATTEMPT_MS, deadline - Date.now())));
+      return attempt;
+    } catch (err) {
+      fs.rmSync(tmp, { force: true });
+      if (!isBusy(err)) throw err;
+      if (Date.now() >= deadline) {
+        throw new SnapshotError(`the database stayed locked for ${formatDuration(busyBudgetMs)} (${attempt} attempts)`, 'busy', { cause: err });
+      }
+    }
+    if (aborted()) throw new InterruptedError();
   }
 }
 

@@ -1,0 +1,118 @@
+/**
+ * A small pool of worker threads for snapshot work (snapshot-worker.ts).
+ * Workers start lazily, on the first task, so a run that only reuses
+ * unchanged sessions never pays for them. Tasks queue FIFO; each worker runs
+ * one at a time. `abort()` tells running vacuums to stop between retries;
+ * `close()` terminates the workers (call it in finally).
+ */
+import { Worker } from 'node:worker_threads';
+import type { Task, TaskReply } from './snapshot-worker.js';
+
+interface Pending {
+  id: number;
+  task: Task;
+  resolve: (value: unknown) => void;
+  reject: (err: Error) => void;
+}
+
+/** An error from a worker, rebuilt with its code (SQLITE_FULL, ENOSPC, busy ...) so callers classify it as before. */
+export class WorkerTaskError extends Error {
+  constructor(message: string, readonly code: unknown, readonly originalName: string) {
+    super(message);
+  }
+}
+
+export class WorkerPool {
+  private readonly abortBuf = new SharedArrayBuffer(4);
+  private readonly idle: Worker[] = [];
+  private readonly busy = new Map<Worker, Pending>();
+  private readonly queue: Pending[] = [];
+  private readonly dead = new WeakSet<Worker>();
+  private started = false;
+  private closed = false;
+  private nextId = 1;
+
+  constructor(readonly size: number) {}
+
+  run<T>(task: Task): Promise<T> {
+    if (this.closed) return Promise.reject(new Error('the snapshot pool is closed'));
+    this.start();
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ id: this.nextId++, task, resolve: resolve as (v: unknown) => void, reject });
+      this.dispatch();
+    });
+  }
+
+  /** Boot the workers now (they load SQLite while the main thread does other work). */
+  warm(): void {
+    if (!this.closed) this.start();
+  }
+
+  /** Running vacuums stop at their next retry; queued tasks still run (they are short). */
+  abort(): void {
+    Atomics.store(new Int32Array(this.abortBuf), 0, 1);
+  }
+
+  get aborted(): boolean {
+    return Atomics.load(new Int32Array(this.abortBuf), 0) === 1;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const p of this.queue.splice(0)) p.reject(new Error('the snapshot pool is closed'));
+    const all = [...this.idle, ...this.busy.keys()];
+    this.idle.length = 0;
+    await Promise.all(all.map((w) => w.terminate()));
+  }
+
+  private start(): void {
+    if (this.started) return;
+    this.started = true;
+    for (let i = 0; i < this.size; i += 1) this.idle.push(this.spawn());
+  }
+
+  private spawn(): Worker {
+    const worker = new Worker(new URL('./snapshot-worker.js', import.meta.url), { workerData: { abort: this.abortBuf } });
+    worker.on('message', (reply: TaskReply) => this.finish(worker, reply));
+    worker.on('error', (err) => this.fail(worker, err));
+    worker.on('exit', (code) => {
+      if (!this.closed) this.fail(worker, new Error(`a snapshot worker exited (${code})`));
+    });
+    return worker;
+  }
+
+  private dispatch(): void {
+    while (this.idle.length > 0 && this.queue.length > 0) {
+      const worker = this.idle.pop()!;
+      const job = this.queue.shift()!;
+      this.busy.set(worker, job);
+      worker.postMessage({ id: job.id, task: job.task });
+    }
+  }
+
+  private finish(worker: Worker, reply: TaskReply): void {
+    const job = this.busy.get(worker);
+    this.busy.delete(worker);
+    if (!this.closed) this.idle.push(worker);
+    if (job) {
+      if (reply.ok) job.resolve(reply.value);
+      else job.reject(new WorkerTaskError(reply.error!.message, reply.error!.code, reply.error!.name));
+    }
+    this.dispatch();
+  }
+
+  /** A worker that crashed is replaced (once: 'error' is followed by 'exit'); its task fails. */
+  private fail(worker: Worker, err: Error): void {
+    if (this.dead.has(worker)) return;
+    this.dead.add(worker);
+    const job = this.busy.get(worker);
+    this.busy.delete(worker);
+    const i = this.idle.indexOf(worker);
+    if (i >= 0) this.idle.splice(i, 1);
+    job?.reject(err);
+    if (!this.closed) {
+      this.idle.push(this.spawn());
+      this.dispatch();
+    }
+  }
+}
