@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'shell-quote';
-import { AgyError, EXIT, usageError } from '../errors.js';
+import { AgyError, EXIT, usageError } from '../core/errors.js';
 import { antigravity } from '../profiles/antigravity.js';
 import type { ServerProfile } from '../profiles/types.js';
 

@@ -10,8 +10,8 @@ import { groupAlive, registerGroup, signalGroup, unregisterGroup, waitGroupGone 
 import { LineSplitter, stripAnsi } from './framing.js';
 import { serverText } from './redact.js';
 import type { ServerCommand } from './resolve.js';
-import { AgyError, EXIT } from '../errors.js';
-import { serverHomeFor } from '../paths.js';
+import { AgyError, EXIT } from '../core/errors.js';
+import { serverHomeFor } from '../core/paths.js';
 
 export interface ServerExit {
   code: number | null;

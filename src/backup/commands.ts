@@ -2,8 +2,8 @@
 import path from 'node:path';
 import type { CommandIO, CommandResult } from '../cli/context.js';
 import { parseCountOption, parseDurationOption } from '../cli/parse-options.js';
-import { EXIT, usageError } from '../errors.js';
-import { defaultBackupDir, expandTilde } from '../paths.js';
+import { EXIT, usageError } from '../core/errors.js';
+import { defaultBackupDir, expandTilde } from '../core/paths.js';
 import { renderBackup, renderRestore, renderVerify, backupJson, noConversationsBackup } from './render.js';
 import { noConversationsYet } from './discover.js';
 import { resolveSnapshot } from './resolve-snapshot.js';

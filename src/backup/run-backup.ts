@@ -9,9 +9,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { AgyError, EXIT, InterruptedError, usageError } from '../errors.js';
+import { AgyError, EXIT, InterruptedError, usageError } from '../core/errors.js';
 import type { Output } from '../cli/output.js';
-import { agyctlVersion } from '../cli/version.js';
+import { agyctlVersion } from '../core/version.js';
 import { fsyncDir } from '../util/atomic-write.js';
 import { backupSession, type Previous } from './backup-session.js';
 import { discoverSessions, noConversationsDirectory, type SessionInfo } from './discover.js';

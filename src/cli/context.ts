@@ -2,7 +2,7 @@
 import type { Readable, Writable } from 'node:stream';
 import type { Output } from './output.js';
 import type { Tracer } from '../acp/trace.js';
-import type { ExitCode } from '../errors.js';
+import type { ExitCode } from '../core/errors.js';
 import type { ProfileId, ProfileSource } from '../profiles/choose.js';
 
 export type TtyReadable = Readable & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };

@@ -2,7 +2,7 @@
 import { resolveServerCommand } from '../acp/resolve.js';
 import type { StartOptions } from '../acp/lifecycle.js';
 import type { CommandIO } from './context.js';
-import { agyctlVersion } from './version.js';
+import { agyctlVersion } from '../core/version.js';
 import { profileOf } from '../profiles/index.js';
 import { quietServerEnv, signInGuard } from '../profiles/sign-in-guard.js';
 import { assertServerCanUse } from '../profiles/guard.js';

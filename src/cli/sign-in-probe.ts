@@ -2,10 +2,10 @@
 import fs from 'node:fs';
 import type { CommandIO, CommandResult } from './context.js';
 import { makeProbeCwd } from '../acp/probe-session.js';
-import { geminiCliFiles } from '../paths.js';
+import { geminiCliFiles } from '../core/paths.js';
 import { removeProbeProjects } from '../profiles/cleanup.js';
 import { serverStartOptions } from './server-options.js';
-import { EXIT, usageError } from '../errors.js';
+import { EXIT, usageError } from '../core/errors.js';
 import { profileOf } from '../profiles/index.js';
 import { configuredMethod } from '../profiles/auth-setting.js';
 import { readSettings } from '../settings/index.js';

@@ -7,8 +7,8 @@
  * a table (or, with --json, one `host-result` event per host and a
  * `fleet-summary`), and the exit code of the worst host.
  */
-import { AgyError, EXIT, toAgyError, type ExitCode } from '../errors.js';
-import { tempRoot } from '../paths.js';
+import { AgyError, EXIT, toAgyError, type ExitCode } from '../core/errors.js';
+import { tempRoot } from '../core/paths.js';
 import { formatDuration } from '../util/duration.js';
 import type { CommandIO, CommandResult } from '../cli/context.js';
 import type { Output } from '../cli/output.js';

@@ -3,8 +3,8 @@
  * the forward of the callback port (or paste-back), the browser, and a
  * clean exit on every path: no forward, master or remote server left.
  */
-import { AgyError, EXIT, InterruptedError, TimeoutError, type ExitCode } from '../errors.js';
-import { tempRoot } from '../paths.js';
+import { AgyError, EXIT, InterruptedError, TimeoutError, type ExitCode } from '../core/errors.js';
+import { tempRoot } from '../core/paths.js';
 import { formatDuration } from '../util/duration.js';
 import type { CommandIO, CommandResult } from '../cli/context.js';
 import { startPasteReader, type PasteReader } from '../login/paste.js';

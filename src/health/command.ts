@@ -2,7 +2,7 @@
 import path from 'node:path';
 import type { CommandIO, CommandResult } from '../cli/context.js';
 import { parseDurationOption } from '../cli/parse-options.js';
-import { usageError } from '../errors.js';
+import { usageError } from '../core/errors.js';
 import { assertMetricsTarget } from './metrics-target.js';
 import { publicCheck, renderChecks } from './render.js';
 import { runCheck, type CheckOptions } from './run.js';

@@ -5,7 +5,7 @@
  */
 import { AcpError } from '../acp/acp-error.js';
 import { classifyAuthError } from '../acp/protocol.js';
-import { AgyError, EXIT, InterruptedError } from '../errors.js';
+import { AgyError, EXIT, InterruptedError } from '../core/errors.js';
 import { fail, LOGIN_HINT, type Finding } from './check-result.js';
 
 export const REAUTH_HINT = 'the stored credential was revoked or has expired; run: agyctl login';

@@ -1,7 +1,7 @@
 /** Checked before any check runs, so a bad --prometheus path costs nothing and changes nothing (exit 2). */
 import fs from 'node:fs';
 import path from 'node:path';
-import { usageError } from '../errors.js';
+import { usageError } from '../core/errors.js';
 
 /** Refuse a --prometheus path that cannot work. */
 export function assertMetricsTarget(file: string): void {

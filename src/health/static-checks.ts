@@ -4,9 +4,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { stateFiles } from '../paths.js';
+import { stateFiles } from '../core/paths.js';
 import { resolveServerCommand, type ServerCommand } from '../acp/resolve.js';
-import { AgyError, EXIT } from '../errors.js';
+import { AgyError, EXIT } from '../core/errors.js';
 import type { ServerProfile } from '../profiles/types.js';
 import { envFinding, judgeSettings, type SettingsVerdict } from './settings-view.js';
 import { describeInsight, inspectToken } from './token.js';

@@ -4,7 +4,7 @@
  * failure (which hide what the server would have said), then static
  * findings. Warnings never change the outcome.
  */
-import { EXIT, type ExitCode } from '../errors.js';
+import { EXIT, type ExitCode } from '../core/errors.js';
 import type { CheckResult, Status } from './types.js';
 
 export const STATUSES: readonly Status[] = ['ok', 'not-authenticated', 'reauth-required', 'misconfigured', 'server-error', 'timeout'];

@@ -10,7 +10,7 @@ import { authenticate } from '../acp/protocol.js';
 import type { StartOptions } from '../acp/lifecycle.js';
 import { describeInit } from '../acp/probe.js';
 import { AcpError } from '../acp/acp-error.js';
-import { AgyError, EXIT } from '../errors.js';
+import { AgyError, EXIT } from '../core/errors.js';
 import { withDeadline } from '../util/deadline.js';
 import { createShimDir, loginServerEnv, type ShimDir } from './shims.js';
 import { noSignInUrlError, UrlCapture, type Candidate, type CapturedUrl } from './capture.js';

@@ -9,7 +9,7 @@ import { profileOf } from '../profiles/index.js';
 import { removeProbeSession } from '../profiles/cleanup.js';
 import { classifyAuthError } from '../acp/protocol.js';
 import { AcpError } from '../acp/acp-error.js';
-import { AgyError, EXIT } from '../errors.js';
+import { AgyError, EXIT } from '../core/errors.js';
 import { serverStartOptions } from '../cli/server-options.js';
 import type { CommandIO } from '../cli/context.js';
 

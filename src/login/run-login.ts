@@ -4,7 +4,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { AgyError, EXIT, usageError } from '../errors.js';
+import { AgyError, EXIT, usageError } from '../core/errors.js';
 import { resolveServerCommand } from '../acp/resolve.js';
 import type { CommandIO } from '../cli/context.js';
 import { AUTH_TYPES, normalizeAuthType, parseSettingsText, readSettings } from '../settings/index.js';

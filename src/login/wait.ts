@@ -4,7 +4,7 @@
  * server's exit, or its listener disappearing.
  */
 import type { AcpServer } from '../acp/server.js';
-import { AgyError, EXIT } from '../errors.js';
+import { AgyError, EXIT } from '../core/errors.js';
 import type { CommandIO } from '../cli/context.js';
 import { validatePastedRedirect, type AuthUrl } from './auth-url.js';
 import { deliverRedirect, listenerAlive } from './listener.js';

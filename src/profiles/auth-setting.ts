@@ -9,7 +9,7 @@ import { readSettings, rawAuthType, authTypeOf, setAuthType, type SettingsFile }
 import { setStringAt } from '../settings/jsonc.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { ownerFor } from '../util/safe-fs.js';
-import { usageError } from '../errors.js';
+import { usageError } from '../core/errors.js';
 import type { ServerProfile } from './types.js';
 
 /** settings.json read with the syntax this profile's server accepts (comments for gemini-cli). */

@@ -7,8 +7,8 @@
  * it imports nothing that is not loaded already.
  */
 import path from 'node:path';
-import { usageError } from '../errors.js';
-import { defaultStateDir, geminiCliStateDir } from '../paths.js';
+import { usageError } from '../core/errors.js';
+import { defaultStateDir, geminiCliStateDir } from '../core/paths.js';
 
 export const PROFILE_IDS = ['antigravity', 'gemini-cli'] as const;
 export type ProfileId = (typeof PROFILE_IDS)[number];

@@ -5,7 +5,7 @@
  */
 import path from 'node:path';
 import type { CommandIO } from '../cli/context.js';
-import { AgyError, EXIT, usageError } from '../errors.js';
+import { AgyError, EXIT, usageError } from '../core/errors.js';
 import { profileOf } from './index.js';
 import type { ServerProfile } from './types.js';
 

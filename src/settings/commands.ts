@@ -3,7 +3,7 @@
  * hand main the --json document. Secret values never reach any output:
  * environment variables are reported as set / not set only.
  */
-import { EXIT } from '../errors.js';
+import { EXIT } from '../core/errors.js';
 import type { CommandIO, CommandResult } from '../cli/context.js';
 import { AUTH_TYPE_INFO, normalizeAuthType } from './auth-types.js';
 import { readSettings, type SettingsFile } from './read.js';

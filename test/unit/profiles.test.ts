@@ -9,11 +9,11 @@ import { removeProbeProjects } from '../../src/profiles/cleanup.js';
 import { signInGuard, quietServerEnv } from '../../src/profiles/sign-in-guard.js';
 import { classifyAuthError } from '../../src/acp/protocol.js';
 import { resolveServerCommand } from '../../src/acp/resolve.js';
-import { geminiCliHomeFor, geminiCliStateDir, resolveStateDir } from '../../src/paths.js';
+import { geminiCliHomeFor, geminiCliStateDir, resolveStateDir } from '../../src/core/paths.js';
 import { validateAuthUrl, validateCodeEntryUrl } from '../../src/login/auth-url.js';
 import { parseCode } from '../../src/login/code-entry.js';
 import { Secrets } from '../../src/login/scrub.js';
-import { AgyError } from '../../src/errors.js';
+import { AgyError } from '../../src/core/errors.js';
 
 const gemini = getProfile('gemini-cli');
 const tmp: string[] = [];

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDuration } from '../../src/util/duration.js';
 import { writeFileAtomic } from '../../src/util/atomic-write.js';
-import { resolveStateDir, serverHomeFor, defaultBackupDir } from '../../src/paths.js';
+import { resolveStateDir, serverHomeFor, defaultBackupDir } from '../../src/core/paths.js';
 import { splitCommandLine, resolveServerCommand } from '../../src/acp/resolve.js';
 
 describe('durations', () => {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { ActionFactory } from '../action.js';
 import { collect } from '../repeatable.js';
-import { usageError } from '../../errors.js';
+import { usageError } from '../../core/errors.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program

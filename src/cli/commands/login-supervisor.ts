@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { ActionFactory } from '../action.js';
-import { EXIT, InterruptedError, TimeoutError, toAgyError } from '../../errors.js';
+import { EXIT, InterruptedError, TimeoutError, toAgyError } from '../../core/errors.js';
 import { Output, loadPalette, type OutputOptions, type Palette } from '../output.js';
 import type { CommandIO, GlobalOptions, RunContext, TtyWritable } from '../context.js';
 import type { LoginOptions, LoginReport } from '../../login/run-login.js';

@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import type { ActionFactory } from '../action.js';
-import { EXIT, usageError } from '../../errors.js';
+import { EXIT, usageError } from '../../core/errors.js';
 
 export function register(program: Command, action: ActionFactory): void {
   const login = program

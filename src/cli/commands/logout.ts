@@ -1,7 +1,7 @@
 /** agyctl logout: remove this box's credentials and confirm that a fresh server refuses them. */
 import type { Command } from 'commander';
 import type { ActionFactory } from '../action.js';
-import { EXIT } from '../../errors.js';
+import { EXIT } from '../../core/errors.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program

@@ -1,7 +1,7 @@
 /** agyctl probe: start the server, initialize, report what it is and how fast it came up, stop it; --sign-in: how it offers sign-in. */
 import type { Command } from 'commander';
 import type { ActionFactory } from '../action.js';
-import { EXIT } from '../../errors.js';
+import { EXIT } from '../../core/errors.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program
@@ -20,7 +20,7 @@ export function register(program: Command, action: ActionFactory): void {
           return runSignInProbe(io, { timeoutMs, method: options.method as string | undefined, fakeDisplay: options.fakeDisplay !== false });
         }
         if (options.method !== undefined) {
-          const { usageError } = await import('../../errors.js');
+          const { usageError } = await import('../../core/errors.js');
           throw usageError('--method only matters with --sign-in.', 'add --sign-in, or drop --method');
         }
         const { runProbe } = await import('../../acp/probe.js');

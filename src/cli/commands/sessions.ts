@@ -1,7 +1,7 @@
 /** agyctl sessions: every conversation in the state dir, newest first, from the file system and /proc only. */
 import type { Command } from 'commander';
 import type { ActionFactory } from '../action.js';
-import { EXIT } from '../../errors.js';
+import { EXIT } from '../../core/errors.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program

@@ -4,7 +4,7 @@
  */
 import readline from 'node:readline';
 import type { CommandIO, CommandResult } from '../../cli/context.js';
-import { AgyError, EXIT, InterruptedError, usageError, type ExitCode } from '../../errors.js';
+import { AgyError, EXIT, InterruptedError, usageError, type ExitCode } from '../../core/errors.js';
 import { withDeadline } from '../../util/deadline.js';
 import { cancelPending, deliver, describePending, inspect, statusData, timeLeft, waitEnded, type Liveness } from './control.js';
 import { recordPaths, type LoginState } from './record.js';

@@ -1,4 +1,4 @@
-/** Renders the exit-code table (src/errors.ts) as docs/exit-codes.md. A test keeps the two in agreement. */
+/** Renders the exit-code table (src/core/errors.ts) as docs/exit-codes.md. A test keeps the two in agreement. */
 import { EXIT_TABLE } from './errors.js';
 
 export function renderExitCodesMarkdown(): string {
@@ -6,7 +6,7 @@ export function renderExitCodesMarkdown(): string {
   return [
     '# Exit codes',
     '',
-    '<!-- Generated from src/errors.ts by `npm run docs:exit-codes`. Do not edit by hand. -->',
+    '<!-- Generated from src/core/errors.ts by `npm run docs:exit-codes`. Do not edit by hand. -->',
     '',
     'Exit codes are API: scripts and CI may branch on them, and they do not change between releases.',
     'The same code is returned with and without `--json`; with `--json` the document also carries',

@@ -5,7 +5,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { childPath } from './util/safe-path.js';
+import { childPath } from '../util/safe-path.js';
 import { usageError } from './errors.js';
 
 type Env = NodeJS.ProcessEnv;
