@@ -7,7 +7,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { AcpError } from './acp-error.js';
 import { encodeMessage, LineSplitter, parseLine, type JsonRpcId, type JsonRpcMessage } from './framing.js';
-import { nullTracer, type Tracer } from './trace.js';
+import { nullTracer, type Tracer } from '../core/trace.js';
 import { serverText, serverValue } from './redact.js';
 import { AgyError, EXIT, InterruptedError, TimeoutError } from '../core/errors.js';
 

@@ -1,7 +1,7 @@
 /** The probe: spawn, initialize, describe, stop. Proves the stack end to end. */
 import { withServer } from './lifecycle.js';
-import { serverStartOptions } from '../cli/server-options.js';
-import type { CommandIO } from '../cli/context.js';
+import { serverStartOptions } from '../profiles/server-start.js';
+import type { CommandIO } from '../core/io.js';
 import type { InitializeResult } from './protocol.js';
 import { adoptDetectedProfile } from '../profiles/adopt.js';
 import { serverText, serverValue } from './redact.js';

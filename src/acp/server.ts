@@ -5,7 +5,7 @@
  */
 import { execa, type ResultPromise } from 'execa';
 import { Connection, type ServerMessageHandler } from './connection.js';
-import { nullTracer, type Tracer } from './trace.js';
+import { nullTracer, type Tracer } from '../core/trace.js';
 import { groupAlive, registerGroup, signalGroup, unregisterGroup, waitGroupGone } from './children.js';
 import { LineSplitter, stripAnsi } from './framing.js';
 import { serverText } from './redact.js';

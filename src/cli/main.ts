@@ -9,7 +9,7 @@ import { makeActionFactory, type Invocation } from './action.js';
 import { addGlobalOptions, globalOptionsFrom } from './globals.js';
 import { Output } from './output.js';
 import { COMMANDS } from './commands/index.js';
-import { nullTracer, type Tracer } from '../acp/trace.js';
+import { nullTracer, type Tracer } from '../core/trace.js';
 import type { HangupControl, RunContext } from './context.js';
 import { killAllChildren } from '../acp/children.js';
 import { agyctlVersion } from '../core/version.js';

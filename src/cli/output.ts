@@ -3,19 +3,10 @@
  * events with --json); everything meant for a person watching goes to
  * stderr, so `agyctl ... --json | jq` always sees clean JSON.
  */
-import type { TtyWritable } from './context.js';
+import type { TtyWritable } from '../core/io.js';
+import { PLAIN, type Palette, type Reporter } from '../core/reporter.js';
 
-/** The few styles agyctl uses. Identity functions when colour is off, so chalk is loaded only when needed. */
-export interface Palette {
-  red(s: string): string;
-  green(s: string): string;
-  yellow(s: string): string;
-  dim(s: string): string;
-  bold(s: string): string;
-}
-
-const id = (s: string): string => s;
-export const PLAIN: Palette = { red: id, green: id, yellow: id, dim: id, bold: id };
+export { PLAIN, type Palette };
 
 /** chalk costs ~15 ms to import: pay it only when a TTY will show the colours. */
 export async function loadPalette(enabled: boolean): Promise<Palette> {
@@ -32,7 +23,7 @@ export interface OutputOptions {
   verbose: boolean;
 }
 
-export class Output {
+export class Output implements Reporter {
   /** Colours for stdout and stderr; plain when colour is off or the stream is not a TTY. */
   readonly c: Palette;
   readonly e: Palette;

@@ -4,7 +4,7 @@ import type { CommandIO, CommandResult } from './context.js';
 import { makeProbeCwd } from '../acp/probe-session.js';
 import { geminiCliFiles } from '../core/paths.js';
 import { removeProbeProjects } from '../profiles/cleanup.js';
-import { serverStartOptions } from './server-options.js';
+import { serverStartOptions } from '../profiles/server-start.js';
 import { EXIT, usageError } from '../core/errors.js';
 import { profileOf } from '../profiles/index.js';
 import { configuredMethod } from '../profiles/auth-setting.js';

@@ -9,7 +9,7 @@
  */
 import { AgyError, EXIT, InterruptedError, type ExitCode } from '../core/errors.js';
 import { tempRoot } from '../core/paths.js';
-import type { CommandIO, CommandResult } from '../cli/context.js';
+import type { CommandIO, CommandResult } from '../core/io.js';
 import { startPasteReader, type PasteReader } from '../login/paste.js';
 import { SshMaster } from './control-master.js';
 import { checkLocalPort } from './local-port.js';

@@ -6,7 +6,7 @@
 import { AgyError, EXIT, InterruptedError, TimeoutError, type ExitCode } from '../core/errors.js';
 import { tempRoot } from '../core/paths.js';
 import { formatDuration } from '../util/duration.js';
-import type { CommandIO, CommandResult } from '../cli/context.js';
+import type { CommandIO, CommandResult } from '../core/io.js';
 import { startPasteReader, type PasteReader } from '../login/paste.js';
 import { SshMaster, settlesWithin } from './control-master.js';
 import { RemoteLogin, type RemoteEvent, type SessionExit } from './remote-login.js';

@@ -1,5 +1,5 @@
 /** Human output: one line per check (mark, id, finding, time), the fix under a failure, then the status. */
-import type { Palette } from '../cli/output.js';
+import type { Palette } from '../core/reporter.js';
 import { EXIT_FOR } from './status.js';
 import type { CheckResult, Status } from './types.js';
 

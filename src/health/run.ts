@@ -3,7 +3,7 @@
  * restart checks against real server processes, all inside one --timeout
  * budget.
  */
-import type { CommandIO } from '../cli/context.js';
+import type { CommandIO } from '../core/io.js';
 import { Budget } from '../util/deadline.js';
 import { runStaticChecks } from './static-checks.js';
 import { profileOf } from '../profiles/index.js';

@@ -4,8 +4,8 @@
  * conversations are removed only once every server stopped.
  */
 import fs from 'node:fs';
-import type { CommandIO } from '../cli/context.js';
-import { serverStartOptions } from '../cli/server-options.js';
+import type { CommandIO } from '../core/io.js';
+import { serverStartOptions } from '../profiles/server-start.js';
 import { makeProbeCwd } from '../acp/probe-session.js';
 import { profileOf } from '../profiles/index.js';
 import { removeProbeSession } from '../profiles/cleanup.js';

@@ -1,5 +1,5 @@
 /** How a captured sign-in URL is shown: plain lines that copy cleanly over SSH, or one NDJSON event. */
-import type { CommandIO } from '../cli/context.js';
+import type { CommandIO } from '../core/io.js';
 import type { AuthUrl } from './auth-url.js';
 import { tunnelCommand, tunnelExplanation, type TunnelTarget } from './tunnel.js';
 

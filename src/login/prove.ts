@@ -10,8 +10,8 @@ import { removeProbeSession } from '../profiles/cleanup.js';
 import { classifyAuthError } from '../acp/protocol.js';
 import { AcpError } from '../acp/acp-error.js';
 import { AgyError, EXIT } from '../core/errors.js';
-import { serverStartOptions } from '../cli/server-options.js';
-import type { CommandIO } from '../cli/context.js';
+import { serverStartOptions } from '../profiles/server-start.js';
+import type { CommandIO } from '../core/io.js';
 
 export interface ProofResult {
   sessionId: string;

@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AgyError, EXIT, usageError } from '../core/errors.js';
 import { resolveServerCommand } from '../acp/resolve.js';
-import type { CommandIO } from '../cli/context.js';
+import type { CommandIO } from '../core/io.js';
 import { AUTH_TYPES, normalizeAuthType, parseSettingsText, readSettings } from '../settings/index.js';
 import { profileOf, type ServerProfile } from '../profiles/index.js';
 import { adoptDetectedProfile } from '../profiles/adopt.js';

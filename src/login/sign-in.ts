@@ -7,9 +7,9 @@
 import { startForSignIn, type Ready } from './startup.js';
 import { authenticate } from '../acp/protocol.js';
 import { AcpError } from '../acp/acp-error.js';
-import { serverStartOptions } from '../cli/server-options.js';
+import { serverStartOptions } from '../profiles/server-start.js';
 import { FAILED_STOP } from '../acp/lifecycle.js';
-import type { CommandIO } from '../cli/context.js';
+import type { CommandIO } from '../core/io.js';
 import { withDeadline } from '../util/deadline.js';
 import { describeInit } from '../acp/probe.js';
 import { AgyError, EXIT, usageError } from '../core/errors.js';

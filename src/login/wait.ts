@@ -5,7 +5,7 @@
  */
 import type { AcpServer } from '../acp/server.js';
 import { AgyError, EXIT } from '../core/errors.js';
-import type { CommandIO } from '../cli/context.js';
+import type { CommandIO } from '../core/io.js';
 import { validatePastedRedirect, type AuthUrl } from './auth-url.js';
 import { deliverRedirect, listenerAlive } from './listener.js';
 import { runWaitLoop, type WaitLoop } from './wait-loop.js';

@@ -4,7 +4,7 @@
  * mismatch is worth a warning. Switching moves the default state dir with
  * the profile, never a --state-dir the user gave.
  */
-import type { CommandIO } from '../cli/context.js';
+import type { CommandIO } from '../core/io.js';
 import type { InitializeResult } from '../acp/protocol.js';
 import { detectProfile, getProfile, profileOf } from './index.js';
 import type { ServerProfile } from './types.js';

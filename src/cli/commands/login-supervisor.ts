@@ -15,7 +15,7 @@ import type { CommandIO, GlobalOptions, RunContext, TtyWritable } from '../conte
 import type { LoginOptions, LoginReport } from '../../login/run-login.js';
 import type { LoginStreams } from '../../login/detached/supervisor.js';
 import type { SupervisorRequest } from '../../login/detached/start.js';
-import { nullTracer, type Tracer } from '../../acp/trace.js';
+import { nullTracer, type Tracer } from '../../core/trace.js';
 
 export interface LoginRequest extends SupervisorRequest {
   opts: GlobalOptions;

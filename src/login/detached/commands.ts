@@ -3,7 +3,7 @@
  * dir, seen and driven from any shell (a reconnected SSH session, a script).
  */
 import readline from 'node:readline';
-import type { CommandIO, CommandResult } from '../../cli/context.js';
+import type { CommandIO, CommandResult } from '../../core/io.js';
 import { AgyError, EXIT, InterruptedError, usageError, type ExitCode } from '../../core/errors.js';
 import { withDeadline } from '../../util/deadline.js';
 import { cancelPending, deliver, describePending, inspect, statusData, timeLeft, waitEnded, type Liveness } from './control.js';

@@ -7,7 +7,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { CommandIO } from '../../cli/context.js';
+import type { CommandIO } from '../../core/io.js';
 import { AgyError, EXIT } from '../../core/errors.js';
 import { cancelPending, describePending, inspect, statusData } from './control.js';
 import { ensureRecordDir, recordPaths, sameProcessAlive, type LoginState } from './record.js';

@@ -1,11 +1,11 @@
-/** How commands turn the global options into a server start. */
+/** How a use case turns its target (state dir, --server, profile) into a server start. */
 import { resolveServerCommand } from '../acp/resolve.js';
 import type { StartOptions } from '../acp/lifecycle.js';
-import type { CommandIO } from './context.js';
+import type { CommandIO } from '../core/io.js';
 import { agyctlVersion } from '../core/version.js';
-import { profileOf } from '../profiles/index.js';
-import { quietServerEnv, signInGuard } from '../profiles/sign-in-guard.js';
-import { assertServerCanUse } from '../profiles/guard.js';
+import { profileOf } from './index.js';
+import { quietServerEnv, signInGuard } from './sign-in-guard.js';
+import { assertServerCanUse } from './guard.js';
 
 export const DEFAULT_INIT_TIMEOUT_MS = 60_000;
 
