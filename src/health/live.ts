@@ -8,7 +8,7 @@ import type { Connection } from '../acp/connection.js';
 import { withServer, type RunningServer } from '../acp/lifecycle.js';
 import { closeSession, currentModel, newSession, setConfigOption, type NewSessionResult } from '../acp/protocol.js';
 import { usageError } from '../core/errors.js';
-import { describeInit } from '../acp/probe.js';
+import { describeInit } from '../acp/describe-init.js';
 import { failureOf } from './failure.js';
 import { pass, toResult, type Finding } from './check-result.js';
 import { promptRoundTrip } from './prompt.js';

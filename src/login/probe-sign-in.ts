@@ -8,7 +8,7 @@
  */
 import { authenticate } from '../acp/protocol.js';
 import type { StartOptions } from '../acp/lifecycle.js';
-import { describeInit } from '../acp/probe.js';
+import { describeInit } from '../acp/describe-init.js';
 import { AcpError } from '../acp/acp-error.js';
 import { AgyError, EXIT } from '../core/errors.js';
 import { withDeadline } from '../util/deadline.js';

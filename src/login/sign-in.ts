@@ -11,7 +11,7 @@ import { serverStartOptions } from '../profiles/server-start.js';
 import { FAILED_STOP } from '../acp/lifecycle.js';
 import type { CommandIO } from '../core/io.js';
 import { withDeadline } from '../util/deadline.js';
-import { describeInit } from '../acp/probe.js';
+import { describeInit } from '../acp/describe-init.js';
 import { AgyError, EXIT, usageError } from '../core/errors.js';
 import { createShimDir, loginServerEnv } from './shims.js';
 import { describeCandidate, noSignInUrlError, UrlCapture, type Candidate, type CapturedUrl } from './capture.js';

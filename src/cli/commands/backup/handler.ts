@@ -1,14 +1,14 @@
 /** The handlers behind `backup`, `backup verify` and `restore`: options in, report out, exit code decided. */
 import path from 'node:path';
-import type { CommandIO, CommandResult } from '../cli/context.js';
-import { parseCountOption, parseDurationOption } from '../cli/parse-options.js';
-import { EXIT, usageError } from '../core/errors.js';
-import { defaultBackupDir, expandTilde } from '../core/paths.js';
+import type { CommandIO, CommandResult } from '../../context.js';
+import { parseCountOption, parseDurationOption } from '../../parse-options.js';
+import { EXIT, usageError } from '../../../core/errors.js';
+import { defaultBackupDir, expandTilde } from '../../../core/paths.js';
 import { renderBackup, renderRestore, renderVerify, backupJson, noConversationsBackup } from './render.js';
-import { noConversationsYet } from './discover.js';
-import { resolveSnapshot } from './resolve-snapshot.js';
-import type { RetentionPolicy } from './retention.js';
-import { withFsErrors, type FsErrorContext } from '../util/fs-errors.js';
+import { noConversationsYet } from '../../../backup/discover.js';
+import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
+import type { RetentionPolicy } from '../../../backup/retention.js';
+import { withFsErrors, type FsErrorContext } from '../../../util/fs-errors.js';
 
 type Opts = Record<string, unknown>;
 
@@ -52,12 +52,12 @@ async function backupRun(io: CommandIO, options: Opts): Promise<CommandResult> {
     return { exit: EXIT.ok, data: fresh.json };
   }
   if (options.dryRun) {
-    const { dryRunBackup, renderDryRun } = await import('./dry-run.js');
+    const { dryRunBackup, renderDryRun } = await import('../../../backup/dry-run.js');
     const report = dryRunBackup({ stateDir: io.opts.stateDir, backupDir: dirOption(io, options.to), sessionIds, retention });
     if (!io.opts.json) for (const line of renderDryRun(report)) io.out.print(line);
     return { exit: EXIT.ok, data: { ...report } };
   }
-  const { runBackup } = await import('./run-backup.js');
+  const { runBackup } = await import('../../../backup/run-backup.js');
   const report = await runBackup({ stateDir: io.opts.stateDir, backupDir: dirOption(io, options.to), sessionIds, retention, busyBudgetMs, signal: io.ctx.signal, out: io.out });
   if (!io.opts.json) for (const line of renderBackup(report)) io.out.print(line);
   return { exit: report.failed.length > 0 ? EXIT.findings : EXIT.ok, data: backupJson(report) };
@@ -69,8 +69,8 @@ export function verifyCommand(io: CommandIO, snapshot: string, options: Opts): P
 
 async function verifyRun(io: CommandIO, snapshot: string, options: Opts): Promise<CommandResult> {
   const dir = resolveSnapshot(snapshot, dirOption(io, options.from), io.ctx.cwd);
-  const { verifySnapshot } = await import('./verify.js');
-  const { ManifestError, manifestAgyError } = await import('./manifest.js');
+  const { verifySnapshot } = await import('../../../backup/verify.js');
+  const { ManifestError, manifestAgyError } = await import('../../../backup/manifest.js');
   let report;
   try {
     report = verifySnapshot(dir);
@@ -88,7 +88,7 @@ export function restoreCommand(io: CommandIO, snapshot: string, options: Opts): 
 
 async function restoreRun(io: CommandIO, snapshot: string, options: Opts): Promise<CommandResult> {
   const dir = resolveSnapshot(snapshot, dirOption(io, options.from), io.ctx.cwd);
-  const { runRestore } = await import('./restore.js');
+  const { runRestore } = await import('../../../backup/restore.js');
   const report = await runRestore({ snapshotDir: dir, stateDir: io.opts.stateDir, sessionIds: (options.session as string[] | undefined) ?? [], force: Boolean(options.force), signal: io.ctx.signal, out: io.out });
   if (!io.opts.json) for (const line of renderRestore(report)) io.out.print(line);
   return { exit: report.sessions.every((s) => s.restored) ? EXIT.ok : EXIT.findings, data: { restore: report } };

@@ -4,8 +4,8 @@
  * a login that outlives its terminal (docs/login.md).
  */
 import type { Command } from 'commander';
-import type { ActionFactory } from '../action.js';
-import { EXIT, usageError } from '../../core/errors.js';
+import type { ActionFactory } from '../../action.js';
+import { EXIT, usageError } from '../../../core/errors.js';
 
 export function register(program: Command, action: ActionFactory): void {
   const login = program
@@ -24,10 +24,10 @@ export function register(program: Command, action: ActionFactory): void {
     .action(
       action(
         async (io, { options }) => {
-          const { parseDurationOption } = await import('../parse-options.js');
-          const { parseSshTarget, defaultTunnelTarget } = await import('../../login/tunnel.js');
-          const { startLogin } = await import('../../login/detached/start.js');
-          const { outcomeError } = await import('../../login/detached/relay.js');
+          const { parseDurationOption } = await import('../../parse-options.js');
+          const { parseSshTarget, defaultTunnelTarget } = await import('../../../login/tunnel.js');
+          const { startLogin } = await import('../../../login/detached/start.js');
+          const { outcomeError } = await import('../../../login/detached/relay.js');
           let explicit;
           if (options.sshTarget !== undefined) {
             explicit = parseSshTarget(String(options.sshTarget));
@@ -77,7 +77,7 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--wait', "block until the login ends, then exit with the login's own exit code")
     .action(
       action(async (io, { options }) => {
-        const { loginStatus } = await import('../../login/detached/commands.js');
+        const { loginStatus } = await import('./detached-handler.js');
         return loginStatus(io, { wait: Boolean(options.wait) });
       }),
     );
@@ -87,7 +87,7 @@ export function register(program: Command, action: ActionFactory): void {
     .argument('[url]', 'the redirect address (prefer stdin: arguments are visible to other users in ps)')
     .action(
       action(async (io, { args }) => {
-        const { loginFinish } = await import('../../login/detached/commands.js');
+        const { loginFinish } = await import('./detached-handler.js');
         return loginFinish(io, args[0] === undefined ? undefined : String(args[0]));
       }),
     );
@@ -96,7 +96,7 @@ export function register(program: Command, action: ActionFactory): void {
     .description('stop the pending login: its server, listener and shim directory go away')
     .action(
       action(async (io) => {
-        const { loginCancel } = await import('../../login/detached/commands.js');
+        const { loginCancel } = await import('./detached-handler.js');
         return loginCancel(io);
       }),
     );

@@ -1,22 +1,10 @@
 /** Human lines and --json shapes for sessions, backup, verify and restore (shapes documented in docs/json.md). */
-import { formatDuration } from '../util/duration.js';
-import { discoverSessions, noConversationsDirectory, noConversationsYet, type SessionInfo } from './discover.js';
-import { formatBytes } from './progress.js';
-import type { BackupReport } from './run-backup.js';
-import type { RestoreReport } from './restore.js';
-import type { VerifyReport } from './verify.js';
-
-export interface SessionsReport {
-  stateDir: string;
-  sessions: Array<Omit<SessionInfo, 'db' | 'wal' | 'readable'>>;
-}
-
-export async function listSessionsReport(stateDir: string): Promise<SessionsReport> {
-  if (noConversationsYet(stateDir)) return { stateDir, sessions: [] };
-  const found = discoverSessions(stateDir);
-  if (found === undefined) throw noConversationsDirectory(stateDir);
-  return { stateDir, sessions: found.map(({ db: _db, wal: _wal, readable: _r, ...rest }) => rest) };
-}
+import { formatDuration } from '../../../util/duration.js';
+import type { SessionsReport } from '../../../backup/sessions.js';
+import { formatBytes } from '../../../backup/progress.js';
+import type { BackupReport } from '../../../backup/run-backup.js';
+import type { RestoreReport } from '../../../backup/restore.js';
+import type { VerifyReport } from '../../../backup/verify.js';
 
 export function renderSessions(report: SessionsReport): string[] {
   if (report.sessions.length === 0) return [`no conversations yet in ${report.stateDir}`];

@@ -1,7 +1,7 @@
 /** Human lines for `agyctl probe --sign-in`: what a bug report about a new server build needs, nothing secret. */
-import { describeCandidate } from './capture/evidence.js';
-import type { SignInProbeReport } from './probe-sign-in.js';
-import { renderAnatomy } from './url-anatomy.js';
+import { describeCandidate } from '../../../login/capture/evidence.js';
+import type { SignInProbeReport } from '../../../login/probe-sign-in.js';
+import { renderAnatomy } from '../../../login/url-anatomy.js';
 
 function channelLine(r: SignInProbeReport): string {
   if (r.channel === null) return 'channel:      none: authenticate succeeded without a sign-in URL (credentials from the environment?)';

@@ -1,7 +1,7 @@
 /** agyctl logout: remove this box's credentials and confirm that a fresh server refuses them. */
 import type { Command } from 'commander';
-import type { ActionFactory } from '../action.js';
-import { EXIT } from '../../core/errors.js';
+import type { ActionFactory } from '../../action.js';
+import { EXIT } from '../../../core/errors.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program
@@ -11,8 +11,8 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--timeout <duration>', 'deadline for each server start and call', '60s')
     .action(
       action(async (io, { options }) => {
-        const { parseDurationOption } = await import('../parse-options.js');
-        const { runLogout } = await import('../../login/logout.js');
+        const { parseDurationOption } = await import('../../parse-options.js');
+        const { runLogout } = await import('../../../login/logout.js');
         const report = await runLogout(io, { local: Boolean(options.local), timeoutMs: parseDurationOption('--timeout', String(options.timeout)) });
         if (report.confirmed) io.out.print(`Logged out (${report.via}); a fresh server now refuses: ${report.serverSaid ?? 'authentication required'}`);
         else {

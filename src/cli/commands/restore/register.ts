@@ -1,7 +1,7 @@
 /** agyctl restore SNAPSHOT: put conversations back from a snapshot (the server must be stopped). */
 import type { Command } from 'commander';
-import type { ActionFactory } from '../action.js';
-import { collect } from '../repeatable.js';
+import type { ActionFactory } from '../../action.js';
+import { collect } from '../../repeatable.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program
@@ -13,8 +13,8 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--force', 'restore even though /proc shows a process holding the database (never overrides a failed SQLite lock)')
     .action(
       action(async (io, { args, options }) => {
-        (await import('../../profiles/guard.js')).assertCommandApplies(io, 'restore');
-        const { restoreCommand } = await import('../../backup/commands.js');
+        (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'restore');
+        const { restoreCommand } = await import('../backup/handler.js');
         return restoreCommand(io, args[0] as string, options);
       }),
     );

@@ -1,6 +1,6 @@
 /** agyctl check: are the credentials healthy, for a person and for CI (docs/check.md). */
 import type { Command } from 'commander';
-import type { ActionFactory } from '../action.js';
+import type { ActionFactory } from '../../action.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program
@@ -14,7 +14,7 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--prometheus <file>', 'also write node_exporter textfile-collector metrics to FILE, atomically')
     .action(
       action(async (io, { options }) => {
-        const { prepareCheck, runCheckCommand } = await import('../../health/command.js');
+        const { prepareCheck, runCheckCommand } = await import('./handler.js');
         return runCheckCommand(io, prepareCheck(io, options));
       }),
     );

@@ -1,7 +1,7 @@
 /** agyctl backup [verify SNAPSHOT]: consistent snapshots of live conversation databases (docs/backup.md). */
 import type { Command } from 'commander';
-import type { ActionFactory } from '../action.js';
-import { collect } from '../repeatable.js';
+import type { ActionFactory } from '../../action.js';
+import { collect } from '../../repeatable.js';
 
 export function register(program: Command, action: ActionFactory): void {
   const backup = program
@@ -16,8 +16,8 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--busy-timeout <duration>', 'how long to retry a locked database before reporting it failed', '10s')
     .action(
       action(async (io, { options }) => {
-        (await import('../../profiles/guard.js')).assertCommandApplies(io, 'backup');
-        const { backupCommand } = await import('../../backup/commands.js');
+        (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'backup');
+        const { backupCommand } = await import('./handler.js');
         return backupCommand(io, options);
       }),
     );
@@ -28,7 +28,7 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--from <dir>', 'backup directory to look SNAPSHOT up in (default: the default backup directory)')
     .action(
       action(async (io, { args, options }) => {
-        const { verifyCommand } = await import('../../backup/commands.js');
+        const { verifyCommand } = await import('./handler.js');
         return verifyCommand(io, args[0] as string, options);
       }),
     );

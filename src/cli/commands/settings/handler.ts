@@ -3,14 +3,14 @@
  * hand main the --json document. Secret values never reach any output:
  * environment variables are reported as set / not set only.
  */
-import { EXIT } from '../core/errors.js';
-import type { CommandIO, CommandResult } from '../cli/context.js';
-import { AUTH_TYPE_INFO, normalizeAuthType } from './auth-types.js';
-import { readSettings, type SettingsFile } from './read.js';
-import { envReport, gcpOf, hasErrors, modeString, problemsOf, rawAuthType, whereToSetEnv, type Problem } from './validate.js';
-import { restartNotice, runningServers, type RunningServer } from './servers.js';
-import { setAuthType, type SetAuthResult } from './write.js';
-import { ownerName } from './owner.js';
+import { EXIT } from '../../../core/errors.js';
+import type { CommandIO, CommandResult } from '../../context.js';
+import { AUTH_TYPE_INFO, normalizeAuthType } from '../../../settings/auth-types.js';
+import { readSettings, type SettingsFile } from '../../../settings/read.js';
+import { envReport, gcpOf, hasErrors, modeString, problemsOf, rawAuthType, whereToSetEnv, type Problem } from '../../../settings/validate.js';
+import { restartNotice, runningServers, type RunningServer } from '../../../settings/servers.js';
+import { setAuthType, type SetAuthResult } from '../../../settings/write.js';
+import { ownerName } from '../../../settings/owner.js';
 
 function fileSummary(file: SettingsFile): Record<string, unknown> {
   const raw = rawAuthType(file.data);

@@ -8,14 +8,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { ActionFactory } from '../action.js';
-import { EXIT, InterruptedError, TimeoutError, toAgyError } from '../../core/errors.js';
-import { Output, loadPalette, type OutputOptions, type Palette } from '../output.js';
-import type { CommandIO, GlobalOptions, RunContext, TtyWritable } from '../context.js';
-import type { LoginOptions, LoginReport } from '../../login/run-login.js';
-import type { LoginStreams } from '../../login/detached/supervisor.js';
-import type { SupervisorRequest } from '../../login/detached/start.js';
-import { nullTracer, type Tracer } from '../../core/trace.js';
+import type { ActionFactory } from '../../action.js';
+import { EXIT, InterruptedError, TimeoutError, toAgyError } from '../../../core/errors.js';
+import { Output, loadPalette, type OutputOptions, type Palette } from '../../output.js';
+import type { CommandIO, GlobalOptions, RunContext, TtyWritable } from '../../context.js';
+import type { LoginOptions, LoginReport } from '../../../login/run-login.js';
+import type { LoginStreams } from '../../../login/detached/supervisor.js';
+import type { SupervisorRequest } from '../../../login/detached/start.js';
+import { nullTracer, type Tracer } from '../../../core/trace.js';
 
 export interface LoginRequest extends SupervisorRequest {
   opts: GlobalOptions;
@@ -52,11 +52,11 @@ async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, s: LoginStreams
   let tracer: Tracer = nullTracer;
   try {
     if (req.opts.trace) {
-      const { FileTracer } = await import('../../acp/file-tracer.js');
+      const { FileTracer } = await import('../../../acp/file-tracer.js');
       tracer = new FileTracer(req.opts.trace);
     }
     const io: CommandIO = { ctx, opts: { ...req.opts }, out, tracer };
-    const { runLogin } = await import('../../login/run-login.js');
+    const { runLogin } = await import('../../../login/run-login.js');
     const report = await runLogin(io, req.login);
     printLoginSummary(out, report, req.login.keepProbeSession);
     return { exit: EXIT.ok };
@@ -83,9 +83,9 @@ export function register(program: Command, action: ActionFactory): void {
         async (io, { options }) => {
           io.ctx.hangup?.claim(() => undefined); // no terminal, but never let a stray SIGHUP end a login
           const dir = path.resolve(String(options.record));
-          const { recordPaths, procStart } = await import('../../login/detached/record.js');
-          const { runSupervisor } = await import('../../login/detached/supervisor.js');
-          const { signalReady } = await import('../../login/detached/spawn.js');
+          const { recordPaths, procStart } = await import('../../../login/detached/record.js');
+          const { runSupervisor } = await import('../../../login/detached/supervisor.js');
+          const { signalReady } = await import('../../../login/detached/spawn.js');
           const req = JSON.parse(fs.readFileSync(path.join(dir, 'request.json'), 'utf8')) as LoginRequest;
           const paths = { ...recordPaths(io.ctx.env, req.opts.stateDir), dir, socket: path.join(dir, 'sock'), state: path.join(dir, 'state.json'), request: path.join(dir, 'request.json'), log: path.join(dir, 'supervisor.log') };
           const outcome = await runSupervisor({

@@ -1,7 +1,7 @@
 /** agyctl settings show | set-auth | validate: the server's settings.json. */
 import type { Command } from 'commander';
-import type { ActionFactory } from '../action.js';
-import { AUTH_TYPE_LIST } from '../../settings/auth-types.js';
+import type { ActionFactory } from '../../action.js';
+import { AUTH_TYPE_LIST } from '../../../settings/auth-types.js';
 
 export function register(program: Command, action: ActionFactory): void {
   const settings = program
@@ -12,8 +12,8 @@ export function register(program: Command, action: ActionFactory): void {
     .description('(default) path, mode, owner, auth type, gcp project/location, needed environment variables, running servers, problems')
     .action(
       action(async (io) => {
-        (await import('../../profiles/guard.js')).assertCommandApplies(io, 'settings');
-        const { runShow } = await import('../../settings/commands.js');
+        (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'settings');
+        const { runShow } = await import('./handler.js');
         return runShow(io);
       }),
     );
@@ -26,8 +26,8 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--force', 'move an unparsable settings.json aside to settings.json.bak-<UTC time> and write a fresh one')
     .action(
       action(async (io, { args, options }) => {
-        (await import('../../profiles/guard.js')).assertCommandApplies(io, 'settings');
-        const { runSetAuth } = await import('../../settings/commands.js');
+        (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'settings');
+        const { runSetAuth } = await import('./handler.js');
         return runSetAuth(io, {
           type: args[0] as string,
           project: options.project as string | undefined,
@@ -41,8 +41,8 @@ export function register(program: Command, action: ActionFactory): void {
     .description('exit 0 when settings.json is usable as is, 2 with every problem listed otherwise')
     .action(
       action(async (io) => {
-        (await import('../../profiles/guard.js')).assertCommandApplies(io, 'settings');
-        const { runValidate } = await import('../../settings/commands.js');
+        (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'settings');
+        const { runValidate } = await import('./handler.js');
         return runValidate(io);
       }),
     );

@@ -1,9 +1,9 @@
 /** agyctl connect: from the laptop, log a remote box in over SSH in one step (login there, tunnel, browser here). */
 import path from 'node:path';
 import type { Command } from 'commander';
-import type { ActionFactory } from '../action.js';
-import { collect } from '../repeatable.js';
-import { usageError } from '../../core/errors.js';
+import type { ActionFactory } from '../../action.js';
+import { collect } from '../../repeatable.js';
+import { usageError } from '../../../core/errors.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program
@@ -22,9 +22,9 @@ export function register(program: Command, action: ActionFactory): void {
     .action(
       action(
         async (io, { args, options }) => {
-          const { parseDurationOption } = await import('../parse-options.js');
-          const { validateDestination, validateSshOption } = await import('../../connect/remote-command.js');
-          const { runConnect } = await import('../../connect/run-connect.js');
+          const { parseDurationOption } = await import('../../parse-options.js');
+          const { validateDestination, validateSshOption } = await import('../../../connect/remote-command.js');
+          const { runConnect } = await import('../../../connect/run-connect.js');
           const method = options.method === undefined ? undefined : String(options.method);
           if (method !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(method)) throw usageError(`--method must be an auth method id like oauth-personal (got ${JSON.stringify(method)}).`);
           const remoteAgyctl = String(options.remoteAgyctl).trim();
@@ -45,8 +45,8 @@ export function register(program: Command, action: ActionFactory): void {
           if (inventory !== undefined && destinations.length > 0) throw usageError('pass hosts either as arguments or with --inventory, not both.');
           if (inventory === undefined && destinations.length === 0) throw usageError('connect needs a destination (or several, or --inventory FILE).', 'e.g. agyctl connect me@box.example.com');
           if (inventory === undefined && destinations.length === 1) return runConnect(io, { ...common, destination: validateDestination(destinations[0]!) });
-          const { readInventory, targetsFromArgs } = await import('../../connect/inventory.js');
-          const { runFleetConnect } = await import('../../connect/fleet.js');
+          const { readInventory, targetsFromArgs } = await import('../../../connect/inventory.js');
+          const { runFleetConnect } = await import('../../../connect/fleet.js');
           const targets = inventory === undefined ? targetsFromArgs(destinations) : await readInventory(path.resolve(io.ctx.cwd, inventory), options.limit === undefined ? undefined : String(options.limit), io.ctx.env);
           return runFleetConnect(io, targets, { ...common, force: Boolean(options.force) });
         },

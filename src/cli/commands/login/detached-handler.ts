@@ -3,12 +3,12 @@
  * dir, seen and driven from any shell (a reconnected SSH session, a script).
  */
 import readline from 'node:readline';
-import type { CommandIO, CommandResult } from '../../core/io.js';
-import { AgyError, EXIT, InterruptedError, usageError, type ExitCode } from '../../core/errors.js';
-import { withDeadline } from '../../util/deadline.js';
-import { cancelPending, deliver, describePending, inspect, statusData, timeLeft, waitEnded, type Liveness } from './control.js';
-import { recordPaths, type LoginState } from './record.js';
-import { outcomeError } from './relay.js';
+import type { CommandIO, CommandResult } from '../../../core/io.js';
+import { AgyError, EXIT, InterruptedError, usageError, type ExitCode } from '../../../core/errors.js';
+import { withDeadline } from '../../../util/deadline.js';
+import { cancelPending, deliver, describePending, inspect, statusData, timeLeft, waitEnded, type Liveness } from '../../../login/detached/control.js';
+import { recordPaths, type LoginState } from '../../../login/detached/record.js';
+import { outcomeError } from '../../../login/detached/relay.js';
 
 /** A reader of stdin gives up after this even when the login has longer left. */
 const STDIN_MAX_MS = 10 * 60_000;

@@ -1,17 +1,17 @@
 /** `probe --sign-in`: the command's wiring around src/login/probe-sign-in.ts (server start options, method choice, output). */
 import fs from 'node:fs';
-import type { CommandIO, CommandResult } from './context.js';
-import { makeProbeCwd } from '../acp/probe-session.js';
-import { geminiCliFiles } from '../core/paths.js';
-import { removeProbeProjects } from '../profiles/cleanup.js';
-import { serverStartOptions } from '../profiles/server-start.js';
-import { EXIT, usageError } from '../core/errors.js';
-import { profileOf } from '../profiles/index.js';
-import { configuredMethod } from '../profiles/auth-setting.js';
-import { readSettings } from '../settings/index.js';
-import { describeCandidate } from '../login/capture.js';
-import { probeSignIn } from '../login/probe-sign-in.js';
-import { renderSignInProbe } from '../login/probe-sign-in-render.js';
+import type { CommandIO, CommandResult } from '../../context.js';
+import { makeProbeCwd } from '../../../acp/probe-session.js';
+import { geminiCliFiles } from '../../../core/paths.js';
+import { removeProbeProjects } from '../../../profiles/cleanup.js';
+import { serverStartOptions } from '../../../profiles/server-start.js';
+import { EXIT, usageError } from '../../../core/errors.js';
+import { profileOf } from '../../../profiles/index.js';
+import { configuredMethod } from '../../../profiles/auth-setting.js';
+import { readSettings } from '../../../settings/index.js';
+import { describeCandidate } from '../../../login/capture.js';
+import { probeSignIn } from '../../../login/probe-sign-in.js';
+import { renderSignInProbe } from './sign-in-render.js';
 
 export interface SignInProbeOptions {
   timeoutMs: number;
