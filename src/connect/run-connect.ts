@@ -15,7 +15,7 @@ import { checkLocalPort } from './local-port.js';
 import { openBrowser } from './browser.js';
 import { renderRemoteEvent, summaryLine } from './relay.js';
 import { resumeAfterDrop } from './reconnect.js';
-import { validateAuthUrl, validateCodeEntryUrl } from '../login/auth-url.js';
+import { validateAuthUrl, validateCodeEntryUrl } from '../profiles/auth-url.js';
 
 export interface ConnectOptions {
   destination: string;

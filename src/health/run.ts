@@ -7,19 +7,12 @@ import type { CommandIO } from '../core/io.js';
 import { Budget } from '../util/deadline.js';
 import { runStaticChecks } from './static-checks.js';
 import { profileOf } from '../profiles/index.js';
-import { runProfileStaticChecks } from '../profiles/static-checks.js';
+import { runProfileStaticChecks } from './profile-checks.js';
 import { assertServerCanUse } from '../profiles/guard.js';
 import { applyLiveEvidence, overallStatus } from './status.js';
-import type { CheckResult, Metrics, Status, TokenInsight } from './types.js';
+import type { CheckOptions, CheckResult, Metrics, Status, TokenInsight } from './types.js';
 
-export interface CheckOptions {
-  live: boolean;
-  restart: boolean;
-  prompt: boolean;
-  model: string | undefined;
-  timeoutMs: number;
-  timeoutLabel: string;
-}
+export type { CheckOptions };
 
 export interface CheckReport {
   status: Status;

@@ -14,8 +14,7 @@ import { runLive } from './live.js';
 import { runRestart } from './restart.js';
 import { toResult, warn } from './check-result.js';
 import type { ServerCheckInput } from './server-context.js';
-import type { CheckOptions } from './run.js';
-import type { CheckResult } from './types.js';
+import type { CheckOptions, CheckResult } from './types.js';
 
 export async function serverChecks(io: CommandIO, o: CheckOptions, budget: Budget): Promise<{ checks: CheckResult[]; serverStartS: number | undefined }> {
   const input: ServerCheckInput = {

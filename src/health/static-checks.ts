@@ -5,7 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { stateFiles } from '../core/paths.js';
-import { resolveServerCommand, type ServerCommand } from '../acp/resolve.js';
+import type { ServerCommand } from '../acp/resolve.js';
+import { resolveServerCommand } from '../profiles/server-command.js';
 import { AgyError, EXIT } from '../core/errors.js';
 import type { ServerProfile } from '../profiles/types.js';
 import { envFinding, judgeSettings, type SettingsVerdict } from './settings-view.js';

@@ -1,5 +1,15 @@
 /** The shapes `agyctl check` produces; the JSON form is API (docs/json.md). */
 
+/** What a check run was asked to do (flags parsed by cli/commands/check). */
+export interface CheckOptions {
+  live: boolean;
+  restart: boolean;
+  prompt: boolean;
+  model: string | undefined;
+  timeoutMs: number;
+  timeoutLabel: string;
+}
+
 /** Overall outcome, worst first in STATUS_ORDER (status.ts). */
 export type Status = 'ok' | 'not-authenticated' | 'reauth-required' | 'misconfigured' | 'server-error' | 'timeout';
 

@@ -5,13 +5,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgyError, EXIT, usageError } from '../core/errors.js';
-import { resolveServerCommand } from '../acp/resolve.js';
+import { resolveServerCommand } from '../profiles/server-command.js';
 import type { CommandIO } from '../core/io.js';
 import { AUTH_TYPES, normalizeAuthType, parseSettingsText, readSettings } from '../settings/index.js';
 import { profileOf, type ServerProfile } from '../profiles/index.js';
 import { adoptDetectedProfile } from '../profiles/adopt.js';
 import { assertServerCanUse } from '../profiles/guard.js';
-import { authTypeKey, configuredMethod, rawAuthTypeFor, readProfileSettings, writeAuthType } from '../profiles/auth-setting.js';
+import { authTypeKey, configuredMethod, rawAuthTypeFor, readProfileSettings, writeAuthType } from '../settings/profile-auth.js';
 import type { InitializeResult } from '../acp/protocol.js';
 import { signIn, isBrowserMethod, type SignInOptions } from './sign-in.js';
 import { checkAndFixTokenFile, type TokenFileReport } from './token-file.js';

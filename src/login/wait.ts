@@ -6,7 +6,7 @@
 import type { AcpServer } from '../acp/server.js';
 import { AgyError, EXIT } from '../core/errors.js';
 import type { CommandIO } from '../core/io.js';
-import { validatePastedRedirect, type AuthUrl } from './auth-url.js';
+import { validatePastedRedirect, type AuthUrl } from '../profiles/auth-url.js';
 import { deliverRedirect, listenerAlive } from './listener.js';
 import { runWaitLoop, type WaitLoop } from './wait-loop.js';
 

@@ -1,5 +1,5 @@
 /** How a use case turns its target (state dir, --server, profile) into a server start. */
-import { resolveServerCommand } from '../acp/resolve.js';
+import { resolveServerCommand } from './server-command.js';
 import type { StartOptions } from '../acp/lifecycle.js';
 import type { CommandIO } from '../core/io.js';
 import { agyctlVersion } from '../core/version.js';

@@ -7,7 +7,7 @@ import { removeProbeProjects } from '../../../profiles/cleanup.js';
 import { serverStartOptions } from '../../../profiles/server-start.js';
 import { EXIT, usageError } from '../../../core/errors.js';
 import { profileOf } from '../../../profiles/index.js';
-import { configuredMethod } from '../../../profiles/auth-setting.js';
+import { configuredMethod } from '../../../settings/profile-auth.js';
 import { readSettings } from '../../../settings/index.js';
 import { describeCandidate } from '../../../login/capture.js';
 import { probeSignIn } from '../../../login/probe-sign-in.js';

@@ -5,12 +5,12 @@
  * `security.auth.selectedType` (the method id itself, written by a minimal
  * splice so every other key keeps its bytes).
  */
-import { readSettings, rawAuthType, authTypeOf, setAuthType, type SettingsFile } from '../settings/index.js';
-import { setStringAt } from '../settings/jsonc.js';
+import { readSettings, rawAuthType, authTypeOf, setAuthType, type SettingsFile } from './index.js';
+import { setStringAt } from './jsonc.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { ownerFor } from '../util/safe-fs.js';
 import { usageError } from '../core/errors.js';
-import type { ServerProfile } from './types.js';
+import type { ServerProfile } from '../profiles/types.js';
 
 /** settings.json read with the syntax this profile's server accepts (comments for gemini-cli). */
 export const readProfileSettings = (profile: ServerProfile, stateDir: string): SettingsFile => readSettings(stateDir, { comments: profile.settingsComments });

@@ -5,10 +5,10 @@
  * gemini-cli has no conversation store agyctl manages.
  */
 import { envIsSet } from '../settings/auth-types.js';
-import { serverFinding, tokenChecks, type StaticInput, type StaticOutcome } from '../health/static-checks.js';
-import { fail, LOGIN_HINT, pass, timed, type Finding } from '../health/check-result.js';
-import { authTypeKey, rawAuthTypeFor, readProfileSettings } from './auth-setting.js';
-import type { ServerProfile } from './types.js';
+import { serverFinding, tokenChecks, type StaticInput, type StaticOutcome } from './static-checks.js';
+import { fail, LOGIN_HINT, pass, timed, type Finding } from './check-result.js';
+import { authTypeKey, rawAuthTypeFor, readProfileSettings } from '../settings/profile-auth.js';
+import type { ServerProfile } from '../profiles/types.js';
 
 /** What each key method needs in the server's environment (names only; values are never read out). */
 const NEEDS: Readonly<Record<string, { all?: string[]; any?: string[][] }>> = {
