@@ -133,8 +133,9 @@ export async function runLogin(io: CommandIO, options: LoginOptions): Promise<Lo
   const pre = preflight(io, options.method);
   // A guessed profile may be corrected by initialize; its settings are then the ones to compare against.
   const onStarted = (init: InitializeResult): void => {
-    const { profile, switched } = adoptDetectedProfile(io, init);
+    const { profile, switched, target } = adoptDetectedProfile(io, init);
     if (!switched) return;
+    io = { ...io, opts: target }; // from here on the login works on the detected profile's target
     io.out.event({ event: 'profile-detected', profile: profile.id, stateDir: io.opts.stateDir });
     pre.settingsRaw = snapshotSettings(io);
   };
