@@ -3,10 +3,10 @@ import path from 'node:path';
 import type { CommandIO, CommandResult } from '../../context.js';
 import { parseDurationOption } from '../../parse-options.js';
 import { usageError } from '../../../core/errors.js';
-import { assertMetricsTarget } from '../../../health/metrics-target.js';
+import { assertMetricsTarget } from '../../../check/metrics-target.js';
 import { publicCheck, renderChecks } from './render.js';
-import { runCheck, type CheckOptions } from '../../../health/run.js';
-import { EXIT_FOR } from '../../../health/status.js';
+import { runCheck, type CheckOptions } from '../../../check/run.js';
+import { EXIT_FOR } from '../../../check/status.js';
 
 export interface PreparedCheck extends CheckOptions {
   prometheus: string | undefined;
@@ -29,7 +29,7 @@ export async function runCheckCommand(io: CommandIO, o: PreparedCheck): Promise<
   const report = await runCheck(io, o);
   if (o.prometheus) {
     // Loaded only when asked for: the atomic writer pulls in node:crypto.
-    const { writeMetricsFile } = await import('../../../health/check-metrics.js');
+    const { writeMetricsFile } = await import('../../../check/check-metrics.js');
     writeMetricsFile(o.prometheus, report);
   }
   if (!io.opts.json) for (const line of renderChecks(report.checks, report.status, io.out.c)) io.out.print(line);

@@ -1,7 +1,7 @@
 /** Human output: one line per check (mark, id, finding, time), the fix under a failure, then the status. */
 import type { Palette } from '../../../core/reporter.js';
-import { EXIT_FOR } from '../../../health/status.js';
-import type { CheckResult, Status } from '../../../health/types.js';
+import { EXIT_FOR } from '../../../check/status.js';
+import type { CheckResult, Status } from '../../../check/types.js';
 
 function mark(c: CheckResult, color: Palette): string {
   if (c.ok) return color.green('✓');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { renderExposition, escapeLabelValue, formatValue, type MetricFamily } from '../../src/health/prometheus.js';
-import { checkMetrics } from '../../src/health/check-metrics.js';
+import { renderExposition, escapeLabelValue, formatValue, type MetricFamily } from '../../src/check/prometheus.js';
+import { checkMetrics } from '../../src/check/check-metrics.js';
 import { parseExposition } from '../helpers/exposition.js';
 
 describe('Prometheus exposition writer', () => {

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describeInsight, expiryMs, inspectToken } from '../../src/health/token.js';
+import { describeInsight, expiryMs, inspectToken } from '../../src/check/token.js';
 
 let dir: string;
 let file: string;

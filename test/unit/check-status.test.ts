@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { applyLiveEvidence, EXIT_FOR, overallStatus } from '../../src/health/status.js';
-import { failureOf } from '../../src/health/failure.js';
+import { applyLiveEvidence, EXIT_FOR, overallStatus } from '../../src/check/status.js';
+import { failureOf } from '../../src/check/failure.js';
 import { AcpError } from '../../src/acp/acp-error.js';
 import { AgyError, InterruptedError, TimeoutError } from '../../src/core/errors.js';
-import type { CheckResult, Status } from '../../src/health/types.js';
+import type { CheckResult, Status } from '../../src/check/types.js';
 
 const check = (ok: boolean, failure?: Exclude<Status, 'ok'>, severity: 'error' | 'warning' = 'error'): CheckResult => ({ id: 'x', ok, severity, message: 'm', ms: 0, ...(failure ? { failure } : {}) });
 
