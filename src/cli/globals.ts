@@ -2,7 +2,7 @@
 import { Option, type Command } from 'commander';
 import { resolveStateDir } from '../core/paths.js';
 import { defaultStateDirFor, resolveProfile } from '../profiles/choose.js';
-import { wantColor } from './output.js';
+import { wantColor } from './terminal/output.js';
 import { usageError } from '../core/errors.js';
 import type { GlobalOptions, RunContext } from './context.js';
 

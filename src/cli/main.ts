@@ -7,7 +7,7 @@ import { Command, CommanderError } from 'commander';
 import { EXIT, toAgyError, type ExitCode, AgyError } from '../core/errors.js';
 import { makeActionFactory, type Invocation } from './action.js';
 import { addGlobalOptions, globalOptionsFrom } from './globals.js';
-import { Output } from './output.js';
+import { Output } from './terminal/output.js';
 import { COMMANDS } from './commands/index.js';
 import { nullTracer, type Tracer } from '../core/trace.js';
 import type { HangupControl, RunContext } from './context.js';

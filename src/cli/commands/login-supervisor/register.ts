@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import type { ActionFactory } from '../../action.js';
 import { EXIT, InterruptedError, TimeoutError, toAgyError } from '../../../core/errors.js';
-import { Output, loadPalette, type OutputOptions, type Palette } from '../../output.js';
+import { Output, loadPalette, type OutputOptions, type Palette } from '../../terminal/output.js';
 import type { CommandIO, GlobalOptions, RunContext, TtyWritable } from '../../context.js';
 import type { LoginOptions, LoginReport } from '../../../login/run-login.js';
 import type { LoginStreams } from '../../../login/detached/supervisor.js';

@@ -3,8 +3,8 @@
  * events with --json); everything meant for a person watching goes to
  * stderr, so `agyctl ... --json | jq` always sees clean JSON.
  */
-import type { TtyWritable } from '../core/io.js';
-import { PLAIN, type Palette, type Reporter } from '../core/reporter.js';
+import type { TtyWritable } from '../../core/io.js';
+import { PLAIN, type Palette, type Reporter } from '../../core/reporter.js';
 
 export { PLAIN, type Palette };
 
