@@ -1,4 +1,4 @@
-/** `probe --sign-in`: the command's wiring around src/login/probe-sign-in.ts (server start options, method choice, output). */
+/** `probe --sign-in`: the command's wiring around src/probe/sign-in.ts (server start options, method choice, output). */
 import fs from 'node:fs';
 import type { CommandIO, CommandResult } from '../../context.js';
 import { makeProbeCwd } from '../../../acp/probe-session.js';
@@ -10,7 +10,7 @@ import { profileOf } from '../../../profiles/index.js';
 import { configuredMethod } from '../../../settings/profile-auth.js';
 import { readSettings } from '../../../settings/index.js';
 import { describeCandidate } from '../../../login/capture.js';
-import { probeSignIn } from '../../../login/probe-sign-in.js';
+import { probeSignIn } from '../../../probe/sign-in.js';
 import { renderSignInProbe } from './sign-in-render.js';
 
 export interface SignInProbeOptions {

@@ -1,6 +1,6 @@
 /** Human lines for `agyctl probe --sign-in`: what a bug report about a new server build needs, nothing secret. */
 import { describeCandidate } from '../../../login/capture/evidence.js';
-import type { SignInProbeReport } from '../../../login/probe-sign-in.js';
+import type { SignInProbeReport } from '../../../probe/sign-in.js';
 import { renderAnatomy } from '../../../login/url-anatomy.js';
 
 function channelLine(r: SignInProbeReport): string {

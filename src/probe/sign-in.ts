@@ -12,11 +12,11 @@ import { describeInit } from '../acp/describe-init.js';
 import { AcpError } from '../acp/acp-error.js';
 import { AgyError, EXIT } from '../core/errors.js';
 import { withDeadline } from '../util/deadline.js';
-import { createShimDir, loginServerEnv, type ShimDir } from './shims.js';
-import { noSignInUrlError, UrlCapture, type Candidate, type CapturedUrl } from './capture.js';
-import { startForSignIn } from './startup.js';
-import { restoreSettings, restoreState, snapshotState, type SettingsOutcome, type StateOutcome, type StateSnapshot } from './state-snapshot.js';
-import { describeUrl, type UrlAnatomy } from './url-anatomy.js';
+import { createShimDir, loginServerEnv, type ShimDir } from '../login/shims.js';
+import { noSignInUrlError, UrlCapture, type Candidate, type CapturedUrl } from '../login/capture.js';
+import { startForSignIn } from '../login/startup.js';
+import { restoreSettings, restoreState, snapshotState, type SettingsOutcome, type StateOutcome, type StateSnapshot } from '../login/state-snapshot.js';
+import { describeUrl, type UrlAnatomy } from '../login/url-anatomy.js';
 
 export interface SignInProbeInput {
   env: NodeJS.ProcessEnv;
