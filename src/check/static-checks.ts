@@ -21,7 +21,7 @@ export interface StaticInput {
   /** --server / AGYCTL_SERVER, if any. */
   server: string | undefined;
   now: number;
-  /** The server profile (absent: antigravity); gemini-cli's own checks are in src/profiles/static-checks.ts. */
+  /** The server profile (absent: antigravity); gemini-cli's own checks are in profile-checks.ts. */
   profile?: ServerProfile;
 }
 

@@ -1,7 +1,6 @@
 /** agyctl probe: start the server, initialize, report what it is and how fast it came up, stop it; --sign-in: how it offers sign-in. */
 import type { Command } from 'commander';
 import type { ActionFactory } from '../../action.js';
-import { EXIT } from '../../../core/errors.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program
@@ -12,24 +11,6 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--method <id>', 'with --sign-in: the auth method to call (default: the profile\'s browser method)')
     .option('--no-fake-display', 'with --sign-in: do not give the server a placeholder DISPLAY')
     .action(
-      action(async (io, { options }) => {
-        const { parseDurationOption } = await import('../../parse-options.js');
-        const timeoutMs = parseDurationOption('--timeout', options.timeout as string);
-        if (options.signIn) {
-          const { runSignInProbe } = await import('./sign-in-handler.js');
-          return runSignInProbe(io, { timeoutMs, method: options.method as string | undefined, fakeDisplay: options.fakeDisplay !== false });
-        }
-        if (options.method !== undefined) {
-          const { usageError } = await import('../../../core/errors.js');
-          throw usageError('--method only matters with --sign-in.', 'add --sign-in, or drop --method');
-        }
-        const { runProbe } = await import('../../../probe/probe.js');
-        const report = await runProbe(io, timeoutMs);
-        if (!io.opts.json) {
-          const { renderProbe } = await import('./render.js');
-          for (const line of renderProbe(report)) io.out.print(line);
-        }
-        return { exit: EXIT.ok, data: { probe: report } };
-      }),
+      action(async (io, input) => (await import('./handler.js')).probeCommand(io, input)),
     );
 }
