@@ -7,9 +7,9 @@
 import type { Readable, Writable } from 'node:stream';
 import { AcpError } from './acp-error.js';
 import { encodeMessage, LineSplitter, parseLine, type JsonRpcId, type JsonRpcMessage } from './framing.js';
-import { nullTracer, type Tracer } from './trace.js';
+import { nullTracer, type Tracer } from '../core/trace.js';
 import { serverText, serverValue } from './redact.js';
-import { AgyError, EXIT, InterruptedError, TimeoutError } from '../errors.js';
+import { AgyError, EXIT, InterruptedError, TimeoutError } from '../core/errors.js';
 
 export type NotificationHandler = (method: string, params: unknown) => void;
 /** A non-JSON stdout line: escape sequences stripped, and the raw bytes as text (OSC 8 hyperlinks live in the escapes). */

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import { openNoFollow } from '../util/safe-fs.js';
 import { redact, redactText } from './redact.js';
-import type { TraceDirection, Tracer } from './trace.js';
+import type { TraceDirection, Tracer } from '../core/trace.js';
 
 /** The process's own output streams: symlinks the system keeps, safe to follow. */
 const STD_STREAM = /^\/(dev\/(stdout|stderr|fd\/\d+)|proc\/self\/fd\/\d+)$/;

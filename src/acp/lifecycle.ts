@@ -5,7 +5,7 @@
  */
 import { AcpServer, KILL_AFTER_LATE_MS, killAfterFor, type StartServerOptions } from './server.js';
 import { initialize, type InitializeResult } from './protocol.js';
-import { AgyError, EXIT, TimeoutError } from '../errors.js';
+import { AgyError, EXIT, TimeoutError } from '../core/errors.js';
 
 export interface StartOptions extends StartServerOptions {
   signal: AbortSignal;

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Connection, CallOptions } from './connection.js';
 import { closeSession, newSession, currentModel } from './protocol.js';
-import { conversationFiles, tempRoot } from '../paths.js';
+import { conversationFiles, tempRoot } from '../core/paths.js';
 import { childPath, isUuid } from '../util/safe-path.js';
 
 export interface ProbeSessionResult {

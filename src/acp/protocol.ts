@@ -6,7 +6,7 @@
 import type { InitializeResponse, NewSessionResponse } from '@agentclientprotocol/sdk';
 import type { Connection, CallOptions } from './connection.js';
 import { AcpError } from './acp-error.js';
-import { AgyError, EXIT } from '../errors.js';
+import { AgyError, EXIT } from '../core/errors.js';
 import { isUuid, showUntrusted } from '../util/safe-path.js';
 import { redactText } from './redact.js';
 

@@ -2,9 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { parse } from 'shell-quote';
-import { AgyError, EXIT, usageError } from '../errors.js';
-import { antigravity } from '../profiles/antigravity.js';
-import type { ServerProfile } from '../profiles/types.js';
+import { AgyError, EXIT, usageError } from '../core/errors.js';
 
 export interface ServerCommand {
   file: string;
@@ -13,7 +11,11 @@ export interface ServerCommand {
   display: string;
 }
 
-export const DEFAULT_SERVER_NAMES = antigravity.defaultCommands.map((c) => c.name);
+/** Where to look without --server, and what to tell a user who has none: a profile's (src/profiles/server-command.ts). */
+export interface ServerDefaults {
+  defaultCommands: ReadonlyArray<{ name: string; args: readonly string[] }>;
+  installHint: string;
+}
 
 function isExecutable(file: string): boolean {
   try {
@@ -44,11 +46,11 @@ export function splitCommandLine(line: string, env: NodeJS.ProcessEnv): string[]
   });
 }
 
-const notFound = (what: string, profile: ServerProfile): AgyError =>
+const notFound = (what: string, profile: ServerDefaults): AgyError =>
   new AgyError(EXIT.server, 'server-not-found', `${what}`, { hint: profile.installHint });
 
 /** No --server: the profile's known program names on PATH (gemini-cli: `gemini --acp`). */
-export function resolveServerCommand(commandLine: string | undefined, env: NodeJS.ProcessEnv, cwd: string, profile: ServerProfile = antigravity): ServerCommand {
+export function resolveCommand(commandLine: string | undefined, env: NodeJS.ProcessEnv, cwd: string, profile: ServerDefaults): ServerCommand {
   if (commandLine === undefined || commandLine.trim() === '') {
     for (const { name, args } of profile.defaultCommands) {
       const file = findOnPath(name, env);

@@ -5,13 +5,13 @@
  */
 import { execa, type ResultPromise } from 'execa';
 import { Connection, type ServerMessageHandler } from './connection.js';
-import { nullTracer, type Tracer } from './trace.js';
+import { nullTracer, type Tracer } from '../core/trace.js';
 import { groupAlive, registerGroup, signalGroup, unregisterGroup, waitGroupGone } from './children.js';
 import { LineSplitter, stripAnsi } from './framing.js';
 import { serverText } from './redact.js';
 import type { ServerCommand } from './resolve.js';
-import { AgyError, EXIT } from '../errors.js';
-import { serverHomeFor } from '../paths.js';
+import { AgyError, EXIT } from '../core/errors.js';
+import { serverHomeFor } from '../core/paths.js';
 
 export interface ServerExit {
   code: number | null;

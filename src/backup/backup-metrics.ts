@@ -6,7 +6,7 @@
  * from the previous file, so "time since the last good backup" stays true.
  */
 import fs from 'node:fs';
-import { renderExposition, type MetricFamily } from '../health/prometheus.js';
+import { renderExposition, type MetricFamily } from '../check/prometheus.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 
 export interface BackupMetricsInput {

@@ -2,7 +2,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { conversationFiles } from '../paths.js';
+import { conversationFiles } from '../core/paths.js';
 import { readFileNoFollow, writeNewFile } from '../util/safe-fs.js';
 import { identityOf, sha256File } from './files.js';
 import type { ManifestFile, ManifestSession } from './manifest.js';

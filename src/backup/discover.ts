@@ -5,11 +5,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { conversationFiles, stateFiles } from '../paths.js';
+import { conversationFiles, stateFiles } from '../core/paths.js';
 import { holders } from '../util/procfs.js';
 import { lstatOrNull, readFileNoFollow } from '../util/safe-fs.js';
 import { errorText, identityOf, type FileIdentity } from './files.js';
-import { usageError, type AgyError } from '../errors.js';
+import { usageError, type AgyError } from '../core/errors.js';
 
 /** discoverSessions found no conversations directory: the state dir is wrong (exit 2). */
 export const noConversationsDirectory = (stateDir: string): AgyError =>

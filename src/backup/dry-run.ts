@@ -4,7 +4,7 @@
  * locked or removed. The plan assumes every selected readable session is
  * snapshotted; a real run in which a session fails removes nothing at all.
  */
-import { usageError } from '../errors.js';
+import { usageError } from '../core/errors.js';
 import { discoverSessions } from './discover.js';
 import { freshName } from './layout.js';
 import { dryRunRetention, type RetentionResult } from './prune.js';

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { usageError } from '../errors.js';
+import { usageError } from '../core/errors.js';
 import { lstatOrNull, readFileNoFollow, unsafeSymlinkError } from '../util/safe-fs.js';
 
 interface LockInfo {

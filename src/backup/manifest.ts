@@ -4,7 +4,7 @@ import { writeFileAtomic } from '../util/atomic-write.js';
 import { assertPrivateDir, readFileNoFollow } from '../util/safe-fs.js';
 import type { FileIdentity } from './files.js';
 import { SESSION_ID } from './discover.js';
-import { AgyError, EXIT, usageError } from '../errors.js';
+import { AgyError, EXIT, usageError } from '../core/errors.js';
 
 export const MANIFEST = 'manifest.json';
 export const MANIFEST_SCHEMA = 1;

@@ -7,7 +7,7 @@
  * are left to the run's SyncBatch.
  */
 import fs from 'node:fs';
-import { InterruptedError } from '../errors.js';
+import { InterruptedError } from '../core/errors.js';
 import type { CheckedFile } from './parallel-check.js';
 import type { WorkerPool } from './worker-pool.js';
 

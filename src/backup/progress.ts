@@ -2,7 +2,7 @@
  * A one-line progress bar on stderr, drawn only when stderr is a TTY (logs
  * and pipes get nothing decorative). Redrawn at most ten times a second.
  */
-import type { Output } from '../cli/output.js';
+import type { Reporter } from '../core/reporter.js';
 
 const WIDTH = 24;
 
@@ -25,7 +25,7 @@ export class Progress {
   private readonly enabled: boolean;
 
   constructor(
-    private readonly out: Output,
+    private readonly out: Reporter,
     private readonly totalSessions: number,
     private readonly totalBytes: number,
   ) {

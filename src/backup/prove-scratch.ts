@@ -15,7 +15,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { STATE_SUBDIR, stateFiles } from '../paths.js';
+import { STATE_SUBDIR, stateFiles } from '../core/paths.js';
 
 /** Creates the scratch state dir under `scratchRoot` and returns its path. */
 export function scratchStateDir(scratchRoot: string, boxStateDir: string): string {

@@ -15,7 +15,7 @@
 import type { Connection } from '../acp/connection.js';
 import { withServer, type StartOptions } from '../acp/lifecycle.js';
 import { closeSession, loadSession } from '../acp/protocol.js';
-import { countUpdates } from '../health/updates.js';
+import { countUpdates } from '../check/updates.js';
 import { errorText } from './files.js';
 import type { ManifestSession } from './manifest.js';
 

@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Output } from '../cli/output.js';
+import type { Reporter } from '../core/reporter.js';
 import { errorText } from './files.js';
 import { deletingName, listSnapshots, type SnapshotRef } from './layout.js';
 import { readManifest } from './manifest.js';
@@ -43,7 +43,7 @@ export function planPrune(backupDir: string, policy: RetentionPolicy, newest: st
   return planSessionRetention(planned ? [...all, planned] : all, policy, newest);
 }
 
-export function applyRetention(backupDir: string, policy: RetentionPolicy, newest: string, failures: number, out: Output): RetentionResult | null {
+export function applyRetention(backupDir: string, policy: RetentionPolicy, newest: string, failures: number, out: Reporter): RetentionResult | null {
   if (!hasPolicy(policy)) return null;
   if (failures > 0) {
     const why = `${failures} session(s) failed in this run`;

@@ -1,7 +1,7 @@
 /** SNAPSHOT arguments: a directory path, a snapshot name inside the backup dir, or `latest`. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { usageError } from '../errors.js';
+import { usageError } from '../core/errors.js';
 import { listSnapshots } from './layout.js';
 import { MANIFEST } from './manifest.js';
 

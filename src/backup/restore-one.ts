@@ -13,7 +13,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { conversationFiles } from '../paths.js';
+import { conversationFiles } from '../core/paths.js';
 import { fsyncDir, writeFileAtomic } from '../util/atomic-write.js';
 import { assertNotSymlink, copyFileNoFollow, finishFile, holdsOpen, lstatOrNull, makePrivateDir, ownerFor, readFileNoFollow, rmPrivateDir, SwappedError, type Owner } from '../util/safe-fs.js';
 import { snapshotName } from './layout.js';

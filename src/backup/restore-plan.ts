@@ -6,7 +6,7 @@
  * the snapshot's files still match their manifest hashes.
  */
 import path from 'node:path';
-import { conversationFiles } from '../paths.js';
+import { conversationFiles } from '../core/paths.js';
 import { findServersFor, holders } from '../util/procfs.js';
 import { discoverSessions } from './discover.js';
 import { errorText, identityOf, sha256File } from './files.js';

@@ -5,9 +5,9 @@
  * never a failed SQLite lock probe.
  */
 import path from 'node:path';
-import { AgyError, EXIT, InterruptedError, usageError } from '../errors.js';
-import type { Output } from '../cli/output.js';
-import { conversationFiles, stateFiles } from '../paths.js';
+import { AgyError, EXIT, InterruptedError, usageError } from '../core/errors.js';
+import type { Reporter } from '../core/reporter.js';
+import { conversationFiles, stateFiles } from '../core/paths.js';
 import { findServersFor, holders } from '../util/procfs.js';
 import { errorText, sha256File } from './files.js';
 import { ManifestError, manifestAgyError, readManifest, type ManifestSession } from './manifest.js';
@@ -20,7 +20,7 @@ export interface RestoreOptions {
   sessionIds: string[];
   force: boolean;
   signal: AbortSignal;
-  out: Output;
+  out: Reporter;
 }
 
 export interface RestoredSession {

@@ -9,9 +9,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { AgyError, EXIT, InterruptedError, usageError } from '../errors.js';
-import type { Output } from '../cli/output.js';
-import { agyctlVersion } from '../cli/version.js';
+import { AgyError, EXIT, InterruptedError, usageError } from '../core/errors.js';
+import type { Reporter } from '../core/reporter.js';
+import { agyctlVersion } from '../core/version.js';
 import { fsyncDir } from '../util/atomic-write.js';
 import { backupSession, type Previous } from './backup-session.js';
 import { discoverSessions, noConversationsDirectory, type SessionInfo } from './discover.js';
@@ -41,7 +41,7 @@ export interface BackupOptions {
   /** Sessions snapshotted at once (worker threads); default: the cores, at most 8. */
   jobs?: number;
   signal: AbortSignal;
-  out: Output;
+  out: Reporter;
 }
 
 export interface BackupReport {
@@ -84,7 +84,7 @@ function selectSessions(stateDir: string, ids: string[]): SessionInfo[] {
 }
 
 /** The newest complete snapshot whose manifest reads, for reuse. */
-function loadPrevious(backupDir: string, out: Output): Previous | undefined {
+function loadPrevious(backupDir: string, out: Reporter): Previous | undefined {
   for (const snap of listSnapshots(backupDir)) {
     try {
       const m = readManifest(snap.dir);

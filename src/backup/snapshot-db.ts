@@ -15,7 +15,7 @@ import { fsyncDir } from '../util/atomic-write.js';
 import { assertNotSymlink, assertPrivateDir, finishFile, holdsOpen, lstatOrNull, SwappedError } from '../util/safe-fs.js';
 import { SNAPSHOT_FILE_MODE } from './files.js';
 import { formatDuration } from '../util/duration.js';
-import { InterruptedError } from '../errors.js';
+import { InterruptedError } from '../core/errors.js';
 import { checkHashSync } from './parallel-check.js';
 import type { SyncBatch } from './sync-batch.js';
 import type { WorkerPool } from './worker-pool.js';

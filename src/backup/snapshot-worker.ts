@@ -13,18 +13,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { vacuumWithRetriesSync } from './snapshot-db.js';
 import { integrityCheck, openReadOnly, rowCounts } from './sqlite.js';
 
-export type Task =
-  | { kind: 'vacuum'; source: string; tmp: string; busyBudgetMs: number; checkBelowBytes?: number }
-  | { kind: 'check'; file: string }
-  | { kind: 'hash'; file: string }
-  | { kind: 'checkHash'; file: string };
-
-export interface TaskReply {
-  id: number;
-  ok: boolean;
-  value?: unknown;
-  error?: { message: string; code?: unknown; name: string };
-}
+import type { Task, TaskReply } from './snapshot-task.js';
 
 /** Set to 1 by the main thread on Ctrl-C: a vacuum stops between its retries. */
 const abortFlag = new Int32Array((workerData as { abort: SharedArrayBuffer }).abort);

@@ -6,7 +6,7 @@
  * `close()` terminates the workers (call it in finally).
  */
 import { Worker } from 'node:worker_threads';
-import type { Task, TaskReply } from './snapshot-worker.js';
+import type { Task, TaskReply } from './snapshot-task.js';
 
 interface Pending {
   id: number;

@@ -1,9 +1,9 @@
 /** The options every command takes, and how they become GlobalOptions. */
 import { Option, type Command } from 'commander';
-import { resolveStateDir } from '../paths.js';
+import { resolveStateDir } from '../core/paths.js';
 import { defaultStateDirFor, resolveProfile } from '../profiles/choose.js';
-import { wantColor } from './output.js';
-import { usageError } from '../errors.js';
+import { wantColor } from './terminal/output.js';
+import { usageError } from '../core/errors.js';
 import type { GlobalOptions, RunContext } from './context.js';
 
 export function addGlobalOptions(program: Command): Command {

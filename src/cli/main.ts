@@ -4,15 +4,15 @@
  */
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
-import { EXIT, toAgyError, type ExitCode, AgyError } from '../errors.js';
+import { EXIT, toAgyError, type ExitCode, AgyError } from '../core/errors.js';
 import { makeActionFactory, type Invocation } from './action.js';
 import { addGlobalOptions, globalOptionsFrom } from './globals.js';
-import { Output } from './output.js';
+import { Output } from './terminal/output.js';
 import { COMMANDS } from './commands/index.js';
-import { nullTracer, type Tracer } from '../acp/trace.js';
+import { nullTracer, type Tracer } from '../core/trace.js';
 import type { HangupControl, RunContext } from './context.js';
 import { killAllChildren } from '../acp/children.js';
-import { agyctlVersion } from './version.js';
+import { agyctlVersion } from '../core/version.js';
 import { fsAgyError } from '../util/fs-errors.js';
 import { pendingLoginNotice } from '../login/detached/notice.js';
 

@@ -1,5 +1,5 @@
 /** Validation of option values shared by commands; bad values are usage errors (exit 2) naming the fix. */
-import { usageError } from '../errors.js';
+import { usageError } from '../core/errors.js';
 import { parseDuration } from '../util/duration.js';
 
 export function parseDurationOption(flag: string, value: string): number {

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { execa, type ResultPromise } from 'execa';
-import { AgyError, EXIT, InterruptedError, TimeoutError } from '../errors.js';
+import { AgyError, EXIT, InterruptedError, TimeoutError } from '../core/errors.js';
 
 export interface MasterOptions {
   destination: string;

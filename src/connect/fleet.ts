@@ -7,11 +7,11 @@
  * a table (or, with --json, one `host-result` event per host and a
  * `fleet-summary`), and the exit code of the worst host.
  */
-import { AgyError, EXIT, toAgyError, type ExitCode } from '../errors.js';
-import { tempRoot } from '../paths.js';
+import { AgyError, EXIT, toAgyError, type ExitCode } from '../core/errors.js';
+import { tempRoot } from '../core/paths.js';
 import { formatDuration } from '../util/duration.js';
-import type { CommandIO, CommandResult } from '../cli/context.js';
-import type { Output } from '../cli/output.js';
+import type { CommandIO, CommandResult } from '../core/io.js';
+import type { Reporter } from '../core/reporter.js';
 import { SshMaster } from './control-master.js';
 import { connectOver, type ConnectOptions } from './run-connect.js';
 import { runRemoteCheck, type RemoteCheck } from './remote-check.js';
@@ -142,9 +142,9 @@ async function finish(io: CommandIO, p: Prepared, o: FleetOptions, turnAt: numbe
   }
 }
 
-/** The same Output, with every --json event of this host carrying `host`. */
-function tagged(out: Output, host: string): Output {
-  const copy = Object.create(out) as Output;
+/** The same Reporter, with every --json event of this host carrying `host`. */
+function tagged(out: Reporter, host: string): Reporter {
+  const copy = Object.create(out) as Reporter;
   copy.event = (event) => out.event({ ...event, host });
   return copy;
 }
@@ -176,12 +176,12 @@ function countBy(results: readonly HostResult[]): Record<HostOutcome, number> {
   return counts;
 }
 
-function reportHost(out: Output, r: HostResult): void {
+function reportHost(out: Reporter, r: HostResult): void {
   if (r.result === 'healthy') out.info(out.e.green(`${r.host}: already healthy (agyctl check --live passed); skipped. Use --force to log in anyway.`));
   else if (r.result === 'failed' && r.error) out.error(`${r.host}: ${r.error.message}`, r.error.hint);
 }
 
-function printTable(out: Output, results: readonly HostResult[]): void {
+function printTable(out: Reporter, results: readonly HostResult[]): void {
   const rows = [['HOST', 'RESULT', 'TIME', 'EXIT', ''], ...results.map((r) => [r.host, r.result, r.result === 'not-run' ? '-' : formatDuration(r.ms), String(r.exit), r.result === 'failed' ? (r.error?.message.split('\n')[0] ?? '') : ''])];
   const widths = [0, 1, 2, 3].map((c) => Math.max(...rows.map((row) => row[c]!.length)));
   out.print('');

@@ -11,7 +11,7 @@
  */
 import fs from 'node:fs';
 import { execa } from 'execa';
-import { AgyError, EXIT, usageError } from '../errors.js';
+import { AgyError, EXIT, usageError } from '../core/errors.js';
 import { validateDestination, validateSshOption } from './remote-command.js';
 
 export interface FleetTarget {

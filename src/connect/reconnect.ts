@@ -7,9 +7,9 @@
  * command line), and waits with `login status --wait --json`. When it
  * cannot get back in time it prints the exact commands to resume by hand.
  */
-import { AgyError, EXIT, InterruptedError, type ExitCode } from '../errors.js';
-import { tempRoot } from '../paths.js';
-import type { CommandIO, CommandResult } from '../cli/context.js';
+import { AgyError, EXIT, InterruptedError, type ExitCode } from '../core/errors.js';
+import { tempRoot } from '../core/paths.js';
+import type { CommandIO, CommandResult } from '../core/io.js';
 import { startPasteReader, type PasteReader } from '../login/paste.js';
 import { SshMaster } from './control-master.js';
 import { checkLocalPort } from './local-port.js';

@@ -4,12 +4,12 @@
  * the summary and the final error are printed by run-connect, which knows
  * the local side of the story.
  */
-import type { Output } from '../cli/output.js';
+import type { Reporter } from '../core/reporter.js';
 import type { RemoteEvent } from './remote-login.js';
 
 const str = (v: unknown): string => (v === undefined || v === null ? '?' : String(v));
 
-export function renderRemoteEvent(out: Output, ev: RemoteEvent): void {
+export function renderRemoteEvent(out: Reporter, ev: RemoteEvent): void {
   switch (ev.event) {
     case 'server-started': {
       const agent = (ev.agent ?? {}) as { version?: unknown };

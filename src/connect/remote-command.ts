@@ -4,7 +4,7 @@
  * arguments with spaces and hands them to the remote user's shell, so the
  * string is built here with POSIX quoting, never by concatenating raw input.
  */
-import { usageError } from '../errors.js';
+import { usageError } from '../core/errors.js';
 import { shellQuote } from '../util/shell-quote.js';
 
 /** The remote wrapper prints this before it execs agyctl, so a cancel can signal the right process. */

@@ -3,10 +3,10 @@
  * the forward of the callback port (or paste-back), the browser, and a
  * clean exit on every path: no forward, master or remote server left.
  */
-import { AgyError, EXIT, InterruptedError, TimeoutError, type ExitCode } from '../errors.js';
-import { tempRoot } from '../paths.js';
+import { AgyError, EXIT, InterruptedError, TimeoutError, type ExitCode } from '../core/errors.js';
+import { tempRoot } from '../core/paths.js';
 import { formatDuration } from '../util/duration.js';
-import type { CommandIO, CommandResult } from '../cli/context.js';
+import type { CommandIO, CommandResult } from '../core/io.js';
 import { startPasteReader, type PasteReader } from '../login/paste.js';
 import { SshMaster, settlesWithin } from './control-master.js';
 import { RemoteLogin, type RemoteEvent, type SessionExit } from './remote-login.js';
@@ -15,7 +15,7 @@ import { checkLocalPort } from './local-port.js';
 import { openBrowser } from './browser.js';
 import { renderRemoteEvent, summaryLine } from './relay.js';
 import { resumeAfterDrop } from './reconnect.js';
-import { validateAuthUrl, validateCodeEntryUrl } from '../login/auth-url.js';
+import { validateAuthUrl, validateCodeEntryUrl } from '../profiles/auth-url.js';
 
 export interface ConnectOptions {
   destination: string;

@@ -9,8 +9,8 @@
  * authenticate call.
  */
 import type { AcpServer } from '../acp/server.js';
-import type { CommandIO } from '../cli/context.js';
-import { findUrls, validateCodeEntryUrl, type AuthUrl, type Validation } from './auth-url.js';
+import type { CommandIO } from '../core/io.js';
+import { findUrls, validateCodeEntryUrl, type AuthUrl, type Validation } from '../profiles/auth-url.js';
 import { runWaitLoop, type WaitLoop } from './wait-loop.js';
 import { openInBrowser, showQr } from './present.js';
 

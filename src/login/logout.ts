@@ -13,8 +13,8 @@ import { profileOf } from '../profiles/index.js';
 import { removeProbeSession } from '../profiles/cleanup.js';
 import { assertServerCanUse } from '../profiles/guard.js';
 import { fsAgyError } from '../util/fs-errors.js';
-import { serverStartOptions } from '../cli/server-options.js';
-import type { CommandIO } from '../cli/context.js';
+import { serverStartOptions } from '../profiles/server-start.js';
+import type { CommandIO } from '../core/io.js';
 
 export interface LogoutReport {
   via: 'server' | 'local';

@@ -4,7 +4,7 @@
  * one per line from a pipe. EOF just ends pasting; it does not end the login.
  */
 import readline from 'node:readline';
-import type { CommandIO } from '../cli/context.js';
+import type { CommandIO } from '../core/io.js';
 
 export interface PasteReader {
   /** Redraw the prompt (TTY only), keeping the user's partial input. */

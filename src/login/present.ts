@@ -1,6 +1,6 @@
 /** How a captured sign-in URL is shown: plain lines that copy cleanly over SSH, or one NDJSON event. */
-import type { CommandIO } from '../cli/context.js';
-import type { AuthUrl } from './auth-url.js';
+import type { CommandIO } from '../core/io.js';
+import type { AuthUrl } from '../profiles/auth-url.js';
 import { tunnelCommand, tunnelExplanation, type TunnelTarget } from './tunnel.js';
 
 export interface PresentOptions {

@@ -9,9 +9,9 @@ import { profileOf } from '../profiles/index.js';
 import { removeProbeSession } from '../profiles/cleanup.js';
 import { classifyAuthError } from '../acp/protocol.js';
 import { AcpError } from '../acp/acp-error.js';
-import { AgyError, EXIT } from '../errors.js';
-import { serverStartOptions } from '../cli/server-options.js';
-import type { CommandIO } from '../cli/context.js';
+import { AgyError, EXIT } from '../core/errors.js';
+import { serverStartOptions } from '../profiles/server-start.js';
+import type { CommandIO } from '../core/io.js';
 
 export interface ProofResult {
   sessionId: string;

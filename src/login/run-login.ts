@@ -4,14 +4,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { AgyError, EXIT, usageError } from '../errors.js';
-import { resolveServerCommand } from '../acp/resolve.js';
-import type { CommandIO } from '../cli/context.js';
+import { AgyError, EXIT, usageError } from '../core/errors.js';
+import { resolveServerCommand } from '../profiles/server-command.js';
+import type { CommandIO } from '../core/io.js';
 import { AUTH_TYPES, normalizeAuthType, parseSettingsText, readSettings } from '../settings/index.js';
 import { profileOf, type ServerProfile } from '../profiles/index.js';
 import { adoptDetectedProfile } from '../profiles/adopt.js';
 import { assertServerCanUse } from '../profiles/guard.js';
-import { authTypeKey, configuredMethod, rawAuthTypeFor, readProfileSettings, writeAuthType } from '../profiles/auth-setting.js';
+import { authTypeKey, configuredMethod, rawAuthTypeFor, readProfileSettings, writeAuthType } from '../settings/profile-auth.js';
 import type { InitializeResult } from '../acp/protocol.js';
 import { signIn, isBrowserMethod, type SignInOptions } from './sign-in.js';
 import { checkAndFixTokenFile, type TokenFileReport } from './token-file.js';
@@ -133,8 +133,9 @@ export async function runLogin(io: CommandIO, options: LoginOptions): Promise<Lo
   const pre = preflight(io, options.method);
   // A guessed profile may be corrected by initialize; its settings are then the ones to compare against.
   const onStarted = (init: InitializeResult): void => {
-    const { profile, switched } = adoptDetectedProfile(io, init);
+    const { profile, switched, target } = adoptDetectedProfile(io, init);
     if (!switched) return;
+    io = { ...io, opts: target }; // from here on the login works on the detected profile's target
     io.out.event({ event: 'profile-detected', profile: profile.id, stateDir: io.opts.stateDir });
     pre.settingsRaw = snapshotSettings(io);
   };

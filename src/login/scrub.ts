@@ -4,7 +4,7 @@
  * reads back onto stdout, and that echo must reach no terminal or trace.
  * Pattern-based redaction (src/acp/redact.ts) still applies on top.
  */
-import type { Tracer } from '../acp/trace.js';
+import type { Tracer } from '../core/trace.js';
 
 const REDACTED = '[REDACTED]';
 

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { tempRoot } from '../paths.js';
+import { tempRoot } from '../core/paths.js';
 
 /** Desktop launchers and helpers: xdg-open and friends, `gio open URL`, `kioclient exec URL`, WSL's wslview. */
 export const LAUNCHER_NAMES = [

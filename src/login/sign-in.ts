@@ -7,12 +7,12 @@
 import { startForSignIn, type Ready } from './startup.js';
 import { authenticate } from '../acp/protocol.js';
 import { AcpError } from '../acp/acp-error.js';
-import { serverStartOptions } from '../cli/server-options.js';
+import { serverStartOptions } from '../profiles/server-start.js';
 import { FAILED_STOP } from '../acp/lifecycle.js';
-import type { CommandIO } from '../cli/context.js';
+import type { CommandIO } from '../core/io.js';
 import { withDeadline } from '../util/deadline.js';
-import { describeInit } from '../acp/probe.js';
-import { AgyError, EXIT, usageError } from '../errors.js';
+import { describeInit } from '../acp/describe-init.js';
+import { AgyError, EXIT, usageError } from '../core/errors.js';
 import { createShimDir, loginServerEnv } from './shims.js';
 import { describeCandidate, noSignInUrlError, UrlCapture, type Candidate, type CapturedUrl } from './capture.js';
 import { presentUrl, showQr, openInBrowser, type PresentOptions } from './present.js';
@@ -23,7 +23,7 @@ import { presentCodeEntry, waitForCode } from './code-entry.js';
 import { Secrets, scrubbingTracer } from './scrub.js';
 import { serverText } from '../acp/redact.js';
 import { recordOwner, sweepStaleLoginDirs } from './stale-dirs.js';
-import { tempRoot } from '../paths.js';
+import { tempRoot } from '../core/paths.js';
 
 /** If no URL shows up by then, say what usually causes it. */
 const NO_URL_HINT_AFTER_MS = 20_000;

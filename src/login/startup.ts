@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import { AcpServer, KILL_AFTER_LATE_MS } from '../acp/server.js';
 import { initialize, type InitializeResult } from '../acp/protocol.js';
 import type { StartOptions } from '../acp/lifecycle.js';
-import { AgyError, EXIT, TimeoutError } from '../errors.js';
+import { AgyError, EXIT, TimeoutError } from '../core/errors.js';
 import { withDeadline } from '../util/deadline.js';
 import type { CapturedUrl, UrlCapture } from './capture.js';
 import { listenerAlive } from './listener.js';

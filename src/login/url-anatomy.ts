@@ -3,7 +3,7 @@
  * host, port and path, and every parameter, with the values that make the
  * URL usable by someone else (state, the PKCE challenge, any code) redacted.
  */
-import type { AuthUrl } from './auth-url.js';
+import type { AuthUrl } from '../profiles/auth-url.js';
 
 const SECRET_PARAMS = new Set(['state', 'code', 'code_challenge', 'code_verifier', 'nonce', 'access_token', 'id_token', 'login_hint']);
 const REDACTED = '[REDACTED]';

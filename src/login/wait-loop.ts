@@ -6,9 +6,9 @@
  * gone afterwards.
  */
 import { AcpError } from '../acp/acp-error.js';
-import { AgyError, EXIT, InterruptedError, TimeoutError } from '../errors.js';
+import { AgyError, EXIT, InterruptedError, TimeoutError } from '../core/errors.js';
 import { formatDuration } from '../util/duration.js';
-import type { CommandIO } from '../cli/context.js';
+import type { CommandIO } from '../core/io.js';
 import { startPasteReader } from './paste.js';
 import { signInFailureHint } from './failure-hints.js';
 

@@ -4,9 +4,9 @@
  * server's exit, or its listener disappearing.
  */
 import type { AcpServer } from '../acp/server.js';
-import { AgyError, EXIT } from '../errors.js';
-import type { CommandIO } from '../cli/context.js';
-import { validatePastedRedirect, type AuthUrl } from './auth-url.js';
+import { AgyError, EXIT } from '../core/errors.js';
+import type { CommandIO } from '../core/io.js';
+import { validatePastedRedirect, type AuthUrl } from '../profiles/auth-url.js';
 import { deliverRedirect, listenerAlive } from './listener.js';
 import { runWaitLoop, type WaitLoop } from './wait-loop.js';
 

@@ -2,10 +2,12 @@
  * A guessed profile yields to what the server says it is (initialize's
  * agentInfo.name); an explicit --profile / AGYCTL_PROFILE does not, but a
  * mismatch is worth a warning. Switching moves the default state dir with
- * the profile, never a --state-dir the user gave.
+ * the profile, never a --state-dir the user gave. The caller's target is
+ * left as it was: the adoption carries a new one to use from then on.
  */
-import type { CommandIO } from '../cli/context.js';
+import type { CommandIO } from '../core/io.js';
 import type { InitializeResult } from '../acp/protocol.js';
+import type { ServerTarget } from '../core/target.js';
 import { detectProfile, getProfile, profileOf } from './index.js';
 import type { ServerProfile } from './types.js';
 
@@ -13,21 +15,21 @@ export interface Adoption {
   profile: ServerProfile;
   /** The profile changed because of what the server reported. */
   switched: boolean;
+  /** The target to use from now on (the caller's own when nothing switched). */
+  target: ServerTarget;
 }
 
 export function adoptDetectedProfile(io: CommandIO, init: InitializeResult): Adoption {
   const current = profileOf(io.opts);
   const name = init.agentInfo?.name;
   const detected = detectProfile(name);
-  if (!detected || detected === current.id) return { profile: current, switched: false };
+  if (!detected || detected === current.id) return { profile: current, switched: false, target: io.opts };
   if (io.opts.profileSource === 'flag' || io.opts.profileSource === 'env') {
     io.out.warn(`the server reports agentInfo.name ${JSON.stringify(name)} (profile ${detected}), but profile ${current.id} was asked for; following ${current.id}`);
-    return { profile: current, switched: false };
+    return { profile: current, switched: false, target: io.opts };
   }
   const next = getProfile(detected);
-  io.opts.profile = next.id;
-  io.opts.profileSource = 'detected';
-  if (!io.opts.stateDirExplicit) io.opts.stateDir = next.defaultStateDir(io.ctx.env);
-  io.out.info(`the server is ${next.title} (agentInfo.name ${JSON.stringify(name)}): using the ${next.id} profile, state dir ${io.opts.stateDir} (pass --profile ${next.id} to say so up front)`);
-  return { profile: next, switched: true };
+  const target: ServerTarget = { ...io.opts, profile: next.id, profileSource: 'detected', ...(io.opts.stateDirExplicit ? {} : { stateDir: next.defaultStateDir(io.ctx.env) }) };
+  io.out.info(`the server is ${next.title} (agentInfo.name ${JSON.stringify(name)}): using the ${next.id} profile, state dir ${target.stateDir} (pass --profile ${next.id} to say so up front)`);
+  return { profile: next, switched: true, target };
 }

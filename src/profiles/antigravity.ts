@@ -1,5 +1,5 @@
 /** Google's antigravity-acp server (RC01 and later): the profile agyctl was built for. */
-import { defaultStateDir, serverHomeFor, stateFiles } from '../paths.js';
+import { defaultStateDir, serverHomeFor, stateFiles } from '../core/paths.js';
 import type { ServerProfile } from './types.js';
 
 export const antigravity: ServerProfile = {

@@ -7,14 +7,12 @@
  * it imports nothing that is not loaded already.
  */
 import path from 'node:path';
-import { usageError } from '../errors.js';
-import { defaultStateDir, geminiCliStateDir } from '../paths.js';
+import { usageError } from '../core/errors.js';
+import { defaultStateDir, geminiCliStateDir } from '../core/paths.js';
 
-export const PROFILE_IDS = ['antigravity', 'gemini-cli'] as const;
-export type ProfileId = (typeof PROFILE_IDS)[number];
+import { PROFILE_IDS, type ProfileId, type ProfileSource } from '../core/target.js';
 
-/** How the profile in use was chosen, strongest first. */
-export type ProfileSource = 'flag' | 'env' | 'server-command' | 'detected' | 'default';
+export { PROFILE_IDS, type ProfileId, type ProfileSource };
 
 /** Program names that identify a profile (each profile's defaultCommands; a unit test keeps them in step). */
 export const PROGRAM_PROFILES: Readonly<Record<string, ProfileId>> = {

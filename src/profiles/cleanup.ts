@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { removeConversation } from '../acp/probe-session.js';
-import { geminiCliFiles, tempRoot } from '../paths.js';
+import { geminiCliFiles, tempRoot } from '../core/paths.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { childPath } from '../util/safe-path.js';
 import { ownerFor, readFileNoFollow } from '../util/safe-fs.js';

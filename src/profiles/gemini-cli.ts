@@ -6,7 +6,7 @@
  * group), and it caches a failed sign-in for the life of the process (each
  * `agyctl login` starts a fresh server and never retries in the same one).
  */
-import { geminiCliFiles, geminiCliHomeFor, geminiCliStateDir } from '../paths.js';
+import { geminiCliFiles, geminiCliHomeFor, geminiCliStateDir } from '../core/paths.js';
 import type { ServerProfile } from './types.js';
 
 const NO_BACKUP = {

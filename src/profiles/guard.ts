@@ -4,8 +4,8 @@
  * the server cannot be pointed at, before anything is touched.
  */
 import path from 'node:path';
-import type { CommandIO } from '../cli/context.js';
-import { AgyError, EXIT, usageError } from '../errors.js';
+import type { CommandIO } from '../core/io.js';
+import { AgyError, EXIT, usageError } from '../core/errors.js';
 import { profileOf } from './index.js';
 import type { ServerProfile } from './types.js';
 

@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import { AcpError } from '../acp/acp-error.js';
-import { findUrls, looksLikeSignInUrl } from '../login/auth-url.js';
+import { findUrls, looksLikeSignInUrl } from './auth-url.js';
 import type { ServerProfile } from './types.js';
 
 export function signInGuard(profile: ServerProfile, stateDir: string): (line: string) => Error | undefined {

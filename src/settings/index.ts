@@ -1,6 +1,6 @@
 /**
  * The settings API other commands use (login, check): read, judge and change
- * the server's settings.json. The CLI command lives in src/cli/commands/settings.ts.
+ * the server's settings.json. The CLI command lives in src/cli/commands/settings/.
  */
 export { AUTH_TYPES, AUTH_TYPE_INFO, AUTH_TYPE_LIST, LEGACY_AUTH_TYPES, envIsSet, isAuthType, neededEnv, normalizeAuthType } from './auth-types.js';
 export type { AuthType, AuthTypeInfo, EnvNeed } from './auth-types.js';

@@ -5,8 +5,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { AgyError } from '../errors.js';
-import { stateFiles } from '../paths.js';
+import { AgyError } from '../core/errors.js';
+import { stateFiles } from '../core/paths.js';
 import { openNoFollow, unsafeSymlinkError } from '../util/safe-fs.js';
 import { JsonSyntaxError, lineColumn, member, parseJsonTree, toPlain, type JsonNode, type JsonOptions } from './jsonc.js';
 

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { AgyError, EXIT, usageError } from '../errors.js';
+import { AgyError, EXIT, usageError } from '../core/errors.js';
 import { writeFileAtomic, fsyncDir } from '../util/atomic-write.js';
 import { copyFileNoFollow, lstatOrNull, mkdirOwned, ownerFor } from '../util/safe-fs.js';
 import { AUTH_TYPE_INFO, AUTH_TYPE_LIST, envIsSet, normalizeAuthType, type AuthType } from './auth-types.js';

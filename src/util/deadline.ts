@@ -2,7 +2,7 @@
  * Waiting with a deadline. Every wait in agyctl goes through here so that no
  * wait is unbounded and Ctrl-C (an AbortSignal) ends it promptly.
  */
-import { InterruptedError, TimeoutError } from '../errors.js';
+import { InterruptedError, TimeoutError } from '../core/errors.js';
 
 export interface WaitOptions {
   timeoutMs: number;

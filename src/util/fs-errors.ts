@@ -6,7 +6,7 @@
  * Applied where a use case meets the file system, and as a last resort in
  * main before anything would be called a bug.
  */
-import { AgyError, EXIT, type ExitCode } from '../errors.js';
+import { AgyError, EXIT, type ExitCode } from '../core/errors.js';
 
 interface Meaning {
   exit: ExitCode;

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { STATE_SUBDIR } from '../paths.js';
+import { STATE_SUBDIR } from '../core/paths.js';
 
 export interface ProcInfo {
   pid: number;

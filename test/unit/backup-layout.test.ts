@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { useScratch } from '../helpers/scratch.js';
 import { freshName, listSnapshots, partialName, removeLeftovers } from '../../src/backup/layout.js';
 import { acquireLock } from '../../src/backup/lock.js';
-import { AgyError } from '../../src/errors.js';
+import { AgyError } from '../../src/core/errors.js';
 
 const { tmp } = useScratch('agyctl-backup-layout-');
 

@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { readInventory, targetsFromArgs } from '../../src/connect/inventory.js';
-import { AgyError } from '../../src/errors.js';
+import { AgyError } from '../../src/core/errors.js';
 
 let dir: string | undefined;
 afterEach(() => {

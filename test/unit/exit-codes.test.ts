@@ -1,8 +1,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EXIT, EXIT_TABLE, AgyError, toAgyError } from '../../src/errors.js';
-import { renderExitCodesMarkdown } from '../../src/exit-codes-doc.js';
+import { EXIT, EXIT_TABLE, AgyError, toAgyError } from '../../src/core/errors.js';
+import { renderExitCodesMarkdown } from '../../src/core/exit-codes-doc.js';
 import { ROOT } from '../helpers/cli.js';
 
 describe('exit-code table', () => {

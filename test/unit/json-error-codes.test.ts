@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EXIT } from '../../src/errors.js';
+import { EXIT } from '../../src/core/errors.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { validateAuthUrl, validatePastedRedirect, findUrls, type AuthUrl } from '../../src/login/auth-url.js';
+import { validateAuthUrl, validatePastedRedirect, findUrls, type AuthUrl } from '../../src/profiles/auth-url.js';
 import { defaultTunnelTarget, parseSshTarget, tunnelCommand } from '../../src/login/tunnel.js';
 import { createShimDir, loginServerEnv, SHIM_NAMES, type ShimDir } from '../../src/login/shims.js';
 import { UrlCapture } from '../../src/login/capture.js';

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AgyError } from '../../src/errors.js';
+import { AgyError } from '../../src/core/errors.js';
 import { checkAndFixTokenFile } from '../../src/login/token-file.js';
 import { writeFileAtomic } from '../../src/util/atomic-write.js';
 import { assertPrivateDir, copyFileNoFollow, createExclusive, holdsOpen, makePrivateDir, ownerFor, readFileNoFollow, sweepPrivateDirs, writeNewFile } from '../../src/util/safe-fs.js';

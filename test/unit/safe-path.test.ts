@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assertUuid, childPath, isUuid, UnsafePathError } from '../../src/util/safe-path.js';
 import { removeConversation } from '../../src/acp/probe-session.js';
-import { conversationFiles } from '../../src/paths.js';
+import { conversationFiles } from '../../src/core/paths.js';
 import { discoverSessions } from '../../src/backup/discover.js';
 
 describe('safe paths', () => {

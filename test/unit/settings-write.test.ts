@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { AgyError } from '../../src/errors.js';
+import { AgyError } from '../../src/core/errors.js';
 import { readSettings, setAuthType } from '../../src/settings/index.js';
 
 let root: string;

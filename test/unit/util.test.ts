@@ -4,8 +4,9 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseDuration } from '../../src/util/duration.js';
 import { writeFileAtomic } from '../../src/util/atomic-write.js';
-import { resolveStateDir, serverHomeFor, defaultBackupDir } from '../../src/paths.js';
-import { splitCommandLine, resolveServerCommand } from '../../src/acp/resolve.js';
+import { resolveStateDir, serverHomeFor, defaultBackupDir } from '../../src/core/paths.js';
+import { splitCommandLine } from '../../src/acp/resolve.js';
+import { resolveServerCommand } from '../../src/profiles/server-command.js';
 
 describe('durations', () => {
   it('parses the forms users type', () => {

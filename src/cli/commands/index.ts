@@ -5,16 +5,16 @@
  */
 import type { Command } from 'commander';
 import type { ActionFactory } from '../action.js';
-import { register as probe } from './probe.js';
-import { register as check } from './check.js';
-import { register as settings } from './settings.js';
-import { register as login } from './login.js';
-import { register as logout } from './logout.js';
-import { register as sessions } from './sessions.js';
-import { register as backup } from './backup.js';
-import { register as restore } from './restore.js';
-import { register as connect } from './connect.js';
-import { register as loginSupervisor } from './login-supervisor.js';
-import { register as completion } from './completion.js';
+import { register as probe } from './probe/register.js';
+import { register as check } from './check/register.js';
+import { register as settings } from './settings/register.js';
+import { register as login } from './login/register.js';
+import { register as logout } from './logout/register.js';
+import { register as sessions } from './sessions/register.js';
+import { register as backup } from './backup/register.js';
+import { register as restore } from './restore/register.js';
+import { register as connect } from './connect/register.js';
+import { register as loginSupervisor } from './login-supervisor/register.js';
+import { register as completion } from './completion/register.js';
 
 export const COMMANDS: ReadonlyArray<(program: Command, action: ActionFactory) => void> = [probe, check, settings, login, logout, sessions, backup, restore, connect, loginSupervisor, completion];

@@ -3,7 +3,7 @@
  * seen on every channel and why each was rejected, so a user with a new
  * server build sees at once what happened and can file a useful report.
  */
-import { AgyError, EXIT } from '../../errors.js';
+import { AgyError, EXIT } from '../../core/errors.js';
 import { formatDuration } from '../../util/duration.js';
 import { describeCandidate, type EvidenceLog } from './evidence.js';
 

@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import type { JsonRpcMessage } from '../../acp/framing.js';
-import { looksLikeSignInUrl, validateAuthUrl, validateCodeEntryUrl, type AuthUrl } from '../auth-url.js';
+import { looksLikeSignInUrl, validateAuthUrl, validateCodeEntryUrl, type AuthUrl } from '../../profiles/auth-url.js';
 import type { ShimDir } from '../shims.js';
 import { EvidenceLog, redactEvidence, shorten, type Candidate, type Channel } from './evidence.js';
 import { launcherUrls, noUrlReason, parseLauncherLog, type LauncherRun } from './launcher-source.js';

@@ -7,9 +7,9 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { homeDir, tempRoot } from '../../paths.js';
+import { homeDir, tempRoot } from '../../core/paths.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
-import { AgyError, EXIT } from '../../errors.js';
+import { AgyError, EXIT } from '../../core/errors.js';
 
 /** A unix socket path must fit in sun_path (108 bytes on Linux); keep a margin. */
 const MAX_SOCKET_PATH = 100;

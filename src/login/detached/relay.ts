@@ -9,8 +9,8 @@
  *    keeps the login going and `agyctl login status` finds it.
  * With detach, it lets go as soon as the login waits for the browser.
  */
-import type { CommandIO } from '../../cli/context.js';
-import { AgyError, EXIT, InterruptedError } from '../../errors.js';
+import type { CommandIO } from '../../core/io.js';
+import { AgyError, EXIT, InterruptedError } from '../../core/errors.js';
 import { formatDuration } from '../../util/duration.js';
 import { startPasteReader, type PasteReader } from '../paste.js';
 import { attach, type Frame } from './ipc.js';

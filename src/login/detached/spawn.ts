@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { Readable } from 'node:stream';
-import { AgyError, EXIT } from '../../errors.js';
+import { AgyError, EXIT } from '../../core/errors.js';
 import { signalGroup } from '../../acp/children.js';
 import type { RecordPaths } from './record.js';
 

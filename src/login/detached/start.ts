@@ -7,8 +7,8 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { CommandIO } from '../../cli/context.js';
-import { AgyError, EXIT } from '../../errors.js';
+import type { CommandIO } from '../../core/io.js';
+import { AgyError, EXIT } from '../../core/errors.js';
 import { cancelPending, describePending, inspect, statusData } from './control.js';
 import { ensureRecordDir, recordPaths, sameProcessAlive, type LoginState } from './record.js';
 import { relayLogin, type RelayResult } from './relay.js';

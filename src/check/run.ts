@@ -1,0 +1,44 @@
+/**
+ * `agyctl check`: static checks, then (on request) the live, prompt and
+ * restart checks against real server processes, all inside one --timeout
+ * budget.
+ */
+import type { CommandIO } from '../core/io.js';
+import { Budget } from '../util/deadline.js';
+import { runStaticChecks } from './static-checks.js';
+import { profileOf } from '../profiles/index.js';
+import { runProfileStaticChecks } from './profile-checks.js';
+import { assertServerCanUse } from '../profiles/guard.js';
+import { applyLiveEvidence, overallStatus } from './status.js';
+import type { CheckOptions, CheckResult, Metrics, Status, TokenInsight } from './types.js';
+
+export type { CheckOptions };
+
+export interface CheckReport {
+  status: Status;
+  checks: CheckResult[];
+  token: TokenInsight | undefined;
+  metrics: Metrics;
+  durationMs: number;
+  at: number;
+}
+
+export async function runCheck(io: CommandIO, o: CheckOptions): Promise<CheckReport> {
+  const budget = new Budget(o.timeoutMs);
+  const at = Date.now();
+  const profile = profileOf(io.opts);
+  if (o.live) assertServerCanUse(profile, io.opts.stateDir);
+  const input = { stateDir: io.opts.stateDir, env: io.ctx.env, cwd: io.ctx.cwd, server: io.opts.server, now: at, profile };
+  const st = profile.id === 'antigravity' ? runStaticChecks(input) : runProfileStaticChecks(input);
+  const checks = [...st.checks];
+  const metrics = { ...st.metrics };
+  if (o.live && st.serverCommand) {
+    const { serverChecks } = await import('./server-checks.js');
+    const server = await serverChecks(io, o, budget);
+    checks.push(...server.checks);
+    if (server.serverStartS !== undefined) metrics.serverStartS = server.serverStartS;
+  }
+  const decided = o.live ? applyLiveEvidence(checks) : checks;
+  if (o.live && decided.some((c) => c.id === 'live')) metrics.credentialsElsewhere = decided.some((c) => c.decidedBy === 'live');
+  return { status: overallStatus(decided), checks: decided, token: st.token, metrics, durationMs: budget.elapsedMs(), at };
+}

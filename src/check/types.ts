@@ -1,0 +1,56 @@
+/** The shapes `agyctl check` produces; the JSON form is API (docs/json.md). */
+
+/** What a check run was asked to do (flags parsed by cli/commands/check). */
+export interface CheckOptions {
+  live: boolean;
+  restart: boolean;
+  prompt: boolean;
+  model: string | undefined;
+  timeoutMs: number;
+  timeoutLabel: string;
+}
+
+/** Overall outcome, worst first in STATUS_ORDER (status.ts). */
+export type Status = 'ok' | 'not-authenticated' | 'reauth-required' | 'misconfigured' | 'server-error' | 'timeout';
+
+export type Severity = 'error' | 'warning';
+
+export interface CheckResult {
+  id: string;
+  ok: boolean;
+  /** What a failure of this check means: an error fails the run, a warning does not. */
+  severity: Severity;
+  message: string;
+  hint?: string;
+  ms: number;
+  /** A stable error code for a failure agyctl names precisely (e.g. `protocol-bad-session-id`). */
+  code?: string;
+  /** Which status a failed error-check stands for; not part of the JSON output. */
+  failure?: Exclude<Status, 'ok'>;
+  /** A static finding the live check decides (no usable token file): the note shown when live overrules it. Not part of the JSON output. */
+  liveNote?: string;
+  /** Set when the live check overruled this finding: it is shown as a note and fails nothing (JSON: `"decidedBy": "live"`). */
+  decidedBy?: 'live';
+}
+
+/** What the token file says about the credential; never any of its values. */
+export interface TokenInsight {
+  mode: string;
+  modeOk: boolean;
+  ageS: number;
+  refreshToken: boolean;
+  /** Seconds until the access token expires (negative: expired), when the file records it. */
+  expiresInS: number | null;
+}
+
+export interface Metrics {
+  tokenModeOk?: boolean;
+  tokenAgeS?: number;
+  /** A refresh token is in the token file (absent without a token file). */
+  tokenRefresh?: boolean;
+  /** Unix time (s) the access token expires, when the token file records it. */
+  tokenExpiryS?: number;
+  serverStartS?: number;
+  /** The live check got a session although the token file is missing or unusable: the server keeps its credentials elsewhere. */
+  credentialsElsewhere?: boolean;
+}

@@ -1,0 +1,41 @@
+/** agyctl backup [verify SNAPSHOT]: consistent snapshots of live conversation databases (docs/backup.md). */
+import type { Command } from 'commander';
+import type { ActionFactory } from '../../action.js';
+import { collect } from '../../repeatable.js';
+
+export function register(program: Command, action: ActionFactory): void {
+  const backup = program
+    .command('backup')
+    .description('snapshot every conversation into DIR/<UTC timestamp>/ (VACUUM INTO; safe while the server runs)')
+    .option('--to <dir>', 'backup directory (default $XDG_STATE_HOME/agyctl/backups or ~/.local/state/agyctl/backups)')
+    .option('--session <id>', 'only this conversation (repeatable)', collect)
+    .option('--keep-last <n>', 'after a complete run, keep the N newest snapshots')
+    .option('--keep-daily <n>', 'after a complete run, keep the newest snapshot of each of the last N days (UTC)')
+    .option('--keep-weekly <n>', 'after a complete run, keep the newest snapshot of each of the last N ISO weeks')
+    .option('--dry-run', 'write and remove nothing: show what a run now would snapshot and what retention would remove (like restic forget --dry-run)')
+    .option('--busy-timeout <duration>', 'how long to retry a locked database before reporting it failed', '10s')
+    .option('--jobs <n>', 'sessions snapshotted at once, in worker threads (default: the number of cores, at most 8)')
+    .option('--archive <file|->', 'also write the new snapshot as one tar stream to FILE or stdout (-), e.g. for restic backup --stdin')
+    .option('--prometheus <file>', "write backup metrics to FILE for node_exporter's textfile collector")
+    .action(
+      action(async (io, { options }) => {
+        (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'backup');
+        const { backupCommand } = await import('./handler.js');
+        return backupCommand(io, options);
+      }),
+    );
+  backup
+    .command('verify')
+    .description('re-hash and integrity-check every file of a snapshot against its manifest (exit 6 on any mismatch)')
+    .argument('<snapshot>', 'snapshot directory, its name in the backup directory, or `latest`')
+    .option('--from <dir>', 'backup directory to look SNAPSHOT up in (default: the default backup directory)')
+    .option('--prove', "also restore it into a scratch state dir and have a fresh server load every session (the box's settings and token are borrowed, never copied)")
+    .option('--prove-timeout <duration>', 'deadline of each server call while proving', '60s')
+    .action(
+      action(async (io, { args, options }) => {
+        const { verifyCommand } = await import('./handler.js');
+        return verifyCommand(io, args[0] as string, options);
+      }),
+    );
+}
+

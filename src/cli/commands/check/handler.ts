@@ -1,0 +1,46 @@
+/** The check command's flag handling and output, kept out of the command file so --help stays light. */
+import path from 'node:path';
+import type { CommandIO, CommandResult } from '../../context.js';
+import { parseDurationOption } from '../../parse-options.js';
+import { usageError } from '../../../core/errors.js';
+import { assertMetricsTarget } from '../../../check/metrics-target.js';
+import { publicCheck, renderChecks } from './render.js';
+import { runCheck, type CheckOptions } from '../../../check/run.js';
+import { EXIT_FOR } from '../../../check/status.js';
+
+export interface PreparedCheck extends CheckOptions {
+  prometheus: string | undefined;
+}
+
+export function prepareCheck(io: CommandIO, raw: Record<string, unknown>): PreparedCheck {
+  const timeoutLabel = String(raw.timeout ?? '60s');
+  const timeoutMs = parseDurationOption('--timeout', timeoutLabel);
+  const restart = Boolean(raw.restart);
+  const prompt = Boolean(raw.prompt);
+  const model = raw.model as string | undefined;
+  if (model !== undefined && !/^[A-Za-z0-9._:/-]+$/.test(model)) throw usageError(`--model must be a model id like gemini-3.8-flash-low (got ${JSON.stringify(model)}).`);
+  if (model !== undefined && !restart && !prompt) throw usageError('--model only matters with --restart or --prompt.', 'add --restart (or --prompt), or drop --model');
+  const prometheus = typeof raw.prometheus === 'string' ? path.resolve(io.ctx.cwd, raw.prometheus) : undefined;
+  if (prometheus) assertMetricsTarget(prometheus);
+  return { live: Boolean(raw.live) || restart || prompt, restart, prompt, model, timeoutMs, timeoutLabel, prometheus };
+}
+
+export async function runCheckCommand(io: CommandIO, o: PreparedCheck): Promise<CommandResult> {
+  const report = await runCheck(io, o);
+  if (o.prometheus) {
+    // Loaded only when asked for: the atomic writer pulls in node:crypto.
+    const { writeMetricsFile } = await import('../../../check/check-metrics.js');
+    writeMetricsFile(o.prometheus, report);
+  }
+  if (!io.opts.json) for (const line of renderChecks(report.checks, report.status, io.out.c)) io.out.print(line);
+  return {
+    exit: EXIT_FOR[report.status],
+    data: {
+      status: report.status,
+      checks: report.checks.map(publicCheck),
+      ...(report.token ? { token: report.token } : {}),
+      durationMs: report.durationMs,
+      ...(o.prometheus ? { prometheus: o.prometheus } : {}),
+    },
+  };
+}

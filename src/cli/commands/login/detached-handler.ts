@@ -1,0 +1,120 @@
+/**
+ * `agyctl login status | finish | cancel`: the pending login of this state
+ * dir, seen and driven from any shell (a reconnected SSH session, a script).
+ */
+import readline from 'node:readline';
+import type { CommandIO, CommandResult } from '../../../core/io.js';
+import { AgyError, EXIT, InterruptedError, usageError, type ExitCode } from '../../../core/errors.js';
+import { withDeadline } from '../../../util/deadline.js';
+import { cancelPending, deliver, describePending, inspect, statusData, timeLeft, waitEnded, type Liveness } from '../../../login/detached/control.js';
+import { recordPaths, type LoginState } from '../../../login/detached/record.js';
+import { outcomeError } from '../../../login/detached/relay.js';
+
+/** A reader of stdin gives up after this even when the login has longer left. */
+const STDIN_MAX_MS = 10 * 60_000;
+/** status --wait: past the supervisor's own end, a record still pending means it is stuck. */
+const WAIT_MARGIN_MS = 30_000;
+
+const pathsOf = (io: CommandIO) => recordPaths(io.ctx.env, io.opts.stateDir);
+
+/** Plain status reports (exit 0); with --wait the exit is the login's own. */
+function render(io: CommandIO, seen: Exclude<Liveness, { kind: 'none' }>, wait: boolean): CommandResult {
+  const { state } = seen;
+  const data = { login: statusData(state, seen.kind) };
+  if (seen.kind === 'pending') {
+    for (const line of describePending(state)) io.out.print(line);
+    io.out.info('Finish it with `agyctl login finish` (the address your browser ended on), or stop it with `agyctl login cancel`.');
+    return { exit: EXIT.ok, data };
+  }
+  const o = state.outcome!;
+  if (o.exit === EXIT.ok) {
+    io.out.print(`The login for ${state.stateDir} succeeded: signed in${state.method ? ` with ${state.method}` : ''} and proven in a fresh server (${new Date(o.endedAt).toISOString()}).`);
+    return { exit: EXIT.ok, data };
+  }
+  io.out.print(`The login for ${state.stateDir} ${seen.kind === 'died' ? 'was lost' : 'failed'} (exit ${o.exit}${o.code ? `, ${o.code}` : ''}): ${o.message ?? ''}`);
+  if (o.hint) io.out.print(`hint: ${o.hint}`);
+  return { exit: wait ? (o.exit as ExitCode) : EXIT.ok, data };
+}
+
+export async function loginStatus(io: CommandIO, o: { wait: boolean }): Promise<CommandResult> {
+  const paths = pathsOf(io);
+  let seen = inspect(paths);
+  if (seen.kind === 'none') {
+    if (o.wait) throw new AgyError(EXIT.usage, 'no-login', `No login is recorded for ${io.opts.stateDir}.`, { hint: 'start one with `agyctl login --detach`' });
+    io.out.print(`No login is recorded for ${io.opts.stateDir}.`);
+    return { exit: EXIT.ok, data: { login: null } };
+  }
+  if (o.wait && seen.kind === 'pending') {
+    if (!io.out.json) io.out.info(`Waiting for the login to end (${timeLeft(seen.state)} left to sign in)...`);
+    const ended = await waitEnded(paths, Math.max(0, seen.state.endBy - Date.now()) + WAIT_MARGIN_MS, io.ctx.signal);
+    if (io.ctx.signal.aborted) throw new InterruptedError();
+    seen = inspect(paths);
+    if (!ended && seen.kind === 'pending') throw new AgyError(EXIT.timeout, 'timeout', `The login supervisor (pid ${seen.state.pid}) did not end by its own deadline.`, { hint: 'stop it with `agyctl login cancel`' });
+    if (seen.kind === 'none') throw new AgyError(EXIT.usage, 'no-login', `The login record for ${io.opts.stateDir} was removed while waiting.`);
+  }
+  return render(io, seen, o.wait);
+}
+
+async function readOneLine(io: CommandIO, state: LoginState): Promise<string> {
+  const { stdin, stderr } = io.ctx;
+  const tty = Boolean(stdin.isTTY);
+  const rl = readline.createInterface({ input: stdin, ...(tty ? { output: stderr, terminal: true } : { terminal: false }) });
+  try {
+    const line = new Promise<string>((resolve, reject) => {
+      rl.on('line', (l) => {
+        if (l.trim() !== '') resolve(l);
+      });
+      rl.on('close', () => reject(usageError('No address given: pass it as an argument or on stdin.', 'agyctl login finish "http://127.0.0.1:PORT/?state=...&code=..."')));
+      if (tty) {
+        rl.setPrompt(state.mode === 'code-entry' ? 'paste the authorization code> ' : 'paste the address your browser ended on> ');
+        rl.prompt();
+      }
+    });
+    return await withDeadline(line, { timeoutMs: Math.min(STDIN_MAX_MS, Math.max(1_000, state.deadline - Date.now())), signal: io.ctx.signal, what: 'reading the address from stdin' });
+  } finally {
+    rl.close();
+  }
+}
+
+function notPending(io: CommandIO, seen: Liveness): AgyError {
+  if (seen.kind === 'died') return outcomeError(seen.state.outcome!);
+  const ended = seen.kind === 'ended' ? ` (the last one ended with exit ${seen.state.outcome?.exit}; see \`agyctl login status\`)` : '';
+  return new AgyError(EXIT.usage, 'no-pending-login', `No login is pending for ${io.opts.stateDir}${ended}.`, { hint: 'start one with `agyctl login`' });
+}
+
+export async function loginFinish(io: CommandIO, given: string | undefined): Promise<CommandResult> {
+  const paths = pathsOf(io);
+  const seen = inspect(paths);
+  if (seen.kind !== 'pending') throw notPending(io, seen);
+  const line = given ?? (await readOneLine(io, seen.state));
+  const answer = await deliver(paths, line);
+  if (!answer) {
+    const now = inspect(paths);
+    if (now.kind !== 'pending') throw notPending(io, now);
+    throw new AgyError(EXIT.server, 'login-unreachable', `The login supervisor (pid ${seen.state.pid}) did not answer.`, { hint: 'check it with `agyctl login status`' });
+  }
+  if (!answer.ok) {
+    const reason = answer.reason ?? String(answer.event?.reason ?? 'refused');
+    throw new AgyError(EXIT.usage, 'redirect-rejected', `Not delivered: ${reason}.`, { hint: 'paste the whole address your browser ended on, from the newest sign-in URL (`agyctl login status` shows it)' });
+  }
+  const status = answer.event?.status;
+  io.out.print(seen.state.mode === 'code-entry' ? 'Sent the code to the login.' : `Delivered the redirect to the login listener${typeof status === 'number' ? ` (HTTP ${status})` : ''}.`);
+  io.out.info('The login now finishes and proves the credentials; follow it with `agyctl login status --wait`.');
+  return { exit: EXIT.ok, data: { delivered: true, ...(typeof status === 'number' ? { httpStatus: status } : {}) } };
+}
+
+export async function loginCancel(io: CommandIO): Promise<CommandResult> {
+  const paths = pathsOf(io);
+  const seen = inspect(paths);
+  if (seen.kind === 'died') {
+    io.out.print(`The pending login's supervisor (pid ${seen.state.pid}) had died; cleaned up after it.`);
+    return { exit: EXIT.ok, data: { cancelled: false, died: true } };
+  }
+  if (seen.kind !== 'pending') {
+    io.out.print(`No login is pending for ${io.opts.stateDir}.`);
+    return { exit: EXIT.ok, data: { cancelled: false } };
+  }
+  const { forced } = await cancelPending(paths, seen.state);
+  io.out.print(`Cancelled the login (supervisor pid ${seen.state.pid}): its server is stopped, its listener closed and its shim directory removed.`);
+  return { exit: EXIT.ok, data: { cancelled: true, forced } };
+}

@@ -1,0 +1,79 @@
+/** `probe --sign-in`: the command's wiring around src/probe/sign-in.ts (server start options, method choice, output). */
+import fs from 'node:fs';
+import type { CommandIO, CommandResult } from '../../context.js';
+import { makeProbeCwd } from '../../../acp/probe-session.js';
+import { geminiCliFiles } from '../../../core/paths.js';
+import { removeProbeProjects } from '../../../profiles/cleanup.js';
+import { serverStartOptions } from '../../../profiles/server-start.js';
+import { EXIT, usageError } from '../../../core/errors.js';
+import { profileOf } from '../../../profiles/index.js';
+import { configuredMethod } from '../../../settings/profile-auth.js';
+import { readSettings } from '../../../settings/index.js';
+import { describeCandidate } from '../../../login/capture.js';
+import { probeSignIn } from '../../../probe/sign-in.js';
+import { renderSignInProbe } from './sign-in-render.js';
+
+export interface SignInProbeOptions {
+  timeoutMs: number;
+  method: string | undefined;
+  fakeDisplay: boolean;
+}
+
+/** antigravity: oauth-personal; gemini-cli: the browser method settings.json names, else its first. */
+function chooseMethod(io: CommandIO, requested: string | undefined): string {
+  const profile = profileOf(io.opts);
+  if (requested !== undefined) {
+    if (!profile.browserMethods.includes(requested)) throw usageError(`--method ${requested} does not sign in through a browser, so there is nothing to probe.`, `use one of: ${profile.browserMethods.join(', ')}`);
+    return requested;
+  }
+  if (profile.id === 'antigravity') return 'oauth-personal';
+  const configured = configuredMethod(profile, readSettings(io.opts.stateDir).data);
+  return configured && profile.browserMethods.includes(configured) ? configured : (profile.browserMethods[0] ?? 'oauth-personal');
+}
+
+/** gemini-cli registers its cwd as a project (projects.json, tmp/, history/): remove the probe's, and a registry that only it needed. */
+function cleanUpAfter(io: CommandIO, cwd: string): () => void {
+  const profile = profileOf(io.opts);
+  const registry = geminiCliFiles(io.opts.stateDir).projects;
+  const registryExisted = fs.existsSync(registry);
+  return () => {
+    fs.rmSync(cwd, { recursive: true, force: true });
+    if (profile.id === 'antigravity') return;
+    removeProbeProjects(io.opts.stateDir, io.ctx.env);
+    if (!registryExisted && registryIsEmpty(registry)) fs.rmSync(registry, { force: true });
+  };
+}
+
+function registryIsEmpty(file: string): boolean {
+  try {
+    const data = JSON.parse(fs.readFileSync(file, 'utf8')) as { projects?: Record<string, unknown> };
+    return Object.keys(data).every((k) => k === 'projects') && Object.keys(data.projects ?? {}).length === 0;
+  } catch {
+    return false;
+  }
+}
+
+export async function runSignInProbe(io: CommandIO, o: SignInProbeOptions): Promise<CommandResult> {
+  const profile = profileOf(io.opts);
+  const files = profile.files(io.opts.stateDir);
+  const cwd = makeProbeCwd(io.ctx.env);
+  const report = await probeSignIn({
+    cwd,
+    afterStop: cleanUpAfter(io, cwd),
+    env: io.ctx.env,
+    stateDir: io.opts.stateDir,
+    settingsFile: files.settings,
+    tokenFile: files.token,
+    method: chooseMethod(io, o.method),
+    timeoutMs: o.timeoutMs,
+    fakeDisplay: o.fakeDisplay,
+    codeEntry: profile.quirks.codeEntryFallback,
+    signal: io.ctx.signal,
+    startOptions: (env, onRawOutputLine) => serverStartOptions(io, { env, signingIn: true, initTimeoutMs: o.timeoutMs, onRawOutputLine }),
+    onRejected: (c) => io.out.verbose(`not a sign-in URL: ${describeCandidate(c)}`),
+  }).finally(() => fs.rmSync(cwd, { recursive: true, force: true }));
+  if (!io.opts.json) for (const line of renderSignInProbe(report)) io.out.print(line);
+  if (report.settings.rewritten) io.out.warn(`the server ${report.settings.existedBefore ? 'rewrote' : 'created'} ${report.settings.file} when authenticate was called; agyctl ${report.settings.existedBefore ? 'put the original bytes back' : 'removed it'} (a login with this build will change it)`);
+  if (!report.stateDir.unchanged) io.out.warn(`the state dir is not as it was: ${[...report.stateDir.left, ...report.stateDir.missing].join(', ')}`);
+  return { exit: EXIT.ok, data: { signIn: report } };
+}

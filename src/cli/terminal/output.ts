@@ -1,0 +1,106 @@
+/**
+ * Data goes to stdout (human lines, or exactly one JSON document / NDJSON
+ * events with --json); everything meant for a person watching goes to
+ * stderr, so `agyctl ... --json | jq` always sees clean JSON.
+ */
+import type { TtyWritable } from '../../core/io.js';
+import { PLAIN, type Palette, type Reporter } from '../../core/reporter.js';
+
+export { PLAIN, type Palette };
+
+/** chalk costs ~15 ms to import: pay it only when a TTY will show the colours. */
+export async function loadPalette(enabled: boolean): Promise<Palette> {
+  if (!enabled) return PLAIN;
+  const { Chalk } = await import('chalk');
+  return new Chalk({ level: 1 });
+}
+
+export const JSON_SCHEMA_VERSION = 1;
+
+export interface OutputOptions {
+  json: boolean;
+  color: boolean;
+  verbose: boolean;
+}
+
+export class Output implements Reporter {
+  /** Colours for stdout and stderr; plain when colour is off or the stream is not a TTY. */
+  readonly c: Palette;
+  readonly e: Palette;
+
+  constructor(
+    private readonly stdout: TtyWritable,
+    private readonly stderr: TtyWritable,
+    readonly options: OutputOptions,
+    palette: Palette = PLAIN,
+  ) {
+    this.c = options.color && stdout.isTTY ? palette : PLAIN;
+    this.e = options.color && stderr.isTTY ? palette : PLAIN;
+  }
+
+  static async create(stdout: TtyWritable, stderr: TtyWritable, options: OutputOptions): Promise<Output> {
+    const wanted = options.color && Boolean(stdout.isTTY || stderr.isTTY);
+    return new Output(stdout, stderr, options, await loadPalette(wanted));
+  }
+
+  get json(): boolean {
+    return this.options.json;
+  }
+
+  get stderrIsTTY(): boolean {
+    return Boolean(this.stderr.isTTY);
+  }
+
+  /** A line of human-readable data on stdout; suppressed in --json mode. */
+  print(line = ''): void {
+    if (!this.options.json) this.stdout.write(`${line}\n`);
+  }
+
+  /** A line that must stand alone on stdout in human mode (URLs, commands to copy). */
+  raw(line: string): void {
+    this.print(line);
+  }
+
+  info(message: string): void {
+    this.stderr.write(`${message}\n`);
+  }
+
+  warn(message: string): void {
+    this.stderr.write(`${this.e.yellow('warning:')} ${message}\n`);
+  }
+
+  verbose(message: string): void {
+    if (this.options.verbose) this.stderr.write(`${this.e.dim(message)}\n`);
+  }
+
+  /** Overwrite the current stderr line (countdowns, progress); only on a TTY. */
+  status(message: string): void {
+    if (this.stderr.isTTY) this.stderr.write(`\r\x1b[2K${message}`);
+  }
+
+  clearStatus(): void {
+    if (this.stderr.isTTY) this.stderr.write('\r\x1b[2K');
+  }
+
+  /** One NDJSON event on stdout (streaming commands in --json mode only). */
+  event(event: Record<string, unknown>): void {
+    if (this.options.json) this.stdout.write(`${JSON.stringify(event)}\n`);
+  }
+
+  /** The single --json document. */
+  document(doc: Record<string, unknown>): void {
+    this.stdout.write(`${JSON.stringify({ schemaVersion: JSON_SCHEMA_VERSION, ...doc }, null, 2)}\n`);
+  }
+
+  error(message: string, hint?: string): void {
+    this.stderr.write(`${this.e.red('error:')} ${message}\n`);
+    if (hint) this.stderr.write(`${this.e.dim('hint:')} ${hint}\n`);
+  }
+}
+
+/** Colour unless --no-color, NO_COLOR (any non-empty value) or not a TTY (checked per stream). */
+export function wantColor(flag: boolean, env: NodeJS.ProcessEnv): boolean {
+  if (!flag) return false;
+  if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
+  return env.TERM !== 'dumb';
+}

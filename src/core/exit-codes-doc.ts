@@ -1,0 +1,20 @@
+/** Renders the exit-code table (src/core/errors.ts) as docs/exit-codes.md. A test keeps the two in agreement. */
+import { EXIT_TABLE } from './errors.js';
+
+export function renderExitCodesMarkdown(): string {
+  const rows = EXIT_TABLE.map((e) => `| ${e.exit} | \`${e.name}\` | ${e.meaning} |`);
+  return [
+    '# Exit codes',
+    '',
+    '<!-- Generated from src/core/errors.ts by `npm run docs:exit-codes`. Do not edit by hand. -->',
+    '',
+    'Exit codes are API: scripts and CI may branch on them, and they do not change between releases.',
+    'The same code is returned with and without `--json`; with `--json` the document also carries',
+    '`error.code` (a stable kebab-case name) and `error.exit`.',
+    '',
+    '| exit | name | meaning |',
+    '| --- | --- | --- |',
+    ...rows,
+    '',
+  ].join('\n');
+}

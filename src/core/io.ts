@@ -1,0 +1,44 @@
+/**
+ * What a use case runs with: the process surroundings (RunContext), the
+ * server it works on (ServerTarget), a Reporter for progress and events and
+ * a protocol tracer. Tests build one by hand; bin/agyctl.js builds the
+ * RunContext from the process and src/cli/main.ts the rest.
+ */
+import type { Readable, Writable } from 'node:stream';
+import type { ExitCode } from './errors.js';
+import type { Reporter } from './reporter.js';
+import type { ServerTarget } from './target.js';
+import type { Tracer } from './trace.js';
+
+export type TtyReadable = Readable & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
+export type TtyWritable = Writable & { isTTY?: boolean; columns?: number };
+
+export interface RunContext {
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  stdin: TtyReadable;
+  stdout: TtyWritable;
+  stderr: TtyWritable;
+  /** Aborted on Ctrl-C (SIGINT), SIGTERM or SIGHUP (unless SIGHUP is claimed). */
+  signal: AbortSignal;
+  /** A login hands itself over to its supervisor on SIGHUP instead of cancelling: it claims the signal while attached. */
+  hangup?: HangupControl;
+}
+
+export interface HangupControl {
+  /** While claimed, SIGHUP calls onHangup instead of aborting `signal`; the returned function releases the claim. */
+  claim(onHangup: () => void): () => void;
+}
+
+export interface CommandIO {
+  ctx: RunContext;
+  opts: ServerTarget;
+  out: Reporter;
+  tracer: Tracer;
+}
+
+export interface CommandResult {
+  exit: ExitCode;
+  /** Fields of the single `--json` document (schemaVersion and ok are added by main). */
+  data?: Record<string, unknown>;
+}

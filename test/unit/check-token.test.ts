@@ -1,0 +1,84 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describeInsight, expiryMs, inspectToken } from '../../src/check/token.js';
+
+let dir: string;
+let file: string;
+const NOW = Date.UTC(2026, 8, 3, 12, 0, 0);
+const SECRET = 'ya29.SECRET-VALUE-never-shown';
+
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-token-'));
+  file = path.join(dir, 'acp_token.json');
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+function write(content: string, mode = 0o600): void {
+  fs.writeFileSync(file, content, { mode });
+  fs.chmodSync(file, mode);
+}
+
+describe('inspectToken', () => {
+  it('reports missing', () => {
+    expect(inspectToken(file, NOW).state).toBe('missing');
+  });
+
+  it('reads expiry_date (ms), expires_at (s) and expiry (ISO) without keeping any value', () => {
+    write(JSON.stringify({ access_token: SECRET, refresh_token: '1//r', expiry_date: NOW + 90_000 }));
+    const r = inspectToken(file, NOW);
+    expect(r.state === 'present' && r.findings).toEqual([]);
+    expect(r.state === 'present' && r.insight).toMatchObject({ mode: '0600', modeOk: true, refreshToken: true, expiresInS: 90 });
+    expect(JSON.stringify(r)).not.toContain(SECRET);
+    expect(expiryMs({ expires_at: (NOW + 10_000) / 1000 })).toBe(NOW + 10_000);
+    expect(expiryMs({ expiry: new Date(NOW - 5000).toISOString() })).toBe(NOW - 5000);
+    expect(expiryMs({ token: { expiry_date: NOW } })).toBe(NOW);
+    expect(expiryMs({ access_token: 'x' })).toBeUndefined();
+  });
+
+  it('flags mode 0644 with the chmod that fixes it', () => {
+    write(JSON.stringify({ refresh_token: 'r' }), 0o644);
+    const r = inspectToken(file, NOW);
+    expect(r.state).toBe('present');
+    if (r.state !== 'present') return;
+    expect(r.insight.modeOk).toBe(false);
+    expect(r.findings[0]).toMatchObject({ failure: 'misconfigured', hint: `run: chmod 600 ${file}` });
+    expect(r.findings[0]!.message).toContain('0644');
+  });
+
+  it('flags a token owned by someone else', () => {
+    write('{}');
+    const r = inspectToken(file, NOW, (process.getuid?.() ?? 0) + 1);
+    expect(r.state === 'present' && r.findings.map((f) => f.message).join()).toMatch(/owned by uid/);
+  });
+
+  it('calls an empty or broken file "not logged in" and never echoes its text', () => {
+    write('');
+    const empty = inspectToken(file, NOW);
+    expect(empty.state === 'present' && empty.findings[0]).toMatchObject({ failure: 'not-authenticated', hint: 'run: agyctl login' });
+    write(`{"access_token": "${SECRET}", oops`);
+    const broken = inspectToken(file, NOW);
+    expect(broken.state === 'present' && broken.findings[0]!.failure).toBe('not-authenticated');
+    expect(JSON.stringify(broken)).not.toContain('SECRET');
+  });
+
+  it('refuses a directory in place of the file', () => {
+    fs.mkdirSync(file);
+    const r = inspectToken(file, NOW);
+    expect(r.state === 'present' && r.findings[0]!.message).toMatch(/not a regular file/);
+  });
+});
+
+describe('describeInsight', () => {
+  const base = { mode: '0600', modeOk: true, ageS: 1 };
+  it('an expired access token with a refresh token is fine', () => {
+    expect(describeInsight({ ...base, refreshToken: true, expiresInS: -600 }).warning).toBeUndefined();
+  });
+  it('an expired access token without a refresh token is a warning', () => {
+    expect(describeInsight({ ...base, refreshToken: false, expiresInS: -600 }).warning).toMatch(/no refresh token/);
+  });
+  it('says when the expiry is not recorded', () => {
+    expect(describeInsight({ ...base, refreshToken: true, expiresInS: null }).text).toMatch(/not recorded/);
+  });
+});
