@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import net from 'node:net';
-import { SIM, agyctl, makeSandbox, spawnAgyctl, waitNoProcesses, writeSettings, type Sandbox } from '../helpers/cli.js';
+import { SIM, agyctl, makeSandbox, parseJson, spawnAgyctl, waitNoProcesses, writeSettings, type Sandbox } from '../helpers/cli.js';
 import { waitForEvent } from '../helpers/browser.js';
 import { processStart } from '../../src/login/stale-dirs.js';
 
@@ -21,22 +21,33 @@ afterEach(async () => {
 const loginDirs = (sb: Sandbox): string[] => fs.readdirSync(sb.root).filter((f) => f.startsWith('agyctl-login-')).sort();
 
 describe('leftovers of a killed login', () => {
-  it('SIGKILL during login leaves its dir (URL inside); the next login removes it, and only dirs whose owner is gone', async () => {
+  // Every login runs under a detached supervisor (the owner of the dir); the foreground agyctl dying leaves the login pending by design.
+  it('SIGKILL of a login (its supervisor) leaves its dir (URL inside); the next login removes it, and only dirs whose owner is gone', async () => {
     const sb = (sandbox = makeSandbox());
     const child = spawnAgyctl(['login', '--json', '--timeout', '30s'], sb);
     await waitForEvent(child, 'url');
     const killed = loginDirs(sb);
     expect(killed).toHaveLength(1);
+    const status = await agyctl(['login', 'status', '--json'], sb);
+    const supervisor = Number((parseJson(status.stdout).login as { pid?: unknown }).pid);
+    expect(fs.readFileSync(path.join(sb.root, killed[0]!, 'owner'), 'utf8')).toMatch(new RegExp(`^${supervisor} `));
+    // Another dir of that same (soon dead) owner, unknown to the login record: only the sweep can find it.
+    const orphan = path.join(sb.root, 'agyctl-login-Orphan');
+    fs.mkdirSync(orphan, { mode: 0o700 });
+    fs.writeFileSync(path.join(orphan, 'owner'), `${supervisor} ${processStart(supervisor)}\n`);
     child.kill('SIGKILL');
-    await child;
-    expect(loginDirs(sb)).toEqual(killed);
+    await child.catch(() => undefined);
+    process.kill(supervisor, 'SIGKILL');
+    for (let i = 0; i < 50 && processStart(supervisor) !== undefined; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(loginDirs(sb)).toEqual([...killed, 'agyctl-login-Orphan'].sort());
     // A dir of a login still running (this test process stands in for it) stays.
     const alive = path.join(sb.root, 'agyctl-login-Alive1');
     fs.mkdirSync(alive, { mode: 0o700 });
     fs.writeFileSync(path.join(alive, 'owner'), `${process.pid} ${processStart(process.pid)}\n`);
     const r = await agyctl(['login', '--timeout', '2s', '-v'], sb, { env: { AGY_SIM_LAUNCH: 'none' } });
     expect(r.exitCode, r.stderr).toBe(5);
-    expect(r.stderr).toContain(`removed ${path.join(sb.root, killed[0]!)}`);
+    expect(r.stderr).toContain(`supervisor (pid ${supervisor}) had died; cleaned up after it`);
+    expect(r.stderr).toContain(`removed ${orphan}`);
     expect(loginDirs(sb)).toEqual(['agyctl-login-Alive1']);
   });
 });

@@ -9,6 +9,7 @@ import type { LoginOptions, LoginReport } from '../../../login/run-login.js';
 import type { LoginStreams } from '../../../login/detached/supervisor.js';
 import type { SupervisorRequest } from '../../../login/detached/start.js';
 import { nullTracer, type Tracer } from '../../../core/trace.js';
+import { fsAgyError } from '../../../util/fs-errors.js';
 
 export interface LoginRequest extends SupervisorRequest {
   opts: GlobalOptions;
@@ -54,7 +55,9 @@ async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, s: LoginStreams
     printLoginSummary(out, report, req.login.keepProbeSession);
     return { exit: EXIT.ok };
   } catch (thrown) {
-    let err = toAgyError(thrown);
+    // As main does for a foreground command: an ordinary file-system failure (a state dir that is a file) is exit 2 naming the path, not a bug.
+    const roots = [{ dir: req.opts.stateDir, role: 'the state dir', also: 'or point --state-dir (AGYCTL_STATE_DIR) at the right directory' }];
+    let err = fsAgyError(thrown, { roots }) ?? toAgyError(thrown);
     if (s.signal.aborted && err.exit !== EXIT.ok) {
       err = s.signal.reason === 'deadline' ? new TimeoutError(`The login did not end by its deadline (${new Date(req.hardDeadline).toISOString()}); its server was stopped.`, 'run `agyctl login` again') : new InterruptedError();
     }
