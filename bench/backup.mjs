@@ -58,7 +58,13 @@ function agyctl(sb, args) {
   const ms = performance.now() - t0;
   const rss = /MAXRSS_KB (\d+)/.exec(r.stderr ?? '');
   if (r.status !== 0 && r.status !== 6) throw new Error(`agyctl ${args.join(' ')} exited ${r.status}: ${r.stderr}`);
-  return { ms, rssMb: rss ? Number(rss[1]) / 1024 : NaN, json: JSON.parse(r.stdout), t0: Date.now() - ms, t1: Date.now() };
+  return {
+    ms,
+    rssMb: rss ? Number(rss[1]) / 1024 : NaN,
+    json: JSON.parse(r.stdout),
+    t0: Date.now() - ms,
+    t1: Date.now(),
+  };
 }
 
 function cpTime(src, dst, fsync) {
@@ -77,7 +83,18 @@ function cpTime(src, dst, fsync) {
 }
 
 async function startWriter(db) {
-  const args = [WRITER, db, '--initial-mb', String(DB_MB), '--checkpoint-initial', '--blob-bytes', '30000', '--interval-ms', '100', '--log-commits'];
+  const args = [
+    WRITER,
+    db,
+    '--initial-mb',
+    String(DB_MB),
+    '--checkpoint-initial',
+    '--blob-bytes',
+    '30000',
+    '--interval-ms',
+    '100',
+    '--log-commits',
+  ];
   if (process.env.BENCH_WRITER_SYNC) args.push('--synchronous', process.env.BENCH_WRITER_SYNC);
   const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'inherit'] });
   const commits = [];
@@ -139,18 +156,33 @@ async function liveBench() {
     const during = runs.flatMap((r) => writer.commits.filter((c) => c.at >= r.t0 && c.at <= r.t1 + 200));
     const worst = Math.max(0, ...during.map((c) => c.ms));
     // Longest time between two commits while a snapshot ran (a stall shows here even outside the commit itself).
-    const longestGap = Math.max(0, ...runs.map((r) => {
-      const at = writer.commits.filter((c) => c.at >= r.t0 - 150 && c.at <= r.t1 + 200).map((c) => c.at);
-      return Math.max(0, ...at.slice(1).map((t, i) => t - at[i]));
-    }));
+    const longestGap = Math.max(
+      0,
+      ...runs.map((r) => {
+        const at = writer.commits.filter((c) => c.at >= r.t0 - 150 && c.at <= r.t1 + 200).map((c) => c.at);
+        return Math.max(0, ...at.slice(1).map((t, i) => t - at[i]));
+      }),
+    );
     const mbps = (bytes, ms) => (bytes / MB / (ms / 1000)).toFixed(0);
-    console.log(`database: ${(size / MB).toFixed(0)} MB (db + WAL); snapshot ${(snapBytes / MB).toFixed(0)} MB; ${ROUNDS} rounds, medians`);
-    console.log(`cp:            ${cpMs.toFixed(0)} ms  (${mbps(size, cpMs)} MB/s)   runs: ${cps.map((x) => x.toFixed(0)).join(', ')}`);
-    console.log(`cp + fsync:    ${cpSyncMs.toFixed(0)} ms  (${mbps(size, cpSyncMs)} MB/s)   runs: ${cpSyncs.map((x) => x.toFixed(0)).join(', ')}`);
-    console.log(`agyctl backup: ${run.ms.toFixed(0)} ms  (${mbps(snapBytes, run.ms)} MB/s, whole process incl. start-up and fsync)   runs: ${runs.map((r) => r.ms.toFixed(0)).join(', ')}`);
-    console.log(`throughput ratio agyctl/cp: ${(snapBytes / run.ms / (size / cpMs)).toFixed(2)}x; agyctl/(cp + fsync): ${(snapBytes / run.ms / (size / cpSyncMs)).toFixed(2)}x`);
+    console.log(
+      `database: ${(size / MB).toFixed(0)} MB (db + WAL); snapshot ${(snapBytes / MB).toFixed(0)} MB; ${ROUNDS} rounds, medians`,
+    );
+    console.log(
+      `cp:            ${cpMs.toFixed(0)} ms  (${mbps(size, cpMs)} MB/s)   runs: ${cps.map((x) => x.toFixed(0)).join(', ')}`,
+    );
+    console.log(
+      `cp + fsync:    ${cpSyncMs.toFixed(0)} ms  (${mbps(size, cpSyncMs)} MB/s)   runs: ${cpSyncs.map((x) => x.toFixed(0)).join(', ')}`,
+    );
+    console.log(
+      `agyctl backup: ${run.ms.toFixed(0)} ms  (${mbps(snapBytes, run.ms)} MB/s, whole process incl. start-up and fsync)   runs: ${runs.map((r) => r.ms.toFixed(0)).join(', ')}`,
+    );
+    console.log(
+      `throughput ratio agyctl/cp: ${(snapBytes / run.ms / (size / cpMs)).toFixed(2)}x; agyctl/(cp + fsync): ${(snapBytes / run.ms / (size / cpSyncMs)).toFixed(2)}x`,
+    );
     console.log(`agyctl peak RSS: ${Math.max(...runs.map((r) => r.rssMb)).toFixed(0)} MB  (goal <= 150 MB)`);
-    console.log(`writer during the snapshots: ${during.length} commits, worst commit ${worst.toFixed(1)} ms, longest gap between commits ${longestGap} ms (interval 100 ms)  (goal: worst commit <= 100 ms)`);
+    console.log(
+      `writer during the snapshots: ${during.length} commits, worst commit ${worst.toFixed(1)} ms, longest gap between commits ${longestGap} ms (interval 100 ms)  (goal: worst commit <= 100 ms)`,
+    );
   } finally {
     writer.stop();
     await sleep(200);
@@ -163,7 +195,9 @@ function makeSession(file, mb) {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = OFF');
-  db.exec('CREATE TABLE steps (idx integer PRIMARY KEY, step_type integer NOT NULL DEFAULT 0, step_payload blob); CREATE INDEX steps_by_type ON steps (step_type, idx); CREATE TABLE gen_metadata (idx integer PRIMARY KEY, data blob, size integer NOT NULL DEFAULT 0)');
+  db.exec(
+    'CREATE TABLE steps (idx integer PRIMARY KEY, step_type integer NOT NULL DEFAULT 0, step_payload blob); CREATE INDEX steps_by_type ON steps (step_type, idx); CREATE TABLE gen_metadata (idx integer PRIMARY KEY, data blob, size integer NOT NULL DEFAULT 0)',
+  );
   const step = db.prepare('INSERT INTO steps VALUES (?, ?, ?)');
   const gen = db.prepare('INSERT INTO gen_metadata VALUES (?, ?, ?)');
   const target = mb * MB;
@@ -228,28 +262,47 @@ function compareOne(label, count, mbEach) {
     const size = dirBytes(sb.conv);
     const q = (p) => `'${p.replaceAll("'", "'\\''")}'`;
     const rows = [];
-    rows.push(['cp -r + sync', best(sb, () => shellMs(`cp -r ${q(sb.conv)} ${q(path.join(sb.out, 'c'))} && sync`, sb.root))]);
+    rows.push([
+      'cp -r + sync',
+      best(sb, () => shellMs(`cp -r ${q(sb.conv)} ${q(path.join(sb.out, 'c'))} && sync`, sb.root)),
+    ]);
     if (hasSqlite3()) {
-      rows.push(['sqlite3 VACUUM INTO loop', best(sb, () => shellMs(`for f in *.db; do sqlite3 "$f" "VACUUM INTO '${sb.out}/$f'"; done`, sb.conv))]);
-      rows.push(['sqlite3 .backup loop', best(sb, () => shellMs(`for f in *.db; do sqlite3 "$f" ".backup '${sb.out}/$f'"; done`, sb.conv))]);
+      rows.push([
+        'sqlite3 VACUUM INTO loop',
+        best(sb, () => shellMs(`for f in *.db; do sqlite3 "$f" "VACUUM INTO '${sb.out}/$f'"; done`, sb.conv)),
+      ]);
+      rows.push([
+        'sqlite3 .backup loop',
+        best(sb, () => shellMs(`for f in *.db; do sqlite3 "$f" ".backup '${sb.out}/$f'"; done`, sb.conv)),
+      ]);
     } else {
       console.log('  sqlite3 CLI not installed: the shell loops were skipped (apt-get install sqlite3 to compare)');
     }
     const jobs = process.env.BENCH_JOBS ? ['--jobs', process.env.BENCH_JOBS] : [];
     let rss = 0;
-    rows.push(['agyctl backup', best(sb, () => {
-      const r = agyctl(sb, ['backup', '--to', path.join(sb.out, 'b'), '--json', ...jobs]);
-      rss = Math.max(rss, r.rssMb);
-      return r.ms;
-    })]);
+    rows.push([
+      'agyctl backup',
+      best(sb, () => {
+        const r = agyctl(sb, ['backup', '--to', path.join(sb.out, 'b'), '--json', ...jobs]);
+        rss = Math.max(rss, r.rssMb);
+        return r.ms;
+      }),
+    ]);
     const ms = Object.fromEntries(rows);
     const agy = ms['agyctl backup'];
     console.log(`${label}: ${count} session(s), ${(size / MB).toFixed(0)} MB; best of ${ROUNDS}`);
-    for (const [name, t] of rows) console.log(`  ${name.padEnd(26)} ${(t / 1000).toFixed(2)} s   agyctl / this: ${(agy / t).toFixed(2)}x`);
+    for (const [name, t] of rows)
+      console.log(`  ${name.padEnd(26)} ${(t / 1000).toFixed(2)} s   agyctl / this: ${(agy / t).toFixed(2)}x`);
     const loop = ms['sqlite3 VACUUM INTO loop'];
     const goal = count === 1 ? 1.0 : 0.7;
-    if (loop) console.log(`  agyctl / VACUUM INTO loop: ${(agy / loop).toFixed(2)}x (goal <= ${goal.toFixed(1)}x); agyctl / (cp -r + sync): ${(agy / ms['cp -r + sync']).toFixed(2)}x; peak RSS ${rss.toFixed(0)} MB`);
-    else console.log(`  agyctl / (cp -r + sync): ${(agy / ms['cp -r + sync']).toFixed(2)}x; peak RSS ${rss.toFixed(0)} MB`);
+    if (loop)
+      console.log(
+        `  agyctl / VACUUM INTO loop: ${(agy / loop).toFixed(2)}x (goal <= ${goal.toFixed(1)}x); agyctl / (cp -r + sync): ${(agy / ms['cp -r + sync']).toFixed(2)}x; peak RSS ${rss.toFixed(0)} MB`,
+      );
+    else
+      console.log(
+        `  agyctl / (cp -r + sync): ${(agy / ms['cp -r + sync']).toFixed(2)}x; peak RSS ${rss.toFixed(0)} MB`,
+      );
   } finally {
     fs.rmSync(sb.root, { recursive: true, force: true });
   }
@@ -268,7 +321,9 @@ function makeIdleSessions(sb, n) {
     const file = path.join(sb.conv, `${id}.db`);
     const db = new Database(file);
     db.pragma('journal_mode = WAL');
-    db.exec('CREATE TABLE steps (idx integer PRIMARY KEY, step_payload blob); CREATE TABLE gen_metadata (idx integer PRIMARY KEY, data blob)');
+    db.exec(
+      'CREATE TABLE steps (idx integer PRIMARY KEY, step_payload blob); CREATE TABLE gen_metadata (idx integer PRIMARY KEY, data blob)',
+    );
     const ins = db.prepare('INSERT INTO steps VALUES (?, ?)');
     db.transaction(() => {
       for (let r = 0; r < 8; r += 1) ins.run(r, crypto.randomBytes(2000));
@@ -286,7 +341,9 @@ function reuseBench() {
     const first = agyctl(sb, ['backup', '--to', sb.backups, '--json']);
     const second = agyctl(sb, ['backup', '--to', sb.backups, '--json']);
     const reused = second.json.sessions.filter((s) => s.status === 'reused').length;
-    console.log(`${SESSIONS} idle sessions: first backup ${first.ms.toFixed(0)} ms; second backup ${second.ms.toFixed(0)} ms with ${reused} reused  (goal < 2000 ms); peak RSS ${second.rssMb.toFixed(0)} MB`);
+    console.log(
+      `${SESSIONS} idle sessions: first backup ${first.ms.toFixed(0)} ms; second backup ${second.ms.toFixed(0)} ms with ${reused} reused  (goal < 2000 ms); peak RSS ${second.rssMb.toFixed(0)} MB`,
+    );
   } finally {
     fs.rmSync(sb.root, { recursive: true, force: true });
   }

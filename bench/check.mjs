@@ -21,8 +21,24 @@ const stateDir = path.join(home, '.gemini', 'antigravity-acp');
 fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 });
 fs.writeFileSync(path.join(stateDir, 'settings.json'), '{"auth":{"type":"oauth-personal"}}\n');
 // A logged-in state the simulator accepts (the values are placeholders).
-fs.writeFileSync(path.join(stateDir, 'acp_token.json'), JSON.stringify({ access_token: 'bench', refresh_token: 'bench', token_type: 'Bearer', expiry_date: Date.now() + 3600_000 }), { mode: 0o600 });
-const env = { PATH: process.env.PATH, HOME: home, TMPDIR: root, LANG: 'C.UTF-8', NO_COLOR: '1', AGYCTL_SERVER: `${process.execPath} ${sim}` };
+fs.writeFileSync(
+  path.join(stateDir, 'acp_token.json'),
+  JSON.stringify({
+    access_token: 'bench',
+    refresh_token: 'bench',
+    token_type: 'Bearer',
+    expiry_date: Date.now() + 3600_000,
+  }),
+  { mode: 0o600 },
+);
+const env = {
+  PATH: process.env.PATH,
+  HOME: home,
+  TMPDIR: root,
+  LANG: 'C.UTF-8',
+  NO_COLOR: '1',
+  AGYCTL_SERVER: `${process.execPath} ${sim}`,
+};
 
 function timeSync(args) {
   const t0 = process.hrtime.bigint();
@@ -37,8 +53,12 @@ function timeSimulator() {
     const t0 = process.hrtime.bigint();
     const ms = () => Number(process.hrtime.bigint() - t0) / 1e6;
     const child = spawn(process.execPath, [sim], { env, cwd: root, stdio: ['pipe', 'pipe', 'ignore'] });
-    const timer = setTimeout(() => (child.kill('SIGKILL'), reject(new Error('simulator did not answer within 30 s'))), 30_000);
-    const send = (id, method, params) => child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error('simulator did not answer within 30 s'));
+    }, 30_000);
+    const send = (id, method, params) =>
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
     let buf = '';
     let answered;
     let sessionId;
@@ -58,10 +78,14 @@ function timeSimulator() {
     });
     child.on('exit', () => {
       clearTimeout(timer);
-      for (const ext of ['.db', '.db-wal', '.db-shm', '.meta']) fs.rmSync(path.join(stateDir, 'conversations', `${sessionId}${ext}`), { force: true });
+      for (const ext of ['.db', '.db-wal', '.db-shm', '.meta'])
+        fs.rmSync(path.join(stateDir, 'conversations', `${sessionId}${ext}`), { force: true });
       resolve({ answered, exited: ms() });
     });
-    send(1, 'initialize', { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } });
+    send(1, 'initialize', {
+      protocolVersion: 1,
+      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    });
   });
 }
 
@@ -86,7 +110,11 @@ const f = (x) => `${x.toFixed(1)} ms`;
 console.log(`runs: ${runs} (medians)`);
 console.log(`node -e 0:                          ${f(m.node)}`);
 console.log(`agyctl --version (CLI floor):       ${f(m.version)}  ratio ${(m.version / m.node).toFixed(2)}x`);
-console.log(`agyctl check (static):              ${f(m.static)}  ratio ${(m.static / m.node).toFixed(2)}x  (goal <= 2.00x; ${f(m.static - m.version)} over --version)`);
+console.log(
+  `agyctl check (static):              ${f(m.static)}  ratio ${(m.static / m.node).toFixed(2)}x  (goal <= 2.00x; ${f(m.static - m.version)} over --version)`,
+);
 console.log(`agyctl check --live:                ${f(m.live)}`);
 console.log(`simulator spawn+initialize+new:     ${f(m.simAnswer)}  (to exit after stdin EOF: ${f(m.simExit)})`);
-console.log(`check --live overhead:              ${f(m.live - m.simAnswer)}  (goal <= 300 ms; ${f(m.live - m.simExit)} beyond the simulator's full run to exit)`);
+console.log(
+  `check --live overhead:              ${f(m.live - m.simAnswer)}  (goal <= 300 ms; ${f(m.live - m.simExit)} beyond the simulator's full run to exit)`,
+);

@@ -26,7 +26,14 @@ async function run(mb) {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-bench-lines-'));
   const home = path.join(root, 'home');
   fs.mkdirSync(home);
-  const env = { PATH: process.env.PATH, HOME: home, TMPDIR: root, NO_COLOR: '1', AGYCTL_SERVER: `${process.execPath} ${sim}`, AGY_SIM_RAW_LINE_BYTES: String(mb * 1024 * 1024) };
+  const env = {
+    PATH: process.env.PATH,
+    HOME: home,
+    TMPDIR: root,
+    NO_COLOR: '1',
+    AGYCTL_SERVER: `${process.execPath} ${sim}`,
+    AGY_SIM_RAW_LINE_BYTES: String(mb * 1024 * 1024),
+  };
   const t0 = Date.now();
   const child = spawn(process.execPath, [bin, 'probe', '--timeout', '60s'], { env, cwd: root, stdio: 'ignore' });
   let peak = 0;
@@ -39,5 +46,7 @@ async function run(mb) {
 
 for (const mb of sizes) {
   const r = await run(mb);
-  console.log(`line ${String(r.mb).padStart(4)} MB: agyctl peak RSS ${String(r.peakMb).padStart(4)} MB, exit ${r.code}, ${r.ms} ms`);
+  console.log(
+    `line ${String(r.mb).padStart(4)} MB: agyctl peak RSS ${String(r.peakMb).padStart(4)} MB, exit ${r.code}, ${r.ms} ms`,
+  );
 }

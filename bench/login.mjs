@@ -32,8 +32,18 @@ function once(tmp, home) {
         /* created a moment later; the next event retries */
       }
     });
-    const env = { ...process.env, HOME: home, TMPDIR: tmp, AGYCTL_SERVER: `node ${path.join(root, 'scripts', 'agy-acp-sim')}`, AGY_SIM_STARTUP_MS: String(startupMs), NO_COLOR: '1' };
-    const child = spawn(process.execPath, [bin, 'login', '--timeout', '20s'], { env, stdio: ['pipe', 'pipe', 'ignore'] });
+    const env = {
+      ...process.env,
+      HOME: home,
+      TMPDIR: tmp,
+      AGYCTL_SERVER: `node ${path.join(root, 'scripts', 'agy-acp-sim')}`,
+      AGY_SIM_STARTUP_MS: String(startupMs),
+      NO_COLOR: '1',
+    };
+    const child = spawn(process.execPath, [bin, 'login', '--timeout', '20s'], {
+      env,
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
     const timer = setTimeout(() => child.kill('SIGINT'), 20_000);
     // The login's supervisor records the cancel in HOME; the sandbox goes only after agyctl has exited.
     const exited = new Promise((r) => child.once('exit', r));
@@ -41,7 +51,11 @@ function once(tmp, home) {
       if (!chunk.toString().includes('https://accounts.google.com/')) return;
       const printed = performance.now();
       child.kill('SIGINT');
-      resolve({ shimToPrint: shimWrite === undefined ? NaN : printed - shimWrite, startToUrl: printed - t0 - startupMs, exited });
+      resolve({
+        shimToPrint: shimWrite === undefined ? NaN : printed - shimWrite,
+        startToUrl: printed - t0 - startupMs,
+        exited,
+      });
     });
     child.on('exit', () => {
       clearTimeout(timer);
@@ -71,5 +85,7 @@ for (let i = 0; i < runs; i += 1) {
   }
 }
 console.log(`runs: ${runs} (simulator start-up delay ${startupMs} ms)`);
-console.log(`shim wrote URL -> agyctl printed it: median ${median(shim).toFixed(1)} ms over ${shim.length} runs (goal <= 50 ms)`);
+console.log(
+  `shim wrote URL -> agyctl printed it: median ${median(shim).toFixed(1)} ms over ${shim.length} runs (goal <= 50 ms)`,
+);
 console.log(`agyctl start -> URL printed, minus simulator delay: median ${median(total).toFixed(1)} ms`);

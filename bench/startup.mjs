@@ -29,7 +29,9 @@ function measure(label, env) {
   console.log(`  node -e 0:         ${base.toFixed(1)} ms`);
   for (const name of ['version', 'help']) {
     const m = median(times[name]);
-    console.log(`  agyctl --${name.padEnd(8)} ${m.toFixed(1)} ms  ratio ${(m / base).toFixed(2)}x  (+${(m - base).toFixed(1)} ms; goal <= 1.50x)`);
+    console.log(
+      `  agyctl --${name.padEnd(8)} ${m.toFixed(1)} ms  ratio ${(m / base).toFixed(2)}x  (+${(m - base).toFixed(1)} ms; goal <= 1.50x)`,
+    );
   }
 }
 

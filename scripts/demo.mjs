@@ -14,7 +14,13 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bin = path.join(root, 'bin', 'agyctl.js');
 const home = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-demo-'));
-const env = { ...process.env, HOME: home, AGYCTL_SERVER: `node ${path.join(root, 'scripts', 'agy-acp-sim')}`, AGY_SIM_STARTUP_MS: '400', XDG_STATE_HOME: path.join(home, '.local', 'state') };
+const env = {
+  ...process.env,
+  HOME: home,
+  AGYCTL_SERVER: `node ${path.join(root, 'scripts', 'agy-acp-sim')}`,
+  AGY_SIM_STARTUP_MS: '400',
+  XDG_STATE_HOME: path.join(home, '.local', 'state'),
+};
 const STEP_TIMEOUT_MS = 60_000;
 
 const banner = (text) => process.stderr.write(`\n\x1b[1m$ ${text}\x1b[0m\n`);
@@ -42,15 +48,23 @@ function login() {
   return new Promise((resolve, reject) => {
     // One pipe for both streams (2>&1), so lines keep the order a terminal would show.
     const args = ['login', '--timeout', '2m', '--ssh-target', 'you@build-box.example.com', '--keep-probe-session'];
-    const child = spawn('/bin/sh', ['-c', 'exec "$0" "$@" 2>&1', process.execPath, bin, ...args], { env, stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn('/bin/sh', ['-c', 'exec "$0" "$@" 2>&1', process.execPath, bin, ...args], {
+      env,
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     const killer = setTimeout(() => child.kill('SIGINT'), STEP_TIMEOUT_MS);
     let seen = false;
     child.stdout.on('data', (chunk) => {
       process.stdout.write(chunk);
-      const url = chunk.toString().split('\n').find((l) => l.startsWith('https://accounts.google.com/'));
+      const url = chunk
+        .toString()
+        .split('\n')
+        .find((l) => l.startsWith('https://accounts.google.com/'));
       if (url && !seen) {
         seen = true;
-        process.stderr.write('\n\x1b[2m[demo] playing your laptop: tunnel up, browser opens the URL, you sign in, Google redirects back...\x1b[0m\n');
+        process.stderr.write(
+          '\n\x1b[2m[demo] playing your laptop: tunnel up, browser opens the URL, you sign in, Google redirects back...\x1b[0m\n',
+        );
         browserFollows(url).catch(reject);
       }
     });
@@ -74,14 +88,28 @@ function redirectAddress(signInUrl) {
 /** A login that outlives its terminal: --detach returns at once; a second command finishes it. */
 function detachedLogin() {
   banner('agyctl login --detach --restart   # returns at once; the login runs on under its supervisor');
-  const r = spawnSync(process.execPath, [bin, 'login', '--detach', '--restart', '--timeout', '2m', '--ssh-target', 'you@build-box.example.com'], { env, stdio: ['ignore', 'pipe', 'inherit'], timeout: STEP_TIMEOUT_MS });
+  const r = spawnSync(
+    process.execPath,
+    [bin, 'login', '--detach', '--restart', '--timeout', '2m', '--ssh-target', 'you@build-box.example.com'],
+    { env, stdio: ['ignore', 'pipe', 'inherit'], timeout: STEP_TIMEOUT_MS },
+  );
   process.stdout.write(r.stdout);
   if (r.status !== 0) throw new Error(`agyctl login --detach exited ${r.status}`);
-  const url = r.stdout.toString().split('\n').find((l) => l.startsWith('https://accounts.google.com/'));
+  const url = r.stdout
+    .toString()
+    .split('\n')
+    .find((l) => l.startsWith('https://accounts.google.com/'));
   run(['login', 'status']);
-  process.stderr.write('\n\x1b[2m[demo] playing you after a reconnect: signed in without a tunnel, pasting the address the browser ended on into a second command...\x1b[0m\n');
+  process.stderr.write(
+    '\n\x1b[2m[demo] playing you after a reconnect: signed in without a tunnel, pasting the address the browser ended on into a second command...\x1b[0m\n',
+  );
   banner('agyctl login finish   # the address on stdin');
-  const f = spawnSync(process.execPath, [bin, 'login', 'finish'], { env, input: `${redirectAddress(url)}\n`, stdio: ['pipe', 'inherit', 'inherit'], timeout: STEP_TIMEOUT_MS });
+  const f = spawnSync(process.execPath, [bin, 'login', 'finish'], {
+    env,
+    input: `${redirectAddress(url)}\n`,
+    stdio: ['pipe', 'inherit', 'inherit'],
+    timeout: STEP_TIMEOUT_MS,
+  });
   if (f.status !== 0) throw new Error(`agyctl login finish exited ${f.status}`);
   run(['login', 'status', '--wait']);
 }
@@ -95,14 +123,22 @@ try {
   run(['check', '--restart', '--prompt']);
   run(['settings', 'show']);
   run(['check', '--json']);
-  process.stderr.write('\x1b[2m[demo] the login kept its proof conversation (--keep-probe-session): a SQLite database in WAL mode to back up\x1b[0m\n');
+  process.stderr.write(
+    '\x1b[2m[demo] the login kept its proof conversation (--keep-probe-session): a SQLite database in WAL mode to back up\x1b[0m\n',
+  );
   run(['sessions']);
   run(['backup']);
   const snapshots = path.join(env.XDG_STATE_HOME, 'agyctl', 'backups');
-  const latest = fs.readdirSync(snapshots).filter((d) => !d.startsWith('.')).sort().at(-1);
+  const latest = fs
+    .readdirSync(snapshots)
+    .filter((d) => !d.startsWith('.'))
+    .sort()
+    .at(-1);
   run(['backup', 'verify', path.join(snapshots, latest)]);
   detachedLogin();
-  process.stderr.write('\n\x1b[1mDone.\x1b[0m Everything ran against the simulator; nothing outside the throwaway HOME was touched.\n');
+  process.stderr.write(
+    '\n\x1b[1mDone.\x1b[0m Everything ran against the simulator; nothing outside the throwaway HOME was touched.\n',
+  );
 } finally {
   fs.rmSync(home, { recursive: true, force: true });
 }

@@ -25,7 +25,11 @@ export class AcpError extends Error {
   /** The server's own words: message plus data.message / data.reason, for classification. */
   get serverText(): string {
     const d = this.data as { message?: unknown; reason?: unknown } | undefined;
-    return [this.message, typeof d?.message === 'string' ? d.message : '', typeof d?.reason === 'string' ? d.reason : ''].join(' ');
+    return [
+      this.message,
+      typeof d?.message === 'string' ? d.message : '',
+      typeof d?.reason === 'string' ? d.reason : '',
+    ].join(' ');
   }
 }
 

@@ -5,11 +5,11 @@
  * agent-to-client requests are always answered.
  */
 import type { Readable, Writable } from 'node:stream';
-import { AcpError } from './acp-error.js';
-import { encodeMessage, LineSplitter, parseLine, type JsonRpcId, type JsonRpcMessage } from './framing.js';
-import { nullTracer, type Tracer } from '../core/trace.js';
-import { serverText, serverValue } from './redact.js';
 import { AgyError, EXIT, InterruptedError, TimeoutError } from '../core/errors.js';
+import { nullTracer, type Tracer } from '../core/trace.js';
+import { AcpError } from './acp-error.js';
+import { encodeMessage, type JsonRpcId, type JsonRpcMessage, LineSplitter, parseLine } from './framing.js';
+import { serverText, serverValue } from './redact.js';
 
 export type NotificationHandler = (method: string, params: unknown) => void;
 /** A non-JSON stdout line: escape sequences stripped, and the raw bytes as text (OSC 8 hyperlinks live in the escapes). */
@@ -19,7 +19,10 @@ export type NoiseHandler = (line: string, raw: string) => void;
  * for the answer to one of our own pending requests (then `method` names it);
  * notifications, agent requests and responses to ids we never used are not.
  */
-export type ServerMessageHandler = (message: JsonRpcMessage, info: { solicited: boolean; method: string | undefined }) => void;
+export type ServerMessageHandler = (
+  message: JsonRpcMessage,
+  info: { solicited: boolean; method: string | undefined },
+) => void;
 /** Answers an agent-to-client request; throw an AcpError-shaped object to answer with an error. */
 export type RequestHandler = (method: string, params: unknown) => unknown;
 
@@ -41,9 +44,11 @@ export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 /** RC01 asks before running tools; nobody is at the keyboard, so we decline once unless told otherwise. */
 export function defaultRequestHandler(method: string, params: unknown): unknown {
   if (method === 'session/request_permission') {
-    const options = ((params as { options?: Array<{ optionId: string; kind?: string }> })?.options ?? []);
+    const options = (params as { options?: Array<{ optionId: string; kind?: string }> })?.options ?? [];
     const reject = options.find((o) => o.kind === 'reject_once') ?? options.find((o) => o.kind?.startsWith('reject'));
-    return reject ? { outcome: { outcome: 'selected', optionId: reject.optionId } } : { outcome: { outcome: 'cancelled' } };
+    return reject
+      ? { outcome: { outcome: 'selected', optionId: reject.optionId } }
+      : { outcome: { outcome: 'cancelled' } };
   }
   throw { code: -32601, message: 'Method not found', data: { method } };
 }
@@ -105,9 +110,14 @@ export class Connection {
   /** When the server wrote only non-JSON lines on stdout: the error that says so (it is not an ACP server, or it is broken). */
   notAcpError(): AgyError | undefined {
     if (this.sawMessage || this.noiseLines === 0) return undefined;
-    return new AgyError(EXIT.server, 'protocol-error', `The server printed ${this.noiseLines} line${this.noiseLines > 1 ? 's' : ''} on stdout that ${this.noiseLines > 1 ? 'are' : 'is'} not JSON-RPC and never answered (first: "${this.firstNoise}"): it does not look like an ACP server.`, {
-      hint: 'check that --server (or AGYCTL_SERVER) runs agy_acp_server; run with --verbose to see its output',
-    });
+    return new AgyError(
+      EXIT.server,
+      'protocol-error',
+      `The server printed ${this.noiseLines} line${this.noiseLines > 1 ? 's' : ''} on stdout that ${this.noiseLines > 1 ? 'are' : 'is'} not JSON-RPC and never answered (first: "${this.firstNoise}"): it does not look like an ACP server.`,
+      {
+        hint: 'check that --server (or AGYCTL_SERVER) runs agy_acp_server; run with --verbose to see its output',
+      },
+    );
   }
 
   /** Every message from the server (URL capture scans the unsolicited ones); a throwing listener never breaks the connection. */
@@ -131,7 +141,14 @@ export class Connection {
         method,
         resolve: resolve as (v: unknown) => void,
         reject,
-        timer: setTimeout(() => this.settle(id, new TimeoutError(`The server did not answer ${method} within ${Math.round(timeoutMs / 1000)}s.`)), timeoutMs),
+        timer: setTimeout(
+          () =>
+            this.settle(
+              id,
+              new TimeoutError(`The server did not answer ${method} within ${Math.round(timeoutMs / 1000)}s.`),
+            ),
+          timeoutMs,
+        ),
         cleanup: () => options.signal?.removeEventListener('abort', onAbort),
       };
       options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -191,7 +208,8 @@ export class Connection {
     this.sawMessage = true;
     this.tracer.record('recv', msg);
     this.tellListeners(msg);
-    if (typeof msg.method === 'string' && msg.id !== undefined && msg.id !== null) void this.answerRequest(msg.id, msg.method, msg.params);
+    if (typeof msg.method === 'string' && msg.id !== undefined && msg.id !== null)
+      void this.answerRequest(msg.id, msg.method, msg.params);
     else if (typeof msg.method === 'string') for (const h of this.notificationHandlers) h(msg.method, msg.params);
     else if (msg.id !== undefined && msg.id !== null && this.pending.has(msg.id)) this.settleResponse(msg);
     // A response with an unknown id is traced above and otherwise ignored.
@@ -214,7 +232,15 @@ export class Connection {
   private settleResponse(msg: JsonRpcMessage): void {
     const entry = this.pending.get(msg.id as JsonRpcId)!;
     // The error's words end up in messages, --json and hints: redacted here, once, for all of them.
-    if (msg.error && typeof msg.error === 'object') this.settle(msg.id as JsonRpcId, new AcpError(entry.method, { code: Number(msg.error.code), message: serverText(String(msg.error.message ?? 'error')), data: serverValue(msg.error.data) }));
+    if (msg.error && typeof msg.error === 'object')
+      this.settle(
+        msg.id as JsonRpcId,
+        new AcpError(entry.method, {
+          code: Number(msg.error.code),
+          message: serverText(String(msg.error.message ?? 'error')),
+          data: serverValue(msg.error.data),
+        }),
+      );
     else this.settle(msg.id as JsonRpcId, undefined, msg.result);
   }
 
@@ -224,7 +250,11 @@ export class Connection {
       if (!this.failure) this.send({ id, result: result ?? null });
     } catch (err) {
       const e = err as { code?: unknown; message?: unknown; data?: unknown };
-      const error = { code: typeof e.code === 'number' ? e.code : -32603, message: typeof e.message === 'string' ? e.message : 'Internal error', ...(e.data === undefined ? {} : { data: e.data }) };
+      const error = {
+        code: typeof e.code === 'number' ? e.code : -32603,
+        message: typeof e.message === 'string' ? e.message : 'Internal error',
+        ...(e.data === undefined ? {} : { data: e.data }),
+      };
       if (!this.failure) this.send({ id, error });
     }
   }

@@ -5,9 +5,9 @@
  * with O_NOFOLLOW (a symlink is refused: `unsafe-symlink`, exit 2), mode 0600.
  */
 import fs from 'node:fs';
+import type { TraceDirection, Tracer } from '../core/trace.js';
 import { openNoFollow } from '../util/safe-fs.js';
 import { redact, redactText } from './redact.js';
-import type { TraceDirection, Tracer } from '../core/trace.js';
 
 /** The process's own output streams: symlinks the system keeps, safe to follow. */
 const STD_STREAM = /^\/(dev\/(stdout|stderr|fd\/\d+)|proc\/self\/fd\/\d+)$/;

@@ -33,7 +33,10 @@ export interface JsonRpcMessage {
   error?: JsonRpcError;
 }
 
-export type ParsedLine = { kind: 'message'; message: JsonRpcMessage } | { kind: 'noise'; line: string } | { kind: 'empty' };
+export type ParsedLine =
+  | { kind: 'message'; message: JsonRpcMessage }
+  | { kind: 'noise'; line: string }
+  | { kind: 'empty' };
 
 function looksLikeJsonRpc(value: unknown): value is JsonRpcMessage {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return false;

@@ -3,9 +3,10 @@
  * the right exit code (4 server, 5 timeout, 130 Ctrl-C) and no process left.
  * `withServer` guarantees the stop on every path.
  */
-import { AcpServer, KILL_AFTER_LATE_MS, killAfterFor, type StartServerOptions } from './server.js';
-import { initialize, type InitializeResult } from './protocol.js';
+
 import { AgyError, EXIT, TimeoutError } from '../core/errors.js';
+import { type InitializeResult, initialize } from './protocol.js';
+import { AcpServer, KILL_AFTER_LATE_MS, killAfterFor, type StartServerOptions } from './server.js';
 
 export interface StartOptions extends StartServerOptions {
   signal: AbortSignal;
@@ -31,8 +32,16 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
   const onAbort = (): void => server.kill();
   options.signal.addEventListener('abort', onAbort, { once: true });
   try {
-    const init = await initialize(server.connection, options.clientVersion, { timeoutMs: options.initTimeoutMs, signal: options.signal });
-    if (!init || typeof init !== 'object') throw new AgyError(EXIT.server, 'protocol-error', 'The server answered initialize with something that is not an object.');
+    const init = await initialize(server.connection, options.clientVersion, {
+      timeoutMs: options.initTimeoutMs,
+      signal: options.signal,
+    });
+    if (!init || typeof init !== 'object')
+      throw new AgyError(
+        EXIT.server,
+        'protocol-error',
+        'The server answered initialize with something that is not an object.',
+      );
     return { server, init, initMs: Date.now() - server.startedAt };
   } catch (err) {
     await server.stop(FAILED_STOP);

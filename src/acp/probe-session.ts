@@ -7,10 +7,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Connection, CallOptions } from './connection.js';
-import { closeSession, newSession, currentModel } from './protocol.js';
 import { conversationFiles, tempRoot } from '../core/paths.js';
 import { childPath, isUuid } from '../util/safe-path.js';
+import type { CallOptions, Connection } from './connection.js';
+import { closeSession, currentModel, newSession } from './protocol.js';
 
 export interface ProbeSessionResult {
   sessionId: string;

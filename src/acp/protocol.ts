@@ -4,10 +4,10 @@
  * where they fit; results are read defensively because servers drift.
  */
 import type { InitializeResponse, NewSessionResponse } from '@agentclientprotocol/sdk';
-import type { Connection, CallOptions } from './connection.js';
-import { AcpError } from './acp-error.js';
 import { AgyError, EXIT } from '../core/errors.js';
 import { isUuid, showUntrusted } from '../util/safe-path.js';
+import { AcpError } from './acp-error.js';
+import type { CallOptions, Connection } from './connection.js';
 import { redactText } from './redact.js';
 
 export const PROTOCOL_VERSION = 1;
@@ -37,7 +37,10 @@ export const initialize = (c: Connection, version: string, o: CallOptions): Prom
   c.request<InitializeResult>('initialize', initializeParams(version), o).catch((err: unknown) => {
     // Only the server's own answer to initialize; a guard's verdict (an AcpError for another method) keeps its meaning.
     if (!(err instanceof AcpError) || err.method !== 'initialize') throw err;
-    throw new AgyError(EXIT.server, 'protocol-error', `The server refused initialize: ${err.message}`, { hint: 'run `agyctl probe --verbose` to see the server start, or check its log', cause: err });
+    throw new AgyError(EXIT.server, 'protocol-error', `The server refused initialize: ${err.message}`, {
+      hint: 'run `agyctl probe --verbose` to see the server start, or check its log',
+      cause: err,
+    });
   });
 
 export const authenticate = (c: Connection, methodId: string, o: CallOptions): Promise<unknown> =>
@@ -45,16 +48,22 @@ export const authenticate = (c: Connection, methodId: string, o: CallOptions): P
 
 export async function newSession(c: Connection, cwd: string, o: CallOptions): Promise<NewSessionResult> {
   const result = await c.request<NewSessionResult>('session/new', { cwd, mcpServers: [] }, o);
-  if (!result || typeof result.sessionId !== 'string') throw new AcpError('session/new', { code: -32603, message: 'answer has no sessionId' });
+  if (!result || typeof result.sessionId !== 'string')
+    throw new AcpError('session/new', { code: -32603, message: 'answer has no sessionId' });
   if (!isUuid(result.sessionId)) throw badSessionId(result.sessionId);
   return result;
 }
 
 /** Session ids are UUIDs (reference: chosen by the server); anything else is a protocol break, and never becomes a path. */
 function badSessionId(id: string): AgyError {
-  return new AgyError(EXIT.server, 'protocol-bad-session-id', `The server broke the protocol: session/new answered with session id ${showUntrusted(redactText(id))}, which is not a UUID. agyctl removed nothing.`, {
-    hint: 'check that --server (or AGYCTL_SERVER) runs the real antigravity-acp server; run with --trace FILE to see its answer',
-  });
+  return new AgyError(
+    EXIT.server,
+    'protocol-bad-session-id',
+    `The server broke the protocol: session/new answered with session id ${showUntrusted(redactText(id))}, which is not a UUID. agyctl removed nothing.`,
+    {
+      hint: 'check that --server (or AGYCTL_SERVER) runs the real antigravity-acp server; run with --trace FILE to see its answer',
+    },
+  );
 }
 
 export const loadSession = (c: Connection, sessionId: string, cwd: string, o: CallOptions): Promise<NewSessionResult> =>
@@ -63,7 +72,13 @@ export const loadSession = (c: Connection, sessionId: string, cwd: string, o: Ca
 export const closeSession = (c: Connection, sessionId: string, o: CallOptions): Promise<unknown> =>
   c.request('session/close', { sessionId }, o);
 
-export const setConfigOption = (c: Connection, sessionId: string, configId: string, value: string, o: CallOptions): Promise<{ configOptions?: Array<{ id: string; currentValue?: unknown }> }> =>
+export const setConfigOption = (
+  c: Connection,
+  sessionId: string,
+  configId: string,
+  value: string,
+  o: CallOptions,
+): Promise<{ configOptions?: Array<{ id: string; currentValue?: unknown }> }> =>
   c.request('session/set_config_option', { sessionId, configId, value }, o);
 
 export const logout = (c: Connection, o: CallOptions): Promise<unknown> => c.request('logout', {}, o);
@@ -76,7 +91,9 @@ export function supportsLogout(init: InitializeResult): boolean {
 /** The model a session is using, from `models.currentModelId` or the `model` config option. */
 export function currentModel(result: NewSessionResult): string | undefined {
   if (result.models?.currentModelId) return result.models.currentModelId;
-  const option = (result.configOptions as Array<{ id: string; currentValue?: unknown }> | undefined)?.find((o) => o.id === 'model');
+  const option = (result.configOptions as Array<{ id: string; currentValue?: unknown }> | undefined)?.find(
+    (o) => o.id === 'model',
+  );
   return typeof option?.currentValue === 'string' ? option.currentValue : undefined;
 }
 
@@ -84,7 +101,8 @@ export type AuthProblem = 'not-authenticated' | 'reauth-required';
 
 const REAUTH = /invalid_grant|invalid_rapt|re-?auth|expired|revoked|refresh (?:token )?failed|reauthenticat/i;
 // gemini-cli with no auth type selected falls back to an API key: "Gemini API key is missing or not configured."
-const NOT_AUTH = /authentication required|no authentication method|not authenticated|unauthenticated|login required|please log ?in|api key is missing/i;
+const NOT_AUTH =
+  /authentication required|no authentication method|not authenticated|unauthenticated|login required|please log ?in|api key is missing/i;
 
 /** What an error from session/new or session/load says about the credentials, if anything. */
 export function classifyAuthError(err: unknown): AuthProblem | undefined {

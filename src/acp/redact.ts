@@ -8,17 +8,21 @@
  */
 import { sanitizeForTerminal } from '../util/terminal-text.js';
 
-const SECRET_KEY = /^(code|state|code_verifier|code_challenge)$|token|secret|password|passwd|credential|api[-_]?key|apikey|^key$|[-_]key$|authorization|cookie/i;
+const SECRET_KEY =
+  /^(code|state|code_verifier|code_challenge)$|token|secret|password|passwd|credential|api[-_]?key|apikey|^key$|[-_]key$|authorization|cookie/i;
 export const REDACTED = '[REDACTED]';
 
 /** Query parameters (and fragment parameters) whose values are secrets. */
-const SECRET_PARAM = /([?&#](?:code|state|code_verifier|access_token|refresh_token|id_token|token|key|api_key|client_secret)=)[^&#\s"'\\]*/gi;
+const SECRET_PARAM =
+  /([?&#](?:code|state|code_verifier|access_token|refresh_token|id_token|token|key|api_key|client_secret)=)[^&#\s"'\\]*/gi;
 /** `code=` / `state=` outside a query string ("callback code=4/0Ab..."). */
 const BARE_PARAM = /(\b(?:code|state|code_verifier)=)(?!\[REDACTED\])[^&#\s"'\\,;]+/gi;
 /** JSON token fields inside text, plain or escaped inside another JSON string ({"refresh_token":"…"} or {\"refresh_token\":\"…\"}). */
-const JSON_FIELD = /((?:\\?")(?:access_token|refresh_token|id_token|client_secret|api_key|apiKey|token|code)(?:\\?")\s*:\s*(?:\\?"))(?:[^"\\]|\\(?!"))*/g;
+const JSON_FIELD =
+  /((?:\\?")(?:access_token|refresh_token|id_token|client_secret|api_key|apiKey|token|code)(?:\\?")\s*:\s*(?:\\?"))(?:[^"\\]|\\(?!"))*/g;
 /** Environment-style assignments: GEMINI_API_KEY=…, *_TOKEN=…, *_SECRET=…, *_PASSWORD=…. */
-const ENV_ASSIGN = /(\b[A-Za-z][A-Za-z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|key|token|secret|password)=)(?!\[REDACTED\])[^\s"'&,;]+/g;
+const ENV_ASSIGN =
+  /(\b[A-Za-z][A-Za-z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD|key|token|secret|password)=)(?!\[REDACTED\])[^\s"'&,;]+/g;
 /** Bearer tokens and Google token shapes that may appear in free text. */
 const BEARER = /\b(Bearer\s+)[A-Za-z0-9._~+/=-]{8,}/gi;
 const ACCESS_TOKEN = /\bya29\.[A-Za-z0-9._-]+/g;
@@ -51,7 +55,10 @@ export function redact(value: unknown, depth = 0, text: (s: string) => string = 
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-      out[text(k)] = isSecretKey(k) && v !== null && typeof v !== 'object' && typeof v !== 'boolean' ? REDACTED : redact(v, depth + 1, text);
+      out[text(k)] =
+        isSecretKey(k) && v !== null && typeof v !== 'object' && typeof v !== 'boolean'
+          ? REDACTED
+          : redact(v, depth + 1, text);
     }
     return out;
   }

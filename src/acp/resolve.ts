@@ -42,7 +42,10 @@ export function splitCommandLine(line: string, env: NodeJS.ProcessEnv): string[]
   const words = parse(line, (name) => env[name] ?? '');
   return words.map((w) => {
     if (typeof w === 'string') return w;
-    throw usageError(`--server must be a plain command line, not shell syntax (${JSON.stringify(line)}).`, 'wrap pipelines or redirections in a script and pass its path to --server');
+    throw usageError(
+      `--server must be a plain command line, not shell syntax (${JSON.stringify(line)}).`,
+      'wrap pipelines or redirections in a script and pass its path to --server',
+    );
   });
 }
 
@@ -50,13 +53,21 @@ const notFound = (what: string, profile: ServerDefaults): AgyError =>
   new AgyError(EXIT.server, 'server-not-found', `${what}`, { hint: profile.installHint });
 
 /** No --server: the profile's known program names on PATH (gemini-cli: `gemini --acp`). */
-export function resolveCommand(commandLine: string | undefined, env: NodeJS.ProcessEnv, cwd: string, profile: ServerDefaults): ServerCommand {
+export function resolveCommand(
+  commandLine: string | undefined,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  profile: ServerDefaults,
+): ServerCommand {
   if (commandLine === undefined || commandLine.trim() === '') {
     for (const { name, args } of profile.defaultCommands) {
       const file = findOnPath(name, env);
       if (file) return { file, args: [...args], display: [file, ...args].join(' ') };
     }
-    throw notFound(`No ACP server found on PATH (looked for ${profile.defaultCommands.map((c) => c.name).join(', ')}).`, profile);
+    throw notFound(
+      `No ACP server found on PATH (looked for ${profile.defaultCommands.map((c) => c.name).join(', ')}).`,
+      profile,
+    );
   }
   const [first, ...args] = splitCommandLine(commandLine, env);
   if (!first) throw usageError('--server is empty.', 'pass the server command, e.g. --server /opt/agy/agy_acp_server');

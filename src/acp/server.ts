@@ -4,14 +4,14 @@
  * SIGTERM and relaunches itself as a child, so killing one pid is not enough).
  */
 import { execa, type ResultPromise } from 'execa';
-import { Connection, type ServerMessageHandler } from './connection.js';
+import { AgyError, EXIT } from '../core/errors.js';
+import { serverHomeFor } from '../core/paths.js';
 import { nullTracer, type Tracer } from '../core/trace.js';
 import { groupAlive, registerGroup, signalGroup, unregisterGroup, waitGroupGone } from './children.js';
+import { Connection, type ServerMessageHandler } from './connection.js';
 import { LineSplitter, stripAnsi } from './framing.js';
 import { serverText } from './redact.js';
 import type { ServerCommand } from './resolve.js';
-import { AgyError, EXIT } from '../core/errors.js';
-import { serverHomeFor } from '../core/paths.js';
 
 export interface ServerExit {
   code: number | null;
@@ -97,7 +97,8 @@ export class AcpServer {
   ) {
     this.pid = child.pid ?? -1;
     if (this.pid > 0) registerGroup(this.pid);
-    const note = (stream: string) => (bytes: number) => o.onNote?.(`dropped a ${bytes}-byte line from the server's ${stream} (longer than agyctl keeps)`);
+    const note = (stream: string) => (bytes: number) =>
+      o.onNote?.(`dropped a ${bytes}-byte line from the server's ${stream} (longer than agyctl keeps)`);
     this.connection = new Connection(child.stdout!, child.stdin!, tracer, note('stdout'));
     if (o.onServerMessage) this.connection.onServerMessage(o.onServerMessage);
     // Redacted at the source: the tail, the trace and every display see only serverText().
@@ -115,7 +116,9 @@ export class AcpServer {
     child.stderr!.on('data', (chunk: Buffer) => {
       for (const raw of splitter.push(chunk)) {
         const shown = onOutputLine(stripAnsi(raw).replace(/\r$/, ''), 'stderr', raw);
-        this.stderrLines.push(shown.length > STDERR_TAIL_LINE_CHARS ? `${shown.slice(0, STDERR_TAIL_LINE_CHARS)}…` : shown);
+        this.stderrLines.push(
+          shown.length > STDERR_TAIL_LINE_CHARS ? `${shown.slice(0, STDERR_TAIL_LINE_CHARS)}…` : shown,
+        );
         if (this.stderrLines.length > STDERR_TAIL_LINES) this.stderrLines.shift();
         tracer.record('stderr', shown);
       }
@@ -124,7 +127,12 @@ export class AcpServer {
       const info: ServerExit = {
         code: typeof result.exitCode === 'number' ? result.exitCode : null,
         signal: result.signal ?? null,
-        spawnError: result.failed && result.exitCode === undefined && !result.signal ? result.cause instanceof Error ? result.cause.message : 'spawn failed' : undefined,
+        spawnError:
+          result.failed && result.exitCode === undefined && !result.signal
+            ? result.cause instanceof Error
+              ? result.cause.message
+              : 'spawn failed'
+            : undefined,
       };
       this.exitInfo = info;
       this.connection.fail(this.exitError(info));
@@ -166,10 +174,18 @@ export class AcpServer {
   /** The error every pending call gets when the process goes away. */
   exitError(info: ServerExit): AgyError {
     const tail = this.stderrTail();
-    const how = info.spawnError ? `could not be started: ${info.spawnError}` : info.signal ? `was killed by ${info.signal}` : `exited with code ${info.code}`;
-    const message = this.stopping ? `The server was stopped.` : `The server ${how}.${tail ? `\n--- server stderr (last lines) ---\n${tail}` : ''}`;
+    const how = info.spawnError
+      ? `could not be started: ${info.spawnError}`
+      : info.signal
+        ? `was killed by ${info.signal}`
+        : `exited with code ${info.code}`;
+    const message = this.stopping
+      ? `The server was stopped.`
+      : `The server ${how}.${tail ? `\n--- server stderr (last lines) ---\n${tail}` : ''}`;
     return new AgyError(EXIT.server, info.spawnError ? 'server-start-failed' : 'server-exited', message, {
-      hint: info.spawnError ? `check the server command: ${this.command.display}` : 'run `agyctl probe --verbose` to see the server start, or check its log',
+      hint: info.spawnError
+        ? `check the server command: ${this.command.display}`
+        : 'run `agyctl probe --verbose` to see the server start, or check its log',
       details: { server: { code: info.code, signal: info.signal, stderrTail: tail } },
     });
   }
@@ -205,9 +221,16 @@ export class AcpServer {
     if (this.exitInfo || this.stopping) return;
     const timer = setTimeout(() => {
       if (this.exitInfo || this.stopping) return;
-      this.connection.fail(new AgyError(EXIT.server, 'protocol-error', 'The server closed its stdout (the protocol channel) but kept running, so it cannot answer.', {
-        hint: 'run `agyctl probe --verbose` to see the server start, or check its log; this is a server problem, not a timeout',
-      }));
+      this.connection.fail(
+        new AgyError(
+          EXIT.server,
+          'protocol-error',
+          'The server closed its stdout (the protocol channel) but kept running, so it cannot answer.',
+          {
+            hint: 'run `agyctl probe --verbose` to see the server start, or check its log; this is a server problem, not a timeout',
+          },
+        ),
+      );
     }, STDOUT_CLOSED_GRACE_MS);
     timer.unref();
   }

@@ -12,7 +12,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import { checkManifest, ManifestError, MANIFEST, type Manifest } from './manifest.js';
+import { checkManifest, MANIFEST, type Manifest, ManifestError } from './manifest.js';
 import { BLOCK, parseHeader, type TarHeader } from './tar.js';
 
 const MANIFEST_MAX = 16 * 1024 * 1024;
@@ -72,9 +72,20 @@ async function nextHeader(r: StreamReader): Promise<TarHeader | undefined> {
     throw new ArchiveError((err as Error).message);
   }
   if (header === undefined) return undefined;
-  if (header.type !== '0') throw new ArchiveError(`the archive holds ${JSON.stringify(header.name)} of tar type '${header.type}'; only regular files are accepted`);
-  if (header.name.length === 0 || header.name.includes('/') || header.name === '.' || header.name === '..' || header.name.includes('\0')) {
-    throw new ArchiveError(`the archive holds an entry with a path or a bad name (${JSON.stringify(header.name)}); only plain names are accepted`);
+  if (header.type !== '0')
+    throw new ArchiveError(
+      `the archive holds ${JSON.stringify(header.name)} of tar type '${header.type}'; only regular files are accepted`,
+    );
+  if (
+    header.name.length === 0 ||
+    header.name.includes('/') ||
+    header.name === '.' ||
+    header.name === '..' ||
+    header.name.includes('\0')
+  ) {
+    throw new ArchiveError(
+      `the archive holds an entry with a path or a bad name (${JSON.stringify(header.name)}); only plain names are accepted`,
+    );
   }
   return header;
 }
@@ -88,7 +99,14 @@ interface Expected {
 function expectedFiles(manifest: Manifest): Map<string, Expected> {
   const files = new Map<string, Expected>();
   const add = (name: string, bytes: unknown, sha256: unknown, wanted: string): void => {
-    if (name !== wanted || !Number.isSafeInteger(bytes) || (bytes as number) < 0 || typeof sha256 !== 'string' || !SHA256.test(sha256) || files.has(name)) {
+    if (
+      name !== wanted ||
+      !Number.isSafeInteger(bytes) ||
+      (bytes as number) < 0 ||
+      typeof sha256 !== 'string' ||
+      !SHA256.test(sha256) ||
+      files.has(name)
+    ) {
       throw new ArchiveError(`the archive's manifest lists an unexpected file entry (${JSON.stringify(name)})`);
     }
     files.set(name, { bytes: bytes as number, sha256, seen: false });
@@ -103,8 +121,12 @@ function expectedFiles(manifest: Manifest): Map<string, Expected> {
 async function readManifestEntry(r: StreamReader, staging: string): Promise<Manifest> {
   const header = await nextHeader(r);
   if (!header) throw new ArchiveError('the archive is empty');
-  if (header.name !== MANIFEST) throw new ArchiveError(`the archive does not start with ${MANIFEST} (first entry ${JSON.stringify(header.name)}); was it made by \`agyctl backup --archive\`?`);
-  if (header.size > MANIFEST_MAX) throw new ArchiveError(`the archive's ${MANIFEST} is ${header.size} bytes; at most ${MANIFEST_MAX} are accepted`);
+  if (header.name !== MANIFEST)
+    throw new ArchiveError(
+      `the archive does not start with ${MANIFEST} (first entry ${JSON.stringify(header.name)}); was it made by \`agyctl backup --archive\`?`,
+    );
+  if (header.size > MANIFEST_MAX)
+    throw new ArchiveError(`the archive's ${MANIFEST} is ${header.size} bytes; at most ${MANIFEST_MAX} are accepted`);
   const text = await r.exactly(header.size, MANIFEST);
   await r.exactly(padOf(header.size), MANIFEST);
   let manifest: Manifest;
@@ -119,7 +141,11 @@ async function readManifestEntry(r: StreamReader, staging: string): Promise<Mani
 
 async function readFileEntry(r: StreamReader, header: TarHeader, want: Expected, staging: string): Promise<void> {
   const hash = crypto.createHash('sha256');
-  const fd = fs.openSync(path.join(staging, header.name), fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
+  const fd = fs.openSync(
+    path.join(staging, header.name),
+    fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW,
+    0o600,
+  );
   try {
     await r.stream(header.size, header.name, (piece) => {
       hash.update(piece);
@@ -130,7 +156,10 @@ async function readFileEntry(r: StreamReader, header: TarHeader, want: Expected,
   }
   await r.exactly(padOf(header.size), header.name);
   const actual = hash.digest('hex');
-  if (actual !== want.sha256) throw new ArchiveError(`${header.name} in the archive does not match its manifest hash (sha256 ${actual}, manifest ${want.sha256})`);
+  if (actual !== want.sha256)
+    throw new ArchiveError(
+      `${header.name} in the archive does not match its manifest hash (sha256 ${actual}, manifest ${want.sha256})`,
+    );
 }
 
 /**
@@ -145,13 +174,18 @@ export async function readArchive(input: Readable, staging: string, signal?: Abo
   for (let header = await nextHeader(r); header; header = await nextHeader(r)) {
     signal?.throwIfAborted();
     const want = expected.get(header.name);
-    if (!want) throw new ArchiveError(`the archive holds ${JSON.stringify(header.name)}, which its manifest does not list`);
+    if (!want)
+      throw new ArchiveError(`the archive holds ${JSON.stringify(header.name)}, which its manifest does not list`);
     if (want.seen) throw new ArchiveError(`the archive holds ${header.name} twice`);
-    if (header.size !== want.bytes) throw new ArchiveError(`${header.name} in the archive is ${header.size} bytes; the manifest says ${want.bytes}`);
+    if (header.size !== want.bytes)
+      throw new ArchiveError(`${header.name} in the archive is ${header.size} bytes; the manifest says ${want.bytes}`);
     want.seen = true;
     await readFileEntry(r, header, want, staging);
   }
   const missing = [...expected].filter(([, e]) => !e.seen).map(([name]) => name);
-  if (missing.length > 0) throw new ArchiveError(`the archive lacks ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` and ${missing.length - 3} more` : ''} (truncated?)`);
+  if (missing.length > 0)
+    throw new ArchiveError(
+      `the archive lacks ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` and ${missing.length - 3} more` : ''} (truncated?)`,
+    );
   return manifest;
 }

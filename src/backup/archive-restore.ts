@@ -4,7 +4,13 @@ import type { Readable } from 'node:stream';
 import { readArchive } from './archive-read.js';
 import { withScratchDir } from './scratch-dir.js';
 
-export async function withArchiveSnapshot<T>(source: string, stdin: Readable, tmpRoot: string, signal: AbortSignal, fn: (snapshotDir: string) => Promise<T>): Promise<T> {
+export async function withArchiveSnapshot<T>(
+  source: string,
+  stdin: Readable,
+  tmpRoot: string,
+  signal: AbortSignal,
+  fn: (snapshotDir: string) => Promise<T>,
+): Promise<T> {
   return withScratchDir(tmpRoot, 'agyctl-archive-', async (dir) => {
     const input = source === '-' ? stdin : fs.createReadStream(source);
     try {

@@ -6,7 +6,7 @@
  * from the previous file, so "time since the last good backup" stays true.
  */
 import fs from 'node:fs';
-import { renderExposition, type MetricFamily } from '../check/prometheus.js';
+import { type MetricFamily, renderExposition } from '../check/prometheus.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 
 export interface BackupMetricsInput {
@@ -23,15 +23,40 @@ export interface BackupMetricsInput {
 }
 
 const LAST_SUCCESS = 'agyctl_backup_last_success_timestamp_seconds';
-const gauge = (name: string, help: string, value: number | undefined): MetricFamily => ({ name, help, type: 'gauge', samples: value === undefined ? [] : [{ value }] });
+const gauge = (name: string, help: string, value: number | undefined): MetricFamily => ({
+  name,
+  help,
+  type: 'gauge',
+  samples: value === undefined ? [] : [{ value }],
+});
 
 export function backupMetrics(r: BackupMetricsInput, previousSuccess: number | undefined): MetricFamily[] {
   return [
-    gauge('agyctl_backup_ok', '1 if the last agyctl backup wrote its snapshot with no failed session, else 0.', Number(r.ok)),
-    gauge('agyctl_backup_last_run_timestamp_seconds', 'Unix time the last agyctl backup run ended.', Math.round(r.at / 1000)),
-    gauge(LAST_SUCCESS, 'Unix time of the last agyctl backup run that succeeded (kept across failed runs).', r.ok ? Math.round(r.at / 1000) : previousSuccess),
-    gauge('agyctl_backup_sessions_ok', 'Sessions in the last snapshot (snapshotted or reused).', r.snapshotted + r.reused),
-    gauge('agyctl_backup_sessions_reused', 'Sessions of the last snapshot reused unchanged from the previous one.', r.reused),
+    gauge(
+      'agyctl_backup_ok',
+      '1 if the last agyctl backup wrote its snapshot with no failed session, else 0.',
+      Number(r.ok),
+    ),
+    gauge(
+      'agyctl_backup_last_run_timestamp_seconds',
+      'Unix time the last agyctl backup run ended.',
+      Math.round(r.at / 1000),
+    ),
+    gauge(
+      LAST_SUCCESS,
+      'Unix time of the last agyctl backup run that succeeded (kept across failed runs).',
+      r.ok ? Math.round(r.at / 1000) : previousSuccess,
+    ),
+    gauge(
+      'agyctl_backup_sessions_ok',
+      'Sessions in the last snapshot (snapshotted or reused).',
+      r.snapshotted + r.reused,
+    ),
+    gauge(
+      'agyctl_backup_sessions_reused',
+      'Sessions of the last snapshot reused unchanged from the previous one.',
+      r.reused,
+    ),
     gauge('agyctl_backup_sessions_failed', 'Sessions the last run could not snapshot.', r.failed),
     gauge('agyctl_backup_bytes', 'Bytes of the databases in the last snapshot.', r.bytes),
     gauge('agyctl_backup_duration_seconds', 'Wall time of the last agyctl backup run.', r.durationMs / 1000),

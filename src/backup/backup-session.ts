@@ -7,7 +7,7 @@ import { readFileNoFollow, writeNewFile } from '../util/safe-fs.js';
 import { identityOf, sha256File } from './files.js';
 import type { ManifestFile, ManifestSession } from './manifest.js';
 import { canReuse, reuseFile, type SourceState } from './reuse.js';
-import { snapshotDb, type Pooled } from './snapshot-db.js';
+import { type Pooled, snapshotDb } from './snapshot-db.js';
 
 export interface Previous {
   name: string;
@@ -51,11 +51,34 @@ async function backupFiles(job: SessionJob): Promise<ManifestSession> {
   }
   const snap = await snapshotDb(files.db, job.workDir, name, job.busyBudgetMs, job.signal, job.pool);
   const meta = copyMeta(files.meta, job, prev);
-  return entry(job, name, { bytes: snap.bytes, sha256: snap.sha256, integrity: snap.integrity, rows: snap.rows }, meta, source);
+  return entry(
+    job,
+    name,
+    { bytes: snap.bytes, sha256: snap.sha256, integrity: snap.integrity, rows: snap.rows },
+    meta,
+    source,
+  );
 }
 
-function entry(job: SessionJob, file: string, data: Pick<ManifestSession, 'bytes' | 'sha256' | 'integrity' | 'rows'>, meta: ManifestFile | null, source: SourceState): ManifestSession {
-  return { id: job.id, cwd: job.cwd, file, bytes: data.bytes, sha256: data.sha256, integrity: data.integrity, rows: data.rows, meta, reused: false, source };
+function entry(
+  job: SessionJob,
+  file: string,
+  data: Pick<ManifestSession, 'bytes' | 'sha256' | 'integrity' | 'rows'>,
+  meta: ManifestFile | null,
+  source: SourceState,
+): ManifestSession {
+  return {
+    id: job.id,
+    cwd: job.cwd,
+    file,
+    bytes: data.bytes,
+    sha256: data.sha256,
+    integrity: data.integrity,
+    rows: data.rows,
+    meta,
+    reused: false,
+    source,
+  };
 }
 
 function currentState(db: string, wal: string): SourceState {
@@ -80,7 +103,12 @@ function copyMeta(source: string, job: SessionJob, prev: ManifestSession | undef
   const file = `${job.id}.meta`;
   const target = path.join(job.workDir, file);
   const prevMeta = prev?.meta;
-  if (job.previous && prevMeta && prevMeta.sha256 === sha256 && tryLink(path.join(job.previous.dir, prevMeta.file), target, sha256)) {
+  if (
+    job.previous &&
+    prevMeta &&
+    prevMeta.sha256 === sha256 &&
+    tryLink(path.join(job.previous.dir, prevMeta.file), target, sha256)
+  ) {
     return { file, bytes: content.length, sha256 };
   }
   writeNewFile(target, content);

@@ -5,15 +5,18 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { type AgyError, usageError } from '../core/errors.js';
 import { conversationFiles, stateFiles } from '../core/paths.js';
 import { holders } from '../util/procfs.js';
 import { lstatOrNull, readFileNoFollow } from '../util/safe-fs.js';
-import { errorText, identityOf, type FileIdentity } from './files.js';
-import { usageError, type AgyError } from '../core/errors.js';
+import { errorText, type FileIdentity, identityOf } from './files.js';
 
 /** discoverSessions found no conversations directory: the state dir is wrong (exit 2). */
 export const noConversationsDirectory = (stateDir: string): AgyError =>
-  usageError(`No conversations directory in ${stateDir}.`, 'point --state-dir (or AGYCTL_STATE_DIR) at the server state dir, ~/.gemini/antigravity-acp by default');
+  usageError(
+    `No conversations directory in ${stateDir}.`,
+    'point --state-dir (or AGYCTL_STATE_DIR) at the server state dir, ~/.gemini/antigravity-acp by default',
+  );
 
 export const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CONVERSATION_FILE = /^(.+)\.(db|db-wal|db-shm|meta)$/;
@@ -91,7 +94,10 @@ function describe(stateDir: string, id: string): SessionInfo {
     db = identityOf(files.db);
     wal = identityOf(files.wal);
     const linked = linkedFiles(files);
-    if (linked.length > 0) problems.push(`${linked.join(', ')} ${linked.length > 1 ? 'are symlinks' : 'is a symlink'}; agyctl does not follow links in the state dir (replace the link with the file)`);
+    if (linked.length > 0)
+      problems.push(
+        `${linked.join(', ')} ${linked.length > 1 ? 'are symlinks' : 'is a symlink'}; agyctl does not follow links in the state dir (replace the link with the file)`,
+      );
     readable = db !== null && linked.length === 0 && checkHeader(files.db, problems);
   } catch (err) {
     problems.push(`cannot stat: ${errorText(err)}`);
@@ -143,7 +149,11 @@ function readMeta(file: string, problems: string[]): string | null {
   try {
     text = readFileNoFollow(file).toString('utf8');
   } catch (err) {
-    problems.push((err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no .meta file (cwd unknown)' : `cannot read .meta: ${errorText(err)}`);
+    problems.push(
+      (err as NodeJS.ErrnoException).code === 'ENOENT'
+        ? 'no .meta file (cwd unknown)'
+        : `cannot read .meta: ${errorText(err)}`,
+    );
     return null;
   }
   try {
@@ -158,7 +168,9 @@ function readMeta(file: string, problems: string[]): string | null {
 
 /** Conversation files that are symlinks (a planted link must not steer a backup or restore out of the state dir). */
 function linkedFiles(files: ReturnType<typeof conversationFiles>): string[] {
-  return [files.db, files.wal, files.shm, files.meta].filter((f) => lstatOrNull(f)?.isSymbolicLink()).map((f) => path.basename(f));
+  return [files.db, files.wal, files.shm, files.meta]
+    .filter((f) => lstatOrNull(f)?.isSymbolicLink())
+    .map((f) => path.basename(f));
 }
 
 function leftovers(files: ReturnType<typeof conversationFiles>): string[] {

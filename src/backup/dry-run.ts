@@ -20,12 +20,26 @@ export interface DryRunReport {
   retention: RetentionResult | null;
 }
 
-export function dryRunBackup(opts: { stateDir: string; backupDir: string; sessionIds: string[]; retention: RetentionPolicy; now?: Date }): DryRunReport {
+export function dryRunBackup(opts: {
+  stateDir: string;
+  backupDir: string;
+  sessionIds: string[];
+  retention: RetentionPolicy;
+  now?: Date;
+}): DryRunReport {
   const all = discoverSessions(opts.stateDir);
-  if (all === undefined) throw usageError(`No conversations directory in ${opts.stateDir}.`, 'point --state-dir (or AGYCTL_STATE_DIR) at the server state dir, ~/.gemini/antigravity-acp by default');
+  if (all === undefined)
+    throw usageError(
+      `No conversations directory in ${opts.stateDir}.`,
+      'point --state-dir (or AGYCTL_STATE_DIR) at the server state dir, ~/.gemini/antigravity-acp by default',
+    );
   const wanted = [...new Set(opts.sessionIds)];
   const missing = wanted.filter((id) => !all.some((s) => s.id === id));
-  if (missing.length > 0) throw usageError(`No conversation ${missing.join(', ')} in ${opts.stateDir}.`, 'run `agyctl sessions` to list the ids');
+  if (missing.length > 0)
+    throw usageError(
+      `No conversation ${missing.join(', ')} in ${opts.stateDir}.`,
+      'run `agyctl sessions` to list the ids',
+    );
   const sessions = all.filter((s) => s.readable && (wanted.length === 0 || wanted.includes(s.id))).map((s) => s.id);
   const created = opts.now ?? new Date();
   const name = freshName(opts.backupDir, created);
@@ -34,11 +48,16 @@ export function dryRunBackup(opts: { stateDir: string; backupDir: string; sessio
 }
 
 export function renderDryRun(r: DryRunReport): string[] {
-  const lines = ['dry run: nothing was written or removed', `  would snapshot ${r.sessions.length} session(s) into ${r.backupDir}/${r.wouldCreate}`];
+  const lines = [
+    'dry run: nothing was written or removed',
+    `  would snapshot ${r.sessions.length} session(s) into ${r.backupDir}/${r.wouldCreate}`,
+  ];
   if (!r.retention) lines.push('  retention: no --keep-* option, so nothing would be removed');
   else {
     const gone = r.retention.wouldRemove ?? [];
-    lines.push(`  retention: would keep ${r.retention.kept.length}, would remove ${gone.length}${gone.length > 0 ? ` (${gone.join(', ')})` : ''}`);
+    lines.push(
+      `  retention: would keep ${r.retention.kept.length}, would remove ${gone.length}${gone.length > 0 ? ` (${gone.join(', ')})` : ''}`,
+    );
   }
   return lines;
 }

@@ -11,7 +11,8 @@ export function sha256File(file: string): string {
   const fd = openNoFollow(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
   try {
     const buf = Buffer.allocUnsafe(CHUNK);
-    for (let n = fs.readSync(fd, buf, 0, CHUNK, null); n > 0; n = fs.readSync(fd, buf, 0, CHUNK, null)) hash.update(buf.subarray(0, n));
+    for (let n = fs.readSync(fd, buf, 0, CHUNK, null); n > 0; n = fs.readSync(fd, buf, 0, CHUNK, null))
+      hash.update(buf.subarray(0, n));
   } finally {
     fs.closeSync(fd);
   }
@@ -47,7 +48,12 @@ export function identityOf(file: string): FileIdentity | null {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
   }
-  return { inode: st.ino.toString(), size: Number(st.size), mtimeNs: st.mtimeNs.toString(), mtime: new Date(Number(st.mtimeNs / 1_000_000n)).toISOString() };
+  return {
+    inode: st.ino.toString(),
+    size: Number(st.size),
+    mtimeNs: st.mtimeNs.toString(),
+    mtime: new Date(Number(st.mtimeNs / 1_000_000n)).toISOString(),
+  };
 }
 
 export function sameIdentity(a: FileIdentity | null, b: FileIdentity | null): boolean {
@@ -69,7 +75,8 @@ export function linkOrCopy(from: string, to: string): 'linked' | 'copied' {
     return 'linked';
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'EMLINK' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP') throw err;
+    if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'EMLINK' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP')
+      throw err;
   }
   copyFileNoFollow(from, to, SNAPSHOT_FILE_MODE);
   return 'copied';

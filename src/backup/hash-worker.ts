@@ -5,5 +5,8 @@ import { sha256File } from './files.js';
 try {
   parentPort!.postMessage({ sha256: sha256File((workerData as { file: string }).file) });
 } catch (err) {
-  parentPort!.postMessage({ error: err instanceof Error ? err.message : String(err), code: (err as { code?: unknown }).code });
+  parentPort!.postMessage({
+    error: err instanceof Error ? err.message : String(err),
+    code: (err as { code?: unknown }).code,
+  });
 }

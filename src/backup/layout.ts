@@ -8,8 +8,8 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { MANIFEST } from './manifest.js';
 import { lstatOrNull } from '../util/safe-fs.js';
+import { MANIFEST } from './manifest.js';
 
 const NAME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2})-(\d{2})-(\d{2})\.(\d{3})Z$/;
 const LEFTOVER = /^\.(.+)\.(partial|deleting)$/;
@@ -50,7 +50,8 @@ export function listSnapshots(backupDir: string): SnapshotRef[] {
     const created = parseSnapshotName(name);
     const dir = path.join(backupDir, name);
     // A real directory only: a planted symlink must not make agyctl read (or reuse files from) somewhere else.
-    if (created && lstatOrNull(dir)?.isDirectory() && lstatOrNull(path.join(dir, MANIFEST))?.isFile()) out.push({ name, dir, created });
+    if (created && lstatOrNull(dir)?.isDirectory() && lstatOrNull(path.join(dir, MANIFEST))?.isFile())
+      out.push({ name, dir, created });
   }
   return out.sort((a, b) => b.name.localeCompare(a.name));
 }
@@ -69,7 +70,8 @@ export function removeLeftovers(backupDir: string): string[] {
 /** A fresh snapshot name: never reuse an existing one, even if the clock stepped back. */
 export function freshName(backupDir: string, now: Date): string {
   const entries = new Set(fs.readdirSync(backupDir));
-  const taken = (name: string): boolean => entries.has(name) || [...entries].some((e) => e.startsWith(`.${name}.`) && e.endsWith('.partial'));
+  const taken = (name: string): boolean =>
+    entries.has(name) || [...entries].some((e) => e.startsWith(`.${name}.`) && e.endsWith('.partial'));
   let t = now.getTime();
   for (;;) {
     // From the listing, so a dangling link planted under the next name counts as taken.

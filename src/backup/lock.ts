@@ -24,7 +24,12 @@ export interface Lock {
 
 export function acquireLock(dir: string): Lock {
   const file = path.join(dir, '.lock');
-  const mine: LockInfo = { pid: process.pid, host: os.hostname(), procStart: procStart(process.pid), since: new Date().toISOString() };
+  const mine: LockInfo = {
+    pid: process.pid,
+    host: os.hostname(),
+    procStart: procStart(process.pid),
+    since: new Date().toISOString(),
+  };
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
       writeNewLock(file, mine);
@@ -37,13 +42,19 @@ export function acquireLock(dir: string): Lock {
     if (!holder && youngerThan(file, 10_000)) break; // being written by a run that just started
     if (holder && isAlive(holder)) {
       const where = holder.host === mine.host ? `pid ${holder.pid}` : `pid ${holder.pid} on ${holder.host}`;
-      throw usageError(`Another backup into ${dir} is running (${where}, since ${holder.since}).`, `wait for it to finish; if it is really gone, remove ${file}`);
+      throw usageError(
+        `Another backup into ${dir} is running (${where}, since ${holder.since}).`,
+        `wait for it to finish; if it is really gone, remove ${file}`,
+      );
     }
     // Stale: re-read right before removing, so we do not delete a lock someone took meanwhile.
     if (JSON.stringify(readLock(file)) === JSON.stringify(holder)) fs.rmSync(file, { force: true });
   }
   const holder = readLock(file);
-  throw usageError(`Another backup into ${dir} just started (pid ${holder?.pid ?? 'unknown'}).`, 'wait for it to finish');
+  throw usageError(
+    `Another backup into ${dir} just started (pid ${holder?.pid ?? 'unknown'}).`,
+    'wait for it to finish',
+  );
 }
 
 /**
@@ -70,7 +81,8 @@ function writeNewLock(file: string, info: LockInfo): void {
 function refuseForeign(file: string): void {
   const st = lstatOrNull(file);
   if (st?.isSymbolicLink()) throw unsafeSymlinkError(file, 'the backup lock file');
-  if (st && !st.isFile()) throw usageError(`${file} is not a regular file, so it is not agyctl's lock.`, `remove it: rm ${file}`);
+  if (st && !st.isFile())
+    throw usageError(`${file} is not a regular file, so it is not agyctl's lock.`, `remove it: rm ${file}`);
 }
 
 function youngerThan(file: string, ms: number): boolean {
@@ -90,7 +102,12 @@ function readLock(file: string): LockInfo | undefined {
   try {
     const info = JSON.parse(readFileNoFollow(file).toString('utf8')) as Partial<LockInfo>;
     if (typeof info.pid !== 'number') return undefined;
-    return { pid: info.pid, host: String(info.host ?? ''), procStart: info.procStart ?? null, since: String(info.since ?? 'unknown') };
+    return {
+      pid: info.pid,
+      host: String(info.host ?? ''),
+      procStart: info.procStart ?? null,
+      since: String(info.since ?? 'unknown'),
+    };
   } catch {
     return undefined; // unreadable or half-written: treated as stale
   }

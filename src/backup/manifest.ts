@@ -1,10 +1,10 @@
 /** manifest.json: what a snapshot holds and how to check it. Its shape is documented in docs/backup.md. */
 import path from 'node:path';
+import { AgyError, EXIT, usageError } from '../core/errors.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { assertPrivateDir, readFileNoFollow } from '../util/safe-fs.js';
-import type { FileIdentity } from './files.js';
 import { SESSION_ID } from './discover.js';
-import { AgyError, EXIT, usageError } from '../core/errors.js';
+import type { FileIdentity } from './files.js';
 
 export const MANIFEST = 'manifest.json';
 export const MANIFEST_SCHEMA = 1;
@@ -64,9 +64,13 @@ export class ManifestError extends Error {
 /** The AgyError for a manifest that cannot be used (one mapping for verify and restore). */
 export function manifestAgyError(err: ManifestError, dir: string): AgyError {
   if (err.problem === 'damaged') {
-    return new AgyError(EXIT.findings, 'snapshot-damaged', `The snapshot is damaged: ${err.message}.`, { hint: `restore from another snapshot (its data files may still be intact; \`agyctl backup verify\` checks another one)`, details: { snapshot: dir } });
+    return new AgyError(EXIT.findings, 'snapshot-damaged', `The snapshot is damaged: ${err.message}.`, {
+      hint: `restore from another snapshot (its data files may still be intact; \`agyctl backup verify\` checks another one)`,
+      details: { snapshot: dir },
+    });
   }
-  if (err.problem === 'unreadable') return usageError(err.message, 'fix the permissions of the snapshot directory, or run as its owner');
+  if (err.problem === 'unreadable')
+    return usageError(err.message, 'fix the permissions of the snapshot directory, or run as its owner');
   if (err.problem === 'newer') return usageError(err.message, 'use a newer agyctl to read this snapshot');
   return usageError(err.message, 'give a directory that `agyctl backup` created');
 }
@@ -99,11 +103,23 @@ export function readManifest(dir: string): Manifest {
 /** The same checks for a manifest that arrived some other way (an archive); `file` names it in errors. */
 export function checkManifest(parsed: unknown, file: string): Manifest {
   const m = parsed as Partial<Manifest> | null;
-  if (!m || typeof m !== 'object' || m.kind !== 'agyctl-backup') throw new ManifestError(`${file} is not an agyctl backup manifest`, 'foreign');
-  if (typeof m.schemaVersion !== 'number' || !Array.isArray(m.sessions)) throw new ManifestError(`${file} has no schemaVersion or sessions list`, 'damaged');
-  if (m.schemaVersion > MANIFEST_SCHEMA) throw new ManifestError(`${file} has schemaVersion ${m.schemaVersion}; this agyctl reads ${MANIFEST_SCHEMA}`, 'newer');
+  if (!m || typeof m !== 'object' || m.kind !== 'agyctl-backup')
+    throw new ManifestError(`${file} is not an agyctl backup manifest`, 'foreign');
+  if (typeof m.schemaVersion !== 'number' || !Array.isArray(m.sessions))
+    throw new ManifestError(`${file} has no schemaVersion or sessions list`, 'damaged');
+  if (m.schemaVersion > MANIFEST_SCHEMA)
+    throw new ManifestError(
+      `${file} has schemaVersion ${m.schemaVersion}; this agyctl reads ${MANIFEST_SCHEMA}`,
+      'newer',
+    );
   for (const s of m.sessions) {
-    const bad = !s || typeof s.id !== 'string' || !SESSION_ID.test(s.id) || typeof s.sha256 !== 'string' || !plainName(s.file) || (s.meta != null && !plainName(s.meta.file));
+    const bad =
+      !s ||
+      typeof s.id !== 'string' ||
+      !SESSION_ID.test(s.id) ||
+      typeof s.sha256 !== 'string' ||
+      !plainName(s.file) ||
+      (s.meta != null && !plainName(s.meta.file));
     if (bad) {
       throw new ManifestError(`${file} has a malformed session entry`);
     }

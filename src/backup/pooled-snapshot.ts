@@ -20,7 +20,12 @@ export interface Vacuumed {
   checked?: Omit<CheckedFile, 'bytes'>;
 }
 
-export async function vacuumInPool(pool: WorkerPool, source: string, tmp: string, busyBudgetMs: number): Promise<Vacuumed> {
+export async function vacuumInPool(
+  pool: WorkerPool,
+  source: string,
+  tmp: string,
+  busyBudgetMs: number,
+): Promise<Vacuumed> {
   try {
     return await pool.run<Vacuumed>({ kind: 'vacuum', source, tmp, busyBudgetMs, checkBelowBytes: SPLIT_FROM_BYTES });
   } catch (err) {
@@ -33,8 +38,13 @@ export async function vacuumInPool(pool: WorkerPool, source: string, tmp: string
 /** `synced`: a large copy is fsynced here, while it is checked and hashed (the disk works while the CPUs do); small ones are left to the batch. */
 export async function checkHashInPool(pool: WorkerPool, file: string): Promise<CheckedFile & { synced: boolean }> {
   const bytes = fs.statSync(file).size;
-  if (bytes < SPLIT_FROM_BYTES) return { ...(await pool.run<Omit<CheckedFile, 'bytes'>>({ kind: 'checkHash', file })), bytes, synced: false };
-  const [checked, sha256, synced] = await Promise.allSettled([pool.run<{ integrity: string; rows: Record<string, number> }>({ kind: 'check', file }), pool.run<string>({ kind: 'hash', file }), fsyncAsync(file)]);
+  if (bytes < SPLIT_FROM_BYTES)
+    return { ...(await pool.run<Omit<CheckedFile, 'bytes'>>({ kind: 'checkHash', file })), bytes, synced: false };
+  const [checked, sha256, synced] = await Promise.allSettled([
+    pool.run<{ integrity: string; rows: Record<string, number> }>({ kind: 'check', file }),
+    pool.run<string>({ kind: 'hash', file }),
+    fsyncAsync(file),
+  ]);
   if (checked.status === 'rejected') throw checked.reason;
   if (sha256.status === 'rejected') throw sha256.reason;
   if (synced.status === 'rejected') throw synced.reason;

@@ -56,6 +56,8 @@ export class Progress {
     const frac = this.totalBytes > 0 ? Math.min(1, this.bytes / this.totalBytes) : this.sessions / this.totalSessions;
     const filled = Math.round(frac * WIDTH);
     const bar = `[${'#'.repeat(filled)}${'-'.repeat(WIDTH - filled)}]`;
-    this.out.status(`${bar} ${this.sessions}/${this.totalSessions} sessions  ${formatBytes(this.bytes)}/${formatBytes(this.totalBytes)}  ${label}`);
+    this.out.status(
+      `${bar} ${this.sessions}/${this.totalSessions} sessions  ${formatBytes(this.bytes)}/${formatBytes(this.totalBytes)}  ${label}`,
+    );
   }
 }

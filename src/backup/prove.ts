@@ -13,7 +13,7 @@
  * N gen_metadata rows must replay N user and N agent messages.
  */
 import type { Connection } from '../acp/connection.js';
-import { withServer, type StartOptions } from '../acp/lifecycle.js';
+import { type StartOptions, withServer } from '../acp/lifecycle.js';
 import { closeSession, loadSession } from '../acp/protocol.js';
 import { countUpdates } from '../check/updates.js';
 import { errorText } from './files.js';
@@ -58,7 +58,14 @@ async function proveOne(conn: Connection, s: ManifestSession, input: ProveInput)
   } catch (err) {
     counter.stop();
     if (input.signal.aborted) throw err;
-    return { id: s.id, ok: false, loaded: false, expectedMessages: expected, replayed: null, problem: `session/load failed: ${errorText(err)}` };
+    return {
+      id: s.id,
+      ok: false,
+      loaded: false,
+      expectedMessages: expected,
+      replayed: null,
+      problem: `session/load failed: ${errorText(err)}`,
+    };
   }
   counter.stop();
   const replayed = { user: counter.count('user_message_chunk'), agent: counter.count('agent_message_chunk') };
@@ -68,7 +75,9 @@ async function proveOne(conn: Connection, s: ManifestSession, input: ProveInput)
     // some builds lack session/close; the server is stopped right after anyway
   }
   const ok = replayed.user === expected && replayed.agent === expected;
-  const problem = ok ? undefined : `replayed ${replayed.user} user and ${replayed.agent} agent messages; the snapshot holds ${expected} turn(s) (gen_metadata rows)`;
+  const problem = ok
+    ? undefined
+    : `replayed ${replayed.user} user and ${replayed.agent} agent messages; the snapshot holds ${expected} turn(s) (gen_metadata rows)`;
   return { id: s.id, ok, loaded: true, expectedMessages: expected, replayed, ...(problem ? { problem } : {}) };
 }
 

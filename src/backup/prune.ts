@@ -8,11 +8,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Reporter } from '../core/reporter.js';
+import { fsyncDir } from '../util/atomic-write.js';
 import { errorText } from './files.js';
 import { deletingName, listSnapshots, type SnapshotRef } from './layout.js';
 import { readManifest } from './manifest.js';
-import { hasPolicy, planSessionRetention, type RetentionPlan, type RetentionPolicy, type SnapshotContents } from './retention.js';
-import { fsyncDir } from '../util/atomic-write.js';
+import {
+  hasPolicy,
+  planSessionRetention,
+  type RetentionPlan,
+  type RetentionPolicy,
+  type SnapshotContents,
+} from './retention.js';
 
 export interface RetentionResult {
   applied: boolean;
@@ -38,12 +44,23 @@ function sessionsOf(snap: SnapshotRef): string[] | null {
 }
 
 /** The plan for the snapshots as they are, plus (for a dry run) the snapshot this run would add. */
-export function planPrune(backupDir: string, policy: RetentionPolicy, newest: string, planned?: SnapshotContents): RetentionPlan {
+export function planPrune(
+  backupDir: string,
+  policy: RetentionPolicy,
+  newest: string,
+  planned?: SnapshotContents,
+): RetentionPlan {
   const all = snapshotContents(backupDir);
   return planSessionRetention(planned ? [...all, planned] : all, policy, newest);
 }
 
-export function applyRetention(backupDir: string, policy: RetentionPolicy, newest: string, failures: number, out: Reporter): RetentionResult | null {
+export function applyRetention(
+  backupDir: string,
+  policy: RetentionPolicy,
+  newest: string,
+  failures: number,
+  out: Reporter,
+): RetentionResult | null {
   if (!hasPolicy(policy)) return null;
   if (failures > 0) {
     const why = `${failures} session(s) failed in this run`;
@@ -68,7 +85,11 @@ export function applyRetention(backupDir: string, policy: RetentionPolicy, newes
 }
 
 /** `backup --dry-run`: the plan for a run now, as if every selected session were snapshotted; nothing is written or removed. */
-export function dryRunRetention(backupDir: string, policy: RetentionPolicy, planned: SnapshotContents): RetentionResult | null {
+export function dryRunRetention(
+  backupDir: string,
+  policy: RetentionPolicy,
+  planned: SnapshotContents,
+): RetentionResult | null {
   if (!hasPolicy(policy)) return null;
   const plan = planPrune(backupDir, policy, planned.name, planned);
   return { applied: false, dryRun: true, kept: plan.keep, removed: [], wouldRemove: plan.remove.map((s) => s.name) };

@@ -6,20 +6,31 @@ import type { RestorePlan } from './restore-plan.js';
 export function renderPlan(p: RestorePlan): string[] {
   const lines = [`dry run: restoring ${p.snapshot} into ${p.stateDir} would change nothing yet`];
   for (const s of p.sessions) {
-    const sizes = s.action === 'replace' ? `${formatBytes(s.currentBytes)} now -> ${formatBytes(s.snapshotBytes)}` : formatBytes(s.snapshotBytes);
-    lines.push(`  ${s.action === 'replace' ? 'replace' : 'add    '} ${s.id}  ${sizes}${s.openBy.length > 0 ? `  OPEN BY pid ${s.openBy.join(', ')}` : ''}`);
+    const sizes =
+      s.action === 'replace'
+        ? `${formatBytes(s.currentBytes)} now -> ${formatBytes(s.snapshotBytes)}`
+        : formatBytes(s.snapshotBytes);
+    lines.push(
+      `  ${s.action === 'replace' ? 'replace' : 'add    '} ${s.id}  ${sizes}${s.openBy.length > 0 ? `  OPEN BY pid ${s.openBy.join(', ')}` : ''}`,
+    );
   }
   for (const k of p.kept) lines.push(`  keep    ${k.id}  ${formatBytes(k.bytes)}`);
-  if (p.servers.length > 0) lines.push(`  a server runs on this state dir (pid ${p.servers.join(', ')}): stop it before restoring`);
+  if (p.servers.length > 0)
+    lines.push(`  a server runs on this state dir (pid ${p.servers.join(', ')}): stop it before restoring`);
   if (p.wouldRefuse) lines.push('  a real restore would refuse: a process holds a target open');
   for (const d of p.damaged) lines.push(`  DAMAGED ${d}`);
   return lines;
 }
 
 export function renderProve(p: ProveReport): string[] {
-  const lines = [`${p.ok ? 'proved' : 'NOT proved'}: a fresh server loaded ${p.sessions.filter((s) => s.loaded).length}/${p.sessions.length} session(s)`];
+  const lines = [
+    `${p.ok ? 'proved' : 'NOT proved'}: a fresh server loaded ${p.sessions.filter((s) => s.loaded).length}/${p.sessions.length} session(s)`,
+  ];
   for (const s of p.sessions) {
-    if (s.ok) lines.push(`  ok       ${s.id}: replayed ${s.replayed?.user ?? 0} user and ${s.replayed?.agent ?? 0} agent messages`);
+    if (s.ok)
+      lines.push(
+        `  ok       ${s.id}: replayed ${s.replayed?.user ?? 0} user and ${s.replayed?.agent ?? 0} agent messages`,
+      );
     else lines.push(`  FAILED   ${s.id}: ${s.problem}`);
   }
   return lines;

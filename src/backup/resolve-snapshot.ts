@@ -8,14 +8,27 @@ import { MANIFEST } from './manifest.js';
 export function resolveSnapshot(arg: string, backupDir: string, cwd: string): string {
   if (arg === 'latest') {
     const newest = listSnapshots(backupDir)[0];
-    if (!newest) throw usageError(`No complete snapshot in ${backupDir}.`, 'run `agyctl backup` first, or name the snapshot directory');
+    if (!newest)
+      throw usageError(
+        `No complete snapshot in ${backupDir}.`,
+        'run `agyctl backup` first, or name the snapshot directory',
+      );
     return newest.dir;
   }
   const candidates = [path.resolve(cwd, arg), path.join(backupDir, arg)];
   const dir = candidates.find((c) => isDir(c));
-  if (!dir) throw usageError(`No snapshot ${arg} (looked at ${candidates.join(' and ')}).`, 'give a snapshot directory, its name in the backup dir, or `latest`');
-  if (/\.(partial|deleting)$/.test(dir)) throw usageError(`${dir} is an unfinished snapshot from an interrupted run.`, 'pick a complete snapshot; the next `agyctl backup` removes this leftover');
-  if (!fs.existsSync(path.join(dir, MANIFEST))) throw usageError(`${dir} is not a snapshot (no ${MANIFEST}).`, 'give a directory that `agyctl backup` created');
+  if (!dir)
+    throw usageError(
+      `No snapshot ${arg} (looked at ${candidates.join(' and ')}).`,
+      'give a snapshot directory, its name in the backup dir, or `latest`',
+    );
+  if (/\.(partial|deleting)$/.test(dir))
+    throw usageError(
+      `${dir} is an unfinished snapshot from an interrupted run.`,
+      'pick a complete snapshot; the next `agyctl backup` removes this leftover',
+    );
+  if (!fs.existsSync(path.join(dir, MANIFEST)))
+    throw usageError(`${dir} is not a snapshot (no ${MANIFEST}).`, 'give a directory that `agyctl backup` created');
   return dir;
 }
 

@@ -15,10 +15,22 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { conversationFiles } from '../core/paths.js';
 import { fsyncDir, writeFileAtomic } from '../util/atomic-write.js';
-import { assertNotSymlink, copyFileNoFollow, finishFile, holdsOpen, lstatOrNull, makePrivateDir, ownerFor, readFileNoFollow, rmPrivateDir, SwappedError, type Owner } from '../util/safe-fs.js';
+import {
+  assertNotSymlink,
+  copyFileNoFollow,
+  finishFile,
+  holdsOpen,
+  lstatOrNull,
+  makePrivateDir,
+  type Owner,
+  ownerFor,
+  readFileNoFollow,
+  rmPrivateDir,
+  SwappedError,
+} from '../util/safe-fs.js';
 import { snapshotName } from './layout.js';
 import type { ManifestSession } from './manifest.js';
-import { integrityCheck, isBusy, openReadWrite, type Db } from './sqlite.js';
+import { type Db, integrityCheck, isBusy, openReadWrite } from './sqlite.js';
 
 /** A process is writing the database: refused even with --force. */
 export class LockedError extends Error {}
@@ -95,12 +107,16 @@ function lockProbe(db: string, force: boolean): Db | 'damaged' {
     if (exclusiveRead(conn)) return conn;
     conn.pragma('locking_mode = NORMAL');
     conn.exec('BEGIN EXCLUSIVE; COMMIT');
-    if (!force) throw new OpenElsewhereError(`${path.basename(db)} is open in another SQLite connection (a server /proc cannot see?)`);
+    if (!force)
+      throw new OpenElsewhereError(
+        `${path.basename(db)} is open in another SQLite connection (a server /proc cannot see?)`,
+      );
     return conn;
   } catch (err) {
     conn.close();
     if (isDamaged(err)) return 'damaged'; // restoring over a broken database is what restore is for
-    if (isBusy(err)) throw new LockedError(`${path.basename(db)} is being written by another process (SQLite exclusive-lock probe)`);
+    if (isBusy(err))
+      throw new LockedError(`${path.basename(db)} is being written by another process (SQLite exclusive-lock probe)`);
     throw err;
   }
 }
@@ -123,7 +139,13 @@ function exclusiveRead(conn: Db): boolean {
  * SQLite would look for it). Made in the private directory, given mode 0600
  * and the state dir's owner, then renamed to `target`.
  */
-function safetyCopy(probe: Db | undefined, files: ReturnType<typeof conversationFiles>, priv: string, target: string, owner: Owner | undefined): string {
+function safetyCopy(
+  probe: Db | undefined,
+  files: ReturnType<typeof conversationFiles>,
+  priv: string,
+  target: string,
+  owner: Owner | undefined,
+): string {
   const copy = path.join(priv, 'pre-restore.db');
   let wal = false;
   try {
@@ -162,7 +184,12 @@ function prepareCopy(snapshotFile: string, tmp: string, owner: Owner | undefined
   finishFile(tmp, 0o600, owner);
 }
 
-function swap(probe: Db | undefined, files: ReturnType<typeof conversationFiles>, tmp: string, recheck: () => void): void {
+function swap(
+  probe: Db | undefined,
+  files: ReturnType<typeof conversationFiles>,
+  tmp: string,
+  recheck: () => void,
+): void {
   // Closing the probe, when it is the only connection, may checkpoint the old WAL into the old file: same content, and it goes next.
   probe?.close();
   recheck();
@@ -175,5 +202,9 @@ function swap(probe: Db | undefined, files: ReturnType<typeof conversationFiles>
 function restoreMeta(opts: RestoreOneOptions, target: string, owner: Owner | undefined): void {
   const meta = opts.session.meta;
   if (!meta) return;
-  writeFileAtomic(target, readFileNoFollow(path.join(opts.snapshotDir, meta.file)), { mode: 0o600, exactMode: true, owner });
+  writeFileAtomic(target, readFileNoFollow(path.join(opts.snapshotDir, meta.file)), {
+    mode: 0o600,
+    exactMode: true,
+    owner,
+  });
 }

@@ -38,16 +38,26 @@ export interface RestorePlan {
 
 /** `label` names the snapshot in the report (a directory, or the archive it was unpacked from into `dir`). */
 export function planRestore(label: string, stateDir: string, chosen: ManifestSession[], dir: string): RestorePlan {
-  const found = holders(chosen.flatMap((s) => [conversationFiles(stateDir, s.id).db, conversationFiles(stateDir, s.id).wal]));
+  const found = holders(
+    chosen.flatMap((s) => [conversationFiles(stateDir, s.id).db, conversationFiles(stateDir, s.id).wal]),
+  );
   const sessions = chosen.map((s): PlannedSession => {
     const f = conversationFiles(stateDir, s.id);
     const db = identityOf(f.db);
     const wal = identityOf(f.wal);
     const openBy = [...new Set([...(found.get(f.db) ?? []), ...(found.get(f.wal) ?? [])])].sort((a, b) => a - b);
-    return { id: s.id, action: db ? 'replace' : 'add', snapshotBytes: s.bytes, currentBytes: (db?.size ?? 0) + (wal?.size ?? 0), openBy };
+    return {
+      id: s.id,
+      action: db ? 'replace' : 'add',
+      snapshotBytes: s.bytes,
+      currentBytes: (db?.size ?? 0) + (wal?.size ?? 0),
+      openBy,
+    };
   });
   const ids = new Set(chosen.map((s) => s.id));
-  const kept = (discoverSessions(stateDir) ?? []).filter((s) => !ids.has(s.id)).map((s) => ({ id: s.id, bytes: s.bytes }));
+  const kept = (discoverSessions(stateDir) ?? [])
+    .filter((s) => !ids.has(s.id))
+    .map((s) => ({ id: s.id, bytes: s.bytes }));
   return {
     snapshot: label,
     stateDir,
@@ -62,7 +72,10 @@ export function planRestore(label: string, stateDir: string, chosen: ManifestSes
 function damagedFiles(dir: string, sessions: ManifestSession[]): string[] {
   const bad: string[] = [];
   for (const s of sessions) {
-    for (const f of [{ file: s.file, sha256: s.sha256 }, ...(s.meta ? [{ file: s.meta.file, sha256: s.meta.sha256 }] : [])]) {
+    for (const f of [
+      { file: s.file, sha256: s.sha256 },
+      ...(s.meta ? [{ file: s.meta.file, sha256: s.meta.sha256 }] : []),
+    ]) {
       try {
         if (sha256File(path.join(dir, f.file)) !== f.sha256) bad.push(`${f.file} does not match its manifest hash`);
       } catch (err) {

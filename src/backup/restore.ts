@@ -6,13 +6,13 @@
  */
 import path from 'node:path';
 import { AgyError, EXIT, InterruptedError, usageError } from '../core/errors.js';
-import type { Reporter } from '../core/reporter.js';
 import { conversationFiles, stateFiles } from '../core/paths.js';
+import type { Reporter } from '../core/reporter.js';
 import { findServersFor, holders } from '../util/procfs.js';
-import { errorText, sha256File } from './files.js';
-import { ManifestError, manifestAgyError, readManifest, type ManifestSession } from './manifest.js';
-import { assertConversationNotLinked, LockedError, OpenElsewhereError, restoreOne } from './restore-one.js';
 import { assertNotSymlink, mkdirOwned, sweepPrivateDirs } from '../util/safe-fs.js';
+import { errorText, sha256File } from './files.js';
+import { ManifestError, type ManifestSession, manifestAgyError, readManifest } from './manifest.js';
+import { assertConversationNotLinked, LockedError, OpenElsewhereError, restoreOne } from './restore-one.js';
 
 export interface RestoreOptions {
   snapshotDir: string;
@@ -40,18 +40,31 @@ export interface RestoreReport {
 export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
   const chosen = selectSessions(opts);
   checkSnapshotFiles(opts.snapshotDir, chosen);
-  const targets = (id: string): string[] => [conversationFiles(opts.stateDir, id).db, conversationFiles(opts.stateDir, id).wal];
-  refuseIfOpen(chosen.flatMap((s) => targets(s.id)), opts);
+  const targets = (id: string): string[] => [
+    conversationFiles(opts.stateDir, id).db,
+    conversationFiles(opts.stateDir, id).wal,
+  ];
+  refuseIfOpen(
+    chosen.flatMap((s) => targets(s.id)),
+    opts,
+  );
   refuseLinks(opts.stateDir, chosen);
   mkdirOwned(stateFiles(opts.stateDir).conversations);
-  for (const name of sweepPrivateDirs(stateFiles(opts.stateDir).conversations, 'restore')) opts.out.verbose(`removed ${name}, left by a restore that was killed`);
+  for (const name of sweepPrivateDirs(stateFiles(opts.stateDir).conversations, 'restore'))
+    opts.out.verbose(`removed ${name}, left by a restore that was killed`);
   const sessions: RestoredSession[] = [];
   for (const session of chosen) {
     await new Promise((resolve) => setImmediate(resolve));
     if (opts.signal.aborted) throw new InterruptedError();
     const recheck = (): void => (opts.force ? undefined : refuseIfOpen(targets(session.id), opts));
     try {
-      const { preRestore } = restoreOne({ stateDir: opts.stateDir, snapshotDir: opts.snapshotDir, session, recheck, force: opts.force });
+      const { preRestore } = restoreOne({
+        stateDir: opts.stateDir,
+        snapshotDir: opts.snapshotDir,
+        session,
+        recheck,
+        force: opts.force,
+      });
       sessions.push({ id: session.id, restored: true, preRestore });
     } catch (err) {
       if (err instanceof AgyError) throw err;
@@ -74,7 +87,11 @@ export function selectSessions(opts: Pick<RestoreOptions, 'snapshotDir' | 'sessi
   if (opts.sessionIds.length === 0) return all;
   const wanted = [...new Set(opts.sessionIds)];
   const missing = wanted.filter((id) => !all.some((s) => s.id === id));
-  if (missing.length > 0) throw usageError(`Snapshot ${opts.snapshotDir} has no session ${missing.join(', ')}.`, `its sessions: ${all.map((s) => s.id).join(', ') || 'none'}`);
+  if (missing.length > 0)
+    throw usageError(
+      `Snapshot ${opts.snapshotDir} has no session ${missing.join(', ')}.`,
+      `its sessions: ${all.map((s) => s.id).join(', ') || 'none'}`,
+    );
   return all.filter((s) => wanted.includes(s.id));
 }
 
@@ -82,7 +99,10 @@ export function selectSessions(opts: Pick<RestoreOptions, 'snapshotDir' | 'sessi
 function checkSnapshotFiles(dir: string, sessions: ManifestSession[]): void {
   const bad: string[] = [];
   for (const s of sessions) {
-    const files = [{ file: s.file, sha256: s.sha256 }, ...(s.meta ? [{ file: s.meta.file, sha256: s.meta.sha256 }] : [])];
+    const files = [
+      { file: s.file, sha256: s.sha256 },
+      ...(s.meta ? [{ file: s.meta.file, sha256: s.meta.sha256 }] : []),
+    ];
     for (const f of files) {
       try {
         if (sha256File(path.join(dir, f.file)) !== f.sha256) bad.push(`${f.file} does not match its manifest hash`);
@@ -92,7 +112,12 @@ function checkSnapshotFiles(dir: string, sessions: ManifestSession[]): void {
     }
   }
   if (bad.length > 0) {
-    throw new AgyError(EXIT.findings, 'snapshot-damaged', `The snapshot is damaged; nothing was restored: ${bad.join('; ')}.`, { hint: `run \`agyctl backup verify ${dir}\`, or restore from another snapshot` });
+    throw new AgyError(
+      EXIT.findings,
+      'snapshot-damaged',
+      `The snapshot is damaged; nothing was restored: ${bad.join('; ')}.`,
+      { hint: `run \`agyctl backup verify ${dir}\`, or restore from another snapshot` },
+    );
   }
 }
 
@@ -119,6 +144,7 @@ function refuseIfOpen(paths: string[], opts: RestoreOptions): void {
 
 function explain(err: unknown): string {
   if (err instanceof LockedError) return `${err.message}; stop the server first (--force does not override this)`;
-  if (err instanceof OpenElsewhereError) return `${err.message}; stop the server first, or use --force if you are sure nothing uses it`;
+  if (err instanceof OpenElsewhereError)
+    return `${err.message}; stop the server first, or use --force if you are sure nothing uses it`;
   return errorText(err);
 }

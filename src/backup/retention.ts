@@ -38,19 +38,27 @@ type Reasons = Map<string, string[]>;
 /** Why a snapshot stays: a rule, the run's own snapshot, or a manifest nobody can read. */
 const REASON_ORDER = ['last', 'daily', 'weekly', 'new', 'unreadable-manifest'];
 
-const newestFirst = <T extends SnapshotRef>(list: readonly T[]): T[] => [...list].sort((a, b) => b.created.getTime() - a.created.getTime() || b.name.localeCompare(a.name));
+const newestFirst = <T extends SnapshotRef>(list: readonly T[]): T[] =>
+  [...list].sort((a, b) => b.created.getTime() - a.created.getTime() || b.name.localeCompare(a.name));
 
 /** Mark what the three rules keep among `candidates` (newest first). */
-function applyRules(candidates: SnapshotRef[], policy: RetentionPolicy, add: (name: string, why: string) => void): void {
-  candidates.slice(0, policy.keepLast ?? 0).forEach((s) => add(s.name, 'last'));
-  newestPerBucket(candidates, dayKey, policy.keepDaily ?? 0).forEach((s) => add(s.name, 'daily'));
-  newestPerBucket(candidates, weekKey, policy.keepWeekly ?? 0).forEach((s) => add(s.name, 'weekly'));
+function applyRules(
+  candidates: SnapshotRef[],
+  policy: RetentionPolicy,
+  add: (name: string, why: string) => void,
+): void {
+  for (const s of candidates.slice(0, policy.keepLast ?? 0)) add(s.name, 'last');
+  for (const s of newestPerBucket(candidates, dayKey, policy.keepDaily ?? 0)) add(s.name, 'daily');
+  for (const s of newestPerBucket(candidates, weekKey, policy.keepWeekly ?? 0)) add(s.name, 'weekly');
 }
 
 function toPlan(sorted: SnapshotRef[], reasons: Reasons, protect: string | undefined): RetentionPlan {
-  if (protect !== undefined && reasons.has(protect) && reasons.get(protect)!.length === 0) reasons.get(protect)!.push('new');
+  if (protect !== undefined && reasons.has(protect) && reasons.get(protect)!.length === 0)
+    reasons.get(protect)!.push('new');
   return {
-    keep: sorted.filter((s) => reasons.get(s.name)!.length > 0).map((s) => ({ name: s.name, reasons: reasons.get(s.name)! })),
+    keep: sorted
+      .filter((s) => reasons.get(s.name)!.length > 0)
+      .map((s) => ({ name: s.name, reasons: reasons.get(s.name)! })),
     remove: sorted.filter((s) => reasons.get(s.name)!.length === 0),
   };
 }
@@ -67,7 +75,11 @@ export function planRetention(snapshots: SnapshotRef[], policy: RetentionPolicy,
  * The rules per session (see the header). A snapshot whose manifest cannot
  * be read is kept: nobody can tell whose only copy it holds.
  */
-export function planSessionRetention(snapshots: SnapshotContents[], policy: RetentionPolicy, protect?: string): RetentionPlan {
+export function planSessionRetention(
+  snapshots: SnapshotContents[],
+  policy: RetentionPolicy,
+  protect?: string,
+): RetentionPlan {
   const sorted = newestFirst(snapshots);
   const reasons: Reasons = new Map(sorted.map((s) => [s.name, []]));
   const add = (name: string, why: string): void => {
@@ -82,7 +94,9 @@ export function planSessionRetention(snapshots: SnapshotContents[], policy: Rete
   for (const copies of holding.values()) applyRules(copies, policy, add);
   // Empty snapshots: kept only where the rules over all snapshots would keep them; they hold no copy of anything.
   const global = new Map(planRetention(sorted, policy).keep.map((k) => [k.name, k.reasons]));
-  for (const snap of sorted) if (snap.sessions !== null && snap.sessions.length === 0) for (const why of global.get(snap.name) ?? []) add(snap.name, why);
+  for (const snap of sorted)
+    if (snap.sessions !== null && snap.sessions.length === 0)
+      for (const why of global.get(snap.name) ?? []) add(snap.name, why);
   for (const list of reasons.values()) list.sort((a, b) => REASON_ORDER.indexOf(a) - REASON_ORDER.indexOf(b));
   return toPlan(sorted, reasons, protect);
 }

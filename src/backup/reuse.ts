@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { linkOrCopy, sameIdentity, type FileIdentity } from './files.js';
+import { type FileIdentity, linkOrCopy, sameIdentity } from './files.js';
 import type { ManifestSession } from './manifest.js';
 
 /** A write in the same mtime tick as the last one could leave (size, mtime) unchanged: only trust files quiet this long. */

@@ -18,7 +18,14 @@ import { discoverSessions, noConversationsDirectory, type SessionInfo } from './
 import { errorText, isNoSpace, noSpaceText, sameIdentity } from './files.js';
 import { freshName, listSnapshots, partialName, removeLeftovers } from './layout.js';
 import { acquireLock } from './lock.js';
-import { MANIFEST_SCHEMA, readManifest, writeManifest, type Manifest, type ManifestFailure, type ManifestSession } from './manifest.js';
+import {
+  MANIFEST_SCHEMA,
+  type Manifest,
+  type ManifestFailure,
+  type ManifestSession,
+  readManifest,
+  writeManifest,
+} from './manifest.js';
 import { Progress } from './progress.js';
 import { applyRetention, type RetentionResult } from './prune.js';
 import type { RetentionPolicy } from './retention.js';
@@ -67,7 +74,15 @@ export async function runBackup(opts: BackupOptions): Promise<BackupReport> {
     const manifest = await writeSnapshot(opts, sessions, previous, name, created);
     const retention = applyRetention(opts.backupDir, opts.retention, name, manifest.failed.length, opts.out);
     const dir = path.join(opts.backupDir, name);
-    return { backupDir: opts.backupDir, snapshot: { name, path: dir, created: manifest.created }, sessions: manifest.sessions, failed: manifest.failed, cleanedUp, retention, elapsedMs: Date.now() - started };
+    return {
+      backupDir: opts.backupDir,
+      snapshot: { name, path: dir, created: manifest.created },
+      sessions: manifest.sessions,
+      failed: manifest.failed,
+      cleanedUp,
+      retention,
+      elapsedMs: Date.now() - started,
+    };
   } finally {
     lock.release();
   }
@@ -79,7 +94,8 @@ function selectSessions(stateDir: string, ids: string[]): SessionInfo[] {
   if (ids.length === 0) return all;
   const wanted = [...new Set(ids)];
   const missing = wanted.filter((id) => !all.some((s) => s.id === id));
-  if (missing.length > 0) throw usageError(`No conversation ${missing.join(', ')} in ${stateDir}.`, 'run `agyctl sessions` to list the ids');
+  if (missing.length > 0)
+    throw usageError(`No conversation ${missing.join(', ')} in ${stateDir}.`, 'run `agyctl sessions` to list the ids');
   return all.filter((s) => wanted.includes(s.id));
 }
 
@@ -96,7 +112,13 @@ function loadPrevious(backupDir: string, out: Reporter): Previous | undefined {
   return undefined;
 }
 
-async function writeSnapshot(opts: BackupOptions, sessions: SessionInfo[], previous: Previous | undefined, name: string, created: Date): Promise<Manifest> {
+async function writeSnapshot(
+  opts: BackupOptions,
+  sessions: SessionInfo[],
+  previous: Previous | undefined,
+  name: string,
+  created: Date,
+): Promise<Manifest> {
   const work = path.join(opts.backupDir, partialName(name));
   fs.mkdirSync(work, { mode: 0o700 });
   try {
@@ -121,8 +143,19 @@ async function writeSnapshot(opts: BackupOptions, sessions: SessionInfo[], previ
  * `jobs` worker threads (started only if some session needs a snapshot);
  * the manifest keeps the discovery order whatever order they finish in.
  */
-async function backupAll(opts: BackupOptions, sessions: SessionInfo[], previous: Previous | undefined, work: string, manifest: Manifest, sync: SyncBatch): Promise<void> {
-  const progress = new Progress(opts.out, sessions.length, sessions.reduce((n, s) => n + s.bytes, 0));
+async function backupAll(
+  opts: BackupOptions,
+  sessions: SessionInfo[],
+  previous: Previous | undefined,
+  work: string,
+  manifest: Manifest,
+  sync: SyncBatch,
+): Promise<void> {
+  const progress = new Progress(
+    opts.out,
+    sessions.length,
+    sessions.reduce((n, s) => n + s.bytes, 0),
+  );
   const jobs = opts.jobs ?? defaultJobs();
   const pool = new WorkerPool(jobs);
   // A session that changed since the previous snapshot needs the workers: boot them while the rest is prepared.
@@ -140,7 +173,13 @@ async function backupAll(opts: BackupOptions, sessions: SessionInfo[], previous:
       return result;
     };
     // Twice as many sessions in flight as workers: while the main thread finishes one (rename, .meta), the workers have the next queued.
-    const results = await runBounded(sessions, jobs * 2, one, () => opts.signal.aborted, () => new InterruptedError());
+    const results = await runBounded(
+      sessions,
+      jobs * 2,
+      one,
+      () => opts.signal.aborted,
+      () => new InterruptedError(),
+    );
     for (const result of results) {
       if ('reason' in result) manifest.failed.push(result);
       else manifest.sessions.push(result);
@@ -152,12 +191,29 @@ async function backupAll(opts: BackupOptions, sessions: SessionInfo[], previous:
   }
 }
 
-async function backupOne(opts: BackupOptions, s: SessionInfo, previous: Previous | undefined, work: string, pool: Pooled): Promise<ManifestSession | ManifestFailure> {
+async function backupOne(
+  opts: BackupOptions,
+  s: SessionInfo,
+  previous: Previous | undefined,
+  work: string,
+  pool: Pooled,
+): Promise<ManifestSession | ManifestFailure> {
   if (!s.readable) return { id: s.id, reason: s.problem ?? 'unreadable' };
   const t0 = Date.now();
   try {
-    const entry = await backupSession({ stateDir: opts.stateDir, id: s.id, cwd: s.cwd, workDir: work, previous, busyBudgetMs: opts.busyBudgetMs, signal: opts.signal, pool });
-    opts.out.verbose(`${s.id}: ${entry.reused ? `reused from ${entry.reusedFrom}` : `snapshot ${entry.bytes} bytes`} in ${Date.now() - t0} ms`);
+    const entry = await backupSession({
+      stateDir: opts.stateDir,
+      id: s.id,
+      cwd: s.cwd,
+      workDir: work,
+      previous,
+      busyBudgetMs: opts.busyBudgetMs,
+      signal: opts.signal,
+      pool,
+    });
+    opts.out.verbose(
+      `${s.id}: ${entry.reused ? `reused from ${entry.reusedFrom}` : `snapshot ${entry.bytes} bytes`} in ${Date.now() - t0} ms`,
+    );
     return entry;
   } catch (err) {
     if (isNoSpace(err) || err instanceof InterruptedError) throw err; // the destination is full, or Ctrl-C: stop the whole run
@@ -170,16 +226,34 @@ async function backupOne(opts: BackupOptions, s: SessionInfo, previous: Previous
 /** A cheap guess (stat only) whether a session will be reused; backupSession decides for real. */
 function looksReusable(s: SessionInfo, previous: Previous | undefined): boolean {
   const prev = previous?.sessions.get(s.id);
-  return prev?.source !== undefined && sameIdentity(prev.source.db, s.db) && sameIdentity(prev.source.wal, s.wal && s.wal.size > 0 ? s.wal : null);
+  return (
+    prev?.source !== undefined &&
+    sameIdentity(prev.source.db, s.db) &&
+    sameIdentity(prev.source.wal, s.wal && s.wal.size > 0 ? s.wal : null)
+  );
 }
 
 function newManifest(stateDir: string, created: Date): Manifest {
-  return { schemaVersion: MANIFEST_SCHEMA, kind: 'agyctl-backup', created: created.toISOString(), host: os.hostname(), agyctlVersion: agyctlVersion(), sourceStateDir: stateDir, sessions: [], failed: [] };
+  return {
+    schemaVersion: MANIFEST_SCHEMA,
+    kind: 'agyctl-backup',
+    created: created.toISOString(),
+    host: os.hostname(),
+    agyctlVersion: agyctlVersion(),
+    sourceStateDir: stateDir,
+    sessions: [],
+    failed: [],
+  };
 }
 
 function writeFailed(backupDir: string, err: unknown): AgyError {
-  return new AgyError(EXIT.findings, 'backup-write-failed', `Could not write the snapshot into ${backupDir}: ${noSpaceText(err)}. The unfinished snapshot was removed; earlier snapshots are untouched.`, {
-    hint: 'free space on that file system (or raise its quota / file-size limit), or use --to DIR on a bigger disk',
-    cause: err,
-  });
+  return new AgyError(
+    EXIT.findings,
+    'backup-write-failed',
+    `Could not write the snapshot into ${backupDir}: ${noSpaceText(err)}. The unfinished snapshot was removed; earlier snapshots are untouched.`,
+    {
+      hint: 'free space on that file system (or raise its quota / file-size limit), or use --to DIR on a bigger disk',
+      cause: err,
+    },
+  );
 }

@@ -4,7 +4,13 @@
  * already running are awaited (they may be writing into a directory the
  * caller is about to remove), then the first error (or `stopped()`) is thrown.
  */
-export async function runBounded<T, R>(items: readonly T[], limit: number, fn: (item: T, index: number) => Promise<R>, stop: () => boolean, stopped: () => Error): Promise<R[]> {
+export async function runBounded<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+  stop: () => boolean,
+  stopped: () => Error,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   let failure: { err: unknown } | undefined;

@@ -11,15 +11,22 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { fsyncDir } from '../util/atomic-write.js';
-import { assertNotSymlink, assertPrivateDir, finishFile, holdsOpen, lstatOrNull, SwappedError } from '../util/safe-fs.js';
-import { SNAPSHOT_FILE_MODE } from './files.js';
-import { formatDuration } from '../util/duration.js';
 import { InterruptedError } from '../core/errors.js';
+import { fsyncDir } from '../util/atomic-write.js';
+import { formatDuration } from '../util/duration.js';
+import {
+  assertNotSymlink,
+  assertPrivateDir,
+  finishFile,
+  holdsOpen,
+  lstatOrNull,
+  SwappedError,
+} from '../util/safe-fs.js';
+import { SNAPSHOT_FILE_MODE } from './files.js';
 import { checkHashSync } from './parallel-check.js';
+import { type Db, isBusy, openReadOnly } from './sqlite.js';
 import type { SyncBatch } from './sync-batch.js';
 import type { WorkerPool } from './worker-pool.js';
-import { isBusy, openReadOnly, type Db } from './sqlite.js';
 
 /** How a backup run snapshots: in its worker pool, fsyncs batched at the end of the run. */
 export interface Pooled {
@@ -38,7 +45,11 @@ export interface SnapshotResult {
 }
 
 export class SnapshotError extends Error {
-  constructor(message: string, readonly code: string, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly code: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
   }
 }
@@ -54,12 +65,22 @@ const ATTEMPT_MS = 1000;
  * out of the state dir. `destDir` must be a directory agyctl just created
  * (the run's private work dir); the random name is a second guard.
  */
-export async function snapshotDb(source: string, destDir: string, name: string, busyBudgetMs: number, signal?: AbortSignal, pool?: Pooled): Promise<SnapshotResult> {
+export async function snapshotDb(
+  source: string,
+  destDir: string,
+  name: string,
+  busyBudgetMs: number,
+  signal?: AbortSignal,
+  pool?: Pooled,
+): Promise<SnapshotResult> {
   for (const f of [source, `${source}-wal`, `${source}-shm`]) assertNotSymlink(f, 'a conversation database file');
   assertPrivateDir(destDir);
   const tmp = path.join(destDir, `.${name}.${crypto.randomBytes(6).toString('hex')}.tmp`);
   const pooled = pool ? await import('./pooled-snapshot.js') : undefined;
-  const vacuumed = pooled && !pool!.vacuumHere ? await pooled.vacuumInPool(pool!.pool, source, tmp, busyBudgetMs) : { attempts: await vacuumWithRetries(source, tmp, busyBudgetMs, signal), checked: undefined };
+  const vacuumed =
+    pooled && !pool!.vacuumHere
+      ? await pooled.vacuumInPool(pool!.pool, source, tmp, busyBudgetMs)
+      : { attempts: await vacuumWithRetries(source, tmp, busyBudgetMs, signal), checked: undefined };
   const attempts = vacuumed.attempts;
   try {
     const { integrity, rows, sha256, bytes, synced } = vacuumed.checked
@@ -87,7 +108,12 @@ export async function snapshotDb(source: string, destDir: string, name: string, 
  * one stuck session cannot hold up the whole run. Between attempts the event
  * loop runs, so a Ctrl-C stops the run.
  */
-async function vacuumWithRetries(source: string, tmp: string, busyBudgetMs: number, signal: AbortSignal | undefined): Promise<number> {
+async function vacuumWithRetries(
+  source: string,
+  tmp: string,
+  busyBudgetMs: number,
+  signal: AbortSignal | undefined,
+): Promise<number> {
   const deadline = Date.now() + busyBudgetMs;
   for (let attempt = 1; ; attempt += 1) {
     fs.rmSync(tmp, { force: true });
@@ -98,7 +124,11 @@ async function vacuumWithRetries(source: string, tmp: string, busyBudgetMs: numb
       fs.rmSync(tmp, { force: true });
       if (!isBusy(err)) throw err;
       if (Date.now() >= deadline) {
-        throw new SnapshotError(`the database stayed locked for ${formatDuration(busyBudgetMs)} (${attempt} attempts)`, 'busy', { cause: err });
+        throw new SnapshotError(
+          `the database stayed locked for ${formatDuration(busyBudgetMs)} (${attempt} attempts)`,
+          'busy',
+          { cause: err },
+        );
       }
     }
     await new Promise((resolve) => setImmediate(resolve));
@@ -107,7 +137,12 @@ async function vacuumWithRetries(source: string, tmp: string, busyBudgetMs: numb
 }
 
 /** The same retries for a worker thread: synchronous, and `aborted()` (Ctrl-C) is polled between attempts. */
-export function vacuumWithRetriesSync(source: string, tmp: string, busyBudgetMs: number, aborted: () => boolean): number {
+export function vacuumWithRetriesSync(
+  source: string,
+  tmp: string,
+  busyBudgetMs: number,
+  aborted: () => boolean,
+): number {
   const deadline = Date.now() + busyBudgetMs;
   for (let attempt = 1; ; attempt += 1) {
     fs.rmSync(tmp, { force: true });
@@ -118,7 +153,11 @@ export function vacuumWithRetriesSync(source: string, tmp: string, busyBudgetMs:
       fs.rmSync(tmp, { force: true });
       if (!isBusy(err)) throw err;
       if (Date.now() >= deadline) {
-        throw new SnapshotError(`the database stayed locked for ${formatDuration(busyBudgetMs)} (${attempt} attempts)`, 'busy', { cause: err });
+        throw new SnapshotError(
+          `the database stayed locked for ${formatDuration(busyBudgetMs)} (${attempt} attempts)`,
+          'busy',
+          { cause: err },
+        );
       }
     }
     if (aborted()) throw new InterruptedError();

@@ -11,9 +11,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { vacuumWithRetriesSync } from './snapshot-db.js';
-import { integrityCheck, openReadOnly, rowCounts } from './sqlite.js';
-
 import type { Task, TaskReply } from './snapshot-task.js';
+import { integrityCheck, openReadOnly, rowCounts } from './sqlite.js';
 
 /** Set to 1 by the main thread on Ctrl-C: a vacuum stops between its retries. */
 const abortFlag = new Int32Array((workerData as { abort: SharedArrayBuffer }).abort);
@@ -26,7 +25,8 @@ function sha256(file: string): string {
   const hash = crypto.createHash('sha256');
   const fd = fs.openSync(file, 'r');
   try {
-    for (let n = fs.readSync(fd, buf, 0, buf.length, null); n > 0; n = fs.readSync(fd, buf, 0, buf.length, null)) hash.update(buf.subarray(0, n));
+    for (let n = fs.readSync(fd, buf, 0, buf.length, null); n > 0; n = fs.readSync(fd, buf, 0, buf.length, null))
+      hash.update(buf.subarray(0, n));
   } finally {
     fs.closeSync(fd);
   }
@@ -68,7 +68,11 @@ parentPort!.on('message', (msg: { id: number; task: Task }) => {
     reply = { id: msg.id, ok: true, value: run(msg.task) };
   } catch (err) {
     const e = err instanceof Error ? err : new Error(String(err));
-    reply = { id: msg.id, ok: false, error: { message: e.message, code: (e as { code?: unknown }).code, name: e.name } };
+    reply = {
+      id: msg.id,
+      ok: false,
+      error: { message: e.message, code: (e as { code?: unknown }).code, name: e.name },
+    };
   }
   parentPort!.postMessage(reply);
 });

@@ -33,7 +33,9 @@ export function integrityCheck(db: Db): string {
 }
 
 export function userTables(db: Db): string[] {
-  const rows = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as Array<{ name: string }>;
+  const rows = db
+    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+    .all() as Array<{ name: string }>;
   return rows.map((r) => r.name);
 }
 

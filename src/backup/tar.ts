@@ -29,7 +29,10 @@ function writeOctal(buf: Buffer, offset: number, length: number, value: number):
 }
 
 function writeSize(buf: Buffer, value: number): void {
-  if (value <= OCTAL_MAX) return writeOctal(buf, 124, 12, value);
+  if (value <= OCTAL_MAX) {
+    writeOctal(buf, 124, 12, value);
+    return;
+  }
   buf[124] = 0x80; // GNU base-256: big-endian in the remaining 11 bytes
   let v = BigInt(value);
   for (let i = 135; i > 124; i -= 1) {

@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { errorText, sha256File } from './files.js';
-import { readManifest, type ManifestSession } from './manifest.js';
+import { type ManifestSession, readManifest } from './manifest.js';
 import { integrityCheck, openReadOnly, rowCounts } from './sqlite.js';
 
 export interface VerifiedSession {
@@ -24,7 +24,13 @@ export interface VerifyReport {
 export function verifySnapshot(dir: string): VerifyReport {
   const manifest = readManifest(dir);
   const sessions = manifest.sessions.map((s) => verifyOne(dir, s));
-  return { snapshot: dir, created: manifest.created, ok: sessions.every((s) => s.ok), sessions, failedAtBackup: manifest.failed };
+  return {
+    snapshot: dir,
+    created: manifest.created,
+    ok: sessions.every((s) => s.ok),
+    sessions,
+    failedAtBackup: manifest.failed,
+  };
 }
 
 function verifyOne(dir: string, s: ManifestSession): VerifiedSession {
@@ -59,7 +65,8 @@ function checkDatabase(file: string, s: ManifestSession, problems: string[]): vo
       if (integrity !== 'ok') problems.push(`${name}: integrity_check: ${integrity}`);
       const rows = rowCounts(db);
       for (const [table, n] of Object.entries(s.rows ?? {})) {
-        if (rows[table] !== n) problems.push(`${name}: table ${table} has ${rows[table] ?? 'no'} rows, manifest says ${n}`);
+        if (rows[table] !== n)
+          problems.push(`${name}: table ${table} has ${rows[table] ?? 'no'} rows, manifest says ${n}`);
       }
     } finally {
       db.close();

@@ -17,7 +17,11 @@ interface Pending {
 
 /** An error from a worker, rebuilt with its code (SQLITE_FULL, ENOSPC, busy ...) so callers classify it as before. */
 export class WorkerTaskError extends Error {
-  constructor(message: string, readonly code: unknown, readonly originalName: string) {
+  constructor(
+    message: string,
+    readonly code: unknown,
+    readonly originalName: string,
+  ) {
     super(message);
   }
 }
@@ -72,7 +76,9 @@ export class WorkerPool {
   }
 
   private spawn(): Worker {
-    const worker = new Worker(new URL('./snapshot-worker.js', import.meta.url), { workerData: { abort: this.abortBuf } });
+    const worker = new Worker(new URL('./snapshot-worker.js', import.meta.url), {
+      workerData: { abort: this.abortBuf },
+    });
     worker.on('message', (reply: TaskReply) => this.finish(worker, reply));
     worker.on('error', (err) => this.fail(worker, err));
     worker.on('exit', (code) => {

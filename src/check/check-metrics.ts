@@ -1,6 +1,6 @@
 /** The metrics `check --prometheus FILE` writes for node_exporter's textfile collector (docs/check.md). */
 import { writeFileAtomic } from '../util/atomic-write.js';
-import { renderExposition, type MetricFamily } from './prometheus.js';
+import { type MetricFamily, renderExposition } from './prometheus.js';
 import { STATUSES } from './status.js';
 import type { CheckResult, Metrics, Status } from './types.js';
 
@@ -13,23 +13,65 @@ export interface MetricsInput {
   at: number;
 }
 
-const gauge = (name: string, help: string, samples: MetricFamily['samples']): MetricFamily => ({ name, help, type: 'gauge', samples });
-const one = (value: number | boolean | undefined): MetricFamily['samples'] => (value === undefined ? [] : [{ value: Number(value) }]);
+const gauge = (name: string, help: string, samples: MetricFamily['samples']): MetricFamily => ({
+  name,
+  help,
+  type: 'gauge',
+  samples,
+});
+const one = (value: number | boolean | undefined): MetricFamily['samples'] =>
+  value === undefined ? [] : [{ value: Number(value) }];
 
 export function checkMetrics(r: MetricsInput): MetricFamily[] {
   return [
     gauge('agyctl_check_ok', '1 if the last agyctl check passed (exit 0), else 0.', one(r.status === 'ok')),
-    gauge('agyctl_check_status', 'Outcome of the last agyctl check: 1 for its status, 0 for the others.', STATUSES.map((s) => ({ labels: { status: s }, value: Number(s === r.status) }))),
-    gauge('agyctl_check_duration_seconds', 'How long each check of the last run took.', r.checks.map((c) => ({ labels: { check: c.id }, value: c.ms / 1000 }))),
-    gauge('agyctl_check_passed', '1 if the check passed in the last run, else 0.', r.checks.map((c) => ({ labels: { check: c.id, severity: c.severity }, value: Number(c.ok) }))),
+    gauge(
+      'agyctl_check_status',
+      'Outcome of the last agyctl check: 1 for its status, 0 for the others.',
+      STATUSES.map((s) => ({ labels: { status: s }, value: Number(s === r.status) })),
+    ),
+    gauge(
+      'agyctl_check_duration_seconds',
+      'How long each check of the last run took.',
+      r.checks.map((c) => ({ labels: { check: c.id }, value: c.ms / 1000 })),
+    ),
+    gauge(
+      'agyctl_check_passed',
+      '1 if the check passed in the last run, else 0.',
+      r.checks.map((c) => ({ labels: { check: c.id, severity: c.severity }, value: Number(c.ok) })),
+    ),
     gauge('agyctl_check_run_duration_seconds', 'Wall time of the whole last check run.', one(r.durationMs / 1000)),
-    gauge('agyctl_token_file_mode_ok', '1 if acp_token.json has mode 0600, else 0 (absent without a token file).', one(r.metrics.tokenModeOk)),
+    gauge(
+      'agyctl_token_file_mode_ok',
+      '1 if acp_token.json has mode 0600, else 0 (absent without a token file).',
+      one(r.metrics.tokenModeOk),
+    ),
     gauge('agyctl_token_file_age_seconds', 'Seconds since acp_token.json was last written.', one(r.metrics.tokenAgeS)),
-    gauge('agyctl_token_refresh_token_present', '1 if acp_token.json holds a refresh token, else 0 (absent without a token file).', one(r.metrics.tokenRefresh)),
-    gauge('agyctl_token_expiry_timestamp_seconds', 'Unix time the access token in acp_token.json expires (absent when the file does not record it).', one(r.metrics.tokenExpiryS)),
-    gauge('agyctl_credentials_elsewhere', '1 if the live check got a session while the token file is missing or unusable (credentials kept elsewhere, e.g. the OS keyring), else 0; absent without --live.', one(r.metrics.credentialsElsewhere)),
-    gauge('agyctl_server_start_seconds', 'Server spawn to initialize answer in the last live check.', one(r.metrics.serverStartS)),
-    gauge('agyctl_last_check_timestamp_seconds', 'Unix time of the last agyctl check run.', one(Math.round(r.at / 1000))),
+    gauge(
+      'agyctl_token_refresh_token_present',
+      '1 if acp_token.json holds a refresh token, else 0 (absent without a token file).',
+      one(r.metrics.tokenRefresh),
+    ),
+    gauge(
+      'agyctl_token_expiry_timestamp_seconds',
+      'Unix time the access token in acp_token.json expires (absent when the file does not record it).',
+      one(r.metrics.tokenExpiryS),
+    ),
+    gauge(
+      'agyctl_credentials_elsewhere',
+      '1 if the live check got a session while the token file is missing or unusable (credentials kept elsewhere, e.g. the OS keyring), else 0; absent without --live.',
+      one(r.metrics.credentialsElsewhere),
+    ),
+    gauge(
+      'agyctl_server_start_seconds',
+      'Server spawn to initialize answer in the last live check.',
+      one(r.metrics.serverStartS),
+    ),
+    gauge(
+      'agyctl_last_check_timestamp_seconds',
+      'Unix time of the last agyctl check run.',
+      one(Math.round(r.at / 1000)),
+    ),
   ];
 }
 
@@ -37,4 +79,3 @@ export function checkMetrics(r: MetricsInput): MetricFamily[] {
 export function writeMetricsFile(file: string, input: MetricsInput): void {
   writeFileAtomic(file, renderExposition(checkMetrics(input)), { mode: 0o644 });
 }
-

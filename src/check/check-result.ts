@@ -16,12 +16,23 @@ export interface Finding {
 
 export const pass = (message: string, extra: Partial<Finding> = {}): Finding => ({ ok: true, message, ...extra });
 
-export const fail = (failure: Exclude<Status, 'ok'>, message: string, hint?: string): Finding => ({ ok: false, failure, message, hint });
+export const fail = (failure: Exclude<Status, 'ok'>, message: string, hint?: string): Finding => ({
+  ok: false,
+  failure,
+  message,
+  hint,
+});
 
 export const warn = (message: string, hint?: string): Finding => ({ ok: false, severity: 'warning', message, hint });
 
 export function toResult(id: string, finding: Finding, ms: number): CheckResult {
-  const result: CheckResult = { id, ok: finding.ok, severity: finding.severity ?? 'error', message: finding.message, ms: Math.round(ms) };
+  const result: CheckResult = {
+    id,
+    ok: finding.ok,
+    severity: finding.severity ?? 'error',
+    message: finding.message,
+    ms: Math.round(ms),
+  };
   if (finding.hint) result.hint = finding.hint;
   if (!finding.ok && finding.code) result.code = finding.code;
   if (!finding.ok && finding.failure && result.severity === 'error') result.failure = finding.failure;

@@ -6,7 +6,7 @@
 import { AcpError } from '../acp/acp-error.js';
 import { classifyAuthError } from '../acp/protocol.js';
 import { AgyError, EXIT, InterruptedError } from '../core/errors.js';
-import { fail, LOGIN_HINT, type Finding } from './check-result.js';
+import { type Finding, fail, LOGIN_HINT } from './check-result.js';
 
 export const REAUTH_HINT = 'the stored credential was revoked or has expired; run: agyctl login';
 
@@ -25,14 +25,28 @@ export function failureOf(err: unknown, step: string, ctx: StepContext): Finding
   if (err instanceof InterruptedError) throw err;
   if (err instanceof AcpError) {
     const auth = classifyAuthError(err);
-    if (auth === 'reauth-required') return fail(auth, `${step}: a new login is needed (${gist(err.message)})`, REAUTH_HINT);
+    if (auth === 'reauth-required')
+      return fail(auth, `${step}: a new login is needed (${gist(err.message)})`, REAUTH_HINT);
     if (auth === 'not-authenticated') return fail(auth, `${step}: not logged in (${gist(err.message)})`, LOGIN_HINT);
-    return fail('server-error', `${step}: ${gist(err.message)}`, 'run with --verbose (or --trace FILE) to see the server side');
+    return fail(
+      'server-error',
+      `${step}: ${gist(err.message)}`,
+      'run with --verbose (or --trace FILE) to see the server side',
+    );
   }
   if (err instanceof AgyError) {
-    if (err.exit === EXIT.timeout) return fail('timeout', `${step}: --timeout ${ctx.timeoutLabel} passed (${err.message})`, `raise --timeout; RC01 takes 5-6 s to start`);
+    if (err.exit === EXIT.timeout)
+      return fail(
+        'timeout',
+        `${step}: --timeout ${ctx.timeoutLabel} passed (${err.message})`,
+        `raise --timeout; RC01 takes 5-6 s to start`,
+      );
     if (err.exit === EXIT.auth) return fail('not-authenticated', `${step}: ${err.message}`, err.hint ?? LOGIN_HINT);
-    if (err.exit === EXIT.server) return { ...fail('server-error', `${step}: ${err.message}`, err.hint), ...(err.code === 'server' ? {} : { code: err.code }) };
+    if (err.exit === EXIT.server)
+      return {
+        ...fail('server-error', `${step}: ${err.message}`, err.hint),
+        ...(err.code === 'server' ? {} : { code: err.code }),
+      };
   }
   throw err;
 }

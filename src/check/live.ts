@@ -5,12 +5,12 @@
  * (not yet deleted) so the restart check can load it on a fresh server.
  */
 import type { Connection } from '../acp/connection.js';
-import { withServer, type RunningServer } from '../acp/lifecycle.js';
-import { closeSession, currentModel, newSession, setConfigOption, type NewSessionResult } from '../acp/protocol.js';
-import { usageError } from '../core/errors.js';
 import { describeInit } from '../acp/describe-init.js';
+import { type RunningServer, withServer } from '../acp/lifecycle.js';
+import { closeSession, currentModel, type NewSessionResult, newSession, setConfigOption } from '../acp/protocol.js';
+import { usageError } from '../core/errors.js';
+import { type Finding, pass, toResult } from './check-result.js';
 import { failureOf } from './failure.js';
-import { pass, toResult, type Finding } from './check-result.js';
 import { promptRoundTrip } from './prompt.js';
 import { callOptions, type ProbeSessionState, type ServerCheckInput } from './server-context.js';
 import type { CheckResult } from './types.js';
@@ -25,7 +25,9 @@ export interface LiveOutcome {
 
 export function offeredModels(s: NewSessionResult): string[] {
   const fromModels = s.models?.availableModels?.map((m) => m.modelId) ?? [];
-  const option = (s.configOptions as Array<{ id: string; options?: Array<{ value?: unknown }> }> | undefined)?.find((o) => o.id === 'model');
+  const option = (s.configOptions as Array<{ id: string; options?: Array<{ value?: unknown }> }> | undefined)?.find(
+    (o) => o.id === 'model',
+  );
   const fromOption = option?.options?.map((o) => o.value).filter((v): v is string => typeof v === 'string') ?? [];
   return fromModels.length > 0 ? fromModels : fromOption;
 }
@@ -45,7 +47,11 @@ function describeServer(running: RunningServer): string {
 }
 
 /** `track` learns the session id at once, so it is cleaned up even when a step throws past us (Ctrl-C, bad --model). */
-export async function runLive(input: ServerCheckInput, cwd: string, track: (sessionId: string) => void): Promise<LiveOutcome> {
+export async function runLive(
+  input: ServerCheckInput,
+  cwd: string,
+  track: (sessionId: string) => void,
+): Promise<LiveOutcome> {
   const call = callOptions(input);
   const out: LiveOutcome = { checks: [], session: undefined, serverStartS: undefined, liveOk: false };
   const started = performance.now();
@@ -63,7 +69,11 @@ export async function runLive(input: ServerCheckInput, cwd: string, track: (sess
       out.session = session;
       if (input.model) {
         const offered = offeredModels(s);
-        if (offered.length > 0 && !offered.includes(input.model)) throw usageError(`--model ${input.model} is not offered by this server.`, `choose one of: ${offered.join(', ')}`);
+        if (offered.length > 0 && !offered.includes(input.model))
+          throw usageError(
+            `--model ${input.model} is not offered by this server.`,
+            `choose one of: ${offered.join(', ')}`,
+          );
         step = `session/set_config_option model=${input.model}`;
         await setConfigOption(conn, s.sessionId, 'model', input.model, call());
         session.model = input.model;
@@ -73,7 +83,9 @@ export async function runLive(input: ServerCheckInput, cwd: string, track: (sess
         if (promptResult.ok) session.turns = 1;
       }
       await closeQuietly(conn, s.sessionId, input);
-      return pass(`${describeServer(running)} answered initialize in ${running.initMs}ms; session/new without authenticate gave a session${session.model ? ` (model ${session.model})` : ''}`);
+      return pass(
+        `${describeServer(running)} answered initialize in ${running.initMs}ms; session/new without authenticate gave a session${session.model ? ` (model ${session.model})` : ''}`,
+      );
     });
     out.liveOk = true;
   } catch (err) {
@@ -85,7 +97,11 @@ export async function runLive(input: ServerCheckInput, cwd: string, track: (sess
   return out;
 }
 
-async function timedPrompt(conn: Connection, session: ProbeSessionState, input: ServerCheckInput): Promise<CheckResult> {
+async function timedPrompt(
+  conn: Connection,
+  session: ProbeSessionState,
+  input: ServerCheckInput,
+): Promise<CheckResult> {
   const started = performance.now();
   let finding: Finding;
   try {

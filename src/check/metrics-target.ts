@@ -12,11 +12,19 @@ export function assertMetricsTarget(file: string): void {
   } catch {
     /* reported below */
   }
-  if (!st?.isDirectory()) throw usageError(`--prometheus ${file}: directory ${dir} does not exist.`, `create it, or point --prometheus at node_exporter's textfile directory`);
+  if (!st?.isDirectory())
+    throw usageError(
+      `--prometheus ${file}: directory ${dir} does not exist.`,
+      `create it, or point --prometheus at node_exporter's textfile directory`,
+    );
   try {
     fs.accessSync(dir, fs.constants.W_OK);
   } catch {
-    throw usageError(`--prometheus ${file}: directory ${dir} is not writable by you.`, 'choose a directory you can write, or fix its permissions');
+    throw usageError(
+      `--prometheus ${file}: directory ${dir} is not writable by you.`,
+      'choose a directory you can write, or fix its permissions',
+    );
   }
-  if (fs.existsSync(file) && fs.statSync(file).isDirectory()) throw usageError(`--prometheus ${file} is a directory.`, 'name a file, e.g. agyctl.prom');
+  if (fs.existsSync(file) && fs.statSync(file).isDirectory())
+    throw usageError(`--prometheus ${file} is a directory.`, 'name a file, e.g. agyctl.prom');
 }

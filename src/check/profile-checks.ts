@@ -4,11 +4,12 @@
  * variables key types need, the server command. No conversations check:
  * gemini-cli has no conversation store agyctl manages.
  */
-import { envIsSet } from '../settings/auth-types.js';
-import { serverFinding, tokenChecks, type StaticInput, type StaticOutcome } from './static-checks.js';
-import { fail, LOGIN_HINT, pass, timed, type Finding } from './check-result.js';
-import { authTypeKey, rawAuthTypeFor, readProfileSettings } from '../settings/profile-auth.js';
+
 import type { ServerProfile } from '../profiles/types.js';
+import { envIsSet } from '../settings/auth-types.js';
+import { authTypeKey, rawAuthTypeFor, readProfileSettings } from '../settings/profile-auth.js';
+import { type Finding, fail, LOGIN_HINT, pass, timed } from './check-result.js';
+import { type StaticInput, type StaticOutcome, serverFinding, tokenChecks } from './static-checks.js';
 
 /** What each key method needs in the server's environment (names only; values are never read out). */
 const NEEDS: Readonly<Record<string, { all?: string[]; any?: string[][] }>> = {
@@ -24,16 +25,46 @@ interface Verdict {
 function judge(profile: ServerProfile, stateDir: string, env: NodeJS.ProcessEnv): Verdict {
   const file = readProfileSettings(profile, stateDir);
   const key = authTypeKey(profile);
-  if (file.unreadable) return { method: undefined, finding: fail('misconfigured', `${file.path} cannot be read: ${file.unreadable}`, `fix its permissions`) };
-  if (file.error?.kind === 'syntax') return { method: undefined, finding: fail('misconfigured', `${file.path} line ${file.error.line} column ${file.error.column}: ${file.error.message}`, 'fix the file (comments are fine; trailing commas are not)') };
+  if (file.unreadable)
+    return {
+      method: undefined,
+      finding: fail('misconfigured', `${file.path} cannot be read: ${file.unreadable}`, `fix its permissions`),
+    };
+  if (file.error?.kind === 'syntax')
+    return {
+      method: undefined,
+      finding: fail(
+        'misconfigured',
+        `${file.path} line ${file.error.line} column ${file.error.column}: ${file.error.message}`,
+        'fix the file (comments are fine; trailing commas are not)',
+      ),
+    };
   const raw = rawAuthTypeFor(profile, file.data);
   if (raw === undefined) {
     // Without a selected type gemini-cli falls back to an API key from its environment.
-    if (envIsSet(env, 'GEMINI_API_KEY')) return { method: 'gemini-api-key', finding: pass(`no ${key} in ${file.path}: the server uses GEMINI_API_KEY`) };
-    return { method: undefined, finding: fail('not-authenticated', `${key} is not set in ${file.path}: not logged in`, `${LOGIN_HINT} --profile gemini-cli`) };
+    if (envIsSet(env, 'GEMINI_API_KEY'))
+      return { method: 'gemini-api-key', finding: pass(`no ${key} in ${file.path}: the server uses GEMINI_API_KEY`) };
+    return {
+      method: undefined,
+      finding: fail(
+        'not-authenticated',
+        `${key} is not set in ${file.path}: not logged in`,
+        `${LOGIN_HINT} --profile gemini-cli`,
+      ),
+    };
   }
-  if (typeof raw !== 'string' || !profile.authMethods.concat(['compute-default-credentials', 'cloud-shell']).includes(raw)) {
-    return { method: undefined, finding: fail('misconfigured', `${key} ${JSON.stringify(raw)} is not an auth type gemini-cli knows`, `set it to one of ${profile.authMethods.join(', ')} (or run: agyctl login --profile gemini-cli)`) };
+  if (
+    typeof raw !== 'string' ||
+    !profile.authMethods.concat(['compute-default-credentials', 'cloud-shell']).includes(raw)
+  ) {
+    return {
+      method: undefined,
+      finding: fail(
+        'misconfigured',
+        `${key} ${JSON.stringify(raw)} is not an auth type gemini-cli knows`,
+        `set it to one of ${profile.authMethods.join(', ')} (or run: agyctl login --profile gemini-cli)`,
+      ),
+    };
   }
   return { method: raw, finding: pass(`auth type ${raw} (${file.path})`) };
 }
@@ -45,16 +76,26 @@ function envFinding(method: string, env: NodeJS.ProcessEnv): Finding {
   const anyOk = !need.any || need.any.some((group) => group.every((n) => envIsSet(env, n)));
   if (missingAll.length === 0 && anyOk) return pass(`${method}: what it needs is set in this environment`);
   const missing = [...missingAll, ...(anyOk ? [] : [need.any!.map((g) => g.join(' + ')).join(' or ')])];
-  return fail('not-authenticated', `${method}: ${missing.join(', ')} not set in this environment`, 'export it in the shell or service unit that runs the server and agyctl');
+  return fail(
+    'not-authenticated',
+    `${method}: ${missing.join(', ')} not set in this environment`,
+    'export it in the shell or service unit that runs the server and agyctl',
+  );
 }
 
 export function runProfileStaticChecks(input: StaticInput & { profile: ServerProfile }): StaticOutcome {
   const { profile } = input;
   const out: StaticOutcome = { checks: [], token: undefined, metrics: {}, serverCommand: undefined };
   let verdict!: Verdict;
-  out.checks.push(timed('settings', () => (verdict = judge(profile, input.stateDir, input.env)).finding));
+  out.checks.push(
+    timed('settings', () => {
+      verdict = judge(profile, input.stateDir, input.env);
+      return verdict.finding;
+    }),
+  );
   const method = verdict.method;
-  if (method && profile.browserMethods.includes(method)) tokenChecks(profile.files(input.stateDir).token, input.now, out);
+  if (method && profile.browserMethods.includes(method))
+    tokenChecks(profile.files(input.stateDir).token, input.now, out);
   else if (method) out.checks.push(timed('env', () => envFinding(method, input.env)));
   out.checks.push(timed('server-command', () => serverFinding(input, out)));
   return out;

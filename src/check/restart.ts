@@ -6,12 +6,12 @@
 import type { Connection } from '../acp/connection.js';
 import { withServer } from '../acp/lifecycle.js';
 import { loadSession, setConfigOption } from '../acp/protocol.js';
+import { type Finding, fail, pass, toResult } from './check-result.js';
 import { failureOf } from './failure.js';
-import { fail, pass, toResult, type Finding } from './check-result.js';
 import { closeQuietly } from './live.js';
-import { countUpdates } from './updates.js';
 import { callOptions, type ProbeSessionState, type ServerCheckInput } from './server-context.js';
 import type { CheckResult } from './types.js';
+import { countUpdates } from './updates.js';
 
 const TRACE_HINT = 'run with --trace FILE to see the exchange';
 
@@ -34,14 +34,27 @@ async function load(conn: Connection, a: ProbeSessionState, input: ServerCheckIn
 
 function replayFinding(a: ProbeSessionState, r: Replay): Finding | undefined {
   if (r.user >= a.turns && r.agent >= a.turns) return undefined;
-  return fail('server-error', `restart failed at replay: session/load replayed ${r.user} user and ${r.agent} agent chunks for ${a.turns} prompt turn(s)`, TRACE_HINT);
+  return fail(
+    'server-error',
+    `restart failed at replay: session/load replayed ${r.user} user and ${r.agent} agent chunks for ${a.turns} prompt turn(s)`,
+    TRACE_HINT,
+  );
 }
 
-async function reapplyModel(conn: Connection, a: ProbeSessionState, model: string, input: ServerCheckInput): Promise<Finding | undefined> {
+async function reapplyModel(
+  conn: Connection,
+  a: ProbeSessionState,
+  model: string,
+  input: ServerCheckInput,
+): Promise<Finding | undefined> {
   const result = await setConfigOption(conn, a.sessionId, 'model', model, callOptions(input)());
   const now = result?.configOptions?.find((o) => o.id === 'model')?.currentValue;
   if (now === undefined || now === model) return undefined;
-  return fail('server-error', `restart failed at session/set_config_option: the model is ${String(now)} after setting ${model}`, TRACE_HINT);
+  return fail(
+    'server-error',
+    `restart failed at session/set_config_option: the model is ${String(now)} after setting ${model}`,
+    TRACE_HINT,
+  );
 }
 
 export async function runRestart(input: ServerCheckInput, a: ProbeSessionState): Promise<CheckResult> {
@@ -54,19 +67,26 @@ export async function runRestart(input: ServerCheckInput, a: ProbeSessionState):
       const conn = server.connection;
       step = 'session/load (no authenticate)';
       const replay = await load(conn, a, input);
-      if (!replay) return fail('server-error', `restart failed at ${step}: the answer is not a session object`, TRACE_HINT);
+      if (!replay)
+        return fail('server-error', `restart failed at ${step}: the answer is not a session object`, TRACE_HINT);
       const badReplay = replayFinding(a, replay);
       if (badReplay) return badReplay;
       step = `session/set_config_option model=${model}`;
       const badModel = model ? await reapplyModel(conn, a, model, input) : undefined;
       if (badModel) return badModel;
       await closeQuietly(conn, a.sessionId, input);
-      const history = a.turns > 0 ? `replayed ${replay.user} user and ${replay.agent} agent chunks` : 'no history to replay (add --prompt to verify the replay)';
-      return pass(`a fresh server loaded the session without authenticate; ${history}; ${model ? `model ${model} re-applied` : 'no model reported to re-apply'}`);
+      const history =
+        a.turns > 0
+          ? `replayed ${replay.user} user and ${replay.agent} agent chunks`
+          : 'no history to replay (add --prompt to verify the replay)';
+      return pass(
+        `a fresh server loaded the session without authenticate; ${history}; ${model ? `model ${model} re-applied` : 'no model reported to re-apply'}`,
+      );
     });
   } catch (err) {
     finding = failureOf(err, `restart failed at ${step}`, input);
-    if (finding.failure === 'server-error' && step.startsWith('session/load')) finding.hint = `a fresh server could not load the session: check that ${input.stateDir}/conversations survives a server restart (same HOME, not a tmpfs)`;
+    if (finding.failure === 'server-error' && step.startsWith('session/load'))
+      finding.hint = `a fresh server could not load the session: check that ${input.stateDir}/conversations survives a server restart (same HOME, not a tmpfs)`;
   }
   return toResult('restart', finding, performance.now() - started);
 }

@@ -4,11 +4,11 @@
  * budget.
  */
 import type { CommandIO } from '../core/io.js';
-import { Budget } from '../util/deadline.js';
-import { runStaticChecks } from './static-checks.js';
-import { profileOf } from '../profiles/index.js';
-import { runProfileStaticChecks } from './profile-checks.js';
 import { assertServerCanUse } from '../profiles/guard.js';
+import { profileOf } from '../profiles/index.js';
+import { Budget } from '../util/deadline.js';
+import { runProfileStaticChecks } from './profile-checks.js';
+import { runStaticChecks } from './static-checks.js';
 import { applyLiveEvidence, overallStatus } from './status.js';
 import type { CheckOptions, CheckResult, Metrics, Status, TokenInsight } from './types.js';
 
@@ -28,7 +28,14 @@ export async function runCheck(io: CommandIO, o: CheckOptions): Promise<CheckRep
   const at = Date.now();
   const profile = profileOf(io.opts);
   if (o.live) assertServerCanUse(profile, io.opts.stateDir);
-  const input = { stateDir: io.opts.stateDir, env: io.ctx.env, cwd: io.ctx.cwd, server: io.opts.server, now: at, profile };
+  const input = {
+    stateDir: io.opts.stateDir,
+    env: io.ctx.env,
+    cwd: io.ctx.cwd,
+    server: io.opts.server,
+    now: at,
+    profile,
+  };
   const st = profile.id === 'antigravity' ? runStaticChecks(input) : runProfileStaticChecks(input);
   const checks = [...st.checks];
   const metrics = { ...st.metrics };
@@ -39,6 +46,14 @@ export async function runCheck(io: CommandIO, o: CheckOptions): Promise<CheckRep
     if (server.serverStartS !== undefined) metrics.serverStartS = server.serverStartS;
   }
   const decided = o.live ? applyLiveEvidence(checks) : checks;
-  if (o.live && decided.some((c) => c.id === 'live')) metrics.credentialsElsewhere = decided.some((c) => c.decidedBy === 'live');
-  return { status: overallStatus(decided), checks: decided, token: st.token, metrics, durationMs: budget.elapsedMs(), at };
+  if (o.live && decided.some((c) => c.id === 'live'))
+    metrics.credentialsElsewhere = decided.some((c) => c.decidedBy === 'live');
+  return {
+    status: overallStatus(decided),
+    checks: decided,
+    token: st.token,
+    metrics,
+    durationMs: budget.elapsedMs(),
+    at,
+  };
 }

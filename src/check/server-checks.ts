@@ -4,19 +4,23 @@
  * conversations are removed only once every server stopped.
  */
 import fs from 'node:fs';
-import type { CommandIO } from '../core/io.js';
-import { serverStartOptions } from '../profiles/server-start.js';
 import { makeProbeCwd } from '../acp/probe-session.js';
-import { profileOf } from '../profiles/index.js';
+import type { CommandIO } from '../core/io.js';
 import { removeProbeSession } from '../profiles/cleanup.js';
+import { profileOf } from '../profiles/index.js';
+import { serverStartOptions } from '../profiles/server-start.js';
 import type { Budget } from '../util/deadline.js';
+import { toResult, warn } from './check-result.js';
 import { runLive } from './live.js';
 import { runRestart } from './restart.js';
-import { toResult, warn } from './check-result.js';
 import type { ServerCheckInput } from './server-context.js';
 import type { CheckOptions, CheckResult } from './types.js';
 
-export async function serverChecks(io: CommandIO, o: CheckOptions, budget: Budget): Promise<{ checks: CheckResult[]; serverStartS: number | undefined }> {
+export async function serverChecks(
+  io: CommandIO,
+  o: CheckOptions,
+  budget: Budget,
+): Promise<{ checks: CheckResult[]; serverStartS: number | undefined }> {
   const input: ServerCheckInput = {
     startOptions: (initTimeoutMs) => serverStartOptions(io, { initTimeoutMs }),
     stateDir: io.opts.stateDir,
@@ -40,8 +44,16 @@ export async function serverChecks(io: CommandIO, o: CheckOptions, budget: Budge
     // Every server has stopped here (withServer), so nothing holds the files.
     // The cwd goes first: gemini-cli's cleanup only takes projects whose probe directory is gone.
     fs.rmSync(cwd, { recursive: true, force: true });
-    const removed = sessionId === undefined || removeProbeSession(profileOf(io.opts), io.opts.stateDir, sessionId, io.ctx.env);
-    if (!removed) checks.push(toResult('cleanup', warn(`the probe conversation ${sessionId} could not be removed from ${io.opts.stateDir}/conversations`), 0));
+    const removed =
+      sessionId === undefined || removeProbeSession(profileOf(io.opts), io.opts.stateDir, sessionId, io.ctx.env);
+    if (!removed)
+      checks.push(
+        toResult(
+          'cleanup',
+          warn(`the probe conversation ${sessionId} could not be removed from ${io.opts.stateDir}/conversations`),
+          0,
+        ),
+      );
   }
   return { checks, serverStartS };
 }

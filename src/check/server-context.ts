@@ -16,7 +16,10 @@ export interface ServerCheckInput extends StepContext {
 }
 
 /** Each call gets what is left of --timeout. */
-export const callOptions = (input: ServerCheckInput) => (): CallOptions => ({ timeoutMs: input.budget.remainingMs(), signal: input.signal });
+export const callOptions = (input: ServerCheckInput) => (): CallOptions => ({
+  timeoutMs: input.budget.remainingMs(),
+  signal: input.signal,
+});
 
 /** The session server A created, as the restart check needs it. */
 export interface ProbeSessionState {

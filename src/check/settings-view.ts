@@ -4,10 +4,11 @@
  * authTypeOf, neededEnv), mapping its problems onto check statuses. Only
  * this file knows that module's shapes.
  */
+
+import { AUTH_TYPE_INFO, type AuthType, envIsSet, neededEnv } from '../settings/auth-types.js';
 import { readSettings } from '../settings/read.js';
-import { authTypeOf, gcpOf, problemsOf, type Problem } from '../settings/validate.js';
-import { AUTH_TYPE_INFO, envIsSet, neededEnv, type AuthType } from '../settings/auth-types.js';
-import { fail, LOGIN_HINT, pass, warn, type Finding } from './check-result.js';
+import { authTypeOf, gcpOf, type Problem, problemsOf } from '../settings/validate.js';
+import { type Finding, fail, LOGIN_HINT, pass, warn } from './check-result.js';
 
 /** "No auth type chosen" is not logged in; every other error makes the file wrong. */
 const NOT_LOGGED_IN = new Set(['settings-missing', 'auth-type-missing']);
@@ -35,19 +36,33 @@ export function judgeSettings(stateDir: string, env: NodeJS.ProcessEnv): Setting
   const warnings = problems.filter((p) => p.severity === 'warning');
   const authType = errors.length === 0 ? authTypeOf(file.data) : undefined;
   const first = errors.find((p) => NOT_LOGGED_IN.has(p.id)) ?? errors[0];
-  const settings = first ? { ...errorFinding(first), message: errors.map((p) => p.message).join('; ') } : pass(`auth type ${authType} (${file.path})`);
+  const settings = first
+    ? { ...errorFinding(first), message: errors.map((p) => p.message).join('; ') }
+    : pass(`auth type ${authType} (${file.path})`);
   const advice = warnings.length > 0 ? warn(warnings.map((p) => p.message).join('; '), warnings[0]!.hint) : undefined;
   return { settings, advice, authType, oauth: authType ? AUTH_TYPE_INFO[authType].oauth : false, data: file.data };
 }
 
 /** Key types: are the variables the server needs set in this environment (names only, never values)? */
 export function envFinding(type: AuthType, data: Record<string, unknown> | undefined, env: NodeJS.ProcessEnv): Finding {
-  const required = neededEnv(type).filter((n) => n.need === 'required').map((n) => n.name);
+  const required = neededEnv(type)
+    .filter((n) => n.need === 'required')
+    .map((n) => n.name);
   const missing = required.filter((n) => !envIsSet(env, n));
   if (type === 'agent-platform' && !envIsSet(env, 'GOOGLE_API_KEY')) {
     const { project, location } = gcpOf(data);
-    if (!(project || envIsSet(env, 'GOOGLE_CLOUD_PROJECT')) || !(location || envIsSet(env, 'GOOGLE_CLOUD_LOCATION'))) missing.push('GOOGLE_API_KEY (or a project and location: GOOGLE_CLOUD_PROJECT/GOOGLE_CLOUD_LOCATION or gcp.project/gcp.location)');
+    if (!(project || envIsSet(env, 'GOOGLE_CLOUD_PROJECT')) || !(location || envIsSet(env, 'GOOGLE_CLOUD_LOCATION')))
+      missing.push(
+        'GOOGLE_API_KEY (or a project and location: GOOGLE_CLOUD_PROJECT/GOOGLE_CLOUD_LOCATION or gcp.project/gcp.location)',
+      );
   }
-  if (missing.length === 0) return pass(`${type}: ${required.length > 0 ? `${required.join(', ')} set` : 'what it needs is set'} in this environment`);
-  return fail('not-authenticated', `${type}: ${missing.join(', ')} not set in this environment`, 'export it in the shell or service unit that runs the server and agyctl (see docs/settings.md)');
+  if (missing.length === 0)
+    return pass(
+      `${type}: ${required.length > 0 ? `${required.join(', ')} set` : 'what it needs is set'} in this environment`,
+    );
+  return fail(
+    'not-authenticated',
+    `${type}: ${missing.join(', ')} not set in this environment`,
+    'export it in the shell or service unit that runs the server and agyctl (see docs/settings.md)',
+  );
 }

@@ -4,14 +4,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { stateFiles } from '../core/paths.js';
 import type { ServerCommand } from '../acp/resolve.js';
-import { resolveServerCommand } from '../profiles/server-command.js';
 import { AgyError, EXIT } from '../core/errors.js';
+import { stateFiles } from '../core/paths.js';
+import { resolveServerCommand } from '../profiles/server-command.js';
 import type { ServerProfile } from '../profiles/types.js';
+import { type Finding, fail, LOGIN_HINT, pass, timed, toResult, warn } from './check-result.js';
 import { envFinding, judgeSettings, type SettingsVerdict } from './settings-view.js';
 import { describeInsight, inspectToken } from './token.js';
-import { fail, LOGIN_HINT, pass, timed, toResult, warn, type Finding } from './check-result.js';
 import type { CheckResult, Metrics, TokenInsight } from './types.js';
 
 export interface StaticInput {
@@ -33,26 +33,38 @@ export interface StaticOutcome {
 }
 
 /** The note when the live check overrules a missing or unusable token file. */
-export const ELSEWHERE = 'the server holds credentials elsewhere, e.g. the OS keyring (session/new without authenticate gave a session)';
+export const ELSEWHERE =
+  'the server holds credentials elsewhere, e.g. the OS keyring (session/new without authenticate gave a session)';
 
 /** Without --live nobody knows whether the server keeps its credentials elsewhere; say so, and who decides. */
-export const LIVE_DECIDES = 'unless this server build keeps its credentials elsewhere (e.g. the OS keyring); `agyctl check --live` decides';
+export const LIVE_DECIDES =
+  'unless this server build keeps its credentials elsewhere (e.g. the OS keyring); `agyctl check --live` decides';
 
 function liveNoteFor(file: string, inspection: ReturnType<typeof inspectToken>): string | undefined {
   if (inspection.state === 'missing') return `no ${path.basename(file)} (${file}); ${ELSEWHERE}`;
-  return inspection.findings.every((f) => f.whereNot) ? `${inspection.findings.map((f) => f.message).join('; ')}; ${ELSEWHERE}` : undefined;
+  return inspection.findings.every((f) => f.whereNot)
+    ? `${inspection.findings.map((f) => f.message).join('; ')}; ${ELSEWHERE}`
+    : undefined;
 }
 
 export function tokenChecks(file: string, now: number, out: StaticOutcome): void {
   let inspection!: ReturnType<typeof inspectToken>;
   const result = timed('token-file', () => {
     inspection = inspectToken(file, now);
-    if (inspection.state === 'missing') return fail('not-authenticated', `no token file (${file}): not logged in, ${LIVE_DECIDES}`, `${LOGIN_HINT} (or: agyctl check --live)`);
+    if (inspection.state === 'missing')
+      return fail(
+        'not-authenticated',
+        `no token file (${file}): not logged in, ${LIVE_DECIDES}`,
+        `${LOGIN_HINT} (or: agyctl check --live)`,
+      );
     const worst = inspection.findings.find((f) => f.failure !== 'misconfigured') ?? inspection.findings[0];
     if (!worst) return pass(`${file}: regular file, yours, mode 0600, parses as JSON`);
     const message = inspection.findings.map((f) => f.message).join('; ');
     const whereNot = inspection.findings.every((f) => f.whereNot);
-    return { ...fail(worst.failure, whereNot ? `${message}, ${LIVE_DECIDES}` : message), hint: inspection.findings.map((f) => f.hint).join('; ') };
+    return {
+      ...fail(worst.failure, whereNot ? `${message}, ${LIVE_DECIDES}` : message),
+      hint: inspection.findings.map((f) => f.hint).join('; '),
+    };
   });
   // Only "the credentials are not in this file" findings; a wrong mode or owner stays a finding whatever the server says.
   if (!result.ok) result.liveNote = liveNoteFor(file, inspection);
@@ -62,12 +74,15 @@ export function tokenChecks(file: string, now: number, out: StaticOutcome): void
   out.metrics.tokenModeOk = inspection.insight.modeOk;
   out.metrics.tokenAgeS = inspection.insight.ageS;
   out.metrics.tokenRefresh = inspection.insight.refreshToken;
-  if (inspection.insight.expiresInS !== null) out.metrics.tokenExpiryS = Math.round(now / 1000) + inspection.insight.expiresInS;
+  if (inspection.insight.expiresInS !== null)
+    out.metrics.tokenExpiryS = Math.round(now / 1000) + inspection.insight.expiresInS;
   const insight = inspection.insight;
   out.checks.push(
     timed('token', () => {
       const d = describeInsight(insight);
-      return d.warning ? warn(`${d.text}: ${d.warning}`, 'run: agyctl check --live to see whether the server still accepts it') : pass(d.text, { severity: 'warning' });
+      return d.warning
+        ? warn(`${d.text}: ${d.warning}`, 'run: agyctl check --live to see whether the server still accepts it')
+        : pass(d.text, { severity: 'warning' });
     }),
   );
 }
@@ -77,10 +92,20 @@ function conversationsFinding(dir: string): Finding {
   try {
     st = fs.statSync(dir);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return pass(`${dir} does not exist yet (the server creates it)`);
-    return fail('misconfigured', `${dir} cannot be examined (${(err as NodeJS.ErrnoException).code})`, `check the permissions of ${dir}'s parents`);
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT')
+      return pass(`${dir} does not exist yet (the server creates it)`);
+    return fail(
+      'misconfigured',
+      `${dir} cannot be examined (${(err as NodeJS.ErrnoException).code})`,
+      `check the permissions of ${dir}'s parents`,
+    );
   }
-  if (!st.isDirectory()) return fail('misconfigured', `${dir} is not a directory`, `move it aside; the server keeps its conversations there`);
+  if (!st.isDirectory())
+    return fail(
+      'misconfigured',
+      `${dir} is not a directory`,
+      `move it aside; the server keeps its conversations there`,
+    );
   try {
     fs.accessSync(dir, fs.constants.R_OK | fs.constants.X_OK);
   } catch {
@@ -103,7 +128,12 @@ export function runStaticChecks(input: StaticInput): StaticOutcome {
   const files = stateFiles(input.stateDir);
   const out: StaticOutcome = { checks: [], token: undefined, metrics: {}, serverCommand: undefined };
   let verdict!: SettingsVerdict;
-  out.checks.push(timed('settings', () => (verdict = judgeSettings(input.stateDir, input.env)).settings));
+  out.checks.push(
+    timed('settings', () => {
+      verdict = judgeSettings(input.stateDir, input.env);
+      return verdict.settings;
+    }),
+  );
   if (verdict.advice) out.checks.push(toResult('settings-advice', verdict.advice, 0));
   const type = verdict.authType;
   if (type && verdict.oauth) tokenChecks(files.token, input.now, out);

@@ -7,9 +7,22 @@
 import { EXIT, type ExitCode } from '../core/errors.js';
 import type { CheckResult, Status } from './types.js';
 
-export const STATUSES: readonly Status[] = ['ok', 'not-authenticated', 'reauth-required', 'misconfigured', 'server-error', 'timeout'];
+export const STATUSES: readonly Status[] = [
+  'ok',
+  'not-authenticated',
+  'reauth-required',
+  'misconfigured',
+  'server-error',
+  'timeout',
+];
 
-const PRECEDENCE: ReadonlyArray<Exclude<Status, 'ok'>> = ['reauth-required', 'not-authenticated', 'timeout', 'server-error', 'misconfigured'];
+const PRECEDENCE: ReadonlyArray<Exclude<Status, 'ok'>> = [
+  'reauth-required',
+  'not-authenticated',
+  'timeout',
+  'server-error',
+  'misconfigured',
+];
 
 export const EXIT_FOR: Record<Status, ExitCode> = {
   ok: EXIT.ok,
@@ -21,7 +34,9 @@ export const EXIT_FOR: Record<Status, ExitCode> = {
 };
 
 export function overallStatus(checks: readonly CheckResult[]): Status {
-  const failures = new Set(checks.filter((c) => !c.ok && c.severity === 'error').map((c) => c.failure ?? 'server-error'));
+  const failures = new Set(
+    checks.filter((c) => !c.ok && c.severity === 'error').map((c) => c.failure ?? 'server-error'),
+  );
   return PRECEDENCE.find((s) => failures.has(s)) ?? 'ok';
 }
 

@@ -22,7 +22,9 @@ export type TokenInspection =
 
 /** Nested objects some token writers use ({"token": {...}}); one level is enough. */
 function candidates(doc: Record<string, unknown>): Array<Record<string, unknown>> {
-  const nested = Object.values(doc).filter((v): v is Record<string, unknown> => Boolean(v) && typeof v === 'object' && !Array.isArray(v));
+  const nested = Object.values(doc).filter(
+    (v): v is Record<string, unknown> => Boolean(v) && typeof v === 'object' && !Array.isArray(v),
+  );
   return [doc, ...nested];
 }
 
@@ -48,7 +50,9 @@ export function expiryMs(doc: Record<string, unknown>): number | undefined {
 }
 
 export function hasRefreshToken(doc: Record<string, unknown>): boolean {
-  return candidates(doc).some((c) => ['refresh_token', 'refreshToken'].some((k) => typeof c[k] === 'string' && (c[k] as string).length > 0));
+  return candidates(doc).some((c) =>
+    ['refresh_token', 'refreshToken'].some((k) => typeof c[k] === 'string' && (c[k] as string).length > 0),
+  );
 }
 
 /** Parse without letting the text escape: 'unreadable', or undefined for anything not a JSON object. */
@@ -71,10 +75,18 @@ function fileFindings(file: string, st: fs.Stats, uid: number | undefined): Toke
   const findings: TokenFinding[] = [];
   const mode = st.mode & 0o7777;
   if (uid !== undefined && st.uid !== uid) {
-    findings.push({ failure: 'misconfigured', message: `${file} is owned by uid ${st.uid}, not by you (uid ${uid})`, hint: `run: chown ${uid} ${file}` });
+    findings.push({
+      failure: 'misconfigured',
+      message: `${file} is owned by uid ${st.uid}, not by you (uid ${uid})`,
+      hint: `run: chown ${uid} ${file}`,
+    });
   }
   if (mode !== 0o600) {
-    findings.push({ failure: 'misconfigured', message: `${file} has mode ${mode.toString(8).padStart(4, '0')}, must be 0600`, hint: `run: chmod 600 ${file}` });
+    findings.push({
+      failure: 'misconfigured',
+      message: `${file} has mode ${mode.toString(8).padStart(4, '0')}, must be 0600`,
+      hint: `run: chmod 600 ${file}`,
+    });
   }
   return findings;
 }
@@ -87,20 +99,53 @@ export function inspectToken(file: string, now: number, uid = process.getuid?.()
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { state: 'missing' };
     const insight: TokenInsight = { mode: '?', modeOk: false, ageS: 0, refreshToken: false, expiresInS: null };
-    return { state: 'present', insight, findings: [{ failure: 'misconfigured', message: `${file} cannot be examined (${code ?? 'error'})`, hint: `check the permissions of ${file} and its directory`, whereNot: true }] };
+    return {
+      state: 'present',
+      insight,
+      findings: [
+        {
+          failure: 'misconfigured',
+          message: `${file} cannot be examined (${code ?? 'error'})`,
+          hint: `check the permissions of ${file} and its directory`,
+          whereNot: true,
+        },
+      ],
+    };
   }
-  const insight: TokenInsight = { mode: (st.mode & 0o7777).toString(8).padStart(4, '0'), modeOk: (st.mode & 0o7777) === 0o600, ageS: Math.max(0, Math.round((now - st.mtimeMs) / 1000)), refreshToken: false, expiresInS: null };
+  const insight: TokenInsight = {
+    mode: (st.mode & 0o7777).toString(8).padStart(4, '0'),
+    modeOk: (st.mode & 0o7777) === 0o600,
+    ageS: Math.max(0, Math.round((now - st.mtimeMs) / 1000)),
+    refreshToken: false,
+    expiresInS: null,
+  };
   if (!st.isFile()) {
-    return { state: 'present', insight, findings: [{ failure: 'misconfigured', message: `${file} is not a regular file`, hint: `remove it and ${LOGIN_HINT}` }] };
+    return {
+      state: 'present',
+      insight,
+      findings: [
+        { failure: 'misconfigured', message: `${file} is not a regular file`, hint: `remove it and ${LOGIN_HINT}` },
+      ],
+    };
   }
   const findings = fileFindings(file, st, uid);
   const doc = st.size === 0 ? undefined : parseQuietly(file);
   if (doc === 'unreadable') {
-    findings.push({ failure: 'misconfigured', message: `${file} is not readable by you`, hint: `run: chmod 600 ${file}`, whereNot: true });
+    findings.push({
+      failure: 'misconfigured',
+      message: `${file} is not readable by you`,
+      hint: `run: chmod 600 ${file}`,
+      whereNot: true,
+    });
     return { state: 'present', insight, findings };
   }
   if (!doc) {
-    findings.push({ failure: 'not-authenticated', message: `${file} is ${st.size === 0 ? 'empty' : 'not a JSON object'}`, hint: LOGIN_HINT, whereNot: true });
+    findings.push({
+      failure: 'not-authenticated',
+      message: `${file} is ${st.size === 0 ? 'empty' : 'not a JSON object'}`,
+      hint: LOGIN_HINT,
+      whereNot: true,
+    });
     return { state: 'present', insight, findings };
   }
   insight.refreshToken = hasRefreshToken(doc);
@@ -113,7 +158,12 @@ export function inspectToken(file: string, now: number, uid = process.getuid?.()
 export function describeInsight(i: TokenInsight): { text: string; warning?: string } {
   const refresh = i.refreshToken ? 'refresh token present' : 'no refresh token';
   if (i.expiresInS === null) return { text: `${refresh}; expiry not recorded` };
-  const when = i.expiresInS >= 0 ? `access token expires in ${i.expiresInS}s` : `access token expired ${-i.expiresInS}s ago`;
-  if (i.expiresInS < 0 && !i.refreshToken) return { text: `${refresh}; ${when}`, warning: 'the access token has expired and there is no refresh token to renew it' };
+  const when =
+    i.expiresInS >= 0 ? `access token expires in ${i.expiresInS}s` : `access token expired ${-i.expiresInS}s ago`;
+  if (i.expiresInS < 0 && !i.refreshToken)
+    return {
+      text: `${refresh}; ${when}`,
+      warning: 'the access token has expired and there is no refresh token to renew it',
+    };
   return { text: `${refresh}; ${when}${i.expiresInS < 0 ? ' (renewed on next use)' : ''}` };
 }

@@ -29,7 +29,12 @@ interface CommandInfo {
 /** Values offered after an option, by long name. */
 const VALUES: Readonly<Record<string, readonly string[]>> = { '--profile': PROFILE_IDS };
 
-const HELP_OPTION: OptionInfo = { names: ['-h', '--help'], takesValue: false, path: false, description: 'display help for command' };
+const HELP_OPTION: OptionInfo = {
+  names: ['-h', '--help'],
+  takesValue: false,
+  path: false,
+  description: 'display help for command',
+};
 
 function optionInfo(o: Option): OptionInfo {
   return {
@@ -74,14 +79,20 @@ function bashScript(tree: CommandInfo[]): string {
   const all = allOptions(tree);
   const valued = longs(all.filter((o) => o.takesValue));
   const pathValued = longs(all.filter((o) => o.takesValue && o.path));
-  const subsCases = tree.filter((c) => c.subs.length > 0).map((c) => `    '${c.path}') echo '${c.subs.map((s) => s.name).join(' ')}' ;;`);
+  const subsCases = tree
+    .filter((c) => c.subs.length > 0)
+    .map((c) => `    '${c.path}') echo '${c.subs.map((s) => s.name).join(' ')}' ;;`);
   // --version belongs to the program alone.
   const inherited = globals.filter((o) => !o.names.includes('--version'));
   const optsCases = tree.map((c) => {
     const opts = c.path === '' ? globals : [...c.options, ...inherited];
-    return `    '${c.path}') echo '${longs(opts).filter((n) => n.startsWith('--')).join(' ')}' ;;`;
+    return `    '${c.path}') echo '${longs(opts)
+      .filter((n) => n.startsWith('--'))
+      .join(' ')}' ;;`;
   });
-  const valueCases = Object.entries(VALUES).map(([flag, values]) => `    ${flag}) COMPREPLY=( $(compgen -W '${values.join(' ')}' -- "$cur") ); return 0 ;;`);
+  const valueCases = Object.entries(VALUES).map(
+    ([flag, values]) => `    ${flag}) COMPREPLY=( $(compgen -W '${values.join(' ')}' -- "$cur") ); return 0 ;;`,
+  );
   return `# bash completion for agyctl, generated from its commands by \`agyctl completion bash\`.
 # Load it with:  source <(agyctl completion bash)
 _agyctl_subs() {
@@ -146,7 +157,12 @@ function fishScript(tree: CommandInfo[]): string {
     '# Install with:  agyctl completion fish > ~/.config/fish/completions/agyctl.fish',
     'function __agyctl_subs',
     '    switch "$argv[1]"',
-    ...tree.filter((c) => c.subs.length > 0).flatMap((c) => [`        case ${fishQuote(c.path)}`, `            printf '%s\\n' ${c.subs.map((s) => s.name).join(' ')}`]),
+    ...tree
+      .filter((c) => c.subs.length > 0)
+      .flatMap((c) => [
+        `        case ${fishQuote(c.path)}`,
+        `            printf '%s\\n' ${c.subs.map((s) => s.name).join(' ')}`,
+      ]),
     '    end',
     'end',
     'function __agyctl_path',
@@ -177,7 +193,10 @@ function fishScript(tree: CommandInfo[]): string {
     'complete -c agyctl -f',
   ];
   for (const c of tree) {
-    for (const s of c.subs) lines.push(`complete -c agyctl -n ${fishQuote(`__agyctl_at ${fishQuote(c.path)}`)} -a ${s.name} -d ${fishQuote(s.description)}`);
+    for (const s of c.subs)
+      lines.push(
+        `complete -c agyctl -n ${fishQuote(`__agyctl_at ${fishQuote(c.path)}`)} -a ${s.name} -d ${fishQuote(s.description)}`,
+      );
     for (const o of c.options) lines.push(fishOption(o, c.path === '' ? undefined : c.path));
   }
   return `${lines.join('\n')}\n`;

@@ -14,7 +14,10 @@ interface HelpExtra {
 }
 
 const USAGE: readonly [number, string] = [2, 'bad flags or input'];
-const SERVER: readonly [number, string] = [4, 'the server was not found, failed to start, exited or broke the protocol'];
+const SERVER: readonly [number, string] = [
+  4,
+  'the server was not found, failed to start, exited or broke the protocol',
+];
 const TIMEOUT: readonly [number, string] = [5, '--timeout passed'];
 const INTERRUPTED: readonly [number, string] = [130, 'Ctrl-C (every child process is stopped)'];
 
@@ -25,7 +28,16 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
       ['agyctl login --ssh-target box.example.com', 'sign a headless box in over SSH'],
       ['source <(agyctl completion bash)', 'tab completion for this shell'],
     ],
-    exits: [[0, 'ok'], [1, 'a bug in agyctl'], USAGE, [3, 'authentication'], SERVER, TIMEOUT, [6, 'findings'], INTERRUPTED],
+    exits: [
+      [0, 'ok'],
+      [1, 'a bug in agyctl'],
+      USAGE,
+      [3, 'authentication'],
+      SERVER,
+      TIMEOUT,
+      [6, 'findings'],
+      INTERRUPTED,
+    ],
   },
   probe: {
     examples: [
@@ -41,7 +53,15 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
       ['agyctl check --live --restart --json', 'also open a session and load it in a fresh server'],
       ['agyctl check --prometheus /var/lib/node_exporter/agyctl.prom', 'also write metrics for node_exporter'],
     ],
-    exits: [[0, 'every check passed'], USAGE, [3, 'not signed in, or the sign-in must be redone'], SERVER, TIMEOUT, [6, 'a finding (token mode, invalid settings)'], INTERRUPTED],
+    exits: [
+      [0, 'every check passed'],
+      USAGE,
+      [3, 'not signed in, or the sign-in must be redone'],
+      SERVER,
+      TIMEOUT,
+      [6, 'a finding (token mode, invalid settings)'],
+      INTERRUPTED,
+    ],
   },
   settings: {
     examples: [
@@ -49,14 +69,20 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
       ['agyctl settings set-auth gemini-api-key', 'choose how the server authenticates'],
       ['agyctl settings validate', 'exit 2 with every problem listed'],
     ],
-    exits: [[0, 'ok'], [2, 'bad flags, or a settings.json agyctl cannot use']],
+    exits: [
+      [0, 'ok'],
+      [2, 'bad flags, or a settings.json agyctl cannot use'],
+    ],
   },
   'settings show': {
     examples: [
       ['agyctl settings show', 'path, mode, auth type, needed variables, running servers, problems'],
       ['agyctl settings show --json | jq .problems', 'the problems, for a script'],
     ],
-    exits: [[0, 'shown (problems included)'], [2, 'bad flags']],
+    exits: [
+      [0, 'shown (problems included)'],
+      [2, 'bad flags'],
+    ],
   },
   'settings set-auth': {
     examples: [
@@ -64,85 +90,152 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
       ['agyctl settings set-auth oauth-business --project my-proj --location us-central1', 'Gemini Enterprise'],
       ['agyctl settings set-auth agent-platform --force', 'move an unparsable file aside and write a fresh one'],
     ],
-    exits: [[0, 'written, or already so'], [2, 'bad type or value, or a file agyctl will not overwrite without --force']],
+    exits: [
+      [0, 'written, or already so'],
+      [2, 'bad type or value, or a file agyctl will not overwrite without --force'],
+    ],
   },
   'settings validate': {
     examples: [
       ['agyctl settings validate', 'list every problem'],
       ['agyctl settings validate --json', 'the same, as JSON'],
     ],
-    exits: [[0, 'usable as is'], [2, 'at least one error (all are listed)']],
+    exits: [
+      [0, 'usable as is'],
+      [2, 'at least one error (all are listed)'],
+    ],
   },
   login: {
     examples: [
       ['agyctl login', 'print the sign-in URL and the SSH tunnel command, wait, prove the token'],
       ['agyctl login --ssh-target me@box.example.com:2222 --qr', 'a tunnel command for your laptop, and a QR code'],
-      ['agyctl login --detach --json', 'start the login in the background and return at once (finish it with `login finish`)'],
+      [
+        'agyctl login --detach --json',
+        'start the login in the background and return at once (finish it with `login finish`)',
+      ],
     ],
-    exits: [[0, 'signed in and proven in a fresh server (or detached; SIGHUP also leaves the login running)'], [2, 'bad flags, or a login is already pending (--restart replaces it)'], [3, 'the sign-in or the proof failed'], [4, 'the server exited, its listener disappeared, or it broke the protocol'], TIMEOUT, [130, 'Ctrl-C or SIGTERM (the login is cancelled)']],
+    exits: [
+      [0, 'signed in and proven in a fresh server (or detached; SIGHUP also leaves the login running)'],
+      [2, 'bad flags, or a login is already pending (--restart replaces it)'],
+      [3, 'the sign-in or the proof failed'],
+      [4, 'the server exited, its listener disappeared, or it broke the protocol'],
+      TIMEOUT,
+      [130, 'Ctrl-C or SIGTERM (the login is cancelled)'],
+    ],
   },
   'login status': {
     examples: [
       ['agyctl login status', 'is a login pending? its URL, tunnel command and time left, or how it ended'],
       ['agyctl login status --wait --json', "block until the pending login ends and exit with the login's own code"],
     ],
-    exits: [[0, 'shown (with --wait: the login succeeded)'], [2, 'bad flags'], [4, 'the supervisor cannot be reached'], [130, 'Ctrl-C while waiting']],
+    exits: [
+      [0, 'shown (with --wait: the login succeeded)'],
+      [2, 'bad flags'],
+      [4, 'the supervisor cannot be reached'],
+      [130, 'Ctrl-C while waiting'],
+    ],
   },
   'login finish': {
     examples: [
       ['agyctl login finish "http://127.0.0.1:35293/?state=...&code=..."', 'deliver the address your browser ended on'],
       ['pbpaste | agyctl login finish', 'the same, from stdin'],
     ],
-    exits: [[0, 'delivered (see `login status --wait` for the outcome)'], [2, 'no pending login, or the address does not match it'], [4, 'the supervisor cannot be reached']],
+    exits: [
+      [0, 'delivered (see `login status --wait` for the outcome)'],
+      [2, 'no pending login, or the address does not match it'],
+      [4, 'the supervisor cannot be reached'],
+    ],
   },
   'login cancel': {
     examples: [['agyctl login cancel', 'stop the pending login: server, listener and shim dir gone']],
-    exits: [[0, 'cancelled, or nothing was pending'], [2, 'bad flags'], [4, 'the supervisor cannot be reached']],
+    exits: [
+      [0, 'cancelled, or nothing was pending'],
+      [2, 'bad flags'],
+      [4, 'the supervisor cannot be reached'],
+    ],
   },
   logout: {
     examples: [
       ['agyctl logout', "the server's own logout, then a fresh server must refuse"],
       ['agyctl logout --local', 'remove the token file without asking the server'],
     ],
-    exits: [[0, 'logged out and refused by a fresh server'], USAGE, SERVER, TIMEOUT, [6, 'credentials still work (e.g. an API key in the environment)'], INTERRUPTED],
+    exits: [
+      [0, 'logged out and refused by a fresh server'],
+      USAGE,
+      SERVER,
+      TIMEOUT,
+      [6, 'credentials still work (e.g. an API key in the environment)'],
+      INTERRUPTED,
+    ],
   },
   sessions: {
     examples: [
       ['agyctl sessions', 'id, cwd, size, last change and which process has each conversation open'],
       ['agyctl sessions --json | jq -r ".sessions[].id"', 'just the ids'],
     ],
-    exits: [[0, 'listed'], [2, 'no conversations directory in the state dir']],
+    exits: [
+      [0, 'listed'],
+      [2, 'no conversations directory in the state dir'],
+    ],
   },
   backup: {
     examples: [
       ['agyctl backup', 'snapshot every conversation into ~/.local/state/agyctl/backups/<UTC time>/'],
       ['agyctl backup --to /srv/agy-backups --keep-daily 7 --keep-weekly 4', 'with retention'],
       ['agyctl backup verify latest', 're-hash and integrity-check the newest snapshot'],
-      ['agyctl backup --keep-last 3 --dry-run', 'what would be written and what retention would remove, changing nothing'],
+      [
+        'agyctl backup --keep-last 3 --dry-run',
+        'what would be written and what retention would remove, changing nothing',
+      ],
     ],
-    exits: [[0, 'every conversation backed up'], [2, 'bad option, unknown --session, missing state dir, lock held'], [6, 'a session failed or the destination was full'], INTERRUPTED],
+    exits: [
+      [0, 'every conversation backed up'],
+      [2, 'bad option, unknown --session, missing state dir, lock held'],
+      [6, 'a session failed or the destination was full'],
+      INTERRUPTED,
+    ],
   },
   'backup verify': {
     examples: [
       ['agyctl backup verify latest', 'the newest snapshot in the default directory'],
       ['agyctl backup verify 20260903T101500Z --from /srv/agy-backups --json', 'one snapshot elsewhere, as JSON'],
     ],
-    exits: [[0, 'every file matches its manifest'], [2, 'bad option, or not a snapshot'], [6, 'a mismatch'], INTERRUPTED],
+    exits: [
+      [0, 'every file matches its manifest'],
+      [2, 'bad option, or not a snapshot'],
+      [6, 'a mismatch'],
+      INTERRUPTED,
+    ],
   },
   restore: {
     examples: [
       ['agyctl restore latest', 'every conversation of the newest snapshot (stop the server first)'],
       ['agyctl restore 20260903T101500Z --session 3f2a9c1e-0000-4000-8000-000000000000', 'one conversation'],
     ],
-    exits: [[0, 'restored'], [2, 'bad option, or not a snapshot'], [6, 'refused (a process has a conversation open) or a damaged snapshot'], INTERRUPTED],
+    exits: [
+      [0, 'restored'],
+      [2, 'bad option, or not a snapshot'],
+      [6, 'refused (a process has a conversation open) or a damaged snapshot'],
+      INTERRUPTED,
+    ],
   },
   connect: {
     examples: [
       ['agyctl connect me@box.example.com', 'sign the remote server in from your laptop in one step'],
       ['agyctl connect box --ssh-option "ProxyJump=bastion" --no-open', 'through a jump host, printing the URL'],
-      ['agyctl connect --inventory hosts.ini --limit build', 'every host of an Ansible group in one sitting; healthy hosts are skipped'],
+      [
+        'agyctl connect --inventory hosts.ini --limit build',
+        'every host of an Ansible group in one sitting; healthy hosts are skipped',
+      ],
     ],
-    exits: [[0, 'the remote login succeeded'], USAGE, [3, 'the remote sign-in failed'], [4, 'SSH failed, agyctl missing on the box, or a server problem there'], [5, 'SSH or the sign-in took too long'], INTERRUPTED],
+    exits: [
+      [0, 'the remote login succeeded'],
+      USAGE,
+      [3, 'the remote sign-in failed'],
+      [4, 'SSH failed, agyctl missing on the box, or a server problem there'],
+      [5, 'SSH or the sign-in took too long'],
+      INTERRUPTED,
+    ],
   },
   completion: {
     examples: [
@@ -150,7 +243,10 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
       ['source <(agyctl completion zsh)', 'zsh (uses bashcompinit); add the line to ~/.zshrc to keep it'],
       ['agyctl completion fish > ~/.config/fish/completions/agyctl.fish', 'fish'],
     ],
-    exits: [[0, 'printed'], [2, 'an unknown shell']],
+    exits: [
+      [0, 'printed'],
+      [2, 'an unknown shell'],
+    ],
   },
 };
 

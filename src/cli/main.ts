@@ -4,22 +4,27 @@
  */
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
-import { EXIT, toAgyError, type ExitCode, AgyError } from '../core/errors.js';
-import { makeActionFactory, type Invocation } from './action.js';
+import { killAllChildren } from '../acp/children.js';
+import { AgyError, EXIT, type ExitCode, toAgyError } from '../core/errors.js';
+import { nullTracer, type Tracer } from '../core/trace.js';
+import { agyctlVersion } from '../core/version.js';
+import { pendingLoginNotice } from '../login/detached/notice.js';
+import { fsAgyError } from '../util/fs-errors.js';
+import { type Invocation, makeActionFactory } from './action.js';
+import { COMMANDS } from './commands/index.js';
+import type { HangupControl, RunContext } from './context.js';
 import { addGlobalOptions, globalOptionsFrom } from './globals.js';
 import { Output } from './terminal/output.js';
-import { COMMANDS } from './commands/index.js';
-import { nullTracer, type Tracer } from '../core/trace.js';
-import type { HangupControl, RunContext } from './context.js';
-import { killAllChildren } from '../acp/children.js';
-import { agyctlVersion } from '../core/version.js';
-import { fsAgyError } from '../util/fs-errors.js';
-import { pendingLoginNotice } from '../login/detached/notice.js';
 
 /** Help is about to be shown: the examples module is loaded only then, so other runs start without it. */
-const wantsHelp = (argv: string[]): boolean => argv.length === 0 || argv[0] === 'help' || argv.some((a) => a === '--help' || a === '-h');
+const wantsHelp = (argv: string[]): boolean =>
+  argv.length === 0 || argv[0] === 'help' || argv.some((a) => a === '--help' || a === '-h');
 
-async function buildProgram(argv: string[], ctx: RunContext, onInvoke: (inv: Invocation) => Promise<void>): Promise<Command> {
+async function buildProgram(
+  argv: string[],
+  ctx: RunContext,
+  onInvoke: (inv: Invocation) => Promise<void>,
+): Promise<Command> {
   const program = new Command('agyctl')
     .description("Run Google's antigravity-acp agent server on headless boxes: settings, login, checks, backups.")
     .version(agyctlVersion(), '-V, --version', 'print the version')
@@ -70,9 +75,19 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
   } catch (err) {
     if (err instanceof CommanderError) return commanderExit(err, out, jsonRequested);
     // Ordinary file-system failures are never "bugs": map what a use case did not already.
-    const roots = stateDir === undefined ? [] : [{ dir: stateDir, role: 'the state dir', also: 'or point --state-dir (AGYCTL_STATE_DIR) at the right directory' }];
+    const roots =
+      stateDir === undefined
+        ? []
+        : [
+            {
+              dir: stateDir,
+              role: 'the state dir',
+              also: 'or point --state-dir (AGYCTL_STATE_DIR) at the right directory',
+            },
+          ];
     const agy = fsAgyError(err, { roots }) ?? toAgyError(err);
-    if (ctx.signal.aborted && agy.exit !== EXIT.interrupted && agy.exit !== EXIT.ok) return reportError(new AgyError(EXIT.interrupted, 'interrupted', 'Interrupted.'), out, streaming);
+    if (ctx.signal.aborted && agy.exit !== EXIT.interrupted && agy.exit !== EXIT.ok)
+      return reportError(new AgyError(EXIT.interrupted, 'interrupted', 'Interrupted.'), out, streaming);
     return reportError(agy, out, streaming);
   } finally {
     tracer.close();
@@ -86,17 +101,21 @@ function isLoginCommand(command: Command): boolean {
 }
 
 function commanderExit(err: CommanderError, out: Output, json: boolean): ExitCode {
-  if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help') return EXIT.ok;
+  if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help')
+    return EXIT.ok;
   if (err.code === 'commander.executeSubCommandAsync' && err.exitCode === 0) return EXIT.ok;
   const message = err.message.replace(/^error:\s*/i, '');
-  const usage = new AgyError(EXIT.usage, 'usage', message, { hint: 'run `agyctl --help` (or `agyctl <command> --help`) for usage' });
+  const usage = new AgyError(EXIT.usage, 'usage', message, {
+    hint: 'run `agyctl --help` (or `agyctl <command> --help`) for usage',
+  });
   if (json) out.document({ ok: false, error: usage.toJSON() });
   else out.error(usage.message, usage.hint);
   return EXIT.usage;
 }
 
 function reportError(err: AgyError, out: Output, streaming: boolean): ExitCode {
-  if (err.exit === EXIT.internal && err.cause instanceof Error && out.options.verbose) out.info(String(err.cause.stack));
+  if (err.exit === EXIT.internal && err.cause instanceof Error && out.options.verbose)
+    out.info(String(err.cause.stack));
   if (out.json && streaming) out.event({ event: 'error', ...err.toJSON(), ...(err.details ?? {}) });
   else if (out.json) out.document({ ok: false, error: err.toJSON(), ...(err.details ?? {}) });
   if (!out.json || out.options.verbose || !streaming) out.error(err.message, err.hint);
@@ -134,7 +153,15 @@ export async function main(): Promise<void> {
     onHangup();
   });
   process.on('exit', () => killAllChildren('SIGKILL'));
-  const ctx: RunContext = { env: process.env, cwd: process.cwd(), stdin: process.stdin, stdout: process.stdout, stderr: process.stderr, signal: controller.signal, hangup };
+  const ctx: RunContext = {
+    env: process.env,
+    cwd: process.cwd(),
+    stdin: process.stdin,
+    stdout: process.stdout,
+    stderr: process.stderr,
+    signal: controller.signal,
+    hangup,
+  };
   const code = await run(process.argv.slice(2), ctx);
   killAllChildren('SIGKILL');
   // Flush stdout before leaving: a pipe reader must get the whole JSON document.

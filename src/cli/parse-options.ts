@@ -4,7 +4,8 @@ import { parseDuration } from '../util/duration.js';
 
 export function parseDurationOption(flag: string, value: string): number {
   const ms = parseDuration(value);
-  if (ms === undefined || ms <= 0) throw usageError(`${flag} must be a duration like 90s, 10m or 1h (got ${JSON.stringify(value)}).`);
+  if (ms === undefined || ms <= 0)
+    throw usageError(`${flag} must be a duration like 90s, 10m or 1h (got ${JSON.stringify(value)}).`);
   return ms;
 }
 

@@ -55,9 +55,23 @@ export class SshMaster {
   private readonly tail: string[] = [];
   private exitInfo: SshExit | undefined;
 
-  private constructor(readonly options: MasterOptions, readonly dir: string) {
+  private constructor(
+    readonly options: MasterOptions,
+    readonly dir: string,
+  ) {
     this.socket = path.join(dir, 'ctl');
-    const args = ['-M', '-S', this.socket, '-N', '-o', 'ControlPersist=no', '-o', 'ExitOnForwardFailure=yes', '-o', 'ClearAllForwardings=yes'];
+    const args = [
+      '-M',
+      '-S',
+      this.socket,
+      '-N',
+      '-o',
+      'ControlPersist=no',
+      '-o',
+      'ExitOnForwardFailure=yes',
+      '-o',
+      'ClearAllForwardings=yes',
+    ];
     for (const opt of options.sshOptions) args.push('-o', opt);
     args.push('--', options.destination);
     this.child = execa('sh', ['-c', IGNORE_SIGINT, 'sh', 'ssh', ...args], {
@@ -109,7 +123,9 @@ export class SshMaster {
   /** ssh's own words about why the connection failed or dropped. */
   failure(what = 'failed'): AgyError {
     const said = this.tail.slice(-4).join('\n').trim();
-    const how = this.exitInfo ? `ssh exited with code ${this.exitInfo.code ?? this.exitInfo.signal}` : 'ssh gave no reason';
+    const how = this.exitInfo
+      ? `ssh exited with code ${this.exitInfo.code ?? this.exitInfo.signal}`
+      : 'ssh gave no reason';
     return new AgyError(EXIT.server, 'ssh-failed', `SSH to ${this.destination} ${what}: ${said || how}`, {
       hint: `check that \`ssh ${this.destination}\` works from this machine (network, keys, known_hosts); pass ssh settings with --ssh-option, e.g. --ssh-option Port=2222`,
     });
@@ -122,11 +138,17 @@ export class SshMaster {
     for (;;) {
       if (signal.aborted) throw new InterruptedError();
       if (this.exitInfo) throw this.failure('failed');
-      if (fs.existsSync(this.socket) && (await this.control('check', [], Math.max(1, Math.min(CONTROL_TIMEOUT_MS, deadline - Date.now())))).ok) {
+      if (
+        fs.existsSync(this.socket) &&
+        (await this.control('check', [], Math.max(1, Math.min(CONTROL_TIMEOUT_MS, deadline - Date.now())))).ok
+      ) {
         return Date.now() - startedAt;
       }
       if (Date.now() >= deadline) {
-        throw new TimeoutError(`SSH to ${this.destination} did not finish connecting within ${Math.round(timeoutMs / 1000)}s.`, 'check the host and network, or allow more time with --ssh-timeout (a password prompt counts against it)');
+        throw new TimeoutError(
+          `SSH to ${this.destination} did not finish connecting within ${Math.round(timeoutMs / 1000)}s.`,
+          'check the host and network, or allow more time with --ssh-timeout (a password prompt counts against it)',
+        );
       }
       await pause(READY_POLL_MS, this.exited, signal);
     }
@@ -143,7 +165,10 @@ export class SshMaster {
       detached: true, // not in our process group: a Ctrl-C on the terminal must not cut a cleanup step short
     });
     const message = `${String(r.stderr)}\n${String(r.stdout)}`.trim();
-    return { ok: r.exitCode === 0, message: r.timedOut ? `ssh -O ${op} did not answer within ${timeoutMs / 1000}s` : message };
+    return {
+      ok: r.exitCode === 0,
+      message: r.timedOut ? `ssh -O ${op} did not answer within ${timeoutMs / 1000}s` : message,
+    };
   }
 
   forward(port: number): Promise<ControlResult> {
@@ -164,7 +189,12 @@ export class SshMaster {
       timeout: timeoutMs,
       detached: true,
     });
-    return { ok: r.exitCode === 0, message: String(r.stderr).trim(), stdout: String(r.stdout), exitCode: typeof r.exitCode === 'number' ? r.exitCode : null };
+    return {
+      ok: r.exitCode === 0,
+      message: String(r.stderr).trim(),
+      stdout: String(r.stdout),
+      exitCode: typeof r.exitCode === 'number' ? r.exitCode : null,
+    };
   }
 
   /** Ask the master to exit, then make sure it did; remove the socket directory. Never throws. */

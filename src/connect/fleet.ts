@@ -7,15 +7,15 @@
  * a table (or, with --json, one `host-result` event per host and a
  * `fleet-summary`), and the exit code of the worst host.
  */
-import { AgyError, EXIT, toAgyError, type ExitCode } from '../core/errors.js';
-import { tempRoot } from '../core/paths.js';
-import { formatDuration } from '../util/duration.js';
+import { AgyError, EXIT, type ExitCode, toAgyError } from '../core/errors.js';
 import type { CommandIO, CommandResult } from '../core/io.js';
+import { tempRoot } from '../core/paths.js';
 import type { Reporter } from '../core/reporter.js';
+import { formatDuration } from '../util/duration.js';
 import { SshMaster } from './control-master.js';
-import { connectOver, type ConnectOptions } from './run-connect.js';
-import { runRemoteCheck, type RemoteCheck } from './remote-check.js';
 import type { FleetTarget } from './inventory.js';
+import { type RemoteCheck, runRemoteCheck } from './remote-check.js';
+import { type ConnectOptions, connectOver } from './run-connect.js';
 
 export interface FleetOptions extends Omit<ConnectOptions, 'destination'> {
   force: boolean;
@@ -121,19 +121,55 @@ async function finish(io: CommandIO, p: Prepared, o: FleetOptions, turnAt: numbe
     const check = p.check!;
     hostIo.out.event({ event: 'connected', destination: target.destination, ms: p.connectMs });
     checkStatus = check.status ?? null;
-    hostIo.out.event({ event: 'checked', status: check.status ?? null, exit: check.exit, ms: check.ms, liveMs: check.liveMs, ahead: p.background || turnAt > check.startedAt, findings: check.findings });
-    if (check.interrupted || io.ctx.signal.aborted) return { ...base, result: 'interrupted', exit: EXIT.interrupted, ms: took(), checkStatus, error: { code: 'interrupted', message: 'Interrupted.' } };
+    hostIo.out.event({
+      event: 'checked',
+      status: check.status ?? null,
+      exit: check.exit,
+      ms: check.ms,
+      liveMs: check.liveMs,
+      ahead: p.background || turnAt > check.startedAt,
+      findings: check.findings,
+    });
+    if (check.interrupted || io.ctx.signal.aborted)
+      return {
+        ...base,
+        result: 'interrupted',
+        exit: EXIT.interrupted,
+        ms: took(),
+        checkStatus,
+        error: { code: 'interrupted', message: 'Interrupted.' },
+      };
     if (check.exit === 127 || check.exit === 126) throw missingAgyctl(target, o.remoteAgyctl, check.stderr);
     if (check.status === undefined) throw checkFailed(target, check.exit, check.stderr, check.timedOut);
-    if (check.exit === EXIT.ok && !o.force) return { ...base, result: 'healthy', exit: EXIT.ok, ms: took(), checkStatus, error: null };
-    if (!io.out.json) io.out.info(check.exit === EXIT.ok ? `${target.name} is healthy; logging in anyway (--force).` : `${target.name}: ${check.status}${check.findings.length ? ` (${check.findings.join('; ')})` : ''}; logging in.`);
-    const r = await connectOver(hostIo, master, { ...o, destination: target.destination, sshOptions: [...o.sshOptions, ...target.sshOptions] });
-    const result: HostOutcome = r.exit === EXIT.ok ? 'logged-in' : r.exit === EXIT.interrupted ? 'interrupted' : 'failed';
+    if (check.exit === EXIT.ok && !o.force)
+      return { ...base, result: 'healthy', exit: EXIT.ok, ms: took(), checkStatus, error: null };
+    if (!io.out.json)
+      io.out.info(
+        check.exit === EXIT.ok
+          ? `${target.name} is healthy; logging in anyway (--force).`
+          : `${target.name}: ${check.status}${check.findings.length ? ` (${check.findings.join('; ')})` : ''}; logging in.`,
+      );
+    const r = await connectOver(hostIo, master, {
+      ...o,
+      destination: target.destination,
+      sshOptions: [...o.sshOptions, ...target.sshOptions],
+    });
+    const result: HostOutcome =
+      r.exit === EXIT.ok ? 'logged-in' : r.exit === EXIT.interrupted ? 'interrupted' : 'failed';
     const remote = (r.data?.connect ?? {}) as { remoteExit?: unknown };
-    const error = r.exit === EXIT.ok ? null : { code: r.exit === EXIT.interrupted ? 'interrupted' : 'remote-login-failed', message: `the remote login on ${target.name} exited with code ${String(remote.remoteExit ?? r.exit)}` };
+    const error =
+      r.exit === EXIT.ok
+        ? null
+        : {
+            code: r.exit === EXIT.interrupted ? 'interrupted' : 'remote-login-failed',
+            message: `the remote login on ${target.name} exited with code ${String(remote.remoteExit ?? r.exit)}`,
+          };
     return { ...base, result, exit: r.exit, ms: took(), checkStatus, error };
   } catch (err) {
-    const agy = io.ctx.signal.aborted && !(err instanceof AgyError && err.exit !== EXIT.interrupted) ? new AgyError(EXIT.interrupted, 'interrupted', 'Interrupted.') : toAgyError(err);
+    const agy =
+      io.ctx.signal.aborted && !(err instanceof AgyError && err.exit !== EXIT.interrupted)
+        ? new AgyError(EXIT.interrupted, 'interrupted', 'Interrupted.')
+        : toAgyError(err);
     if (agy.exit === EXIT.internal) throw err; // a bug stays a bug
     const result: HostOutcome = agy.exit === EXIT.interrupted ? 'interrupted' : 'failed';
     return { ...base, result, exit: agy.exit, ms: took(), checkStatus, error: agy.toJSON() };
@@ -150,18 +186,39 @@ function tagged(out: Reporter, host: string): Reporter {
 }
 
 function missingAgyctl(target: FleetTarget, remoteAgyctl: string, said: string): AgyError {
-  return new AgyError(EXIT.server, 'remote-agyctl-missing', `agyctl could not be run on ${target.name} as \`${remoteAgyctl}\`${said ? ` (${said})` : ''}.`, {
-    hint: 'install it there (npm install -g agyctl, or the agyctl.fleet Ansible role), or pass the remote command with --remote-agyctl',
-  });
+  return new AgyError(
+    EXIT.server,
+    'remote-agyctl-missing',
+    `agyctl could not be run on ${target.name} as \`${remoteAgyctl}\`${said ? ` (${said})` : ''}.`,
+    {
+      hint: 'install it there (npm install -g agyctl, or the agyctl.fleet Ansible role), or pass the remote command with --remote-agyctl',
+    },
+  );
 }
 
 function checkFailed(target: FleetTarget, exit: number | null, said: string, timedOut: boolean): AgyError {
-  if (timedOut) return new AgyError(EXIT.timeout, 'timeout', `agyctl check on ${target.name} did not finish in time.`, { hint: `run \`agyctl check --live\` on ${target.name} to see why` });
-  return new AgyError(EXIT.server, 'remote-failed', `agyctl check on ${target.name} exited with ${exit ?? 'a signal'} without a report${said ? `: ${said}` : '.'}`, { hint: `run \`agyctl check --live\` on ${target.name} to see what happens there` });
+  if (timedOut)
+    return new AgyError(EXIT.timeout, 'timeout', `agyctl check on ${target.name} did not finish in time.`, {
+      hint: `run \`agyctl check --live\` on ${target.name} to see why`,
+    });
+  return new AgyError(
+    EXIT.server,
+    'remote-failed',
+    `agyctl check on ${target.name} exited with ${exit ?? 'a signal'} without a report${said ? `: ${said}` : '.'}`,
+    { hint: `run \`agyctl check --live\` on ${target.name} to see what happens there` },
+  );
 }
 
 function notRun(target: FleetTarget): HostResult {
-  return { host: target.name, destination: target.destination, result: 'not-run', exit: EXIT.interrupted, ms: 0, checkStatus: null, error: null };
+  return {
+    host: target.name,
+    destination: target.destination,
+    result: 'not-run',
+    exit: EXIT.interrupted,
+    ms: 0,
+    checkStatus: null,
+    error: null,
+  };
 }
 
 /** The highest exit code of any host: 130 when interrupted, else e.g. 4 (SSH) over 3 (auth). */
@@ -177,13 +234,31 @@ function countBy(results: readonly HostResult[]): Record<HostOutcome, number> {
 }
 
 function reportHost(out: Reporter, r: HostResult): void {
-  if (r.result === 'healthy') out.info(out.e.green(`${r.host}: already healthy (agyctl check --live passed); skipped. Use --force to log in anyway.`));
+  if (r.result === 'healthy')
+    out.info(
+      out.e.green(`${r.host}: already healthy (agyctl check --live passed); skipped. Use --force to log in anyway.`),
+    );
   else if (r.result === 'failed' && r.error) out.error(`${r.host}: ${r.error.message}`, r.error.hint);
 }
 
 function printTable(out: Reporter, results: readonly HostResult[]): void {
-  const rows = [['HOST', 'RESULT', 'TIME', 'EXIT', ''], ...results.map((r) => [r.host, r.result, r.result === 'not-run' ? '-' : formatDuration(r.ms), String(r.exit), r.result === 'failed' ? (r.error?.message.split('\n')[0] ?? '') : ''])];
+  const rows = [
+    ['HOST', 'RESULT', 'TIME', 'EXIT', ''],
+    ...results.map((r) => [
+      r.host,
+      r.result,
+      r.result === 'not-run' ? '-' : formatDuration(r.ms),
+      String(r.exit),
+      r.result === 'failed' ? (r.error?.message.split('\n')[0] ?? '') : '',
+    ]),
+  ];
   const widths = [0, 1, 2, 3].map((c) => Math.max(...rows.map((row) => row[c]!.length)));
   out.print('');
-  for (const row of rows) out.print(row.map((cell, c) => (c < 4 ? cell.padEnd(widths[c]!) : cell)).join('  ').trimEnd());
+  for (const row of rows)
+    out.print(
+      row
+        .map((cell, c) => (c < 4 ? cell.padEnd(widths[c]!) : cell))
+        .join('  ')
+        .trimEnd(),
+    );
 }

@@ -33,8 +33,16 @@ export function targetsFromArgs(destinations: readonly string[]): FleetTarget[] 
   });
 }
 
-export async function readInventory(file: string, limit: string | undefined, env: NodeJS.ProcessEnv): Promise<FleetTarget[]> {
-  if (!fs.existsSync(file)) throw usageError(`--inventory ${file} does not exist.`, 'pass an Ansible inventory, or a file with one host per line');
+export async function readInventory(
+  file: string,
+  limit: string | undefined,
+  env: NodeJS.ProcessEnv,
+): Promise<FleetTarget[]> {
+  if (!fs.existsSync(file))
+    throw usageError(
+      `--inventory ${file} does not exist.`,
+      'pass an Ansible inventory, or a file with one host per line',
+    );
   const inventory = await ansibleInventory(file, env);
   if (inventory === undefined) return plainInventory(file, limit);
   let names = inventory.names;
@@ -42,15 +50,37 @@ export async function readInventory(file: string, limit: string | undefined, env
     const chosen = new Set(await ansibleListHosts(file, limit, env));
     names = names.filter((n) => chosen.has(n));
   }
-  if (names.length === 0) throw usageError(`--inventory ${file}${limit === undefined ? '' : ` --limit ${limit}`} selects no hosts.`, 'check the pattern against `ansible-inventory -i FILE --graph`');
+  if (names.length === 0)
+    throw usageError(
+      `--inventory ${file}${limit === undefined ? '' : ` --limit ${limit}`} selects no hosts.`,
+      'check the pattern against `ansible-inventory -i FILE --graph`',
+    );
   return names.map((name) => fromHostVars(name, inventory.hostvars[name] ?? {}));
 }
 
 /** undefined when ansible-inventory is not installed. */
-async function ansibleInventory(file: string, env: NodeJS.ProcessEnv): Promise<{ names: string[]; hostvars: Record<string, HostVars> } | undefined> {
-  const r = await execa('ansible-inventory', ['-i', file, '--list'], { env, extendEnv: false, reject: false, stdin: 'ignore', timeout: ANSIBLE_TIMEOUT_MS });
-  if ((r as { code?: string }).code === 'ENOENT' || r.exitCode === 127 || (r.failed && r.exitCode === undefined && !r.timedOut)) return undefined;
-  if (r.exitCode !== 0) throw usageError(`ansible-inventory could not read ${file}: ${lastLines(String(r.stderr))}`, 'check the file with `ansible-inventory -i FILE --graph`');
+async function ansibleInventory(
+  file: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ names: string[]; hostvars: Record<string, HostVars> } | undefined> {
+  const r = await execa('ansible-inventory', ['-i', file, '--list'], {
+    env,
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
+    timeout: ANSIBLE_TIMEOUT_MS,
+  });
+  if (
+    (r as { code?: string }).code === 'ENOENT' ||
+    r.exitCode === 127 ||
+    (r.failed && r.exitCode === undefined && !r.timedOut)
+  )
+    return undefined;
+  if (r.exitCode !== 0)
+    throw usageError(
+      `ansible-inventory could not read ${file}: ${lastLines(String(r.stderr))}`,
+      'check the file with `ansible-inventory -i FILE --graph`',
+    );
   let doc: Record<string, { hosts?: unknown; children?: unknown; hostvars?: unknown }>;
   try {
     doc = JSON.parse(String(r.stdout)) as typeof doc;
@@ -77,8 +107,15 @@ async function ansibleInventory(file: string, env: NodeJS.ProcessEnv): Promise<{
 
 /** Ansible's own pattern matching (groups, globs, regexes, !, &): the host names --limit selects. */
 async function ansibleListHosts(file: string, limit: string, env: NodeJS.ProcessEnv): Promise<string[]> {
-  const r = await execa('ansible', ['-i', file, '--list-hosts', '--', limit], { env, extendEnv: false, reject: false, stdin: 'ignore', timeout: ANSIBLE_TIMEOUT_MS });
-  if (r.exitCode !== 0) throw usageError(`--limit ${limit}: ansible could not match it in ${file}: ${lastLines(String(r.stderr))}`);
+  const r = await execa('ansible', ['-i', file, '--list-hosts', '--', limit], {
+    env,
+    extendEnv: false,
+    reject: false,
+    stdin: 'ignore',
+    timeout: ANSIBLE_TIMEOUT_MS,
+  });
+  if (r.exitCode !== 0)
+    throw usageError(`--limit ${limit}: ansible could not match it in ${file}: ${lastLines(String(r.stderr))}`);
   return String(r.stdout)
     .split('\n')
     .slice(1) // "  hosts (N):"
@@ -88,42 +125,62 @@ async function ansibleListHosts(file: string, limit: string, env: NodeJS.Process
 
 /** ansible_host / ansible_user / ansible_port / ansible_ssh_private_key_file, as ssh settings (the way Ansible connects). */
 function fromHostVars(name: string, vars: HostVars): FleetTarget {
-  const str = (v: unknown): string | undefined => (typeof v === 'string' || typeof v === 'number' ? String(v) : undefined);
+  const str = (v: unknown): string | undefined =>
+    typeof v === 'string' || typeof v === 'number' ? String(v) : undefined;
   const destination = validateDestination(str(vars.ansible_host) ?? name);
   const sshOptions: string[] = [];
   const user = str(vars.ansible_user ?? vars.ansible_ssh_user);
   if (user !== undefined) {
-    if (!/^[A-Za-z0-9._][A-Za-z0-9._-]*$/.test(user)) throw usageError(`inventory host ${name}: ansible_user ${JSON.stringify(user)} is not a user name.`);
+    if (!/^[A-Za-z0-9._][A-Za-z0-9._-]*$/.test(user))
+      throw usageError(`inventory host ${name}: ansible_user ${JSON.stringify(user)} is not a user name.`);
     sshOptions.push(`User=${user}`);
   }
   const port = str(vars.ansible_port ?? vars.ansible_ssh_port);
   if (port !== undefined) {
-    if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535) throw usageError(`inventory host ${name}: ansible_port ${JSON.stringify(port)} is not a port.`);
+    if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535)
+      throw usageError(`inventory host ${name}: ansible_port ${JSON.stringify(port)} is not a port.`);
     sshOptions.push(`Port=${port}`);
   }
   const key = str(vars.ansible_ssh_private_key_file ?? vars.ansible_private_key_file);
   if (key !== undefined) {
-    if (/[\n\r"]/.test(key)) throw usageError(`inventory host ${name}: ansible_ssh_private_key_file is not a usable path.`);
+    if (/[\n\r"]/.test(key))
+      throw usageError(`inventory host ${name}: ansible_ssh_private_key_file is not a usable path.`);
     sshOptions.push(validateSshOption(/\s/.test(key) ? `IdentityFile="${key}"` : `IdentityFile=${key}`));
   }
   return { name, destination, sshOptions };
 }
 
 function plainInventory(file: string, limit: string | undefined): FleetTarget[] {
-  const lines = fs.readFileSync(file, 'utf8').split('\n').map((l) => l.replace(/#.*$/, '').trim()).filter(Boolean);
+  const lines = fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .map((l) => l.replace(/#.*$/, '').trim())
+    .filter(Boolean);
   for (const line of lines) {
     if (line.startsWith('[') || line.endsWith(':') || /[=\s]/.test(line)) {
-      throw usageError(`--inventory ${file} is not a plain list of hosts (line ${JSON.stringify(line)}), and Ansible is not installed to read it.`, 'install ansible-core (ansible-inventory), or write one host per line');
+      throw usageError(
+        `--inventory ${file} is not a plain list of hosts (line ${JSON.stringify(line)}), and Ansible is not installed to read it.`,
+        'install ansible-core (ansible-inventory), or write one host per line',
+      );
     }
   }
-  const patterns = limit?.split(/[,:]/).map((p) => p.trim()).filter(Boolean);
+  const patterns = limit
+    ?.split(/[,:]/)
+    .map((p) => p.trim())
+    .filter(Boolean);
   const chosen = patterns === undefined ? lines : lines.filter((l) => patterns.some((p) => globMatch(p, l)));
-  if (chosen.length === 0) throw usageError(`--inventory ${file}${limit === undefined ? '' : ` --limit ${limit}`} selects no hosts.`);
+  if (chosen.length === 0)
+    throw usageError(`--inventory ${file}${limit === undefined ? '' : ` --limit ${limit}`} selects no hosts.`);
   return targetsFromArgs(chosen);
 }
 
 function globMatch(pattern: string, text: string): boolean {
-  const re = new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.')}$`);
+  const re = new RegExp(
+    `^${pattern
+      .replace(/[.+^${}()|[\]\\]/g, '\\$&')
+      .replace(/\*/g, '.*')
+      .replace(/\?/g, '.')}$`,
+  );
   return re.test(text);
 }
 

@@ -7,10 +7,10 @@
  * command line), and waits with `login status --wait --json`. When it
  * cannot get back in time it prints the exact commands to resume by hand.
  */
-import { AgyError, EXIT, InterruptedError, type ExitCode } from '../core/errors.js';
-import { tempRoot } from '../core/paths.js';
+import { AgyError, EXIT, type ExitCode, InterruptedError } from '../core/errors.js';
 import type { CommandIO, CommandResult } from '../core/io.js';
-import { startPasteReader, type PasteReader } from '../login/paste.js';
+import { tempRoot } from '../core/paths.js';
+import { type PasteReader, startPasteReader } from '../login/paste.js';
 import { SshMaster } from './control-master.js';
 import { checkLocalPort } from './local-port.js';
 import { shellQuote } from './remote-command.js';
@@ -31,7 +31,12 @@ export interface ResumeOptions {
   deadline: number;
 }
 
-type RemoteStatus = Record<string, unknown> & { status?: string; port?: number; url?: string; outcome?: { exit?: number; code?: string; message?: string; hint?: string } | null };
+type RemoteStatus = Record<string, unknown> & {
+  status?: string;
+  port?: number;
+  url?: string;
+  outcome?: { exit?: number; code?: string; message?: string; hint?: string } | null;
+};
 
 function pause(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
@@ -58,23 +63,42 @@ function parseStatus(stdout: string | undefined): RemoteStatus | undefined {
 export function manualResume(o: ResumeOptions, port: number | undefined): string[] {
   const ssh = ['ssh', ...o.sshOptions.flatMap((opt) => ['-o', shellQuote(opt)])].join(' ');
   const lines = [`${ssh} ${o.destination} ${shellQuote(`${o.remoteAgyctl} login status`)}`];
-  if (port !== undefined) lines.push(`${ssh} -N -L ${port}:127.0.0.1:${port} -o ExitOnForwardFailure=yes ${o.destination}   # then sign in with the URL status shows`);
-  lines.push(`${ssh} ${o.destination} ${shellQuote(`${o.remoteAgyctl} login finish`)}   # without a tunnel: paste the address the browser ended on`);
+  if (port !== undefined)
+    lines.push(
+      `${ssh} -N -L ${port}:127.0.0.1:${port} -o ExitOnForwardFailure=yes ${o.destination}   # then sign in with the URL status shows`,
+    );
+  lines.push(
+    `${ssh} ${o.destination} ${shellQuote(`${o.remoteAgyctl} login finish`)}   # without a tunnel: paste the address the browser ended on`,
+  );
   lines.push(`${ssh} ${o.destination} ${shellQuote(`${o.remoteAgyctl} login status --wait`)}`);
   return lines;
 }
 
-export async function resumeAfterDrop(io: CommandIO, o: ResumeOptions, lastPort: number | undefined): Promise<CommandResult> {
+export async function resumeAfterDrop(
+  io: CommandIO,
+  o: ResumeOptions,
+  lastPort: number | undefined,
+): Promise<CommandResult> {
   const { out } = io;
   out.event({ event: 'connection-lost' });
-  if (!out.json) out.warn(`the SSH connection to ${o.destination} dropped; the login there goes on. Reconnecting (until ${new Date(o.deadline).toISOString()})...`);
+  if (!out.json)
+    out.warn(
+      `the SSH connection to ${o.destination} dropped; the login there goes on. Reconnecting (until ${new Date(o.deadline).toISOString()})...`,
+    );
   let delay = FIRST_BACKOFF_MS;
   let attempts = 0;
   let port = lastPort;
   while (Date.now() < o.deadline) {
     if (io.ctx.signal.aborted) break;
     attempts += 1;
-    const master = SshMaster.start({ destination: o.destination, sshOptions: o.sshOptions, env: io.ctx.env, tempRoot: tempRoot(io.ctx.env), interactive: false, onLog: (line) => out.verbose(`[ssh] ${line}`) });
+    const master = SshMaster.start({
+      destination: o.destination,
+      sshOptions: o.sshOptions,
+      env: io.ctx.env,
+      tempRoot: tempRoot(io.ctx.env),
+      interactive: false,
+      onLog: (line) => out.verbose(`[ssh] ${line}`),
+    });
     try {
       await master.waitReady(Math.max(1_000, Math.min(o.sshTimeoutMs, o.deadline - Date.now())), io.ctx.signal);
       const result = await resumeOn(io, o, master, attempts, (p) => (port = p));
@@ -91,22 +115,47 @@ export async function resumeAfterDrop(io: CommandIO, o: ResumeOptions, lastPort:
   }
   const commands = manualResume(o, port);
   if (!out.json) {
-    out.error(io.ctx.signal.aborted ? 'Interrupted while reconnecting; the remote login is still pending until its deadline.' : `Could not reconnect to ${o.destination} before the login's deadline.`);
+    out.error(
+      io.ctx.signal.aborted
+        ? 'Interrupted while reconnecting; the remote login is still pending until its deadline.'
+        : `Could not reconnect to ${o.destination} before the login's deadline.`,
+    );
     out.info('To resume by hand:');
     for (const line of commands) out.info(`  ${line}`);
   }
   const details = { resume: commands };
-  if (io.ctx.signal.aborted) throw new AgyError(EXIT.interrupted, 'interrupted', 'Interrupted while reconnecting.', { hint: commands.join(' ; '), details });
-  throw new AgyError(EXIT.server, 'ssh-failed', `Could not reconnect to ${o.destination} (${attempts} attempts) before the login's deadline.`, { hint: `resume by hand: ${commands.join(' ; ')}`, details });
+  if (io.ctx.signal.aborted)
+    throw new AgyError(EXIT.interrupted, 'interrupted', 'Interrupted while reconnecting.', {
+      hint: commands.join(' ; '),
+      details,
+    });
+  throw new AgyError(
+    EXIT.server,
+    'ssh-failed',
+    `Could not reconnect to ${o.destination} (${attempts} attempts) before the login's deadline.`,
+    { hint: `resume by hand: ${commands.join(' ; ')}`, details },
+  );
 }
 
 /** One reconnected master: undefined when it dropped again (the caller retries). */
-async function resumeOn(io: CommandIO, o: ResumeOptions, master: SshMaster, attempts: number, sawPort: (p: number) => void): Promise<CommandResult | undefined> {
+async function resumeOn(
+  io: CommandIO,
+  o: ResumeOptions,
+  master: SshMaster,
+  attempts: number,
+  sawPort: (p: number) => void,
+): Promise<CommandResult | undefined> {
   const { out } = io;
   const r = await master.runRemote(`${o.remoteAgyctl} login status --json`, STATUS_TIMEOUT_MS);
   if (master.hasExited || r.exitCode === 255) return undefined;
   const status = parseStatus(r.stdout);
-  if (!status) throw new AgyError(EXIT.server, 'remote-failed', `Reconnected, but \`${o.remoteAgyctl} login status --json\` on ${o.destination} did not answer with a status${r.message ? ` (${r.message})` : ''}.`, { hint: 'check that the remote agyctl supports `login status`' });
+  if (!status)
+    throw new AgyError(
+      EXIT.server,
+      'remote-failed',
+      `Reconnected, but \`${o.remoteAgyctl} login status --json\` on ${o.destination} did not answer with a status${r.message ? ` (${r.message})` : ''}.`,
+      { hint: 'check that the remote agyctl supports `login status`' },
+    );
   out.event({ event: 'reconnected', attempts, status: status.status ?? null });
   if (status.status !== 'pending') return finalResult(io, o, status);
   const port = Number(status.port);
@@ -114,22 +163,36 @@ async function resumeOn(io: CommandIO, o: ResumeOptions, master: SshMaster, atte
     sawPort(port);
     const free = await checkLocalPort(port);
     const fwd = free.free ? await master.forward(port) : { ok: false, message: free.reason };
-    out.event(fwd.ok ? { event: 'forward-added', port, local: `127.0.0.1:${port}` } : { event: 'fallback-paste', port, reason: fwd.message });
+    out.event(
+      fwd.ok
+        ? { event: 'forward-added', port, local: `127.0.0.1:${port}` }
+        : { event: 'fallback-paste', port, reason: fwd.message },
+    );
     if (!out.json) {
-      out.info(`Reconnected to ${o.destination}; the login there is still waiting${fwd.ok ? ` and 127.0.0.1:${port} is forwarded again` : ` (cannot forward port ${port}: ${fwd.message})`}.`);
+      out.info(
+        `Reconnected to ${o.destination}; the login there is still waiting${fwd.ok ? ` and 127.0.0.1:${port} is forwarded again` : ` (cannot forward port ${port}: ${fwd.message})`}.`,
+      );
       out.info(out.e.bold('Finish signing in (open the URL again if your browser lost it):'));
       out.raw(String(status.url));
     }
   }
-  const paste: PasteReader = startPasteReader(io, () => 'paste the address your browser ended on> ', (line) => {
-    if (line.trim()) void master.runRemote(`${o.remoteAgyctl} login finish`, STATUS_TIMEOUT_MS, `${line.trim()}\n`).then((f) => {
-      if (!f.ok && !out.json) out.warn(`not delivered: ${(f.stdout ?? '').trim() || f.message}`);
-    });
-  });
+  const paste: PasteReader = startPasteReader(
+    io,
+    () => 'paste the address your browser ended on> ',
+    (line) => {
+      if (line.trim())
+        void master.runRemote(`${o.remoteAgyctl} login finish`, STATUS_TIMEOUT_MS, `${line.trim()}\n`).then((f) => {
+          if (!f.ok && !out.json) out.warn(`not delivered: ${(f.stdout ?? '').trim() || f.message}`);
+        });
+    },
+  );
   const onAbort = (): void => void master.runRemote(`${o.remoteAgyctl} login cancel`, STATUS_TIMEOUT_MS);
   io.ctx.signal.addEventListener('abort', onAbort, { once: true });
   try {
-    const waited = await master.runRemote(`${o.remoteAgyctl} login status --wait --json`, Math.max(0, o.deadline - Date.now()) + AFTER_DEADLINE_MS);
+    const waited = await master.runRemote(
+      `${o.remoteAgyctl} login status --wait --json`,
+      Math.max(0, o.deadline - Date.now()) + AFTER_DEADLINE_MS,
+    );
     if (io.ctx.signal.aborted) throw new InterruptedError();
     const final = parseStatus(waited.stdout);
     if (!final) return undefined; // the connection dropped again (or the wait was cut): reconnect
@@ -150,5 +213,10 @@ function finalResult(io: CommandIO, o: ResumeOptions, s: RemoteStatus): CommandR
   }
   const oc = s.outcome ?? {};
   const exit = (KNOWN_EXITS.has(Number(oc.exit)) ? Number(oc.exit) : EXIT.server) as ExitCode;
-  throw new AgyError(exit, String(oc.code ?? 'remote-failed'), `on ${o.destination}: ${String(oc.message ?? `the login ended with ${s.status ?? 'no status'}`)}`, oc.hint ? { hint: String(oc.hint) } : {});
+  throw new AgyError(
+    exit,
+    String(oc.code ?? 'remote-failed'),
+    `on ${o.destination}: ${String(oc.message ?? `the login ended with ${s.status ?? 'no status'}`)}`,
+    oc.hint ? { hint: String(oc.hint) } : {},
+  );
 }

@@ -7,8 +7,8 @@
  */
 import { execa } from 'execa';
 import { registerGroup, unregisterGroup } from '../acp/children.js';
+import { type SshMaster, settlesWithin } from './control-master.js';
 import { PID_MARKER, shellQuote } from './remote-command.js';
-import { settlesWithin, type SshMaster } from './control-master.js';
 
 export interface RemoteCheck {
   /** The remote agyctl's exit code; null when ssh or the deadline ended it. */
@@ -39,16 +39,24 @@ export function remoteCheckCommand(remoteAgyctl: string): string {
   return `sh -c ${shellQuote(script)}`;
 }
 
-export async function runRemoteCheck(master: SshMaster, remoteAgyctl: string, signal: AbortSignal): Promise<RemoteCheck> {
+export async function runRemoteCheck(
+  master: SshMaster,
+  remoteAgyctl: string,
+  signal: AbortSignal,
+): Promise<RemoteCheck> {
   const startedAt = Date.now();
-  const child = execa('ssh', [...master.clientArgs(), '-T', '--', master.destination, remoteCheckCommand(remoteAgyctl)], {
-    env: master.options.env,
-    extendEnv: false,
-    stdin: 'ignore',
-    reject: false,
-    timeout: LOCAL_DEADLINE_MS,
-    detached: true, // a terminal Ctrl-C reaches agyctl only; we stop the remote side properly
-  });
+  const child = execa(
+    'ssh',
+    [...master.clientArgs(), '-T', '--', master.destination, remoteCheckCommand(remoteAgyctl)],
+    {
+      env: master.options.env,
+      extendEnv: false,
+      stdin: 'ignore',
+      reject: false,
+      timeout: LOCAL_DEADLINE_MS,
+      detached: true, // a terminal Ctrl-C reaches agyctl only; we stop the remote side properly
+    },
+  );
   const pid = child.pid;
   if (pid) registerGroup(pid);
   let remotePid: number | undefined;
@@ -72,13 +80,19 @@ export async function runRemoteCheck(master: SshMaster, remoteAgyctl: string, si
   const stderr = String(r.stderr ?? '');
   const doc = parseDocument(String(r.stdout ?? ''));
   const live = doc?.checks?.find((c) => c.id === 'live');
-  const findings = (doc?.checks ?? []).filter((c) => c.ok === false && c.severity === 'error').map((c) => `${String(c.id)}: ${String(c.message)}`);
+  const findings = (doc?.checks ?? [])
+    .filter((c) => c.ok === false && c.severity === 'error')
+    .map((c) => `${String(c.id)}: ${String(c.message)}`);
   return {
     exit: typeof r.exitCode === 'number' ? r.exitCode : null,
     status: typeof doc?.status === 'string' ? doc.status : undefined,
     findings,
     liveMs: typeof live?.ms === 'number' ? live.ms : null,
-    stderr: stderr.split('\n').filter((l) => l.trim() && !l.startsWith(PID_MARKER)).slice(-4).join('\n'),
+    stderr: stderr
+      .split('\n')
+      .filter((l) => l.trim() && !l.startsWith(PID_MARKER))
+      .slice(-4)
+      .join('\n'),
     interrupted,
     timedOut: Boolean(r.timedOut),
     startedAt,
@@ -87,7 +101,11 @@ export async function runRemoteCheck(master: SshMaster, remoteAgyctl: string, si
 }
 
 /** SIGTERM the remote agyctl by the pid its wrapper printed (it stops its server and exits 130), then make sure ssh ends. */
-async function cancelRemote(master: SshMaster, remotePid: () => number | undefined, child: { kill(signal?: NodeJS.Signals): boolean } & Promise<unknown>): Promise<void> {
+async function cancelRemote(
+  master: SshMaster,
+  remotePid: () => number | undefined,
+  child: { kill(signal?: NodeJS.Signals): boolean } & Promise<unknown>,
+): Promise<void> {
   const deadline = Date.now() + PID_WAIT_MS;
   while (remotePid() === undefined && Date.now() < deadline && !(await settlesWithin(child, 100)));
   const pid = remotePid();

@@ -14,7 +14,10 @@ export const PID_MARKER = 'agyctl-connect-remote-pid';
 export function validateDestination(text: string): string {
   const dest = text.trim();
   if (!/^(?!-)(?:[^@\s]+@)?[^\s@-][^\s@]*$/.test(dest)) {
-    throw usageError(`The destination must look like host or user@host (got ${JSON.stringify(text)}).`, 'pass ssh settings such as the port with --ssh-option Port=2222');
+    throw usageError(
+      `The destination must look like host or user@host (got ${JSON.stringify(text)}).`,
+      'pass ssh settings such as the port with --ssh-option Port=2222',
+    );
   }
   return dest;
 }

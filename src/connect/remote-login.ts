@@ -11,10 +11,10 @@
 import readline from 'node:readline';
 import { execa, type ResultPromise } from 'execa';
 import { registerGroup, unregisterGroup } from '../acp/children.js';
-import { PID_MARKER } from './remote-command.js';
-import { settlesWithin, type SshMaster } from './control-master.js';
 import { serverText } from '../acp/redact.js';
 import { sanitizeForTerminal } from '../util/terminal-text.js';
+import { type SshMaster, settlesWithin } from './control-master.js';
+import { PID_MARKER } from './remote-command.js';
 
 export type RemoteEvent = Record<string, unknown> & { event: string };
 
@@ -74,7 +74,11 @@ export class RemoteLogin {
     this.exited = this.child.then(async (r) => {
       await drained;
       if (pid) unregisterGroup(pid);
-      this.exitInfo = { code: typeof r.exitCode === 'number' ? r.exitCode : null, signal: r.signal ?? null, timedOut: Boolean(r.timedOut) };
+      this.exitInfo = {
+        code: typeof r.exitCode === 'number' ? r.exitCode : null,
+        signal: r.signal ?? null,
+        timedOut: Boolean(r.timedOut),
+      };
       return this.exitInfo;
     });
   }
@@ -159,7 +163,12 @@ export function cleanEvent(ev: RemoteEvent): RemoteEvent {
     if (typeof v === 'string') return serverText(v, { singleLine: true });
     if (depth > 8 || v === null || typeof v !== 'object') return v;
     if (Array.isArray(v)) return v.map((x) => clean(x, depth + 1));
-    return Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [sanitizeForTerminal(k, { singleLine: true }), clean(x, depth + 1)]));
+    return Object.fromEntries(
+      Object.entries(v as Record<string, unknown>).map(([k, x]) => [
+        sanitizeForTerminal(k, { singleLine: true }),
+        clean(x, depth + 1),
+      ]),
+    );
   };
   const out = clean(ev, 0) as RemoteEvent;
   if (typeof ev.url === 'string') out.url = sanitizeForTerminal(ev.url, { singleLine: true });
@@ -175,7 +184,8 @@ export function parseEvent(line: string): RemoteEvent | undefined {
     const v = value as Record<string, unknown>;
     if (typeof v.event === 'string') return v as RemoteEvent;
     // A usage error is reported as one JSON document even by a streaming command: treat it as the error event.
-    if (v.ok === false && v.error && typeof v.error === 'object') return { ...(v.error as Record<string, unknown>), event: 'error' };
+    if (v.ok === false && v.error && typeof v.error === 'object')
+      return { ...(v.error as Record<string, unknown>), event: 'error' };
   } catch {
     /* not an event */
   }

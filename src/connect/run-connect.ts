@@ -3,19 +3,19 @@
  * the forward of the callback port (or paste-back), the browser, and a
  * clean exit on every path: no forward, master or remote server left.
  */
-import { AgyError, EXIT, InterruptedError, TimeoutError, type ExitCode } from '../core/errors.js';
-import { tempRoot } from '../core/paths.js';
-import { formatDuration } from '../util/duration.js';
+import { AgyError, EXIT, type ExitCode, InterruptedError, TimeoutError } from '../core/errors.js';
 import type { CommandIO, CommandResult } from '../core/io.js';
-import { startPasteReader, type PasteReader } from '../login/paste.js';
-import { SshMaster, settlesWithin } from './control-master.js';
-import { RemoteLogin, type RemoteEvent, type SessionExit } from './remote-login.js';
-import { remoteLoginCommand } from './remote-command.js';
-import { checkLocalPort } from './local-port.js';
-import { openBrowser } from './browser.js';
-import { renderRemoteEvent, summaryLine } from './relay.js';
-import { resumeAfterDrop } from './reconnect.js';
+import { tempRoot } from '../core/paths.js';
+import { type PasteReader, startPasteReader } from '../login/paste.js';
 import { validateAuthUrl, validateCodeEntryUrl } from '../profiles/auth-url.js';
+import { formatDuration } from '../util/duration.js';
+import { openBrowser } from './browser.js';
+import { SshMaster, settlesWithin } from './control-master.js';
+import { checkLocalPort } from './local-port.js';
+import { resumeAfterDrop } from './reconnect.js';
+import { renderRemoteEvent, summaryLine } from './relay.js';
+import { remoteLoginCommand } from './remote-command.js';
+import { type RemoteEvent, RemoteLogin, type SessionExit } from './remote-login.js';
 
 export interface ConnectOptions {
   destination: string;
@@ -80,7 +80,11 @@ class ConnectSession {
   ) {}
 
   async run(): Promise<CommandResult> {
-    const command = remoteLoginCommand({ remoteAgyctl: this.o.remoteAgyctl, method: this.o.method, timeout: this.o.timeout });
+    const command = remoteLoginCommand({
+      remoteAgyctl: this.o.remoteAgyctl,
+      method: this.o.method,
+      timeout: this.o.timeout,
+    });
     this.io.out.verbose(`remote command: ${command}`);
     this.login = RemoteLogin.start({
       master: this.master,
@@ -98,12 +102,23 @@ class ConnectSession {
     }
     const exit = await this.login.exited;
     // A session cut by a dropped connection may end just before the master's own exit is seen.
-    if (!aborted && exit.code === 255 && !this.master.hasExited) await settlesWithin(this.master.exited, MASTER_EXIT_WAIT_MS);
+    if (!aborted && exit.code === 255 && !this.master.hasExited)
+      await settlesWithin(this.master.exited, MASTER_EXIT_WAIT_MS);
     await this.chain; // a URL being handled finishes (bounded) before the teardown removes what it added
     await this.teardown();
     if (this.dropped(exit, aborted)) {
       const deadline = this.remoteDeadline ?? Date.now() + this.o.timeoutMs;
-      return resumeAfterDrop(this.io, { destination: this.o.destination, sshOptions: this.o.sshOptions, remoteAgyctl: this.o.remoteAgyctl, sshTimeoutMs: this.o.sshTimeoutMs, deadline }, this.urlPort);
+      return resumeAfterDrop(
+        this.io,
+        {
+          destination: this.o.destination,
+          sshOptions: this.o.sshOptions,
+          remoteAgyctl: this.o.remoteAgyctl,
+          sshTimeoutMs: this.o.sshTimeoutMs,
+          deadline,
+        },
+        this.urlPort,
+      );
     }
     if (!told) this.io.out.warn(`could not reach the remote agyctl to cancel it; it stops by itself at its --timeout`);
     return this.outcome(exit, aborted);
@@ -111,10 +126,17 @@ class ConnectSession {
 
   /** The connection went away under a remote login that had shown its URL: it survives there, so reconnect. */
   private dropped(exit: SessionExit, aborted: boolean): boolean {
-    return !aborted && exit.code !== 0 && this.master.hasExited && this.urlPort !== undefined && !this.verified && !this.remoteError;
+    return (
+      !aborted &&
+      exit.code !== 0 &&
+      this.master.hasExited &&
+      this.urlPort !== undefined &&
+      !this.verified &&
+      !this.remoteError
+    );
   }
 
-  private then(step: () => Promise<void>): void {
+  private enqueue(step: () => Promise<void>): void {
     this.chain = this.chain.then(step).catch((err: unknown) => this.io.out.warn(`connect: ${(err as Error).message}`));
   }
 
@@ -129,7 +151,10 @@ class ConnectSession {
   private onEvent(ev: RemoteEvent): void {
     if (ev.event === 'url') {
       const check = checkRemoteUrl(ev);
-      if (!check.ok) return this.rejectUrl(check.reason);
+      if (!check.ok) {
+        this.rejectUrl(check.reason);
+        return;
+      }
     }
     if (ev.event === 'authenticated') this.stopPaste(); // nothing left to paste; the prompt goes before the news
     if (this.io.out.json) this.io.out.event(ev);
@@ -137,14 +162,14 @@ class ConnectSession {
     switch (ev.event) {
       case 'url':
         if (typeof ev.port === 'number') this.urlPort = ev.port;
-        this.then(() => this.onUrl(ev));
+        this.enqueue(() => this.onUrl(ev));
         break;
       case 'waiting':
         this.remoteDeadline = Date.now() + Number(ev.remainingS ?? 0) * 1000;
         break;
       case 'authenticated':
         this.signedIn = true;
-        this.then(() => this.afterSignIn());
+        this.enqueue(() => this.afterSignIn());
         break;
       case 'verified':
         this.verified = ev;
@@ -160,14 +185,22 @@ class ConnectSession {
   /** A URL the laptop does not trust is never printed, passed through or opened; a real one may still follow. */
   private rejectUrl(reason: string): void {
     this.io.out.event({ event: 'url-rejected', source: 'remote', reason });
-    if (!this.io.out.json) this.say(() => this.io.out.warn(`the remote login sent a sign-in URL this machine does not trust (${reason}); it was not shown or opened`));
+    if (!this.io.out.json)
+      this.say(() =>
+        this.io.out.warn(
+          `the remote login sent a sign-in URL this machine does not trust (${reason}); it was not shown or opened`,
+        ),
+      );
   }
 
   /** Forward the callback port when 127.0.0.1:<port> is free here, else paste-back; then the browser. */
   private async onUrl(ev: RemoteEvent): Promise<void> {
     const url = String(ev.url);
     const port = Number(ev.port);
-    const check = Number.isInteger(port) && port > 0 && port < 65536 ? await checkLocalPort(port) : { free: false as const, reason: `the remote login reported no usable port (${String(ev.port)})` };
+    const check =
+      Number.isInteger(port) && port > 0 && port < 65536
+        ? await checkLocalPort(port)
+        : { free: false as const, reason: `the remote login reported no usable port (${String(ev.port)})` };
     if (!check.free) this.fallbackReason = check.reason;
     else {
       const fwd = await this.master.forward(port);
@@ -179,7 +212,8 @@ class ConnectSession {
     if (this.o.open) {
       this.browser = await openBrowser(url);
       this.io.out.event({ event: 'browser-opened', ...this.browser });
-      if (!this.browser.ok && !this.io.out.json) this.io.out.warn(`could not open a browser (${this.browser.reason}); open the URL above yourself`);
+      if (!this.browser.ok && !this.io.out.json)
+        this.io.out.warn(`could not open a browser (${this.browser.reason}); open the URL above yourself`);
     }
     if (!this.signedIn && !this.login.hasExited) this.startPaste();
   }
@@ -191,27 +225,44 @@ class ConnectSession {
     if (out.json) return;
     if (this.forwardedPort !== undefined) {
       out.info(`Forwarding 127.0.0.1:${port} on this machine to the login listener on ${this.o.destination}.`);
-      out.info(out.e.bold(this.o.open ? 'Opening the sign-in URL in your browser (copy it if nothing opens):' : 'Open this URL in your browser and sign in:'));
+      out.info(
+        out.e.bold(
+          this.o.open
+            ? 'Opening the sign-in URL in your browser (copy it if nothing opens):'
+            : 'Open this URL in your browser and sign in:',
+        ),
+      );
       out.raw(url);
       return;
     }
     out.warn(`cannot forward port ${port}: ${this.fallbackReason}`);
     out.info(out.e.bold('Sign in with this URL anyway:'));
     out.raw(url);
-    out.info(`Your browser will then fail to load http://127.0.0.1:${port}/... (or show another program's page): copy that address from the address bar and paste it here.`);
+    out.info(
+      `Your browser will then fail to load http://127.0.0.1:${port}/... (or show another program's page): copy that address from the address bar and paste it here.`,
+    );
   }
 
   private startPaste(): void {
     if (this.paste) return;
-    this.paste = startPasteReader(this.io, () => this.prompt(), (line) => {
-      if (line.trim() !== '') this.login.send(line.trim());
-    });
+    this.paste = startPasteReader(
+      this.io,
+      () => this.prompt(),
+      (line) => {
+        if (line.trim() !== '') this.login.send(line.trim());
+      },
+    );
     if (this.io.ctx.stdin.isTTY) this.promptTimer = setInterval(() => this.paste?.refresh(), PROMPT_REFRESH_MS);
   }
 
   private prompt(): string {
-    const left = this.remoteDeadline === undefined ? '' : `[${formatDuration(Math.max(0, this.remoteDeadline - Date.now()))} left] `;
-    return this.forwardedPort === undefined ? `${left}paste the address your browser ended on> ` : `${left}waiting for the browser (or paste the address it ended on)> `;
+    const left =
+      this.remoteDeadline === undefined
+        ? ''
+        : `[${formatDuration(Math.max(0, this.remoteDeadline - Date.now()))} left] `;
+    return this.forwardedPort === undefined
+      ? `${left}paste the address your browser ended on> `
+      : `${left}waiting for the browser (or paste the address it ended on)> `;
   }
 
   private stopPaste(): void {
@@ -234,7 +285,8 @@ class ConnectSession {
     if (this.master.hasExited) return;
     const r = await this.master.cancelForward(port);
     this.io.out.event({ event: 'forward-removed', port, ok: r.ok });
-    if (!r.ok) this.io.out.warn(`could not remove the forward of port ${port}: ${r.message}; it ends with the SSH connection`);
+    if (!r.ok)
+      this.io.out.warn(`could not remove the forward of port ${port}: ${r.message}; it ends with the SSH connection`);
   }
 
   private async teardown(): Promise<void> {
@@ -244,7 +296,15 @@ class ConnectSession {
 
   private outcome(exit: SessionExit, aborted: boolean): CommandResult {
     const { out } = this.io;
-    const data = { connect: { destination: this.o.destination, forwarded: this.fallbackReason === undefined, fallbackReason: this.fallbackReason ?? null, browser: this.browser ?? null, remoteExit: exit.code } };
+    const data = {
+      connect: {
+        destination: this.o.destination,
+        forwarded: this.fallbackReason === undefined,
+        fallbackReason: this.fallbackReason ?? null,
+        browser: this.browser ?? null,
+        remoteExit: exit.code,
+      },
+    };
     if (exit.code === 0) {
       out.print(summaryLine(this.o.destination, this.verified));
       return { exit: EXIT.ok, data };
@@ -254,9 +314,17 @@ class ConnectSession {
       if (!out.json) out.error('Interrupted: the remote login was cancelled and its server stopped.');
       return { exit: EXIT.interrupted, data };
     }
-    if (exit.timedOut) throw new TimeoutError(`The remote login did not finish within ${formatDuration(this.o.timeoutMs + AFTER_SIGN_IN_MARGIN_MS)}.`, 'run `agyctl connect` again; pass --timeout for a longer sign-in window');
+    if (exit.timedOut)
+      throw new TimeoutError(
+        `The remote login did not finish within ${formatDuration(this.o.timeoutMs + AFTER_SIGN_IN_MARGIN_MS)}.`,
+        'run `agyctl connect` again; pass --timeout for a longer sign-in window',
+      );
     if (this.remoteError) {
-      if (!out.json) out.error(`on ${this.o.destination}: ${String(this.remoteError.message ?? 'the login failed')}`, this.remoteError.hint === undefined ? undefined : String(this.remoteError.hint));
+      if (!out.json)
+        out.error(
+          `on ${this.o.destination}: ${String(this.remoteError.message ?? 'the login failed')}`,
+          this.remoteError.hint === undefined ? undefined : String(this.remoteError.hint),
+        );
       return { exit: toExitCode(exit.code ?? Number(this.remoteError.exit)), data };
     }
     throw this.failure(exit);
@@ -265,17 +333,32 @@ class ConnectSession {
   private failure(exit: SessionExit): AgyError {
     const said = this.login.stderrTail();
     if (exit.code === 127 || exit.code === 126) {
-      return new AgyError(EXIT.server, 'remote-agyctl-missing', `agyctl could not be run on ${this.o.destination} as \`${this.o.remoteAgyctl}\`${said ? ` (${said})` : ''}.`, {
-        hint: `install it there (npm install -g agyctl; needs Node >= 20.5), or pass the remote command with --remote-agyctl, e.g. --remote-agyctl "node /opt/agyctl/bin/agyctl.js"`,
-      });
+      return new AgyError(
+        EXIT.server,
+        'remote-agyctl-missing',
+        `agyctl could not be run on ${this.o.destination} as \`${this.o.remoteAgyctl}\`${said ? ` (${said})` : ''}.`,
+        {
+          hint: `install it there (npm install -g agyctl; needs Node >= 20.5), or pass the remote command with --remote-agyctl, e.g. --remote-agyctl "node /opt/agyctl/bin/agyctl.js"`,
+        },
+      );
     }
     if (this.master.hasExited) return this.master.failure('dropped the connection');
     if (exit.code === 255 || exit.code === null) {
-      return new AgyError(EXIT.server, 'ssh-failed', `The SSH session on ${this.o.destination} failed: ${said || `ssh exited with ${exit.code ?? exit.signal}`}`, { hint: `check that \`ssh ${this.o.destination}\` can run commands there` });
+      return new AgyError(
+        EXIT.server,
+        'ssh-failed',
+        `The SSH session on ${this.o.destination} failed: ${said || `ssh exited with ${exit.code ?? exit.signal}`}`,
+        { hint: `check that \`ssh ${this.o.destination}\` can run commands there` },
+      );
     }
-    return new AgyError(EXIT.server, 'remote-failed', `The remote agyctl exited with code ${exit.code} without reporting why${said ? `: ${said}` : '.'}`, {
-      hint: `run \`${this.o.remoteAgyctl} login\` on ${this.o.destination} to see what happens there`,
-    });
+    return new AgyError(
+      EXIT.server,
+      'remote-failed',
+      `The remote agyctl exited with code ${exit.code} without reporting why${said ? `: ${said}` : '.'}`,
+      {
+        hint: `run \`${this.o.remoteAgyctl} login\` on ${this.o.destination} to see what happens there`,
+      },
+    );
   }
 }
 
@@ -292,7 +375,8 @@ export function checkRemoteUrl(ev: RemoteEvent): { ok: true } | { ok: false; rea
   }
   const v = validateAuthUrl(url);
   if (!v.ok) return v;
-  if (v.value.port !== Number(ev.port)) return { ok: false, reason: `its redirect port ${v.value.port} is not the port to forward (${String(ev.port)})` };
+  if (v.value.port !== Number(ev.port))
+    return { ok: false, reason: `its redirect port ${v.value.port} is not the port to forward (${String(ev.port)})` };
   return { ok: true };
 }
 

@@ -20,12 +20,32 @@ export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 export const EXIT_TABLE: ReadonlyArray<{ exit: ExitCode; name: keyof typeof EXIT; meaning: string }> = [
   { exit: 0, name: 'ok', meaning: 'Success. `--help` and `--version` also exit 0.' },
   { exit: 1, name: 'internal', meaning: 'Internal error: a bug in agyctl. Please report it with `--trace`.' },
-  { exit: 2, name: 'usage', meaning: 'Usage error or invalid input (bad flag, malformed settings file, lock held by another run, a path that cannot be used: not a directory, permission denied, read-only, name too long; a state dir the server cannot be pointed at; an empty HOME or --server).' },
+  {
+    exit: 2,
+    name: 'usage',
+    meaning:
+      'Usage error or invalid input (bad flag, malformed settings file, lock held by another run, a path that cannot be used: not a directory, permission denied, read-only, name too long; a state dir the server cannot be pointed at; an empty HOME or --server).',
+  },
   { exit: 3, name: 'auth', meaning: 'Not authenticated, or authentication failed or must be redone.' },
-  { exit: 4, name: 'server', meaning: 'The ACP server was not found, failed to start, exited, or broke the protocol (also SSH failures in `connect`, and a login whose supervisor died).' },
+  {
+    exit: 4,
+    name: 'server',
+    meaning:
+      'The ACP server was not found, failed to start, exited, or broke the protocol (also SSH failures in `connect`, and a login whose supervisor died).',
+  },
   { exit: 5, name: 'timeout', meaning: 'A deadline passed (`--timeout`).' },
-  { exit: 6, name: 'findings', meaning: 'A check or verification found problems: bad token mode, invalid settings with auth otherwise fine, a backup session that failed (including a full destination or disk), failed snapshot verification or a damaged snapshot, a refused restore, credentials still valid after logout.' },
-  { exit: 130, name: 'interrupted', meaning: 'Interrupted by Ctrl-C (SIGINT), SIGTERM or SIGHUP; every child process was stopped. A second signal stops everything at once (still 130). A login cancelled with `agyctl login cancel` also ends with 130. SIGHUP during `agyctl login` is not an interruption: the login goes on under its supervisor (docs/login.md).' },
+  {
+    exit: 6,
+    name: 'findings',
+    meaning:
+      'A check or verification found problems: bad token mode, invalid settings with auth otherwise fine, a backup session that failed (including a full destination or disk), failed snapshot verification or a damaged snapshot, a refused restore, credentials still valid after logout.',
+  },
+  {
+    exit: 130,
+    name: 'interrupted',
+    meaning:
+      'Interrupted by Ctrl-C (SIGINT), SIGTERM or SIGHUP; every child process was stopped. A second signal stops everything at once (still 130). A login cancelled with `agyctl login cancel` also ends with 130. SIGHUP during `agyctl login` is not an interruption: the login goes on under its supervisor (docs/login.md).',
+  },
 ];
 
 export interface AgyErrorOptions {

@@ -31,7 +31,12 @@ export function defaultStateDir(env: Env): string {
   return path.join(homeDir(env), STATE_SUBDIR);
 }
 
-export function resolveStateDir(flag: string | undefined, env: Env, cwd: string, fallback: (env: Env) => string = defaultStateDir): string {
+export function resolveStateDir(
+  flag: string | undefined,
+  env: Env,
+  cwd: string,
+  fallback: (env: Env) => string = defaultStateDir,
+): string {
   const chosen = flag ?? env.AGYCTL_STATE_DIR;
   return chosen ? path.resolve(cwd, expandTilde(chosen, env)) : fallback(env);
 }

@@ -10,9 +10,9 @@
  */
 import type { AcpServer } from '../acp/server.js';
 import type { CommandIO } from '../core/io.js';
-import { findUrls, validateCodeEntryUrl, type AuthUrl, type Validation } from '../profiles/auth-url.js';
-import { runWaitLoop, type WaitLoop } from './wait-loop.js';
+import { type AuthUrl, findUrls, type Validation, validateCodeEntryUrl } from '../profiles/auth-url.js';
 import { openInBrowser, showQr } from './present.js';
+import { runWaitLoop, type WaitLoop } from './wait-loop.js';
 
 export interface CodeEntryOptions {
   server: AcpServer;
@@ -39,11 +39,16 @@ export function parseCode(input: string, expectedState: string | undefined): Val
     } catch {
       return { ok: false, reason: 'that is not a URL' };
     }
-    if (url.searchParams.has('error')) return { ok: false, reason: `the page reports an error (${url.searchParams.get('error')}); sign in again with the same URL` };
+    if (url.searchParams.has('error'))
+      return {
+        ok: false,
+        reason: `the page reports an error (${url.searchParams.get('error')}); sign in again with the same URL`,
+      };
     const code = url.searchParams.get('code');
     if (!code) return { ok: false, reason: 'no code in that address; paste the code the page shows' };
     const state = url.searchParams.get('state');
-    if (expectedState !== undefined && state !== null && state !== expectedState) return { ok: false, reason: 'state does not match this sign-in (is it from an older attempt?)' };
+    if (expectedState !== undefined && state !== null && state !== expectedState)
+      return { ok: false, reason: 'state does not match this sign-in (is it from an older attempt?)' };
     // Decoded from the URL, it could hold a newline and a second line for the server's stdin: same check as a bare code.
     return checkCode(code);
   }
@@ -53,7 +58,8 @@ export function parseCode(input: string, expectedState: string | undefined): Val
 /** One line of printable ASCII: the server reads exactly one line from stdin as the code. */
 function checkCode(code: string): Validation<string> {
   if (/\s/.test(code)) return { ok: false, reason: 'a code has no spaces or line breaks; paste just the code' };
-  if (!/^[\x21-\x7e]{4,2048}$/.test(code)) return { ok: false, reason: 'that does not look like an authorization code' };
+  if (!/^[\x21-\x7e]{4,2048}$/.test(code))
+    return { ok: false, reason: 'that does not look like an authorization code' };
   return { ok: true, value: code };
 }
 
@@ -75,9 +81,15 @@ export function waitForCode(io: CommandIO, o: CodeEntryOptions): Promise<void> {
   }
 
   function onLine(line: string): void {
-    if (sent) return refuse('a code was already sent; waiting for the server');
+    if (sent) {
+      refuse('a code was already sent; waiting for the server');
+      return;
+    }
     const v = parseCode(line, current.state);
-    if (!v.ok) return refuse(v.reason);
+    if (!v.ok) {
+      refuse(v.reason);
+      return;
+    }
     o.addSecret(v.value);
     sent = true;
     // Raw, newline-terminated, and nothing else: the server's line reader takes the next line as the code.
@@ -89,11 +101,14 @@ export function waitForCode(io: CommandIO, o: CodeEntryOptions): Promise<void> {
   /** After a code it could not use, the server starts over with a new URL. */
   function onOutput(loop: WaitLoop, line: string): void {
     if (loop.settled) return;
-    const next = findUrls(line).map(validateCodeEntryUrl).find((v) => v.ok);
+    const next = findUrls(line)
+      .map(validateCodeEntryUrl)
+      .find((v) => v.ok);
     if (!next?.ok || next.value.url === current.url) return;
     current = next.value;
     sent = false;
-    if (!io.out.json) io.out.warn('the server could not use that code and started over: sign in again with this new URL');
+    if (!io.out.json)
+      io.out.warn('the server could not use that code and started over: sign in again with this new URL');
     presentCodeEntry(io, current);
     if (o.qr) void showQr(io, current.url);
     if (o.open) void openInBrowser(io, current.url);

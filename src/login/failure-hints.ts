@@ -5,12 +5,13 @@
  */
 import type { AcpError } from '../acp/acp-error.js';
 
-export const FRESH_URL_HINT = 'run `agyctl login` again for a fresh URL (the server remembers a failed attempt, so agyctl starts a new one); sign in with the newest URL only';
+export const FRESH_URL_HINT =
+  'run `agyctl login` again for a fresh URL (the server remembers a failed attempt, so agyctl starts a new one); sign in with the newest URL only';
 
 export function signInFailureHint(err: AcpError, env: NodeJS.ProcessEnv): string {
   const text = `${err.serverText} ${JSON.stringify(err.data ?? '')}`;
   if (/GEMINI_API_KEY/.test(text)) {
-    return 'export GEMINI_API_KEY=<your key> where agyctl (and the server) run, or in the server\'s systemd unit: the server reads its environment only at start, so restart it afterwards; then run `agyctl login --method gemini-api-key`';
+    return "export GEMINI_API_KEY=<your key> where agyctl (and the server) run, or in the server's systemd unit: the server reads its environment only at start, so restart it afterwards; then run `agyctl login --method gemini-api-key`";
   }
   if (/oauth-business/.test(text) && /gcp\.project|gcp\.location/.test(text)) {
     return 'run `agyctl settings set-auth oauth-business --project <gcp-project> --location <region>` (e.g. --location us-central1), then `agyctl login` again';

@@ -3,8 +3,9 @@
  * is the only probe: any HTTP request without the real code would end the
  * login. The only HTTP agyctl ever sends is a user's pasted redirect.
  */
-import net from 'node:net';
+
 import http from 'node:http';
+import net from 'node:net';
 
 export function listenerAlive(port: number, timeoutMs = 1000): Promise<boolean> {
   return new Promise((resolve) => {

@@ -4,17 +4,17 @@
  * Then a fresh server must refuse session/new, or the logout did not take.
  */
 import fs from 'node:fs';
-import { withServer } from '../acp/lifecycle.js';
-import { assertNotSymlink } from '../util/safe-fs.js';
 import { AcpError } from '../acp/acp-error.js';
-import { classifyAuthError, logout as acpLogout, supportsLogout } from '../acp/protocol.js';
+import { withServer } from '../acp/lifecycle.js';
 import { runProbeSession } from '../acp/probe-session.js';
-import { profileOf } from '../profiles/index.js';
+import { logout as acpLogout, classifyAuthError, supportsLogout } from '../acp/protocol.js';
+import type { CommandIO } from '../core/io.js';
 import { removeProbeSession } from '../profiles/cleanup.js';
 import { assertServerCanUse } from '../profiles/guard.js';
-import { fsAgyError } from '../util/fs-errors.js';
+import { profileOf } from '../profiles/index.js';
 import { serverStartOptions } from '../profiles/server-start.js';
-import type { CommandIO } from '../core/io.js';
+import { fsAgyError } from '../util/fs-errors.js';
+import { assertNotSymlink } from '../util/safe-fs.js';
 
 export interface LogoutReport {
   via: 'server' | 'local';
@@ -59,11 +59,15 @@ async function serverLogout(io: CommandIO, timeoutMs: number, local: boolean): P
   });
 }
 
-async function confirmGone(io: CommandIO, timeoutMs: number): Promise<{ confirmed: boolean; said: string | undefined }> {
+async function confirmGone(
+  io: CommandIO,
+  timeoutMs: number,
+): Promise<{ confirmed: boolean; said: string | undefined }> {
   let sessionId: string | undefined;
   try {
     await withServer(serverStartOptions(io, { initTimeoutMs: timeoutMs }), async ({ server }) => {
-      sessionId = (await runProbeSession(server.connection, io.ctx.env, { timeoutMs, signal: io.ctx.signal })).sessionId;
+      sessionId = (await runProbeSession(server.connection, io.ctx.env, { timeoutMs, signal: io.ctx.signal }))
+        .sessionId;
     });
     return { confirmed: false, said: undefined };
   } catch (err) {

@@ -15,7 +15,10 @@ export interface PasteReader {
 export function startPasteReader(io: CommandIO, prompt: () => string, onLine: (line: string) => void): PasteReader {
   const { stdin, stderr } = io.ctx;
   const tty = Boolean(stdin.isTTY);
-  const rl = readline.createInterface({ input: stdin, ...(tty ? { output: stderr, terminal: true } : { terminal: false }) });
+  const rl = readline.createInterface({
+    input: stdin,
+    ...(tty ? { output: stderr, terminal: true } : { terminal: false }),
+  });
   if (tty) {
     // In raw mode Ctrl-C reaches readline, not the process: pass it on as the real signal.
     rl.on('SIGINT', () => process.kill(process.pid, 'SIGINT'));

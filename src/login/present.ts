@@ -1,7 +1,7 @@
 /** How a captured sign-in URL is shown: plain lines that copy cleanly over SSH, or one NDJSON event. */
 import type { CommandIO } from '../core/io.js';
 import type { AuthUrl } from '../profiles/auth-url.js';
-import { tunnelCommand, tunnelExplanation, type TunnelTarget } from './tunnel.js';
+import { type TunnelTarget, tunnelCommand, tunnelExplanation } from './tunnel.js';
 
 export interface PresentOptions {
   target: TunnelTarget;
@@ -17,7 +17,14 @@ export interface UrlOrigin {
 
 export function presentUrl(io: CommandIO, auth: AuthUrl, options: PresentOptions, origin?: UrlOrigin): string {
   const tunnel = tunnelCommand(auth.port, options.target);
-  io.out.event({ event: 'url', url: auth.url, port: auth.port, redirectUri: auth.redirectUri, tunnel, ...(origin ? { source: origin.source, ...(origin.via ? { via: origin.via } : {}) } : {}) });
+  io.out.event({
+    event: 'url',
+    url: auth.url,
+    port: auth.port,
+    redirectUri: auth.redirectUri,
+    tunnel,
+    ...(origin ? { source: origin.source, ...(origin.via ? { via: origin.via } : {}) } : {}),
+  });
   if (origin) io.out.verbose(`sign-in URL caught on ${origin.source}${origin.via ? ` (${origin.via})` : ''}`);
   if (!io.out.json) {
     const e = io.out.e;
@@ -26,17 +33,21 @@ export function presentUrl(io: CommandIO, auth: AuthUrl, options: PresentOptions
     io.out.info(e.bold('First run this on your laptop and leave it running:'));
     io.out.raw(tunnel);
     io.out.info(tunnelExplanation(auth.port));
-    io.out.info(`No tunnel? Sign in anyway; when the browser fails to load http://127.0.0.1:${auth.port}/..., paste that address here.`);
+    io.out.info(
+      `No tunnel? Sign in anyway; when the browser fails to load http://127.0.0.1:${auth.port}/..., paste that address here.`,
+    );
   }
   return tunnel;
 }
 
 export async function showQr(io: CommandIO, url: string): Promise<void> {
   const { default: qrcode } = await import('qrcode-terminal');
-  await new Promise<void>((resolve) => qrcode.generate(url, { small: true }, (art: string) => {
-    io.out.info(art);
-    resolve();
-  }));
+  await new Promise<void>((resolve) =>
+    qrcode.generate(url, { small: true }, (art: string) => {
+      io.out.info(art);
+      resolve();
+    }),
+  );
 }
 
 /** --open: only when this shell has a display of its own (the server's DISPLAY may be our placeholder). */

@@ -4,19 +4,25 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import type { InitializeResult } from '../acp/protocol.js';
 import { AgyError, EXIT, usageError } from '../core/errors.js';
-import { resolveServerCommand } from '../profiles/server-command.js';
 import type { CommandIO } from '../core/io.js';
-import { AUTH_TYPES, normalizeAuthType, parseSettingsText, readSettings } from '../settings/index.js';
-import { profileOf, type ServerProfile } from '../profiles/index.js';
 import { adoptDetectedProfile } from '../profiles/adopt.js';
 import { assertServerCanUse } from '../profiles/guard.js';
-import { authTypeKey, configuredMethod, rawAuthTypeFor, readProfileSettings, writeAuthType } from '../settings/profile-auth.js';
-import type { InitializeResult } from '../acp/protocol.js';
-import { signIn, isBrowserMethod, type SignInOptions } from './sign-in.js';
-import { checkAndFixTokenFile, type TokenFileReport } from './token-file.js';
+import { profileOf, type ServerProfile } from '../profiles/index.js';
+import { resolveServerCommand } from '../profiles/server-command.js';
+import { AUTH_TYPES, normalizeAuthType, parseSettingsText, readSettings } from '../settings/index.js';
+import {
+  authTypeKey,
+  configuredMethod,
+  rawAuthTypeFor,
+  readProfileSettings,
+  writeAuthType,
+} from '../settings/profile-auth.js';
 import { assertNotSymlink, ownerFor } from '../util/safe-fs.js';
-import { proveCredentials, type ProofResult } from './prove.js';
+import { type ProofResult, proveCredentials } from './prove.js';
+import { isBrowserMethod, type SignInOptions, signIn } from './sign-in.js';
+import { checkAndFixTokenFile, type TokenFileReport } from './token-file.js';
 import type { TunnelTarget } from './tunnel.js';
 
 export interface LoginOptions {
@@ -56,23 +62,42 @@ function preflight(io: CommandIO, requested: string | undefined): Preflight {
   try {
     fs.accessSync(dir, fs.constants.W_OK | fs.constants.X_OK);
   } catch {
-    throw usageError(`The state directory ${dir} is not writable by you.`, `fix its owner or mode, or pass --state-dir`);
+    throw usageError(
+      `The state directory ${dir} is not writable by you.`,
+      `fix its owner or mode, or pass --state-dir`,
+    );
   }
   const settings = readProfileSettings(profile, dir);
-  if (settings.unreadable) throw usageError(`Cannot read ${settings.path}: ${settings.unreadable}.`, 'fix the file, or move it aside and run `agyctl settings set-auth oauth-personal`');
-  if (settings.error) throw usageError(`${settings.path} line ${settings.error.line} column ${settings.error.column}: ${settings.error.message}.`, 'fix the file (agyctl settings validate shows every problem), or run `agyctl settings set-auth TYPE --force` to move it aside');
+  if (settings.unreadable)
+    throw usageError(
+      `Cannot read ${settings.path}: ${settings.unreadable}.`,
+      'fix the file, or move it aside and run `agyctl settings set-auth oauth-personal`',
+    );
+  if (settings.error)
+    throw usageError(
+      `${settings.path} line ${settings.error.line} column ${settings.error.column}: ${settings.error.message}.`,
+      'fix the file (agyctl settings validate shows every problem), or run `agyctl settings set-auth TYPE --force` to move it aside',
+    );
   resolveServerCommand(io.opts.server, io.ctx.env, io.ctx.cwd, profile); // exit 4 now rather than after a shim dir exists
   refuseUnknownAuthType(profile, settings.path, settings.data);
   const configured = configuredMethod(profile, settings.data);
   const method = requested ?? configured ?? 'oauth-personal';
-  if (requested && configured && configured !== requested) io.out.warn(`settings.json says ${authTypeKey(profile)} ${configured}, but you asked for --method ${requested}; the server will use ${configured} after a restart unless you change it${setAuthAdvice(profile, requested, ' (', ')')}`);
-  if (profile.quirks.authWindowMs !== undefined) io.out.verbose(`${profile.title} gives up on a sign-in after ${profile.quirks.authWindowMs / 60_000} minutes, whatever --timeout says`);
+  if (requested && configured && configured !== requested)
+    io.out.warn(
+      `settings.json says ${authTypeKey(profile)} ${configured}, but you asked for --method ${requested}; the server will use ${configured} after a restart unless you change it${setAuthAdvice(profile, requested, ' (', ')')}`,
+    );
+  if (profile.quirks.authWindowMs !== undefined)
+    io.out.verbose(
+      `${profile.title} gives up on a sign-in after ${profile.quirks.authWindowMs / 60_000} minutes, whatever --timeout says`,
+    );
   return { method, settingsRaw: settings.raw };
 }
 
 /** `agyctl settings set-auth X` only where X is a type settings accepts (never `set-auth sso`). */
 function setAuthAdvice(profile: ServerProfile, method: string, before: string, after: string): string {
-  return profile.id === 'antigravity' && normalizeAuthType(method) ? `${before}agyctl settings set-auth ${method}${after}` : '';
+  return profile.id === 'antigravity' && normalizeAuthType(method)
+    ? `${before}agyctl settings set-auth ${method}${after}`
+    : '';
 }
 
 /** The server cannot start a sign-in for a type it does not know, and the proof would fail after it: refuse first, as `settings validate` does. */
@@ -80,19 +105,35 @@ function refuseUnknownAuthType(profile: ServerProfile, file: string, data: Recor
   const raw = rawAuthTypeFor(profile, data);
   if (raw === undefined || configuredMethod(profile, data) !== undefined) return;
   const known = profile.id === 'antigravity' ? AUTH_TYPES : profile.authMethods;
-  throw new AgyError(EXIT.usage, 'settings-invalid', `${file}: ${authTypeKey(profile)} ${JSON.stringify(raw)} is not an auth type the server knows (known: ${known.join(', ')}); nothing was started.`, {
-    hint: profile.id === 'antigravity' ? 'run `agyctl settings set-auth <type>` (`agyctl settings validate` lists every problem), then `agyctl login`' : `set ${authTypeKey(profile)} to one of ${known.join(', ')} in settings.json, then run agyctl login`,
-  });
+  throw new AgyError(
+    EXIT.usage,
+    'settings-invalid',
+    `${file}: ${authTypeKey(profile)} ${JSON.stringify(raw)} is not an auth type the server knows (known: ${known.join(', ')}); nothing was started.`,
+    {
+      hint:
+        profile.id === 'antigravity'
+          ? 'run `agyctl settings set-auth <type>` (`agyctl settings validate` lists every problem), then `agyctl login`'
+          : `set ${authTypeKey(profile)} to one of ${known.join(', ')} in settings.json, then run agyctl login`,
+    },
+  );
 }
 
 /** The server may rewrite settings.json during a login (reported for some builds); and it needs auth.type to find the credentials after a restart. */
 function reconcileSettings(io: CommandIO, pre: Preflight, profile: ServerProfile): LoginReport['settings'] {
   const key = authTypeKey(profile);
   const now = readProfileSettings(profile, io.opts.stateDir);
-  const before = pre.settingsRaw === undefined ? undefined : rawAuthTypeFor(profile, parseSettingsText(pre.settingsRaw, { comments: profile.settingsComments }).data);
+  const before =
+    pre.settingsRaw === undefined
+      ? undefined
+      : rawAuthTypeFor(profile, parseSettingsText(pre.settingsRaw, { comments: profile.settingsComments }).data);
   const changedByServer = now.raw !== pre.settingsRaw;
   if (changedByServer) {
-    io.out.event({ event: 'settings-changed', by: 'server', authTypeBefore: before ?? null, authTypeAfter: rawAuthTypeFor(profile, now.data) ?? null });
+    io.out.event({
+      event: 'settings-changed',
+      by: 'server',
+      authTypeBefore: before ?? null,
+      authTypeAfter: rawAuthTypeFor(profile, now.data) ?? null,
+    });
     const note = `the server changed settings.json during the login (${key} ${String(before ?? 'unset')} -> ${String(rawAuthTypeFor(profile, now.data) ?? 'unset')})`;
     // gemini-cli records the method it just used by design; elsewhere a rewrite may have replaced the user's choice.
     if (profile.quirks.writesAuthTypeOnLogin) io.out.info(note);
@@ -104,26 +145,47 @@ function reconcileSettings(io: CommandIO, pre: Preflight, profile: ServerProfile
     writeAuthType(profile, io.opts.stateDir, pre.method, io.ctx.env);
     wroteAuthType = true;
     io.out.event({ event: 'settings-changed', by: 'agyctl', authTypeBefore: null, authTypeAfter: pre.method });
-    io.out.info(`settings.json had no ${key}; wrote ${key} = ${pre.method} so the server finds these credentials after a restart`);
+    io.out.info(
+      `settings.json had no ${key}; wrote ${key} = ${pre.method} so the server finds these credentials after a restart`,
+    );
   } else if (current !== pre.method) {
-    io.out.warn(`settings.json names ${key} ${String(current)}, not ${pre.method}; left unchanged. The server will use ${String(current)} after a restart${setAuthAdvice(profile, pre.method, ' (change it with: ', ')')}`);
+    io.out.warn(
+      `settings.json names ${key} ${String(current)}, not ${pre.method}; left unchanged. The server will use ${String(current)} after a restart${setAuthAdvice(profile, pre.method, ' (change it with: ', ')')}`,
+    );
   }
-  return { before: before ?? null, after: rawAuthTypeFor(profile, readProfileSettings(profile, io.opts.stateDir).data) ?? null, changedByServer, wroteAuthType };
+  return {
+    before: before ?? null,
+    after: rawAuthTypeFor(profile, readProfileSettings(profile, io.opts.stateDir).data) ?? null,
+    changedByServer,
+    wroteAuthType,
+  };
 }
 
 function checkToken(io: CommandIO, profile: ServerProfile): TokenFileReport {
   const report = checkAndFixTokenFile(profile.files(io.opts.stateDir).token, undefined, ownerFor(io.opts.stateDir));
-  if (!report.exists) io.out.info(`the server reported success but ${report.path} does not exist (some builds keep credentials elsewhere, e.g. the OS keyring); the proof below decides whether a restart keeps the login`);
-  else if (!report.regular || !report.ownedByUser) throw new AgyError(EXIT.auth, 'token-file-unsafe', `${report.path} is not a regular file owned by you.`, { hint: `remove it and run \`agyctl login\` again` });
-  else if (report.fixedFrom) io.out.warn(`${report.path} had mode ${report.fixedFrom}; narrowed it to 0600 (it is a credential)`);
+  if (!report.exists)
+    io.out.info(
+      `the server reported success but ${report.path} does not exist (some builds keep credentials elsewhere, e.g. the OS keyring); the proof below decides whether a restart keeps the login`,
+    );
+  else if (!report.regular || !report.ownedByUser)
+    throw new AgyError(EXIT.auth, 'token-file-unsafe', `${report.path} is not a regular file owned by you.`, {
+      hint: `remove it and run \`agyctl login\` again`,
+    });
+  else if (report.fixedFrom)
+    io.out.warn(`${report.path} had mode ${report.fixedFrom}; narrowed it to 0600 (it is a credential)`);
   return report;
 }
 
 /** Live beats static: a fresh server accepted the login although there is no token file, so the server keeps it elsewhere. */
-function credentialsWhere(io: CommandIO, tokenFile: TokenFileReport | undefined): 'token-file' | 'elsewhere' | undefined {
+function credentialsWhere(
+  io: CommandIO,
+  tokenFile: TokenFileReport | undefined,
+): 'token-file' | 'elsewhere' | undefined {
   if (!tokenFile) return undefined;
   if (tokenFile.exists) return 'token-file';
-  io.out.info(`note: no ${path.basename(tokenFile.path)}; the server holds credentials elsewhere, e.g. the OS keyring (a fresh server accepted them without authenticate)`);
+  io.out.info(
+    `note: no ${path.basename(tokenFile.path)}; the server holds credentials elsewhere, e.g. the OS keyring (a fresh server accepted them without authenticate)`,
+  );
   return 'elsewhere';
 }
 
@@ -139,19 +201,44 @@ export async function runLogin(io: CommandIO, options: LoginOptions): Promise<Lo
     io.out.event({ event: 'profile-detected', profile: profile.id, stateDir: io.opts.stateDir });
     pre.settingsRaw = snapshotSettings(io);
   };
-  const signInOptions: SignInOptions = { method: pre.method, timeoutMs: options.timeoutMs, fakeDisplay: options.fakeDisplay, target: options.target, qr: options.qr, open: options.open, onStarted };
+  const signInOptions: SignInOptions = {
+    method: pre.method,
+    timeoutMs: options.timeoutMs,
+    fakeDisplay: options.fakeDisplay,
+    target: options.target,
+    qr: options.qr,
+    open: options.open,
+    onStarted,
+  };
   const attempt = await signIn(io, signInOptions);
   const profile = profileOf(io.opts);
   io.out.event({ event: 'authenticated', method: pre.method });
-  if (!io.out.json) io.out.info(io.out.e.green(`Signed in (${pre.method}). Checking that a fresh server accepts the credentials...`));
+  if (!io.out.json)
+    io.out.info(io.out.e.green(`Signed in (${pre.method}). Checking that a fresh server accepts the credentials...`));
   const tokenFile = isBrowserMethod(profile, pre.method) ? checkToken(io, profile) : undefined;
   const settings = reconcileSettings(io, pre, profile);
-  const proof = await proveCredentials(io, { keepProbeSession: options.keepProbeSession, timeoutMs: options.proofTimeoutMs });
+  const proof = await proveCredentials(io, {
+    keepProbeSession: options.keepProbeSession,
+    timeoutMs: options.proofTimeoutMs,
+  });
   const credentials = credentialsWhere(io, tokenFile);
-  io.out.event({ event: 'verified', ...(tokenFile ? { tokenFile: { mode: tokenFile.mode } } : {}), ...(credentials ? { credentials } : {}), sessionProbe: { removed: proof.probeRemoved, ...(options.keepProbeSession ? { sessionId: proof.sessionId } : {}) }, serverStartMs: proof.initMs });
+  io.out.event({
+    event: 'verified',
+    ...(tokenFile ? { tokenFile: { mode: tokenFile.mode } } : {}),
+    ...(credentials ? { credentials } : {}),
+    sessionProbe: { removed: proof.probeRemoved, ...(options.keepProbeSession ? { sessionId: proof.sessionId } : {}) },
+    serverStartMs: proof.initMs,
+  });
   return {
     method: pre.method,
-    url: attempt.url ? { port: attempt.url.kind === 'code-entry' ? null : attempt.url.auth.port, redirectUri: attempt.url.auth.redirectUri, source: attempt.url.source, mode: attempt.url.kind } : undefined,
+    url: attempt.url
+      ? {
+          port: attempt.url.kind === 'code-entry' ? null : attempt.url.auth.port,
+          redirectUri: attempt.url.auth.redirectUri,
+          source: attempt.url.source,
+          mode: attempt.url.kind,
+        }
+      : undefined,
     tokenFile,
     settings,
     proof,

@@ -24,7 +24,8 @@ export class Secrets {
 
 export function scrubbingTracer(inner: Tracer, secrets: Secrets): Tracer {
   return {
-    record: (direction, payload) => inner.record(direction, typeof payload === 'string' ? secrets.scrub(payload) : payload),
+    record: (direction, payload) =>
+      inner.record(direction, typeof payload === 'string' ? secrets.scrub(payload) : payload),
     close: () => inner.close(),
   };
 }

@@ -13,14 +13,47 @@ import { tempRoot } from '../core/paths.js';
 
 /** Desktop launchers and helpers: xdg-open and friends, `gio open URL`, `kioclient exec URL`, WSL's wslview. */
 export const LAUNCHER_NAMES = [
-  'xdg-open', 'open', 'gio', 'gvfs-open', 'gnome-open', 'kde-open', 'kde-open5', 'kioclient', 'kioclient5', 'kfmclient',
-  'exo-open', 'x-www-browser', 'www-browser', 'sensible-browser', 'wslview', 'cygstart',
+  'xdg-open',
+  'open',
+  'gio',
+  'gvfs-open',
+  'gnome-open',
+  'kde-open',
+  'kde-open5',
+  'kioclient',
+  'kioclient5',
+  'kfmclient',
+  'exo-open',
+  'x-www-browser',
+  'www-browser',
+  'sensible-browser',
+  'wslview',
+  'cygstart',
 ] as const;
 /** Browsers by name, as Python's webbrowser and Rust's webbrowser try them. */
 export const BROWSER_NAMES = [
-  'firefox', 'firefox-esr', 'iceweasel', 'mozilla', 'google-chrome', 'google-chrome-stable', 'chrome', 'chromium', 'chromium-browser',
-  'brave-browser', 'microsoft-edge', 'microsoft-edge-stable', 'opera', 'vivaldi', 'epiphany', 'konqueror', 'falkon',
-  'seamonkey', 'lynx', 'w3m', 'links', 'elinks',
+  'firefox',
+  'firefox-esr',
+  'iceweasel',
+  'mozilla',
+  'google-chrome',
+  'google-chrome-stable',
+  'chrome',
+  'chromium',
+  'chromium-browser',
+  'brave-browser',
+  'microsoft-edge',
+  'microsoft-edge-stable',
+  'opera',
+  'vivaldi',
+  'epiphany',
+  'konqueror',
+  'falkon',
+  'seamonkey',
+  'lynx',
+  'w3m',
+  'links',
+  'elinks',
 ] as const;
 export const SHIM_NAMES = [...LAUNCHER_NAMES, ...BROWSER_NAMES] as const;
 export const BROWSER_SHIM = 'agyctl-browser';
@@ -81,7 +114,8 @@ export function createShimDir(env: NodeJS.ProcessEnv): ShimDir {
   live.add(dir);
   const log = path.join(dir, 'opened.log');
   fs.writeFileSync(log, '', { mode: 0o600 });
-  for (const name of [...SHIM_NAMES, BROWSER_SHIM]) fs.writeFileSync(path.join(dir, name), shimScript(log, name), { mode: 0o700 });
+  for (const name of [...SHIM_NAMES, BROWSER_SHIM])
+    fs.writeFileSync(path.join(dir, name), shimScript(log, name), { mode: 0o700 });
   return {
     dir,
     log,
@@ -103,7 +137,11 @@ export interface LoginEnvOptions {
  * set), and the variables that make servers skip the browser removed.
  */
 export function loginServerEnv(base: NodeJS.ProcessEnv, shims: ShimDir, options: LoginEnvOptions): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...base, PATH: [shims.dir, base.PATH ?? ''].filter(Boolean).join(path.delimiter), BROWSER: shims.browser };
+  const env: NodeJS.ProcessEnv = {
+    ...base,
+    PATH: [shims.dir, base.PATH ?? ''].filter(Boolean).join(path.delimiter),
+    BROWSER: shims.browser,
+  };
   if (options.fakeDisplay && !env.DISPLAY && !env.WAYLAND_DISPLAY) env.DISPLAY = FAKE_DISPLAY;
   delete env.CI;
   delete env.NO_BROWSER;

@@ -4,26 +4,27 @@
  * present it, and wait. The server, the shims and the listener are gone when
  * this returns or throws.
  */
-import { startForSignIn, type Ready } from './startup.js';
-import { authenticate } from '../acp/protocol.js';
+
 import { AcpError } from '../acp/acp-error.js';
-import { serverStartOptions } from '../profiles/server-start.js';
-import { FAILED_STOP } from '../acp/lifecycle.js';
-import type { CommandIO } from '../core/io.js';
-import { withDeadline } from '../util/deadline.js';
 import { describeInit } from '../acp/describe-init.js';
-import { AgyError, EXIT, usageError } from '../core/errors.js';
-import { createShimDir, loginServerEnv } from './shims.js';
-import { describeCandidate, noSignInUrlError, UrlCapture, type Candidate, type CapturedUrl } from './capture.js';
-import { presentUrl, showQr, openInBrowser, type PresentOptions } from './present.js';
-import { authFailure, waitForSignIn } from './wait.js';
+import { FAILED_STOP } from '../acp/lifecycle.js';
 import type { InitializeResult } from '../acp/protocol.js';
-import { profileOf, type ServerProfile } from '../profiles/index.js';
-import { presentCodeEntry, waitForCode } from './code-entry.js';
-import { Secrets, scrubbingTracer } from './scrub.js';
+import { authenticate } from '../acp/protocol.js';
 import { serverText } from '../acp/redact.js';
-import { recordOwner, sweepStaleLoginDirs } from './stale-dirs.js';
+import { AgyError, EXIT, usageError } from '../core/errors.js';
+import type { CommandIO } from '../core/io.js';
 import { tempRoot } from '../core/paths.js';
+import { profileOf, type ServerProfile } from '../profiles/index.js';
+import { serverStartOptions } from '../profiles/server-start.js';
+import { withDeadline } from '../util/deadline.js';
+import { type Candidate, type CapturedUrl, describeCandidate, noSignInUrlError, UrlCapture } from './capture.js';
+import { presentCodeEntry, waitForCode } from './code-entry.js';
+import { openInBrowser, type PresentOptions, presentUrl, showQr } from './present.js';
+import { Secrets, scrubbingTracer } from './scrub.js';
+import { createShimDir, loginServerEnv } from './shims.js';
+import { recordOwner, sweepStaleLoginDirs } from './stale-dirs.js';
+import { type Ready, startForSignIn } from './startup.js';
+import { authFailure, waitForSignIn } from './wait.js';
 
 /** If no URL shows up by then, say what usually causes it. */
 const NO_URL_HINT_AFTER_MS = 20_000;
@@ -46,14 +47,18 @@ export interface SignInResult {
 function checkMethodOffered(init: InitializeResult, method: string): void {
   const offered = (init.authMethods ?? []).map((m) => m.id);
   if (offered.length > 0 && !offered.includes(method)) {
-    throw usageError(`This server does not offer the auth method ${method}.`, `use --method with one of: ${offered.join(', ')}`);
+    throw usageError(
+      `This server does not offer the auth method ${method}.`,
+      `use --method with one of: ${offered.join(', ')}`,
+    );
   }
 }
 
 export async function signIn(io: CommandIO, options: SignInOptions): Promise<SignInResult> {
   const profile = profileOf(io.opts);
   const browser = isBrowserMethod(profile, options.method);
-  for (const dir of sweepStaleLoginDirs(tempRoot(io.ctx.env))) io.out.verbose(`removed ${dir}, left by a login that was killed`);
+  for (const dir of sweepStaleLoginDirs(tempRoot(io.ctx.env)))
+    io.out.verbose(`removed ${dir}, left by a login that was killed`);
   const shims = createShimDir(io.ctx.env);
   recordOwner(shims.dir);
   const capture = new UrlCapture(shims, (c, loud) => reportRejected(io, c, loud), profile.quirks.codeEntryFallback);
@@ -74,17 +79,26 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
     const output = start.onOutputLine;
     start.onOutputLine = (line, stream) => output?.(secrets.scrub(line), stream);
     start.tracer = scrubbingTracer(io.tracer, secrets);
-    const { server, started } = await startForSignIn(start, capture, { timeoutMs: options.timeoutMs + CALL_MARGIN_MS, tokenFile: profile.files(io.opts.stateDir).token });
+    const { server, started } = await startForSignIn(start, capture, {
+      timeoutMs: options.timeoutMs + CALL_MARGIN_MS,
+      tokenFile: profile.files(io.opts.stateDir).token,
+    });
     const onAbort = (): void => server.kill();
     io.ctx.signal.addEventListener('abort', onAbort, { once: true });
     let failed = true;
-    const ok = (r: SignInResult): SignInResult => ((failed = false), r);
+    const ok = (r: SignInResult): SignInResult => {
+      failed = false;
+      return r;
+    };
     try {
       const startedAt = Date.now();
       const deadline = startedAt + options.timeoutMs;
       const callAuthenticate = ({ init, initMs }: Ready): Promise<unknown> => {
         announce(io, server.pid, init, initMs, options);
-        return authenticate(server.connection, options.method, { timeoutMs: options.timeoutMs + CALL_MARGIN_MS, signal: io.ctx.signal });
+        return authenticate(server.connection, options.method, {
+          timeoutMs: options.timeoutMs + CALL_MARGIN_MS,
+          signal: io.ctx.signal,
+        });
       };
       let first: CapturedUrl | undefined;
       let auth: Promise<unknown>;
@@ -92,14 +106,20 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
         auth = callAuthenticate(started);
         auth.catch(() => undefined); // observed below; never an unhandled rejection
         if (!browser) {
-          await withDeadline(auth, { timeoutMs: options.timeoutMs, signal: io.ctx.signal, what: `waiting for the server to accept ${options.method}` }).catch(mapAuthError(io));
+          await withDeadline(auth, {
+            timeoutMs: options.timeoutMs,
+            signal: io.ctx.signal,
+            what: `waiting for the server to accept ${options.method}`,
+          }).catch(mapAuthError(io));
           return ok({ url: undefined, tunnel: undefined });
         }
         first = await raceForUrl(io, capture, auth, options.timeoutMs, startedAt);
         if (!first) return ok({ url: undefined, tunnel: undefined }); // authenticated without a browser round trip
       } else {
         if (!browser) throw startupSignInRefused(profile, options.method);
-        io.out.verbose('the server started a sign-in before answering initialize (its settings name an OAuth type, but it has no usable credentials)');
+        io.out.verbose(
+          'the server started a sign-in before answering initialize (its settings name an OAuth type, but it has no usable credentials)',
+        );
         first = started.url;
         auth = started.ready.then(callAuthenticate);
         auth.catch(() => undefined);
@@ -109,12 +129,24 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
         presentCodeEntry(io, first.auth);
         if (options.qr) await showQr(io, first.auth.url);
         if (options.open) await openInBrowser(io, first.auth.url);
-        const watchOutput = (w: (line: string) => void): (() => void) => (watchers.add(w), () => watchers.delete(w));
-        await waitForCode(io, { ...wait, qr: options.qr, open: options.open, watchOutput, addSecret: (v) => secrets.add(v) });
+        const watchOutput = (w: (line: string) => void): (() => void) => {
+          watchers.add(w);
+          return () => watchers.delete(w);
+        };
+        await waitForCode(io, {
+          ...wait,
+          qr: options.qr,
+          open: options.open,
+          watchOutput,
+          addSecret: (v) => secrets.add(v),
+        });
         return ok({ url: first, tunnel: undefined });
       }
       // The path always comes from the server's own redirect_uri; a difference from the profile is drift worth a note.
-      if (first.auth.redirectPath !== profile.redirectPath) io.out.verbose(`the redirect path ${first.auth.redirectPath} is not the ${profile.id} profile's ${profile.redirectPath}; using the server's`);
+      if (first.auth.redirectPath !== profile.redirectPath)
+        io.out.verbose(
+          `the redirect path ${first.auth.redirectPath} is not the ${profile.id} profile's ${profile.redirectPath}; using the server's`,
+        );
       const tunnel = presentUrl(io, first.auth, options, { source: first.source, via: first.via });
       if (options.qr) await showQr(io, first.auth.url);
       if (options.open) await openInBrowser(io, first.auth.url);
@@ -139,9 +171,14 @@ function announce(io: CommandIO, pid: number, init: InitializeResult, initMs: nu
 }
 
 function startupSignInRefused(profile: ServerProfile, method: string): AgyError {
-  return new AgyError(EXIT.auth, 'auth-failed', `The server started a Google sign-in at start-up (its settings name an OAuth type without usable credentials), so it cannot switch to ${method} in this run.`, {
-    hint: `set ${profile.authTypePath.join('.')} to ${method} in settings.json (or remove it), then run agyctl login --method ${method} again`,
-  });
+  return new AgyError(
+    EXIT.auth,
+    'auth-failed',
+    `The server started a Google sign-in at start-up (its settings name an OAuth type without usable credentials), so it cannot switch to ${method} in this run.`,
+    {
+      hint: `set ${profile.authTypePath.join('.')} to ${method} in settings.json (or remove it), then run agyctl login --method ${method} again`,
+    },
+  );
 }
 
 const mapAuthError =
@@ -152,7 +189,14 @@ const mapAuthError =
 
 /** Every candidate that was not used: a warning when it looked like a sign-in, else --verbose only (evidence either way). */
 function reportRejected(io: CommandIO, c: Candidate, loud: boolean): void {
-  io.out.event({ event: 'url-rejected', source: c.channel, reason: c.reason, loud, ...(c.via ? { via: c.via } : {}), ...(c.url ? { url: c.url } : {}) });
+  io.out.event({
+    event: 'url-rejected',
+    source: c.channel,
+    reason: c.reason,
+    loud,
+    ...(c.via ? { via: c.via } : {}),
+    ...(c.url ? { url: c.url } : {}),
+  });
   if (io.out.json) return;
   const text = serverText(`not a sign-in URL: ${describeCandidate(c)}`, { singleLine: true });
   if (loud && c.url) io.out.warn(`ignoring ${text}`);
@@ -160,10 +204,19 @@ function reportRejected(io: CommandIO, c: Candidate, loud: boolean): void {
 }
 
 /** The URL, or undefined when authenticate finished first; a failure or the deadline throws (listing what was seen). */
-async function raceForUrl(io: CommandIO, capture: UrlCapture, auth: Promise<unknown>, timeoutMs: number, startedAt: number): Promise<CapturedUrl | undefined> {
+async function raceForUrl(
+  io: CommandIO,
+  capture: UrlCapture,
+  auth: Promise<unknown>,
+  timeoutMs: number,
+  startedAt: number,
+): Promise<CapturedUrl | undefined> {
   const hint = setTimeout(() => {
     io.out.event({ event: 'no-url-yet', afterS: NO_URL_HINT_AFTER_MS / 1000 });
-    if (!io.out.json) io.out.warn(`the server has not shown a sign-in URL after ${NO_URL_HINT_AFTER_MS / 1000}s; if this build only opens a browser when DISPLAY is set, do not pass --no-fake-display (run with --verbose to see its output)`);
+    if (!io.out.json)
+      io.out.warn(
+        `the server has not shown a sign-in URL after ${NO_URL_HINT_AFTER_MS / 1000}s; if this build only opens a browser when DISPLAY is set, do not pass --no-fake-display (run with --verbose to see its output)`,
+      );
   }, NO_URL_HINT_AFTER_MS);
   try {
     return await withDeadline(Promise.race([capture.found, auth.then(() => undefined, mapAuthError(io))]), {
@@ -172,11 +225,13 @@ async function raceForUrl(io: CommandIO, capture: UrlCapture, auth: Promise<unkn
       what: 'waiting for the server to show a sign-in URL',
     });
   } catch (err) {
-    if (err instanceof AgyError && err.exit === EXIT.timeout) throw noSignInUrlError(Date.now() - startedAt, capture.evidence);
+    if (err instanceof AgyError && err.exit === EXIT.timeout)
+      throw noSignInUrlError(Date.now() - startedAt, capture.evidence);
     throw err;
   } finally {
     clearTimeout(hint);
   }
 }
 
-export const isBrowserMethod = (profile: ServerProfile, method: string): boolean => profile.browserMethods.includes(method);
+export const isBrowserMethod = (profile: ServerProfile, method: string): boolean =>
+  profile.browserMethods.includes(method);

@@ -34,7 +34,10 @@ function ownerAlive(pid: number, start: string | undefined): boolean {
 }
 
 export function recordOwner(dir: string): void {
-  fs.writeFileSync(path.join(dir, OWNER_FILE), `${process.pid} ${processStart(process.pid) ?? '-'}\n`, { mode: 0o600, flag: 'wx' });
+  fs.writeFileSync(path.join(dir, OWNER_FILE), `${process.pid} ${processStart(process.pid) ?? '-'}\n`, {
+    mode: 0o600,
+    flag: 'wx',
+  });
 }
 
 /** Removes stale login dirs under root; returns their paths. Never throws: a sweep is housekeeping. */

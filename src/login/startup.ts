@@ -9,9 +9,9 @@
  * written), and answered when the server reaches its ACP loop.
  */
 import fs from 'node:fs';
-import { AcpServer, KILL_AFTER_LATE_MS } from '../acp/server.js';
-import { initialize, type InitializeResult } from '../acp/protocol.js';
 import type { StartOptions } from '../acp/lifecycle.js';
+import { type InitializeResult, initialize } from '../acp/protocol.js';
+import { AcpServer, KILL_AFTER_LATE_MS } from '../acp/server.js';
 import { AgyError, EXIT, TimeoutError } from '../core/errors.js';
 import { withDeadline } from '../util/deadline.js';
 import type { CapturedUrl, UrlCapture } from './capture.js';
@@ -35,23 +35,39 @@ export interface StartupOptions {
 }
 
 function checkInit(init: InitializeResult): InitializeResult {
-  if (!init || typeof init !== 'object') throw new AgyError(EXIT.server, 'protocol-error', 'The server answered initialize with something that is not an object.');
+  if (!init || typeof init !== 'object')
+    throw new AgyError(
+      EXIT.server,
+      'protocol-error',
+      'The server answered initialize with something that is not an object.',
+    );
   return init;
 }
 
-export async function startForSignIn(start: StartOptions, capture: UrlCapture, o: StartupOptions): Promise<{ server: AcpServer; started: Started }> {
+export async function startForSignIn(
+  start: StartOptions,
+  capture: UrlCapture,
+  o: StartupOptions,
+): Promise<{ server: AcpServer; started: Started }> {
   const server = AcpServer.start(start);
   const onAbort = (): void => server.kill();
   start.signal.addEventListener('abort', onAbort, { once: true });
   try {
-    const first = initialize(server.connection, start.clientVersion, { timeoutMs: o.timeoutMs, signal: start.signal }).then(checkInit);
-    first.catch(() => undefined);
-    const winner = await withDeadline(Promise.race([first.then((init) => ({ init })), capture.found.then((url) => ({ url }))]), {
-      timeoutMs: start.initTimeoutMs,
+    const first = initialize(server.connection, start.clientVersion, {
+      timeoutMs: o.timeoutMs,
       signal: start.signal,
-      what: 'waiting for the server to answer initialize',
-    });
-    if ('init' in winner) return { server, started: { kind: 'ready', init: winner.init, initMs: Date.now() - server.startedAt } };
+    }).then(checkInit);
+    first.catch(() => undefined);
+    const winner = await withDeadline(
+      Promise.race([first.then((init) => ({ init })), capture.found.then((url) => ({ url }))]),
+      {
+        timeoutMs: start.initTimeoutMs,
+        signal: start.signal,
+        what: 'waiting for the server to answer initialize',
+      },
+    );
+    if ('init' in winner)
+      return { server, started: { kind: 'ready', init: winner.init, initMs: Date.now() - server.startedAt } };
     const ready = reinitialize(server, start, first, winner.url, o);
     ready.catch(() => undefined);
     return { server, started: { kind: 'signing-in', url: winner.url, ready } };
@@ -63,7 +79,13 @@ export async function startForSignIn(start: StartOptions, capture: UrlCapture, o
   }
 }
 
-function reinitialize(server: AcpServer, start: StartOptions, first: Promise<InitializeResult>, url: CapturedUrl, o: StartupOptions): Promise<Ready> {
+function reinitialize(
+  server: AcpServer,
+  start: StartOptions,
+  first: Promise<InitializeResult>,
+  url: CapturedUrl,
+  o: StartupOptions,
+): Promise<Ready> {
   const since = Date.now();
   const stdinFree = async (): Promise<boolean> => {
     if (url.kind === 'loopback') return !(await listenerAlive(url.auth.port));
@@ -81,7 +103,8 @@ function reinitialize(server: AcpServer, start: StartOptions, first: Promise<Ini
       clearInterval(timer);
       fn();
     };
-    const answered = (init: InitializeResult): void => finish(() => resolve({ init, initMs: Date.now() - server.startedAt }));
+    const answered = (init: InitializeResult): void =>
+      finish(() => resolve({ init, initMs: Date.now() - server.startedAt }));
     // Only a dead server ends this early; the deadline is the caller's.
     const failed = (err: unknown): void => {
       if (err instanceof AgyError && err.exit !== EXIT.timeout) finish(() => reject(err));
@@ -90,7 +113,9 @@ function reinitialize(server: AcpServer, start: StartOptions, first: Promise<Ini
     const timer = setInterval(() => {
       void stdinFree().then((free) => {
         if (!free || done) return;
-        initialize(server.connection, start.clientVersion, { timeoutMs: RESEND_TIMEOUT_MS, signal: start.signal }).then(checkInit).then(answered, failed);
+        initialize(server.connection, start.clientVersion, { timeoutMs: RESEND_TIMEOUT_MS, signal: start.signal })
+          .then(checkInit)
+          .then(answered, failed);
       });
     }, RESEND_EVERY_MS);
   });

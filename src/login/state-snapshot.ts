@@ -51,7 +51,13 @@ function readSettingsBytes(file: string): StateSnapshot['settings'] {
 }
 
 export function snapshotState(dir: string, settingsFile: string): StateSnapshot {
-  return { dir, existed: fs.existsSync(dir), entries: listEntries(dir), settingsFile, settings: readSettingsBytes(settingsFile) };
+  return {
+    dir,
+    existed: fs.existsSync(dir),
+    entries: listEntries(dir),
+    settingsFile,
+    settings: readSettingsBytes(settingsFile),
+  };
 }
 
 export interface SettingsOutcome {
@@ -66,7 +72,10 @@ export interface SettingsOutcome {
 /** settings.json back to its exact bytes, if the server rewrote it. */
 export function restoreSettings(snap: StateSnapshot): SettingsOutcome {
   const now = readSettingsBytes(snap.settingsFile);
-  const same = now === undefined ? snap.settings === undefined : snap.settings !== undefined && now.bytes.equals(snap.settings.bytes) && now.mode === snap.settings.mode;
+  const same =
+    now === undefined
+      ? snap.settings === undefined
+      : snap.settings !== undefined && now.bytes.equals(snap.settings.bytes) && now.mode === snap.settings.mode;
   const existedBefore = snap.settings !== undefined;
   if (same) return { rewritten: false, existedBefore, restored: false };
   if (snap.settings === undefined) fs.rmSync(snap.settingsFile, { force: true });

@@ -33,7 +33,14 @@ export function checkAndFixTokenFile(file: string, uid = process.getuid?.(), own
     return { path: file, exists: false, regular: false, ownedByUser: false, mode: undefined, fixedFrom: undefined };
   }
   const owned = (u: number): boolean => uid === undefined || u === uid || u === owner?.uid;
-  const report: TokenFileReport = { path: file, exists: true, regular: st.isFile(), ownedByUser: owned(st.uid), mode: octal(st.mode), fixedFrom: undefined };
+  const report: TokenFileReport = {
+    path: file,
+    exists: true,
+    regular: st.isFile(),
+    ownedByUser: owned(st.uid),
+    mode: octal(st.mode),
+    fixedFrom: undefined,
+  };
   if (!report.regular || !report.ownedByUser) return report;
   let fd: number;
   try {
@@ -43,7 +50,8 @@ export function checkAndFixTokenFile(file: string, uid = process.getuid?.(), own
   }
   try {
     const now = fs.fstatSync(fd);
-    if (!now.isFile() || now.ino !== st.ino || !owned(now.uid)) return { ...report, regular: now.isFile() && now.ino === st.ino, ownedByUser: owned(now.uid) };
+    if (!now.isFile() || now.ino !== st.ino || !owned(now.uid))
+      return { ...report, regular: now.isFile() && now.ino === st.ino, ownedByUser: owned(now.uid) };
     if ((now.mode & 0o077) !== 0) {
       fs.fchmodSync(fd, 0o600);
       report.fixedFrom = report.mode;

@@ -5,7 +5,16 @@
  */
 import type { AuthUrl } from '../profiles/auth-url.js';
 
-const SECRET_PARAMS = new Set(['state', 'code', 'code_challenge', 'code_verifier', 'nonce', 'access_token', 'id_token', 'login_hint']);
+const SECRET_PARAMS = new Set([
+  'state',
+  'code',
+  'code_challenge',
+  'code_verifier',
+  'nonce',
+  'access_token',
+  'id_token',
+  'login_hint',
+]);
 const REDACTED = '[REDACTED]';
 
 export interface UrlAnatomy {
@@ -28,7 +37,12 @@ export function describeUrl(auth: AuthUrl): UrlAnatomy {
   return {
     host: url.hostname,
     path: url.pathname,
-    redirect: { uri: auth.redirectUri, host: redirect?.hostname ?? '', port: auth.port > 0 ? auth.port : null, path: auth.redirectPath },
+    redirect: {
+      uri: auth.redirectUri,
+      host: redirect?.hostname ?? '',
+      port: auth.port > 0 ? auth.port : null,
+      path: auth.redirectPath,
+    },
     params,
   };
 }
@@ -38,6 +52,9 @@ export function renderAnatomy(a: UrlAnatomy): string[] {
   return [
     `url host:     ${a.host}  path ${a.path}`,
     `redirect:     ${a.redirect.uri}${a.redirect.port ? ` (port ${a.redirect.port}, path ${a.redirect.path})` : ' (a code-display page: no loopback listener)'}`,
-    `parameters:   ${Object.entries(a.params).filter(([k]) => k !== 'redirect_uri').map(([k, v]) => `${k}=${v}`).join(' ')}`,
+    `parameters:   ${Object.entries(a.params)
+      .filter(([k]) => k !== 'redirect_uri')
+      .map(([k, v]) => `${k}=${v}`)
+      .join(' ')}`,
   ];
 }

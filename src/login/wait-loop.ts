@@ -7,16 +7,18 @@
  */
 import { AcpError } from '../acp/acp-error.js';
 import { AgyError, EXIT, InterruptedError, TimeoutError } from '../core/errors.js';
-import { formatDuration } from '../util/duration.js';
 import type { CommandIO } from '../core/io.js';
-import { startPasteReader } from './paste.js';
+import { formatDuration } from '../util/duration.js';
 import { signInFailureHint } from './failure-hints.js';
+import { startPasteReader } from './paste.js';
 
 const COUNTDOWN_EVERY_MS = 1_000;
 const WAITING_EVENT_EVERY_MS = 15_000;
 
 export function authFailure(err: AcpError, env: NodeJS.ProcessEnv = {}): AgyError {
-  return new AgyError(EXIT.auth, 'auth-failed', `The server reported that the sign-in failed: ${err.message}`, { hint: signInFailureHint(err, env) });
+  return new AgyError(EXIT.auth, 'auth-failed', `The server reported that the sign-in failed: ${err.message}`, {
+    hint: signInFailureHint(err, env),
+  });
 }
 
 export interface WaitLoop {
@@ -37,14 +39,14 @@ export interface WaitLoopOptions {
   timeoutHint: string;
   onLine(line: string, loop: WaitLoop): void;
   /** Extra set-up (probes, output watchers); the returned function runs when the wait settles. */
-  setup?(loop: WaitLoop): (() => void) | void;
+  setup?(loop: WaitLoop): (() => void) | undefined;
 }
 
 export function runWaitLoop(io: CommandIO, o: WaitLoopOptions): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const timers: NodeJS.Timeout[] = [];
     const remaining = (): number => Math.max(0, o.deadline - Date.now());
-    let teardown: (() => void) | void;
+    let teardown: (() => void) | undefined;
     const onAbort = (): void => loop.finish(new InterruptedError());
     const loop = {
       settled: false,
@@ -60,17 +62,34 @@ export function runWaitLoop(io: CommandIO, o: WaitLoopOptions): Promise<void> {
         else resolve();
       },
     };
-    const reader = startPasteReader(io, () => `[${formatDuration(remaining())} left] ${o.prompt}> `, (line) => {
-      if (!loop.settled && line.trim() !== '') o.onLine(line, loop);
-    });
+    const reader = startPasteReader(
+      io,
+      () => `[${formatDuration(remaining())} left] ${o.prompt}> `,
+      (line) => {
+        if (!loop.settled && line.trim() !== '') o.onLine(line, loop);
+      },
+    );
     io.ctx.signal.addEventListener('abort', onAbort, { once: true });
     o.authenticate.then(
       () => loop.finish(),
       (err: unknown) => loop.finish(err instanceof AcpError ? authFailure(err, io.ctx.env) : err),
     );
-    loop.keep(setTimeout(() => loop.finish(new TimeoutError(`${o.nothing} within ${formatDuration(o.deadline - o.startedAt)}.`, o.timeoutHint)), remaining()));
+    loop.keep(
+      setTimeout(
+        () =>
+          loop.finish(
+            new TimeoutError(`${o.nothing} within ${formatDuration(o.deadline - o.startedAt)}.`, o.timeoutHint),
+          ),
+        remaining(),
+      ),
+    );
     loop.keep(setInterval(() => reader.refresh(), COUNTDOWN_EVERY_MS));
-    const waitingEvent = (): void => io.out.event({ event: 'waiting', elapsedS: Math.round((Date.now() - o.startedAt) / 1000), remainingS: Math.round(remaining() / 1000) });
+    const waitingEvent = (): void =>
+      io.out.event({
+        event: 'waiting',
+        elapsedS: Math.round((Date.now() - o.startedAt) / 1000),
+        remainingS: Math.round(remaining() / 1000),
+      });
     waitingEvent();
     loop.keep(setInterval(waitingEvent, WAITING_EVENT_EVERY_MS));
     teardown = o.setup?.(loop);

@@ -6,7 +6,7 @@
 import type { AcpServer } from '../acp/server.js';
 import { AgyError, EXIT } from '../core/errors.js';
 import type { CommandIO } from '../core/io.js';
-import { validatePastedRedirect, type AuthUrl } from '../profiles/auth-url.js';
+import { type AuthUrl, validatePastedRedirect } from '../profiles/auth-url.js';
 import { deliverRedirect, listenerAlive } from './listener.js';
 import { runWaitLoop, type WaitLoop } from './wait-loop.js';
 
@@ -34,9 +34,21 @@ export function waitForSignIn(io: CommandIO, o: WaitOptions): Promise<void> {
     if (loop.settled || delivered || graceRunning || (await listenerAlive(o.auth.port))) return;
     // A successful callback closes the listener just before the answer arrives: allow it a moment.
     graceRunning = true;
-    loop.keep(setTimeout(() => {
-      if (!delivered) loop.finish(new AgyError(EXIT.server, 'listener-gone', `The server's login listener on 127.0.0.1:${o.auth.port} is gone, so the browser's redirect cannot arrive.`, { hint: 'run `agyctl login` again; if it keeps happening, check the server with `agyctl probe --verbose`' }));
-    }, o.listenerGraceMs ?? LIVENESS_GRACE_MS));
+    loop.keep(
+      setTimeout(() => {
+        if (!delivered)
+          loop.finish(
+            new AgyError(
+              EXIT.server,
+              'listener-gone',
+              `The server's login listener on 127.0.0.1:${o.auth.port} is gone, so the browser's redirect cannot arrive.`,
+              {
+                hint: 'run `agyctl login` again; if it keeps happening, check the server with `agyctl probe --verbose`',
+              },
+            ),
+          );
+      }, o.listenerGraceMs ?? LIVENESS_GRACE_MS),
+    );
   }
 
   const refuse = (reason: string): void => {
@@ -67,6 +79,9 @@ export function waitForSignIn(io: CommandIO, o: WaitOptions): Promise<void> {
     nothing: 'No sign-in',
     timeoutHint: 'run `agyctl login --timeout 20m` for more time; the URL is single-use, so open the new one',
     onLine: (line) => void onPaste(line),
-    setup: (loop) => loop.keep(setInterval(() => void checkListener(loop), LIVENESS_EVERY_MS)),
+    setup: (loop) => {
+      loop.keep(setInterval(() => void checkListener(loop), LIVENESS_EVERY_MS));
+      return undefined;
+    },
   });
 }

@@ -1,9 +1,10 @@
 /** The probe use case: spawn, initialize, describe, stop. Proves the stack end to end. */
+
+import { describeInit, type InitDescription } from '../acp/describe-init.js';
 import { withServer } from '../acp/lifecycle.js';
-import { serverStartOptions } from '../profiles/server-start.js';
 import type { CommandIO } from '../core/io.js';
 import { adoptDetectedProfile } from '../profiles/adopt.js';
-import { describeInit, type InitDescription } from '../acp/describe-init.js';
+import { serverStartOptions } from '../profiles/server-start.js';
 
 export interface ProbeReport extends InitDescription {
   server: string;

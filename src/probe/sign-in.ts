@@ -6,17 +6,25 @@
  * contacting its listener, and leave the state dir as it was. Plain inputs,
  * a plain report: the command renders it.
  */
-import { authenticate } from '../acp/protocol.js';
-import type { StartOptions } from '../acp/lifecycle.js';
-import { describeInit } from '../acp/describe-init.js';
+
 import { AcpError } from '../acp/acp-error.js';
+import { describeInit } from '../acp/describe-init.js';
+import type { StartOptions } from '../acp/lifecycle.js';
+import { authenticate } from '../acp/protocol.js';
 import { AgyError, EXIT } from '../core/errors.js';
-import { withDeadline } from '../util/deadline.js';
+import { type Candidate, type CapturedUrl, noSignInUrlError, UrlCapture } from '../login/capture.js';
 import { createShimDir, loginServerEnv, type ShimDir } from '../login/shims.js';
-import { noSignInUrlError, UrlCapture, type Candidate, type CapturedUrl } from '../login/capture.js';
 import { startForSignIn } from '../login/startup.js';
-import { restoreSettings, restoreState, snapshotState, type SettingsOutcome, type StateOutcome, type StateSnapshot } from '../login/state-snapshot.js';
+import {
+  restoreSettings,
+  restoreState,
+  type SettingsOutcome,
+  type StateOutcome,
+  type StateSnapshot,
+  snapshotState,
+} from '../login/state-snapshot.js';
 import { describeUrl, type UrlAnatomy } from '../login/url-anatomy.js';
+import { withDeadline } from '../util/deadline.js';
 
 export interface SignInProbeInput {
   env: NodeJS.ProcessEnv;
@@ -73,7 +81,8 @@ interface ServerOutcome {
 
 /** The authenticate call may outlive our deadline by this much, so our own timeout message wins. */
 const CALL_MARGIN_MS = 30_000;
-const TOKEN_NOTE = 'where this build keeps the token after a sign-in; builds that use the OS keyring write nothing here (after a login, `agyctl check --live` tells)';
+const TOKEN_NOTE =
+  'where this build keeps the token after a sign-in; builds that use the OS keyring write nothing here (after a login, `agyctl check --live` tells)';
 
 export async function probeSignIn(input: SignInProbeInput): Promise<SignInProbeReport> {
   const snap = snapshotState(input.stateDir, input.settingsFile);
@@ -123,13 +132,17 @@ async function runServer(input: SignInProbeInput, shims: ShimDir, capture: UrlCa
   start.cwd = input.cwd;
   start.onServerMessage = (msg, info) => capture.feedMessage(msg, info);
   const startedAt = Date.now();
-  const { server, started } = await startForSignIn(start, capture, { timeoutMs: input.timeoutMs + CALL_MARGIN_MS, tokenFile: input.tokenFile });
+  const { server, started } = await startForSignIn(start, capture, {
+    timeoutMs: input.timeoutMs + CALL_MARGIN_MS,
+    tokenFile: input.tokenFile,
+  });
   const onAbort = (): void => server.kill();
   input.signal.addEventListener('abort', onAbort, { once: true });
   let captured: CapturedUrl | undefined;
   let failure: unknown;
   try {
-    captured = started.kind === 'signing-in' ? started.url : await callAndCapture(input, server.connection, capture, startedAt);
+    captured =
+      started.kind === 'signing-in' ? started.url : await callAndCapture(input, server.connection, capture, startedAt);
   } catch (err) {
     failure = err;
   }
@@ -147,7 +160,12 @@ async function runServer(input: SignInProbeInput, shims: ShimDir, capture: UrlCa
   };
 }
 
-async function callAndCapture(input: SignInProbeInput, conn: Parameters<typeof authenticate>[0], capture: UrlCapture, startedAt: number): Promise<CapturedUrl | undefined> {
+async function callAndCapture(
+  input: SignInProbeInput,
+  conn: Parameters<typeof authenticate>[0],
+  capture: UrlCapture,
+  startedAt: number,
+): Promise<CapturedUrl | undefined> {
   const auth = authenticate(conn, input.method, { timeoutMs: input.timeoutMs + CALL_MARGIN_MS, signal: input.signal });
   auth.catch(() => undefined);
   try {
@@ -157,12 +175,16 @@ async function callAndCapture(input: SignInProbeInput, conn: Parameters<typeof a
       what: 'waiting for the server to show a sign-in URL',
     });
   } catch (err) {
-    if (err instanceof AgyError && err.exit === EXIT.timeout) throw noSignInUrlError(Date.now() - startedAt, capture.evidence);
+    if (err instanceof AgyError && err.exit === EXIT.timeout)
+      throw noSignInUrlError(Date.now() - startedAt, capture.evidence);
     throw err;
   }
 }
 
 function authError(err: unknown): never {
-  if (err instanceof AcpError) throw new AgyError(EXIT.auth, 'auth-failed', `The server refused authenticate: ${err.message}`, { hint: 'pass --method with one of the methods `agyctl probe` lists' });
+  if (err instanceof AcpError)
+    throw new AgyError(EXIT.auth, 'auth-failed', `The server refused authenticate: ${err.message}`, {
+      hint: 'pass --method with one of the methods `agyctl probe` lists',
+    });
   throw err;
 }

@@ -5,8 +5,9 @@
  * the profile, never a --state-dir the user gave. The caller's target is
  * left as it was: the adoption carries a new one to use from then on.
  */
-import type { CommandIO } from '../core/io.js';
+
 import type { InitializeResult } from '../acp/protocol.js';
+import type { CommandIO } from '../core/io.js';
 import type { ServerTarget } from '../core/target.js';
 import { detectProfile, getProfile, profileOf } from './index.js';
 import type { ServerProfile } from './types.js';
@@ -25,11 +26,20 @@ export function adoptDetectedProfile(io: CommandIO, init: InitializeResult): Ado
   const detected = detectProfile(name);
   if (!detected || detected === current.id) return { profile: current, switched: false, target: io.opts };
   if (io.opts.profileSource === 'flag' || io.opts.profileSource === 'env') {
-    io.out.warn(`the server reports agentInfo.name ${JSON.stringify(name)} (profile ${detected}), but profile ${current.id} was asked for; following ${current.id}`);
+    io.out.warn(
+      `the server reports agentInfo.name ${JSON.stringify(name)} (profile ${detected}), but profile ${current.id} was asked for; following ${current.id}`,
+    );
     return { profile: current, switched: false, target: io.opts };
   }
   const next = getProfile(detected);
-  const target: ServerTarget = { ...io.opts, profile: next.id, profileSource: 'detected', ...(io.opts.stateDirExplicit ? {} : { stateDir: next.defaultStateDir(io.ctx.env) }) };
-  io.out.info(`the server is ${next.title} (agentInfo.name ${JSON.stringify(name)}): using the ${next.id} profile, state dir ${target.stateDir} (pass --profile ${next.id} to say so up front)`);
+  const target: ServerTarget = {
+    ...io.opts,
+    profile: next.id,
+    profileSource: 'detected',
+    ...(io.opts.stateDirExplicit ? {} : { stateDir: next.defaultStateDir(io.ctx.env) }),
+  };
+  io.out.info(
+    `the server is ${next.title} (agentInfo.name ${JSON.stringify(name)}): using the ${next.id} profile, state dir ${target.stateDir} (pass --profile ${next.id} to say so up front)`,
+  );
   return { profile: next, switched: true, target };
 }

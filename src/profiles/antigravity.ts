@@ -23,7 +23,8 @@ export const antigravity: ServerProfile = {
     { name: 'agy_acp_server.par', args: [] },
     { name: 'antigravity-acp', args: [] },
   ],
-  installHint: 'install the antigravity-acp server, or point agyctl at it: --server /path/to/agy_acp_server (or export AGYCTL_SERVER="/path/to/agy_acp_server --debug")',
+  installHint:
+    'install the antigravity-acp server, or point agyctl at it: --server /path/to/agy_acp_server (or export AGYCTL_SERVER="/path/to/agy_acp_server --debug")',
   // Plain JSON: nothing says the server's parser skips comments, so agyctl reports them (json-invalid).
   settingsComments: false,
   authTypePath: ['auth', 'type'],

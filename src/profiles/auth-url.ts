@@ -37,8 +37,10 @@ export function validateAuthUrl(text: string): Validation<AuthUrl> {
   } catch {
     return { ok: false, reason: 'not a URL' };
   }
-  if (url.protocol !== 'https:') return { ok: false, reason: `scheme is ${url.protocol.replace(':', '')}, expected https` };
-  if (!GOOGLE_AUTH_HOSTS.has(url.hostname)) return { ok: false, reason: `host ${url.hostname} is not Google's sign-in host (accounts.google.com)` };
+  if (url.protocol !== 'https:')
+    return { ok: false, reason: `scheme is ${url.protocol.replace(':', '')}, expected https` };
+  if (!GOOGLE_AUTH_HOSTS.has(url.hostname))
+    return { ok: false, reason: `host ${url.hostname} is not Google's sign-in host (accounts.google.com)` };
   if (url.searchParams.get('response_type') !== 'code') return { ok: false, reason: 'response_type is not "code"' };
   const redirect = url.searchParams.get('redirect_uri');
   if (!redirect) return { ok: false, reason: 'no redirect_uri' };
@@ -48,11 +50,18 @@ export function validateAuthUrl(text: string): Validation<AuthUrl> {
   } catch {
     return { ok: false, reason: `redirect_uri is not a URL: ${redirect}` };
   }
-  if (r.protocol !== 'http:' || !LOOPBACK_HOSTS.has(r.hostname)) return { ok: false, reason: `redirect_uri ${redirect} is not on 127.0.0.1 or localhost` };
+  if (r.protocol !== 'http:' || !LOOPBACK_HOSTS.has(r.hostname))
+    return { ok: false, reason: `redirect_uri ${redirect} is not on 127.0.0.1 or localhost` };
   if (!r.port) return { ok: false, reason: `redirect_uri ${redirect} has no port` };
   return {
     ok: true,
-    value: { url: url.toString(), port: Number(r.port), redirectUri: redirect, redirectPath: r.pathname || '/', state: url.searchParams.get('state') ?? undefined },
+    value: {
+      url: url.toString(),
+      port: Number(r.port),
+      redirectUri: redirect,
+      redirectPath: r.pathname || '/',
+      state: url.searchParams.get('state') ?? undefined,
+    },
   };
 }
 
@@ -68,7 +77,8 @@ export function validateCodeEntryUrl(text: string): Validation<AuthUrl> {
   } catch {
     return { ok: false, reason: 'not a URL' };
   }
-  if (url.protocol !== 'https:' || !GOOGLE_AUTH_HOSTS.has(url.hostname)) return { ok: false, reason: 'not a Google sign-in URL' };
+  if (url.protocol !== 'https:' || !GOOGLE_AUTH_HOSTS.has(url.hostname))
+    return { ok: false, reason: 'not a Google sign-in URL' };
   if (url.searchParams.get('response_type') !== 'code') return { ok: false, reason: 'response_type is not "code"' };
   let r: URL;
   try {
@@ -76,8 +86,18 @@ export function validateCodeEntryUrl(text: string): Validation<AuthUrl> {
   } catch {
     return { ok: false, reason: 'no usable redirect_uri' };
   }
-  if (r.protocol !== 'https:' || LOOPBACK_HOSTS.has(r.hostname)) return { ok: false, reason: `redirect_uri ${r.toString()} is not a code-display page` };
-  return { ok: true, value: { url: url.toString(), port: 0, redirectUri: r.toString(), redirectPath: r.pathname, state: url.searchParams.get('state') ?? undefined } };
+  if (r.protocol !== 'https:' || LOOPBACK_HOSTS.has(r.hostname))
+    return { ok: false, reason: `redirect_uri ${r.toString()} is not a code-display page` };
+  return {
+    ok: true,
+    value: {
+      url: url.toString(),
+      port: 0,
+      redirectUri: r.toString(),
+      redirectPath: r.pathname,
+      state: url.searchParams.get('state') ?? undefined,
+    },
+  };
 }
 
 export interface PastedRedirect {
@@ -97,15 +117,30 @@ export function validatePastedRedirect(input: string, expected: AuthUrl): Valida
   try {
     url = new URL(/^https?:\/\//i.test(text) ? text : `http://${text}`);
   } catch {
-    return { ok: false, reason: 'that is not a URL; paste the whole address from the browser bar (http://127.0.0.1:...)' };
+    return {
+      ok: false,
+      reason: 'that is not a URL; paste the whole address from the browser bar (http://127.0.0.1:...)',
+    };
   }
-  if (!LOOPBACK_HOSTS.has(url.hostname)) return { ok: false, reason: `host ${url.hostname} is not 127.0.0.1 or localhost` };
+  if (!LOOPBACK_HOSTS.has(url.hostname))
+    return { ok: false, reason: `host ${url.hostname} is not 127.0.0.1 or localhost` };
   if (url.protocol !== 'http:') return { ok: false, reason: 'the redirect address starts with http://, not https://' };
-  if (Number(url.port) !== expected.port) return { ok: false, reason: `port ${url.port || '(none)'} is not the login's port ${expected.port}` };
-  if (url.pathname !== expected.redirectPath) return { ok: false, reason: `path ${url.pathname} is not ${expected.redirectPath}` };
-  if (url.searchParams.has('error')) return { ok: false, reason: `the browser reports an error (${url.searchParams.get('error')}); sign in again with the same URL` };
-  if (!url.searchParams.get('code')) return { ok: false, reason: 'no code in that address; finish the sign-in first, then paste the address the browser ended on' };
-  if (expected.state !== undefined && url.searchParams.get('state') !== expected.state) return { ok: false, reason: 'state does not match this login (is it from an older attempt?)' };
+  if (Number(url.port) !== expected.port)
+    return { ok: false, reason: `port ${url.port || '(none)'} is not the login's port ${expected.port}` };
+  if (url.pathname !== expected.redirectPath)
+    return { ok: false, reason: `path ${url.pathname} is not ${expected.redirectPath}` };
+  if (url.searchParams.has('error'))
+    return {
+      ok: false,
+      reason: `the browser reports an error (${url.searchParams.get('error')}); sign in again with the same URL`,
+    };
+  if (!url.searchParams.get('code'))
+    return {
+      ok: false,
+      reason: 'no code in that address; finish the sign-in first, then paste the address the browser ended on',
+    };
+  if (expected.state !== undefined && url.searchParams.get('state') !== expected.state)
+    return { ok: false, reason: 'state does not match this login (is it from an older attempt?)' };
   const deliverTo = new URL(url.toString());
   deliverTo.hostname = '127.0.0.1';
   return { ok: true, value: { deliverTo } };

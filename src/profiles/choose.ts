@@ -28,7 +28,10 @@ export function isProfileId(value: unknown): value is ProfileId {
 
 function parseProfile(value: string, from: string): ProfileId {
   if (isProfileId(value)) return value;
-  throw usageError(`${from} must be one of ${PROFILE_IDS.join(', ')} (got ${JSON.stringify(value)}).`, `pass --profile ${PROFILE_IDS.join(' or --profile ')}`);
+  throw usageError(
+    `${from} must be one of ${PROFILE_IDS.join(', ')} (got ${JSON.stringify(value)}).`,
+    `pass --profile ${PROFILE_IDS.join(' or --profile ')}`,
+  );
 }
 
 /** The program a --server command line runs: its first word, quoted or not (a guess needs no full shell parse). */
@@ -38,11 +41,16 @@ function programName(commandLine: string | undefined): string | undefined {
   return first ? path.basename(first) : undefined;
 }
 
-export function resolveProfile(flag: string | undefined, env: NodeJS.ProcessEnv, server: string | undefined): { id: ProfileId; source: ProfileSource } {
+export function resolveProfile(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv,
+  server: string | undefined,
+): { id: ProfileId; source: ProfileSource } {
   if (flag !== undefined) return { id: parseProfile(flag, '--profile'), source: 'flag' };
   if (env.AGYCTL_PROFILE) return { id: parseProfile(env.AGYCTL_PROFILE, 'AGYCTL_PROFILE'), source: 'env' };
   const program = programName(server);
-  const guessed = program !== undefined && Object.hasOwn(PROGRAM_PROFILES, program) ? PROGRAM_PROFILES[program] : undefined;
+  const guessed =
+    program !== undefined && Object.hasOwn(PROGRAM_PROFILES, program) ? PROGRAM_PROFILES[program] : undefined;
   return guessed ? { id: guessed, source: 'server-command' } : { id: 'antigravity', source: 'default' };
 }
 

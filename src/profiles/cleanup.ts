@@ -14,20 +14,29 @@ import path from 'node:path';
 import { removeConversation } from '../acp/probe-session.js';
 import { geminiCliFiles, tempRoot } from '../core/paths.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
-import { childPath } from '../util/safe-path.js';
 import { ownerFor, readFileNoFollow } from '../util/safe-fs.js';
+import { childPath } from '../util/safe-path.js';
 import type { ServerProfile } from './types.js';
 
 const PROBE_PREFIX = 'agyctl-probe-';
 
-export function removeProbeSession(profile: ServerProfile, stateDir: string, sessionId: string, env: NodeJS.ProcessEnv): boolean {
+export function removeProbeSession(
+  profile: ServerProfile,
+  stateDir: string,
+  sessionId: string,
+  env: NodeJS.ProcessEnv,
+): boolean {
   if (profile.id === 'antigravity') return removeConversation(stateDir, sessionId);
   return removeProbeProjects(stateDir, env).failed === 0;
 }
 
 function isStaleProbeDir(owner: string, env: NodeJS.ProcessEnv): boolean {
   const dir = path.resolve(owner);
-  return path.dirname(dir) === path.resolve(tempRoot(env)) && path.basename(dir).startsWith(PROBE_PREFIX) && !fs.existsSync(dir);
+  return (
+    path.dirname(dir) === path.resolve(tempRoot(env)) &&
+    path.basename(dir).startsWith(PROBE_PREFIX) &&
+    !fs.existsSync(dir)
+  );
 }
 
 function readMarker(dir: string): string | undefined {

@@ -35,7 +35,8 @@ export const geminiCli: ServerProfile = {
   canSteer: (stateDir) => geminiCliHomeFor(stateDir) !== undefined,
   stateDirShape: '.gemini',
   defaultCommands: [{ name: 'gemini', args: ['--acp'] }],
-  installHint: 'install gemini-cli (npm install -g @google/gemini-cli), or point agyctl at it: --server "/path/to/gemini --acp"',
+  installHint:
+    'install gemini-cli (npm install -g @google/gemini-cli), or point agyctl at it: --server "/path/to/gemini --acp"',
   settingsComments: true,
   authTypePath: ['security', 'auth', 'selectedType'],
   authMethods: ['oauth-personal', 'gemini-api-key', 'vertex-ai', 'gateway'],

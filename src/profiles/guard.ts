@@ -4,8 +4,8 @@
  * the server cannot be pointed at, before anything is touched.
  */
 import path from 'node:path';
-import type { CommandIO } from '../core/io.js';
 import { AgyError, EXIT, usageError } from '../core/errors.js';
+import type { CommandIO } from '../core/io.js';
 import { profileOf } from './index.js';
 import type { ServerProfile } from './types.js';
 
@@ -26,7 +26,12 @@ export function assertServerCanUse(profile: ServerProfile, stateDir: string): vo
   if (profile.canSteer(stateDir)) return;
   const variable = profile.id === 'gemini-cli' ? 'GEMINI_CLI_HOME' : 'HOME';
   const home = path.join(path.sep, 'home', 'USER');
-  throw new AgyError(EXIT.usage, 'state-dir-not-steerable', `The state dir ${stateDir} does not end in ${profile.stateDirShape}, so the server cannot be pointed at it (it finds its state from ${variable}); nothing was changed.`, {
-    hint: `give the server's own state dir, shaped <home>/${profile.stateDirShape} (e.g. --state-dir ${path.join(home, profile.stateDirShape)}: the server then runs with ${variable}=${home})`,
-  });
+  throw new AgyError(
+    EXIT.usage,
+    'state-dir-not-steerable',
+    `The state dir ${stateDir} does not end in ${profile.stateDirShape}, so the server cannot be pointed at it (it finds its state from ${variable}); nothing was changed.`,
+    {
+      hint: `give the server's own state dir, shaped <home>/${profile.stateDirShape} (e.g. --state-dir ${path.join(home, profile.stateDirShape)}: the server then runs with ${variable}=${home})`,
+    },
+  );
 }

@@ -3,8 +3,8 @@ import { antigravity } from './antigravity.js';
 import { geminiCli } from './gemini-cli.js';
 import type { ProfileId, ServerProfile } from './types.js';
 
+export { isProfileId, PROFILE_IDS, resolveProfile } from './choose.js';
 export type { ProfileId, ProfileSource, ServerProfile } from './types.js';
-export { PROFILE_IDS, isProfileId, resolveProfile } from './choose.js';
 
 const PROFILES: Readonly<Record<ProfileId, ServerProfile>> = { antigravity, 'gemini-cli': geminiCli };
 

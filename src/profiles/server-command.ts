@@ -3,6 +3,11 @@ import { resolveCommand, type ServerCommand } from '../acp/resolve.js';
 import { antigravity } from './antigravity.js';
 import type { ServerProfile } from './types.js';
 
-export function resolveServerCommand(commandLine: string | undefined, env: NodeJS.ProcessEnv, cwd: string, profile: ServerProfile = antigravity): ServerCommand {
+export function resolveServerCommand(
+  commandLine: string | undefined,
+  env: NodeJS.ProcessEnv,
+  cwd: string,
+  profile: ServerProfile = antigravity,
+): ServerCommand {
   return resolveCommand(commandLine, env, cwd, profile);
 }

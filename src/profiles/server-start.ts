@@ -1,14 +1,14 @@
 /** How a use case turns its target (state dir, --server, profile) into a server start. */
-import { resolveServerCommand } from './server-command.js';
+
 import type { StartOptions } from '../acp/lifecycle.js';
 import type { CommandIO } from '../core/io.js';
 import { agyctlVersion } from '../core/version.js';
-import { profileOf } from './index.js';
-import { quietServerEnv, signInGuard } from './sign-in-guard.js';
 import { assertServerCanUse } from './guard.js';
+import { profileOf } from './index.js';
+import { resolveServerCommand } from './server-command.js';
+import { quietServerEnv, signInGuard } from './sign-in-guard.js';
 
 export const DEFAULT_INIT_TIMEOUT_MS = 60_000;
-
 
 export interface ServerStartExtras {
   env?: NodeJS.ProcessEnv;

@@ -21,9 +21,14 @@ export interface AuthTypeInfo {
 export const AUTH_TYPE_INFO: Readonly<Record<AuthType, AuthTypeInfo>> = {
   'oauth-personal': { summary: 'Google account login (OAuth)', gcp: 'unused', oauth: true },
   'gemini-api-key': { summary: 'Gemini Developer API key from GEMINI_API_KEY', gcp: 'unused', oauth: false },
-  'oauth-business': { summary: 'Gemini Enterprise login (OAuth) with gcp.project and gcp.location', gcp: 'required', oauth: true },
+  'oauth-business': {
+    summary: 'Gemini Enterprise login (OAuth) with gcp.project and gcp.location',
+    gcp: 'required',
+    oauth: true,
+  },
   'agent-platform': {
-    summary: 'Gemini Enterprise Agent Platform (formerly Vertex AI): GOOGLE_API_KEY, or a project and location with Application Default Credentials',
+    summary:
+      'Gemini Enterprise Agent Platform (formerly Vertex AI): GOOGLE_API_KEY, or a project and location with Application Default Credentials',
     gcp: 'or-api-key',
     oauth: false,
   },
@@ -36,7 +41,8 @@ export function isAuthType(value: unknown): value is AuthType {
 /** A current or legacy name as the type it means; undefined for anything else. */
 export function normalizeAuthType(value: unknown): { type: AuthType; legacy: string | undefined } | undefined {
   if (isAuthType(value)) return { type: value, legacy: undefined };
-  if (typeof value === 'string' && Object.hasOwn(LEGACY_AUTH_TYPES, value)) return { type: LEGACY_AUTH_TYPES[value]!, legacy: value };
+  if (typeof value === 'string' && Object.hasOwn(LEGACY_AUTH_TYPES, value))
+    return { type: LEGACY_AUTH_TYPES[value]!, legacy: value };
   return undefined;
 }
 
@@ -55,13 +61,40 @@ export interface EnvNeed {
 
 const NEEDS: Readonly<Record<AuthType, readonly EnvNeed[]>> = {
   'oauth-personal': [],
-  'gemini-api-key': [{ name: 'GEMINI_API_KEY', need: 'required', secret: true, why: 'the Gemini Developer API key; the server reads it from its own environment' }],
+  'gemini-api-key': [
+    {
+      name: 'GEMINI_API_KEY',
+      need: 'required',
+      secret: true,
+      why: 'the Gemini Developer API key; the server reads it from its own environment',
+    },
+  ],
   'oauth-business': [],
   'agent-platform': [
-    { name: 'GOOGLE_API_KEY', need: 'alternative', secret: true, why: 'an Agent Platform API key, instead of a project and location with ADC' },
-    { name: 'GOOGLE_CLOUD_PROJECT', need: 'alternative', secret: false, why: 'the project, when gcp.project is not in settings.json' },
-    { name: 'GOOGLE_CLOUD_LOCATION', need: 'alternative', secret: false, why: 'the region, when gcp.location is not in settings.json' },
-    { name: 'GOOGLE_APPLICATION_CREDENTIALS', need: 'optional', secret: false, why: 'a service-account key file for ADC, instead of `gcloud auth application-default login`' },
+    {
+      name: 'GOOGLE_API_KEY',
+      need: 'alternative',
+      secret: true,
+      why: 'an Agent Platform API key, instead of a project and location with ADC',
+    },
+    {
+      name: 'GOOGLE_CLOUD_PROJECT',
+      need: 'alternative',
+      secret: false,
+      why: 'the project, when gcp.project is not in settings.json',
+    },
+    {
+      name: 'GOOGLE_CLOUD_LOCATION',
+      need: 'alternative',
+      secret: false,
+      why: 'the region, when gcp.location is not in settings.json',
+    },
+    {
+      name: 'GOOGLE_APPLICATION_CREDENTIALS',
+      need: 'optional',
+      secret: false,
+      why: 'a service-account key file for ADC, instead of `gcloud auth application-default login`',
+    },
   ],
 };
 

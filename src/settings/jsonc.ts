@@ -48,7 +48,11 @@ export function lineColumn(text: string, offset: number): { line: number; column
 
 export function parseJsonTree(text: string, options: JsonOptions = {}): JsonNode {
   const errors: ParseError[] = [];
-  const root = parseTree(text, errors, { disallowComments: !options.comments, allowTrailingComma: false, allowEmptyContent: false });
+  const root = parseTree(text, errors, {
+    disallowComments: !options.comments,
+    allowTrailingComma: false,
+    allowEmptyContent: false,
+  });
   const first = errors[0];
   if (first || !root) {
     const { message, at } = explain(text, first ?? { error: ParseErrorCode.ValueExpected, offset: 0, length: 0 });
@@ -64,7 +68,8 @@ function explain(text: string, e: ParseError): { message: string; at: number } {
   const found = describe(text, e.offset);
   switch (e.error) {
     case ParseErrorCode.ValueExpected:
-      if (text.trim() === '') return { message: text === '' ? 'the file is empty' : 'the file holds only whitespace', at: text.length };
+      if (text.trim() === '')
+        return { message: text === '' ? 'the file is empty' : 'the file holds only whitespace', at: text.length };
       return { message: `unexpected ${found} where a value was expected`, at: e.offset };
     case ParseErrorCode.InvalidSymbol:
       return { message: `unexpected ${found} where a value was expected`, at: e.offset };
@@ -76,7 +81,12 @@ function explain(text: string, e: ParseError): { message: string; at: number } {
     case ParseErrorCode.CloseBraceExpected:
     case ParseErrorCode.CloseBracketExpected:
     case ParseErrorCode.EndOfFileExpected:
-      return badNumber(text, e.offset) ?? { message: `unexpected ${found} ${e.error === ParseErrorCode.EndOfFileExpected ? 'after the end of the JSON value' : 'after a value (a missing comma or bracket?)'}`, at: e.offset };
+      return (
+        badNumber(text, e.offset) ?? {
+          message: `unexpected ${found} ${e.error === ParseErrorCode.EndOfFileExpected ? 'after the end of the JSON value' : 'after a value (a missing comma or bracket?)'}`,
+          at: e.offset,
+        }
+      );
     case ParseErrorCode.InvalidNumberFormat:
     case ParseErrorCode.UnexpectedEndOfNumber:
       return { message: 'invalid number', at: e.offset };
@@ -84,10 +94,15 @@ function explain(text: string, e: ParseError): { message: string; at: number } {
       return { message: 'unterminated string', at: e.offset };
     case ParseErrorCode.InvalidEscapeCharacter:
     case ParseErrorCode.InvalidUnicode:
-      return { message: 'invalid escape sequence in a string', at: e.offset + Math.max(0, token.search(/\\(?:[^"\\/bfnrtu]|u(?![0-9a-fA-F]{4}))/)) };
+      return {
+        message: 'invalid escape sequence in a string',
+        at: e.offset + Math.max(0, token.search(/\\(?:[^"\\/bfnrtu]|u(?![0-9a-fA-F]{4}))/)),
+      };
     case ParseErrorCode.InvalidCharacter:
-      // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this looks for
-      return { message: 'control character inside a string (escape it, e.g. \\n)', at: e.offset + Math.max(0, token.search(/[\u0000-\u001f]/)) };
+      return {
+        message: 'control character inside a string (escape it, e.g. \\n)',
+        at: e.offset + Math.max(0, token.search(/[\u0000-\u001f]/)),
+      };
     case ParseErrorCode.InvalidCommentToken:
     case ParseErrorCode.UnexpectedEndOfComment:
       return { message: 'a comment, which plain JSON does not allow (remove it)', at: e.offset };
@@ -142,7 +157,8 @@ function lineIndent(text: string, pos: number): string {
   return /^[ \t]*/.exec(text.slice(start))![0];
 }
 
-const splice = (text: string, offset: number, length: number, content: string): string => applyEdits(text, [{ offset, length, content }]);
+const splice = (text: string, offset: number, length: number, content: string): string =>
+  applyEdits(text, [{ offset, length, content }]);
 const end = (node: JsonNode): number => node.offset + node.length;
 
 /** `{"a": {"b": value}}` for keys [a, b], laid out one key per line below `base`, or inline. */
@@ -179,11 +195,24 @@ export function setStringAt(text: string, keys: readonly string[], value: string
   return text; // unreachable with a non-empty path
 }
 
-function insertEntry(text: string, obj: JsonNode, keys: readonly string[], value: string, indent: string, docInline: boolean): string {
+function insertEntry(
+  text: string,
+  obj: JsonNode,
+  keys: readonly string[],
+  value: string,
+  indent: string,
+  docInline: boolean,
+): string {
   const [key, ...rest] = keys;
   const props = obj.children ?? [];
   const last = props[props.length - 1];
-  if (!last) return splice(text, obj.offset, obj.length, nested([key!, ...rest], value, indent, lineIndent(text, obj.offset), docInline));
+  if (!last)
+    return splice(
+      text,
+      obj.offset,
+      obj.length,
+      nested([key!, ...rest], value, indent, lineIndent(text, obj.offset), docInline),
+    );
   const after = end(last);
   if (!text.slice(obj.offset, end(obj)).includes('\n')) {
     return splice(text, after, 0, `, ${JSON.stringify(key)}: ${nested(rest, value, indent, '', true)}`);

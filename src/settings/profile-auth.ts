@@ -5,17 +5,20 @@
  * `security.auth.selectedType` (the method id itself, written by a minimal
  * splice so every other key keeps its bytes).
  */
-import { readSettings, rawAuthType, authTypeOf, setAuthType, type SettingsFile } from './index.js';
-import { setStringAt } from './jsonc.js';
-import { writeFileAtomic } from '../util/atomic-write.js';
-import { ownerFor } from '../util/safe-fs.js';
+
 import { usageError } from '../core/errors.js';
 import type { ServerProfile } from '../profiles/types.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
+import { ownerFor } from '../util/safe-fs.js';
+import { authTypeOf, rawAuthType, readSettings, type SettingsFile, setAuthType } from './index.js';
+import { setStringAt } from './jsonc.js';
 
 /** settings.json read with the syntax this profile's server accepts (comments for gemini-cli). */
-export const readProfileSettings = (profile: ServerProfile, stateDir: string): SettingsFile => readSettings(stateDir, { comments: profile.settingsComments });
+export const readProfileSettings = (profile: ServerProfile, stateDir: string): SettingsFile =>
+  readSettings(stateDir, { comments: profile.settingsComments });
 
-const obj = (v: unknown): Record<string, unknown> | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
+const obj = (v: unknown): Record<string, unknown> | undefined =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 
 /** The auth type exactly as written (anything, or undefined when missing). */
 export function rawAuthTypeFor(profile: ServerProfile, data: Record<string, unknown> | undefined): unknown {
@@ -26,7 +29,10 @@ export function rawAuthTypeFor(profile: ServerProfile, data: Record<string, unkn
 }
 
 /** The method the settings choose, as an auth method id; undefined when missing or unknown. */
-export function configuredMethod(profile: ServerProfile, data: Record<string, unknown> | undefined): string | undefined {
+export function configuredMethod(
+  profile: ServerProfile,
+  data: Record<string, unknown> | undefined,
+): string | undefined {
   if (profile.id === 'antigravity') return authTypeOf(data);
   const raw = rawAuthTypeFor(profile, data);
   return typeof raw === 'string' && profile.authMethods.includes(raw) ? raw : undefined;
@@ -43,8 +49,14 @@ export function writeAuthType(profile: ServerProfile, stateDir: string, method: 
   }
   const file: SettingsFile = readSettings(stateDir, { noFollow: true, comments: profile.settingsComments }); // a symlinked settings.json is refused (unsafe-symlink)
   if (file.unreadable || (file.exists && file.error?.kind === 'syntax')) {
-    throw usageError(`${file.path} cannot be edited (${file.unreadable ?? file.error?.message}).`, `fix the file, then set ${authTypeKey(profile)} to ${method}`);
+    throw usageError(
+      `${file.path} cannot be edited (${file.unreadable ?? file.error?.message}).`,
+      `fix the file, then set ${authTypeKey(profile)} to ${method}`,
+    );
   }
   const text = file.exists && file.raw !== undefined && file.raw.trim() !== '' ? file.raw : '{}\n';
-  writeFileAtomic(file.path, setStringAt(text, profile.authTypePath, method, { comments: profile.settingsComments }), { mode: 0o600, owner: ownerFor(stateDir) });
+  writeFileAtomic(file.path, setStringAt(text, profile.authTypePath, method, { comments: profile.settingsComments }), {
+    mode: 0o600,
+    owner: ownerFor(stateDir),
+  });
 }

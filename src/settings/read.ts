@@ -8,7 +8,15 @@ import path from 'node:path';
 import { AgyError } from '../core/errors.js';
 import { stateFiles } from '../core/paths.js';
 import { openNoFollow, unsafeSymlinkError } from '../util/safe-fs.js';
-import { JsonSyntaxError, lineColumn, member, parseJsonTree, toPlain, type JsonNode, type JsonOptions } from './jsonc.js';
+import {
+  type JsonNode,
+  type JsonOptions,
+  JsonSyntaxError,
+  lineColumn,
+  member,
+  parseJsonTree,
+  toPlain,
+} from './jsonc.js';
 
 export interface SettingsError {
   /** syntax: not JSON. shape: JSON, but the top level, `auth` or `gcp` is not an object. */
@@ -99,14 +107,25 @@ function readNoFollow(base: SettingsFile, options: JsonOptions): SettingsFile {
     if (st.isDirectory()) return { ...base, exists: true, unreadable: 'settings.json is a directory, not a file' };
     if (!st.isFile()) return { ...base, exists: true, unreadable: 'settings.json is not a regular file' };
     const raw = fs.readFileSync(fd, 'utf8');
-    return { ...base, exists: true, raw, mode: st.mode & 0o7777, uid: st.uid, gid: st.gid, ...parseSettingsText(raw, options) };
+    return {
+      ...base,
+      exists: true,
+      raw,
+      mode: st.mode & 0o7777,
+      uid: st.uid,
+      gid: st.gid,
+      ...parseSettingsText(raw, options),
+    };
   } finally {
     fs.closeSync(fd);
   }
 }
 
 /** Parse settings text: the object (if any) and the first reason it cannot be edited in place. */
-export function parseSettingsText(raw: string, options: JsonOptions = {}): Pick<SettingsFile, 'data' | 'tree' | 'error'> {
+export function parseSettingsText(
+  raw: string,
+  options: JsonOptions = {},
+): Pick<SettingsFile, 'data' | 'tree' | 'error'> {
   let tree: JsonNode;
   try {
     tree = parseJsonTree(raw, options);
@@ -120,7 +139,8 @@ export function parseSettingsText(raw: string, options: JsonOptions = {}): Pick<
   const data = toPlain(tree) as Record<string, unknown>;
   for (const key of ['auth', 'gcp']) {
     const node = member(tree, key);
-    if (node && node.type !== 'object') return { data, tree, error: shapeError(raw, node, `"${key}" is ${describeNode(node)}, not an object`) };
+    if (node && node.type !== 'object')
+      return { data, tree, error: shapeError(raw, node, `"${key}" is ${describeNode(node)}, not an object`) };
   }
   return { data, tree };
 }

@@ -4,7 +4,7 @@
  * name them; stopping a user's server is their call.
  */
 import { findServersFor, readEnviron } from '../util/procfs.js';
-import { envIsSet, neededEnv, type AuthType } from './auth-types.js';
+import { type AuthType, envIsSet, neededEnv } from './auth-types.js';
 
 export interface RunningServer {
   pid: number;
@@ -27,7 +27,8 @@ export function runningServers(stateDir: string, type: AuthType | undefined): Ru
 
 /** The sentence after a change: which pids to restart, or that the next start picks it up. */
 export function restartNotice(servers: readonly RunningServer[]): string {
-  if (servers.length === 0) return 'No server is running for this state directory; the next server start will use the new settings.';
+  if (servers.length === 0)
+    return 'No server is running for this state directory; the next server start will use the new settings.';
   const pids = servers.map((s) => s.pid).join(', ');
   const one = servers.length === 1;
   return `${one ? 'A server is' : `${servers.length} servers are`} running for this state directory and read settings.json only at startup: restart ${one ? 'it' : 'each'} to pick up the change (pid ${pids}).`;

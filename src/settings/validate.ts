@@ -4,7 +4,7 @@
  * (the server's environment) or are risky but work. Messages never contain
  * a secret value.
  */
-import { AUTH_TYPE_LIST, envIsSet, neededEnv, normalizeAuthType, type AuthType } from './auth-types.js';
+import { AUTH_TYPE_LIST, type AuthType, envIsSet, neededEnv, normalizeAuthType } from './auth-types.js';
 import type { SettingsFile } from './read.js';
 
 export interface Problem {
@@ -20,7 +20,8 @@ export interface Problem {
 type Data = Record<string, unknown>;
 type Env = NodeJS.ProcessEnv;
 
-const obj = (v: unknown): Data | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Data) : undefined);
+const obj = (v: unknown): Data | undefined =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Data) : undefined;
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 /** auth.type exactly as written (may be anything, or missing). */
@@ -59,11 +60,26 @@ export function validateSettings(data: Data, env: Env): Problem[] {
   const raw = rawAuthType(data);
   const norm = normalizeAuthType(raw);
   if (raw === undefined) {
-    problems.push({ id: 'auth-type-missing', severity: 'error', message: 'auth.type is not set: the server answers "Authentication required"', hint: SET_AUTH_HINT });
+    problems.push({
+      id: 'auth-type-missing',
+      severity: 'error',
+      message: 'auth.type is not set: the server answers "Authentication required"',
+      hint: SET_AUTH_HINT,
+    });
   } else if (!norm) {
-    problems.push({ id: 'auth-type-unknown', severity: 'error', message: `auth.type ${JSON.stringify(raw)} is not an auth type the server knows`, hint: SET_AUTH_HINT });
+    problems.push({
+      id: 'auth-type-unknown',
+      severity: 'error',
+      message: `auth.type ${JSON.stringify(raw)} is not an auth type the server knows`,
+      hint: SET_AUTH_HINT,
+    });
   } else if (norm.legacy) {
-    problems.push({ id: 'auth-type-legacy', severity: 'warning', message: `auth.type "${norm.legacy}" is the old name of ${norm.type}; the server still accepts it`, hint: `run \`agyctl settings set-auth ${norm.type}\` to write the current name` });
+    problems.push({
+      id: 'auth-type-legacy',
+      severity: 'warning',
+      message: `auth.type "${norm.legacy}" is the old name of ${norm.type}; the server still accepts it`,
+      hint: `run \`agyctl settings set-auth ${norm.type}\` to write the current name`,
+    });
   }
   problems.push(...gcpProblems(data, norm?.type, env));
   if (norm) problems.push(...envProblems(norm.type, data, env));
@@ -74,24 +90,50 @@ export function validateSettings(data: Data, env: Env): Problem[] {
 function gcpProblems(data: Data, type: AuthType | undefined, env: Env): Problem[] {
   const problems: Problem[] = [];
   const gcp = obj(data.gcp) ?? {};
-  for (const [key, check] of [['project', projectProblem], ['location', locationProblem]] as const) {
+  for (const [key, check] of [
+    ['project', projectProblem],
+    ['location', locationProblem],
+  ] as const) {
     const v = gcp[key];
     if (v === undefined) continue;
     if (typeof v !== 'string' || v === '') {
-      problems.push({ id: `gcp-${key}-invalid`, severity: 'error', message: `gcp.${key} must be a non-empty string`, hint: `run \`agyctl settings set-auth TYPE --${key} VALUE\`` });
+      problems.push({
+        id: `gcp-${key}-invalid`,
+        severity: 'error',
+        message: `gcp.${key} must be a non-empty string`,
+        hint: `run \`agyctl settings set-auth TYPE --${key} VALUE\``,
+      });
       continue;
     }
     const why = check(v);
-    if (why) problems.push({ id: `gcp-${key}-invalid`, severity: 'warning', message: `gcp.${key}: ${why}`, hint: `run \`agyctl settings set-auth ${type ?? 'TYPE'} --${key} VALUE\`` });
+    if (why)
+      problems.push({
+        id: `gcp-${key}-invalid`,
+        severity: 'warning',
+        message: `gcp.${key}: ${why}`,
+        hint: `run \`agyctl settings set-auth ${type ?? 'TYPE'} --${key} VALUE\``,
+      });
   }
   const { project, location } = gcpOf(data);
   if (type === 'oauth-business' && (!project || !location)) {
-    problems.push({ id: 'gcp-missing', severity: 'error', message: `oauth-business needs gcp.project and gcp.location in settings.json (missing: ${missing(project, location)})`, hint: 'run `agyctl settings set-auth oauth-business --project ID --location REGION`' });
+    problems.push({
+      id: 'gcp-missing',
+      severity: 'error',
+      message: `oauth-business needs gcp.project and gcp.location in settings.json (missing: ${missing(project, location)})`,
+      hint: 'run `agyctl settings set-auth oauth-business --project ID --location REGION`',
+    });
   }
   if (type === 'agent-platform' && (!project || !location) && !envIsSet(env, 'GOOGLE_API_KEY')) {
-    const fromEnv = (!project ? envIsSet(env, 'GOOGLE_CLOUD_PROJECT') : true) && (!location ? envIsSet(env, 'GOOGLE_CLOUD_LOCATION') : true);
+    const fromEnv =
+      (!project ? envIsSet(env, 'GOOGLE_CLOUD_PROJECT') : true) &&
+      (!location ? envIsSet(env, 'GOOGLE_CLOUD_LOCATION') : true);
     if (!fromEnv) {
-      problems.push({ id: 'agent-platform-unconfigured', severity: 'warning', message: `agent-platform needs GOOGLE_API_KEY in the server's environment, or a project and location (missing: ${missing(project, location)}); none is visible here`, hint: 'run `agyctl settings set-auth agent-platform --project ID --location REGION`, or set GOOGLE_API_KEY where the server is started' });
+      problems.push({
+        id: 'agent-platform-unconfigured',
+        severity: 'warning',
+        message: `agent-platform needs GOOGLE_API_KEY in the server's environment, or a project and location (missing: ${missing(project, location)}); none is visible here`,
+        hint: 'run `agyctl settings set-auth agent-platform --project ID --location REGION`, or set GOOGLE_API_KEY where the server is started',
+      });
     }
   }
   return problems;
@@ -105,14 +147,28 @@ function envProblems(type: AuthType, data: Data, env: Env): Problem[] {
   const problems: Problem[] = [];
   for (const need of neededEnv(type)) {
     if (need.need === 'required' && !envIsSet(env, need.name)) {
-      problems.push({ id: 'env-not-set', severity: 'warning', message: `${type} needs ${need.name} in the server's environment; it is not set in this shell`, hint: whereToSetEnv(need.name) });
+      problems.push({
+        id: 'env-not-set',
+        severity: 'warning',
+        message: `${type} needs ${need.name} in the server's environment; it is not set in this shell`,
+        hint: whereToSetEnv(need.name),
+      });
     }
   }
   if (type === 'agent-platform') {
     const { project, location } = gcpOf(data);
-    const viaEnv = ['GOOGLE_API_KEY', ...(project ? [] : ['GOOGLE_CLOUD_PROJECT']), ...(location ? [] : ['GOOGLE_CLOUD_LOCATION'])].filter((n) => envIsSet(env, n));
+    const viaEnv = [
+      'GOOGLE_API_KEY',
+      ...(project ? [] : ['GOOGLE_CLOUD_PROJECT']),
+      ...(location ? [] : ['GOOGLE_CLOUD_LOCATION']),
+    ].filter((n) => envIsSet(env, n));
     if ((!project || !location) && viaEnv.length > 0) {
-      problems.push({ id: 'env-only-here', severity: 'warning', message: `agent-platform relies on ${viaEnv.join(', ')}, set in this shell; the server needs it in its own environment too`, hint: whereToSetEnv(viaEnv[0]!) });
+      problems.push({
+        id: 'env-only-here',
+        severity: 'warning',
+        message: `agent-platform relies on ${viaEnv.join(', ')}, set in this shell; the server needs it in its own environment too`,
+        hint: whereToSetEnv(viaEnv[0]!),
+      });
     }
   }
   return problems;
@@ -138,17 +194,45 @@ function secretProblems(data: Data): Problem[] {
     }
   };
   walk(data, '');
-  return found.map((key) => ({ id: 'secret-in-file', severity: 'warning' as const, message: `settings.json holds a credential-like value at ${key} (not shown)`, hint: 'remove it from settings.json and give the server the key through its environment (see docs/settings.md)' }));
+  return found.map((key) => ({
+    id: 'secret-in-file',
+    severity: 'warning' as const,
+    message: `settings.json holds a credential-like value at ${key} (not shown)`,
+    hint: 'remove it from settings.json and give the server the key through its environment (see docs/settings.md)',
+  }));
 }
 
 /** Every problem with the file: existence, readability, syntax, shape, permissions, then the content. */
 export function problemsOf(file: SettingsFile, env: Env, uid = process.getuid?.() ?? -1): Problem[] {
-  if (!file.exists) return [{ id: 'settings-missing', severity: 'error', message: `${file.path} does not exist: the server answers "Authentication required"`, hint: SET_AUTH_HINT }];
-  if (file.unreadable) return [{ id: 'settings-unreadable', severity: 'error', message: `cannot read ${file.path}: ${file.unreadable}`, hint: 'run as the user the server runs as, or fix the file' }];
+  if (!file.exists)
+    return [
+      {
+        id: 'settings-missing',
+        severity: 'error',
+        message: `${file.path} does not exist: the server answers "Authentication required"`,
+        hint: SET_AUTH_HINT,
+      },
+    ];
+  if (file.unreadable)
+    return [
+      {
+        id: 'settings-unreadable',
+        severity: 'error',
+        message: `cannot read ${file.path}: ${file.unreadable}`,
+        hint: 'run as the user the server runs as, or fix the file',
+      },
+    ];
   const problems: Problem[] = [];
   if (file.error) {
     const where = `line ${file.error.line}, column ${file.error.column}`;
-    problems.push({ id: file.error.kind === 'syntax' ? 'json-invalid' : 'shape-invalid', severity: 'error', message: `${file.path}: ${file.error.message} (${where})`, hint: `fix it by hand, or run \`agyctl settings set-auth TYPE --force\` to move it aside and write a fresh file`, line: file.error.line, column: file.error.column });
+    problems.push({
+      id: file.error.kind === 'syntax' ? 'json-invalid' : 'shape-invalid',
+      severity: 'error',
+      message: `${file.path}: ${file.error.message} (${where})`,
+      hint: `fix it by hand, or run \`agyctl settings set-auth TYPE --force\` to move it aside and write a fresh file`,
+      line: file.error.line,
+      column: file.error.column,
+    });
   }
   problems.push(...permissionProblems(file, uid));
   if (file.data && file.error?.kind !== 'shape') problems.push(...validateSettings(file.data, env));
@@ -158,10 +242,20 @@ export function problemsOf(file: SettingsFile, env: Env, uid = process.getuid?.(
 function permissionProblems(file: SettingsFile, uid: number): Problem[] {
   const problems: Problem[] = [];
   if (file.mode !== undefined && (file.mode & 0o022) !== 0) {
-    problems.push({ id: 'mode-writable-by-others', severity: 'warning', message: `settings.json is writable by group or others (mode ${modeString(file.mode)}): they can change how the server authenticates`, hint: `run \`chmod 644 ${file.target}\`` });
+    problems.push({
+      id: 'mode-writable-by-others',
+      severity: 'warning',
+      message: `settings.json is writable by group or others (mode ${modeString(file.mode)}): they can change how the server authenticates`,
+      hint: `run \`chmod 644 ${file.target}\``,
+    });
   }
   if (file.uid !== undefined && uid > 0 && file.uid !== uid) {
-    problems.push({ id: 'owner-other', severity: 'warning', message: `settings.json belongs to uid ${file.uid}, not to you (uid ${uid}): agyctl cannot rewrite it`, hint: 'run agyctl as the user the server runs as' });
+    problems.push({
+      id: 'owner-other',
+      severity: 'warning',
+      message: `settings.json belongs to uid ${file.uid}, not to you (uid ${uid}): agyctl cannot rewrite it`,
+      hint: 'run agyctl as the user the server runs as',
+    });
   }
   return problems;
 }
@@ -171,7 +265,16 @@ export const modeString = (mode: number): string => `0${(mode & 0o7777).toString
 export const hasErrors = (problems: readonly Problem[]): boolean => problems.some((p) => p.severity === 'error');
 
 /** The variables a type needs, and whether each is set in `env` (never its value). */
-export function envReport(type: AuthType | undefined, env: Env): Array<{ name: string; need: string; secret: boolean; set: boolean; why: string }> {
+export function envReport(
+  type: AuthType | undefined,
+  env: Env,
+): Array<{ name: string; need: string; secret: boolean; set: boolean; why: string }> {
   if (!type) return [];
-  return neededEnv(type).map((n) => ({ name: n.name, need: n.need, secret: n.secret, set: envIsSet(env, n.name), why: n.why }));
+  return neededEnv(type).map((n) => ({
+    name: n.name,
+    need: n.need,
+    secret: n.secret,
+    set: envIsSet(env, n.name),
+    why: n.why,
+  }));
 }

@@ -6,9 +6,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgyError, EXIT, usageError } from '../core/errors.js';
-import { writeFileAtomic, fsyncDir } from '../util/atomic-write.js';
+import { fsyncDir, writeFileAtomic } from '../util/atomic-write.js';
 import { copyFileNoFollow, lstatOrNull, mkdirOwned, ownerFor } from '../util/safe-fs.js';
-import { AUTH_TYPE_INFO, AUTH_TYPE_LIST, envIsSet, normalizeAuthType, type AuthType } from './auth-types.js';
+import { AUTH_TYPE_INFO, AUTH_TYPE_LIST, type AuthType, envIsSet, normalizeAuthType } from './auth-types.js';
 import { setStringAt } from './jsonc.js';
 import { readSettings, type SettingsFile } from './read.js';
 import { gcpOf, locationProblem, projectProblem, rawAuthType } from './validate.js';
@@ -69,8 +69,16 @@ export function setAuthType(stateDir: string, requested: string, options: SetAut
   const text = render(file, resolved);
   const written = !(file.exists && !file.error && text === file.raw);
   const result: SetAuthResult = {
-    path: file.path, target: file.target, symlink: file.symlink, ...resolved,
-    previousType: rawAuthType(file.data), created: !file.exists, stateDirCreated: false, written, backup: undefined, mode: file.mode ?? NEW_FILE_MODE,
+    path: file.path,
+    target: file.target,
+    symlink: file.symlink,
+    ...resolved,
+    previousType: rawAuthType(file.data),
+    created: !file.exists,
+    stateDirCreated: false,
+    written,
+    backup: undefined,
+    mode: file.mode ?? NEW_FILE_MODE,
   };
   if (!written) return result;
   result.stateDirCreated = ensureStateDir(stateDir);
@@ -83,38 +91,74 @@ export function setAuthType(stateDir: string, requested: string, options: SetAut
 /** An existing file agyctl cannot edit is never overwritten, unless --force moves it aside. */
 function refuseUnusable(file: SettingsFile, force: boolean): void {
   if (file.unreadable) {
-    throw new AgyError(EXIT.usage, 'settings-unreadable', `cannot read ${file.path}: ${file.unreadable}`, { hint: 'run agyctl as the user the server runs as' });
+    throw new AgyError(EXIT.usage, 'settings-unreadable', `cannot read ${file.path}: ${file.unreadable}`, {
+      hint: 'run agyctl as the user the server runs as',
+    });
   }
   if (!file.error || force || isBlank(file)) return;
   const { message, line, column, kind } = file.error;
   const what = kind === 'syntax' ? 'is not valid JSON' : 'has a shape agyctl cannot edit';
-  throw new AgyError(EXIT.usage, 'settings-invalid', `${file.path} ${what}: ${message} at line ${line}, column ${column}; fix it, or rerun with --force to move it aside and write a fresh file`, {
-    hint: 'nothing was changed',
-    details: { settings: { path: file.path, line, column, kind } },
-  });
+  throw new AgyError(
+    EXIT.usage,
+    'settings-invalid',
+    `${file.path} ${what}: ${message} at line ${line}, column ${column}; fix it, or rerun with --force to move it aside and write a fresh file`,
+    {
+      hint: 'nothing was changed',
+      details: { settings: { path: file.path, line, column, kind } },
+    },
+  );
 }
 
 /** An empty (or whitespace-only) file holds nothing to lose: write it without --force or a backup. */
 const isBlank = (file: SettingsFile): boolean => file.error?.kind === 'syntax' && (file.raw ?? '').trim() === '';
 
-function resolve(type: AuthType, legacyInput: string | undefined, file: SettingsFile, options: SetAuthOptions, env: Env): Resolved {
+function resolve(
+  type: AuthType,
+  legacyInput: string | undefined,
+  file: SettingsFile,
+  options: SetAuthOptions,
+  env: Env,
+): Resolved {
   const usesGcp = AUTH_TYPE_INFO[type].gcp !== 'unused';
   const current = file.error ? { project: undefined, location: undefined } : gcpOf(file.data);
-  const project = pick('--project', options.project, usesGcp ? env.GOOGLE_CLOUD_PROJECT : undefined, 'GOOGLE_CLOUD_PROJECT', current.project, projectProblem);
-  const location = pick('--location', options.location, usesGcp ? env.GOOGLE_CLOUD_LOCATION : undefined, 'GOOGLE_CLOUD_LOCATION', current.location, locationProblem);
+  const project = pick(
+    '--project',
+    options.project,
+    usesGcp ? env.GOOGLE_CLOUD_PROJECT : undefined,
+    'GOOGLE_CLOUD_PROJECT',
+    current.project,
+    projectProblem,
+  );
+  const location = pick(
+    '--location',
+    options.location,
+    usesGcp ? env.GOOGLE_CLOUD_LOCATION : undefined,
+    'GOOGLE_CLOUD_LOCATION',
+    current.location,
+    locationProblem,
+  );
   const missing = [project ? '' : '--project ID', location ? '' : '--location REGION'].filter(Boolean).join(' ');
   if (type === 'oauth-business' && missing) {
-    throw usageError(`oauth-business needs a project and a location: pass ${missing} (or set GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION)`);
+    throw usageError(
+      `oauth-business needs a project and a location: pass ${missing} (or set GOOGLE_CLOUD_PROJECT and GOOGLE_CLOUD_LOCATION)`,
+    );
   }
   if (type === 'agent-platform' && missing && !envIsSet(env, 'GOOGLE_API_KEY')) {
-    throw usageError(`agent-platform needs a project and a location, or an API key: pass ${missing}, or set GOOGLE_API_KEY (also in the server's environment)`);
+    throw usageError(
+      `agent-platform needs a project and a location, or an API key: pass ${missing}, or set GOOGLE_API_KEY (also in the server's environment)`,
+    );
   }
   return { type, legacyInput, project, location };
 }
 
 /** Flag, then environment, then what the file already has. Flag and env values are checked; file values stay as they are. */
 function pick(
-  flag: string, fromFlag: string | undefined, fromEnv: string | undefined, envName: string, fromFile: string | undefined, check: (v: string) => string | undefined,
+  flag: string,
+  fromFlag: string | undefined,
+  fromEnv: string | undefined,
+  envName: string,
+  fromFile: string | undefined,
+  check: (v: string) => string | undefined,
 ): { value: string; source: ValueSource } | undefined {
   if (fromFlag !== undefined) {
     const why = fromFlag === '' ? 'it is empty' : check(fromFlag);
@@ -133,7 +177,10 @@ function pick(
 function render(file: SettingsFile, r: Resolved): string {
   let text = file.exists && !file.error ? file.raw! : '{}\n';
   text = setStringAt(text, ['auth', 'type'], r.type);
-  for (const [key, v] of [['project', r.project], ['location', r.location]] as const) {
+  for (const [key, v] of [
+    ['project', r.project],
+    ['location', r.location],
+  ] as const) {
     if (v && v.source !== 'file') text = setStringAt(text, ['gcp', key], v.value);
   }
   return text;
@@ -152,7 +199,10 @@ function ensureStateDir(stateDir: string): boolean {
 
 /** settings.json.bak-<UTC timestamp>, next to settings.json, with the exact old bytes and mode. */
 function backup(file: SettingsFile, now: Date): string {
-  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const stamp = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   let name = `${file.path}.bak-${stamp}`;
   for (let n = 1; lstatOrNull(name); n++) name = `${file.path}.bak-${stamp}-${n}`;
   try {

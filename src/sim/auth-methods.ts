@@ -1,6 +1,6 @@
 // authenticate and logout.
 import { agentPlatformConfigured, apiKeyConfigured, businessConfigured } from './auth-state.js';
-import { AUTH_METHODS, isAuthMethodId, type AuthMethodId } from './catalog.js';
+import { AUTH_METHODS, type AuthMethodId, isAuthMethodId } from './catalog.js';
 import type { SimContext } from './context.js';
 import { deleteToken, rewriteSettingsAuthType, writeToken } from './credential-files.js';
 import { authFailed, invalidField, RpcError } from './errors.js';
@@ -70,7 +70,9 @@ function authenticate(ctx: SimContext, p: Params): Record<string, never> | Promi
       return {};
     case 'oauth-business':
       if (!businessConfigured(ctx.settings)) {
-        throw authFailed(`oauth-business (Gemini Enterprise) requires gcp.project and gcp.location in ${ctx.paths.settings}.`);
+        throw authFailed(
+          `oauth-business (Gemini Enterprise) requires gcp.project and gcp.location in ${ctx.paths.settings}.`,
+        );
       }
       return loginWithOAuth(ctx, methodId);
     case 'oauth-personal':

@@ -72,7 +72,12 @@ export function agentPlatformConfigured(env: Env, s: Settings): boolean {
  * Startup auth. The server needs settings auth.type to know which method to
  * use: a token file alone does not authenticate.
  */
-export function startupAuth(paths: StatePaths, settings: Settings, env: Env, forceRevoked: boolean): AuthState | undefined {
+export function startupAuth(
+  paths: StatePaths,
+  settings: Settings,
+  env: Env,
+  forceRevoked: boolean,
+): AuthState | undefined {
   switch (settings.authType) {
     case 'oauth-personal':
     case 'oauth-business': {

@@ -3,10 +3,15 @@
 
 export const AUTH_METHODS = [
   { description: 'Log in with your Google account', id: 'oauth-personal', name: 'Log in with Google' },
-  { description: 'Log in with your Gemini Enterprise account', id: 'oauth-business', name: 'Log in with Gemini Enterprise' },
+  {
+    description: 'Log in with your Gemini Enterprise account',
+    id: 'oauth-business',
+    name: 'Log in with Gemini Enterprise',
+  },
   { description: 'Use an API key with Gemini Developer API', id: 'gemini-api-key', name: 'Gemini API key' },
   {
-    description: 'Use Gemini Enterprise Agent Platform (formerly Vertex AI) with Application Default Credentials or an API key',
+    description:
+      'Use Gemini Enterprise Agent Platform (formerly Vertex AI) with Application Default Credentials or an API key',
     id: 'agent-platform',
     name: 'Gemini Enterprise Agent Platform',
   },

@@ -7,8 +7,29 @@ export type LaunchMode = 'default' | 'xdg-only' | 'display-only' | 'stdout' | 's
 
 // --- URL capture area (issue 12): more launch paths, and a token kept outside the state dir. ---
 /** Launch paths real launcher libraries and newer builds use (docs/simulator.md). */
-export type CaptureLaunchMode = 'gio' | 'kioclient' | 'browser-template' | 'browser-list' | 'osc8' | 'colour-split' | 'rpc-notification' | 'rpc-request' | 'meta-response' | 'error-data';
-export const CAPTURE_LAUNCH_MODES: readonly CaptureLaunchMode[] = ['gio', 'kioclient', 'browser-template', 'browser-list', 'osc8', 'colour-split', 'rpc-notification', 'rpc-request', 'meta-response', 'error-data'];
+export type CaptureLaunchMode =
+  | 'gio'
+  | 'kioclient'
+  | 'browser-template'
+  | 'browser-list'
+  | 'osc8'
+  | 'colour-split'
+  | 'rpc-notification'
+  | 'rpc-request'
+  | 'meta-response'
+  | 'error-data';
+export const CAPTURE_LAUNCH_MODES: readonly CaptureLaunchMode[] = [
+  'gio',
+  'kioclient',
+  'browser-template',
+  'browser-list',
+  'osc8',
+  'colour-split',
+  'rpc-notification',
+  'rpc-request',
+  'meta-response',
+  'error-data',
+];
 /** file: acp_token.json in the state dir. keyring: a file under $HOME/.local/share/agy-sim-keyring/ (like an OS keyring: outside the state dir). */
 export type TokenStore = 'file' | 'keyring';
 const TOKEN_STORES: readonly TokenStore[] = ['file', 'keyring'];
@@ -70,7 +91,15 @@ export type LeakMode = 'off' | 'session' | 'init';
 
 export class ConfigError extends Error {}
 
-const LAUNCH_MODES: readonly LaunchMode[] = ['default', 'xdg-only', 'display-only', 'stdout', 'stderr', 'none', ...CAPTURE_LAUNCH_MODES];
+const LAUNCH_MODES: readonly LaunchMode[] = [
+  'default',
+  'xdg-only',
+  'display-only',
+  'stdout',
+  'stderr',
+  'none',
+  ...CAPTURE_LAUNCH_MODES,
+];
 const NOISE_MODES: readonly NoiseMode[] = ['off', 'garbage', 'ansi', 'both'];
 
 export const DEFAULT_VERSION = 'agy_acp_server_20260818_01_RC01';
@@ -112,7 +141,8 @@ function choice<T extends string>(env: Env, name: string, allowed: readonly T[],
 /** Reads the switches; a malformed value is a startup error (exit 2), never silently ignored. */
 export function loadConfig(env: Env): SimConfig {
   const callbackPath = nonEmpty(env, 'AGY_SIM_CALLBACK_PATH') ?? '/';
-  if (!callbackPath.startsWith('/')) throw new ConfigError(`AGY_SIM_CALLBACK_PATH must start with '/', got '${callbackPath}'`);
+  if (!callbackPath.startsWith('/'))
+    throw new ConfigError(`AGY_SIM_CALLBACK_PATH must start with '/', got '${callbackPath}'`);
   const port = intVar(env, 'AGY_SIM_CALLBACK_PORT', 0) ?? 0;
   if (port > 65535) throw new ConfigError(`AGY_SIM_CALLBACK_PORT out of range: ${port}`);
   const tokenState = nonEmpty(env, 'AGY_SIM_TOKEN_STATE') ?? 'valid';
@@ -142,7 +172,8 @@ export function loadConfig(env: Env): SimConfig {
 
     // --- trust / data-loss switches (issue 11, hostile server) ---
     // Unset means a UUID; set (even to '.') means that exact string.
-    sessionIdOverride: env.AGY_SIM_SESSION_ID === undefined || env.AGY_SIM_SESSION_ID === '' ? undefined : env.AGY_SIM_SESSION_ID,
+    sessionIdOverride:
+      env.AGY_SIM_SESSION_ID === undefined || env.AGY_SIM_SESSION_ID === '' ? undefined : env.AGY_SIM_SESSION_ID,
 
     // --- trust-io (issue 11: hostile servers) ---
     leakSecrets: leakMode(env),

@@ -64,5 +64,7 @@ export function authRequired(settingsPath: string): RpcError {
 }
 
 export function tokenRevoked(): RpcError {
-  return authFailed('Token refresh failed: invalid_grant (Token has been expired or revoked.). Re-authentication required.');
+  return authFailed(
+    'Token refresh failed: invalid_grant (Token has been expired or revoked.). Re-authentication required.',
+  );
 }

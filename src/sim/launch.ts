@@ -130,14 +130,29 @@ export function deliverUrl(mode: LaunchMode, url: string, env: Env, io: LaunchIo
       return;
     case 'rpc-request':
       // An agent-to-client request the client does not know; its -32601 answer is ignored.
-      io.writeStdoutLine(JSON.stringify({ jsonrpc: '2.0', id: 'agy-sim-open-url', method: '_vendor/open_url', params: { target: { href: url } } }));
+      io.writeStdoutLine(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: 'agy-sim-open-url',
+          method: '_vendor/open_url',
+          params: { target: { href: url } },
+        }),
+      );
       return;
     case 'meta-response':
       // A response to no request of the client's (id null), carrying the URL in _meta.
-      io.writeStdoutLine(JSON.stringify({ jsonrpc: '2.0', id: null, result: { _meta: { 'vendor.example/signIn': { url } } } }));
+      io.writeStdoutLine(
+        JSON.stringify({ jsonrpc: '2.0', id: null, result: { _meta: { 'vendor.example/signIn': { url } } } }),
+      );
       return;
     case 'error-data':
-      io.writeStdoutLine(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'Sign-in required', data: { authorizationUrl: url } } }));
+      io.writeStdoutLine(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: -32000, message: 'Sign-in required', data: { authorizationUrl: url } },
+        }),
+      );
       return;
   }
 }

@@ -2,8 +2,9 @@
 // redact, on every channel (stderr, stdout noise, JSON-RPC error message and
 // data, its dying words). Every secret value contains LEAK_MARK, so a test
 // greps agyctl's outputs for that one word.
-import { RpcError } from './errors.js';
+
 import type { LeakMode } from './config.js';
+import { RpcError } from './errors.js';
 import type { RpcConnection } from './rpc.js';
 
 export const LEAK_MARK = 'LEAKED';

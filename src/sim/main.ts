@@ -17,11 +17,11 @@ import { initializeResult } from './catalog.js';
 import { ConfigError, loadConfig, type SimConfig } from './config.js';
 import type { SimContext } from './context.js';
 import { missingField } from './errors.js';
+import { leakAndDie, leakAtStart } from './leak.js';
 import { statePaths } from './paths.js';
+import { writeRawLine } from './raw-line.js';
 import { LineSplitter, RpcConnection } from './rpc.js';
 import { registerSessionMethods, shutdownSessions } from './sessions.js';
-import { leakAndDie, leakAtStart } from './leak.js';
-import { writeRawLine } from './raw-line.js';
 
 /** Runs the simulator in this process; `exit` ends it (the launcher passes process.exit). */
 export function runSimulator(exit: (code: number) => never): void {

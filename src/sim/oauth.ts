@@ -12,7 +12,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { SimConfig } from './config.js';
 import { OAUTH_SCOPES } from './credential-files.js';
-import { onboardingFailed, ONBOARDING_FAILED, ONBOARDING_TIMED_OUT, RpcError } from './errors.js';
+import { ONBOARDING_FAILED, ONBOARDING_TIMED_OUT, onboardingFailed, type RpcError } from './errors.js';
 import { deliverUrl, type LaunchIo } from './launch.js';
 
 export const CLIENT_ID = '1071006060591-tmhssin2h21lcre235vtolojh4g403ep.apps.googleusercontent.com';
@@ -35,12 +35,17 @@ export function buildAuthUrl(port: number, callbackPath: string, state: string, 
 }
 
 function page(title: string, body: string): string {
-  return `<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>${title}</title></head>` +
-    `<body><h1>${title}</h1><p>${body}</p></body></html>\n`;
+  return (
+    `<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>${title}</title></head>` +
+    `<body><h1>${title}</h1><p>${body}</p></body></html>\n`
+  );
 }
 
 const SUCCESS_PAGE = page('Authentication successful', 'You can close this window and return to your editor.');
-const FAILURE_PAGE = page('Authentication failed', 'The authentication flow did not complete successfully. Please try again.');
+const FAILURE_PAGE = page(
+  'Authentication failed',
+  'The authentication flow did not complete successfully. Please try again.',
+);
 
 export interface OAuthFlowOptions {
   config: SimConfig;

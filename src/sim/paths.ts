@@ -13,7 +13,10 @@ export interface StatePaths {
 /** AGY_SIM_TOKEN_STORE=keyring keeps the token here, outside the state dir, like builds that use the OS keyring. */
 export const KEYRING_DIR = join('.local', 'share', 'agy-sim-keyring');
 
-export function statePaths(env: Record<string, string | undefined>, tokenStore: 'file' | 'keyring' = 'file'): StatePaths {
+export function statePaths(
+  env: Record<string, string | undefined>,
+  tokenStore: 'file' | 'keyring' = 'file',
+): StatePaths {
   const home = env.HOME && env.HOME !== '' ? env.HOME : homedir();
   const stateDir = join(home, '.gemini', 'antigravity-acp');
   return {

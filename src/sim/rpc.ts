@@ -159,7 +159,11 @@ export class RpcConnection {
       }
     } catch (err) {
       if (err instanceof RpcError) this.respondError(id, err);
-      else this.respondError(id, new RpcError(-32603, 'Internal error', { message: String((err as Error)?.message ?? err) }));
+      else
+        this.respondError(
+          id,
+          new RpcError(-32603, 'Internal error', { message: String((err as Error)?.message ?? err) }),
+        );
     }
   }
 
@@ -183,13 +187,14 @@ export class LineSplitter {
 
   push(chunk: string): void {
     let start = 0;
-    let nl: number;
-    while ((nl = chunk.indexOf('\n', start)) >= 0) {
+    let nl = chunk.indexOf('\n', start);
+    while (nl >= 0) {
       this.parts.push(chunk.slice(start, nl));
       const line = this.parts.join('');
       this.parts = [];
       start = nl + 1;
       this.onLine(line);
+      nl = chunk.indexOf('\n', start);
     }
     if (start < chunk.length) this.parts.push(chunk.slice(start));
   }

@@ -9,11 +9,11 @@ import {
   MODEL_IDS,
   sessionStateResult,
 } from './catalog.js';
-import { requireAuth, type OpenSession, type SimContext } from './context.js';
+import { type OpenSession, requireAuth, type SimContext } from './context.js';
 import { invalidField, sessionNotFound } from './errors.js';
 import { optionalString, requireArray, requireString } from './params.js';
 import { promptText, replyFor, splitIntoChunks } from './reply.js';
-import { WithFollowUp, type Params } from './rpc.js';
+import { type Params, WithFollowUp } from './rpc.js';
 import { ConversationDb, listConversations } from './store.js';
 
 const FILLER_BYTES = 20 * 1024;

@@ -85,7 +85,9 @@ export class ConversationDb {
 
   private insertStep(stepType: number, payload: Buffer): void {
     this.db
-      .prepare('INSERT INTO steps (idx, step_type, status, metadata, step_payload, step_format) VALUES (?, ?, ?, ?, ?, ?)')
+      .prepare(
+        'INSERT INTO steps (idx, step_type, status, metadata, step_payload, step_format) VALUES (?, ?, ?, ?, ?, ?)',
+      )
       .run(this.nextIdx('steps'), stepType, STATUS_DONE, jsonBlob({ createdAt: new Date().toISOString() }), payload, 1);
   }
 
@@ -95,7 +97,9 @@ export class ConversationDb {
       this.insertStep(STEP_USER_INPUT, jsonBlob({ type: 'user_input', text: user }));
       this.insertStep(STEP_AGENT_RESPONSE, jsonBlob({ type: 'agent_response', text: agent }));
       const data = jsonBlob({ model, userChars: user.length, agentChars: agent.length });
-      this.db.prepare('INSERT INTO gen_metadata (idx, data, size) VALUES (?, ?, ?)').run(this.nextIdx('gen_metadata'), data, data.length);
+      this.db
+        .prepare('INSERT INTO gen_metadata (idx, data, size) VALUES (?, ?, ?)')
+        .run(this.nextIdx('gen_metadata'), data, data.length);
     })();
   }
 
@@ -151,7 +155,8 @@ export function listConversations(paths: StatePaths): StoredSession[] {
     let cwd = '';
     try {
       const meta: unknown = JSON.parse(readFileSync(conversationMeta(paths, sessionId), 'utf8'));
-      if (meta && typeof meta === 'object' && typeof (meta as { cwd?: unknown }).cwd === 'string') cwd = (meta as { cwd: string }).cwd;
+      if (meta && typeof meta === 'object' && typeof (meta as { cwd?: unknown }).cwd === 'string')
+        cwd = (meta as { cwd: string }).cwd;
     } catch {
       // a .db without .meta still lists, with an empty cwd
     }

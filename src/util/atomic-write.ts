@@ -9,9 +9,10 @@
  * there is replaced, its target is never touched). Callers that must refuse
  * a link rather than replace it check first (settings, see safe-fs.ts).
  */
+
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import crypto from 'node:crypto';
 import { createExclusive, fixDescriptor, lstatOrNull, type Owner } from './safe-fs.js';
 
 export interface AtomicWriteOptions {

@@ -15,19 +15,74 @@ interface Meaning {
   fix: (path: string) => string;
 }
 
-const FULL: Meaning = { exit: EXIT.findings, code: 'fs-full', what: 'no space left on the device', fix: () => 'free space on that file system (or raise its quota)' };
+const FULL: Meaning = {
+  exit: EXIT.findings,
+  code: 'fs-full',
+  what: 'no space left on the device',
+  fix: () => 'free space on that file system (or raise its quota)',
+};
 
 const MEANINGS: Readonly<Record<string, Meaning>> = {
-  EACCES: { exit: EXIT.usage, code: 'fs-permission-denied', what: 'permission denied', fix: (p) => `fix the owner or mode of ${p} (ls -ld it), or run as the user that owns it` },
-  EPERM: { exit: EXIT.usage, code: 'fs-permission-denied', what: 'operation not permitted', fix: (p) => `fix the owner, mode or attributes of ${p} (ls -ld, lsattr), or run as the user that owns it` },
-  EROFS: { exit: EXIT.usage, code: 'fs-read-only', what: 'the file system is read-only', fix: () => 'choose a location on a writable file system' },
-  ENOTDIR: { exit: EXIT.usage, code: 'fs-not-a-directory', what: 'a part of this path is a file, not a directory', fix: () => 'give the path of a directory (or move the file aside)' },
-  EEXIST: { exit: EXIT.usage, code: 'fs-not-a-directory', what: 'exists and is not a directory', fix: () => 'give the path of a directory (or move the file aside)' },
-  EISDIR: { exit: EXIT.usage, code: 'fs-is-a-directory', what: 'is a directory where a file belongs', fix: (p) => `move ${p} aside (it should be a file)` },
-  ERR_FS_EISDIR: { exit: EXIT.usage, code: 'fs-is-a-directory', what: 'is a directory where a file belongs', fix: (p) => `move ${p} aside (it should be a file)` },
-  ENAMETOOLONG: { exit: EXIT.usage, code: 'fs-name-too-long', what: 'the path or one of its names is too long', fix: () => 'use a shorter path (names up to 255 bytes, paths up to 4095)' },
-  ELOOP: { exit: EXIT.usage, code: 'fs-symlink-loop', what: 'too many levels of symbolic links', fix: () => 'fix the symbolic links along the path' },
-  ENOENT: { exit: EXIT.usage, code: 'fs-not-found', what: 'does not exist', fix: () => 'check the path (a parent directory may be missing)' },
+  EACCES: {
+    exit: EXIT.usage,
+    code: 'fs-permission-denied',
+    what: 'permission denied',
+    fix: (p) => `fix the owner or mode of ${p} (ls -ld it), or run as the user that owns it`,
+  },
+  EPERM: {
+    exit: EXIT.usage,
+    code: 'fs-permission-denied',
+    what: 'operation not permitted',
+    fix: (p) => `fix the owner, mode or attributes of ${p} (ls -ld, lsattr), or run as the user that owns it`,
+  },
+  EROFS: {
+    exit: EXIT.usage,
+    code: 'fs-read-only',
+    what: 'the file system is read-only',
+    fix: () => 'choose a location on a writable file system',
+  },
+  ENOTDIR: {
+    exit: EXIT.usage,
+    code: 'fs-not-a-directory',
+    what: 'a part of this path is a file, not a directory',
+    fix: () => 'give the path of a directory (or move the file aside)',
+  },
+  EEXIST: {
+    exit: EXIT.usage,
+    code: 'fs-not-a-directory',
+    what: 'exists and is not a directory',
+    fix: () => 'give the path of a directory (or move the file aside)',
+  },
+  EISDIR: {
+    exit: EXIT.usage,
+    code: 'fs-is-a-directory',
+    what: 'is a directory where a file belongs',
+    fix: (p) => `move ${p} aside (it should be a file)`,
+  },
+  ERR_FS_EISDIR: {
+    exit: EXIT.usage,
+    code: 'fs-is-a-directory',
+    what: 'is a directory where a file belongs',
+    fix: (p) => `move ${p} aside (it should be a file)`,
+  },
+  ENAMETOOLONG: {
+    exit: EXIT.usage,
+    code: 'fs-name-too-long',
+    what: 'the path or one of its names is too long',
+    fix: () => 'use a shorter path (names up to 255 bytes, paths up to 4095)',
+  },
+  ELOOP: {
+    exit: EXIT.usage,
+    code: 'fs-symlink-loop',
+    what: 'too many levels of symbolic links',
+    fix: () => 'fix the symbolic links along the path',
+  },
+  ENOENT: {
+    exit: EXIT.usage,
+    code: 'fs-not-found',
+    what: 'does not exist',
+    fix: () => 'check the path (a parent directory may be missing)',
+  },
   ENOSPC: FULL,
   EDQUOT: { ...FULL, what: 'disk quota exceeded' },
   EFBIG: { ...FULL, what: 'file too large (file-size limit)' },
@@ -80,7 +135,11 @@ export function fsAgyError(err: unknown, context: FsErrorContext = {}): AgyError
   const root = rootOf(p, context.roots ?? []);
   const where = root ? `${root.role}: ${p}` : p;
   const hint = root?.also ? `${meaning.fix(p)}; ${root.also}` : meaning.fix(p);
-  return new AgyError(meaning.exit, code, `${where}: ${meaning.what} (${errno}).`, { hint, cause: err, details: { path: p, errno } });
+  return new AgyError(meaning.exit, code, `${where}: ${meaning.what} (${errno}).`, {
+    hint,
+    cause: err,
+    details: { path: p, errno },
+  });
 }
 
 /** Run `work`; a file-system error becomes an AgyError with the given context, anything else passes through. */

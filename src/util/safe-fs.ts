@@ -26,7 +26,8 @@ export function lstatOrNull(file: string): fs.Stats | null {
   try {
     return fs.lstatSync(file);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return null;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR')
+      return null;
     throw err;
   }
 }
@@ -44,10 +45,15 @@ export function unsafeSymlinkError(file: string, what = 'this file'): AgyError {
   const target = linkTarget(file);
   const resolved = path.resolve(path.dirname(file), target);
   const leaves = path.dirname(resolved) !== path.dirname(file);
-  return new AgyError(EXIT.usage, 'unsafe-symlink', `${file} (${what}) is a symbolic link to ${target}${leaves ? ', outside its directory' : ''}; agyctl never writes, copies or reads for copying through a link there. Nothing was changed.`, {
-    hint: `replace the link with the real file (check where it points first), or remove it: rm ${file}`,
-    details: { path: file, target },
-  });
+  return new AgyError(
+    EXIT.usage,
+    'unsafe-symlink',
+    `${file} (${what}) is a symbolic link to ${target}${leaves ? ', outside its directory' : ''}; agyctl never writes, copies or reads for copying through a link there. Nothing was changed.`,
+    {
+      hint: `replace the link with the real file (check where it points first), or remove it: rm ${file}`,
+      details: { path: file, target },
+    },
+  );
 }
 
 /** Throws `unsafe-symlink` when `file` is a symlink; a missing file is fine. */
@@ -60,7 +66,8 @@ export function openNoFollow(file: string, flags: number, mode = 0o600, what?: s
   try {
     return fs.openSync(file, flags | O_NOFOLLOW, mode);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ELOOP' && lstatOrNull(file)?.isSymbolicLink()) throw unsafeSymlinkError(file, what);
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP' && lstatOrNull(file)?.isSymbolicLink())
+      throw unsafeSymlinkError(file, what);
     throw err;
   }
 }
@@ -109,7 +116,8 @@ export function finishFile(file: string, mode: number, owner?: Owner): void {
 export function copyFileNoFollow(from: string, to: string, mode = 0o600, owner?: Owner): void {
   const src = openNoFollow(from, O_RDONLY | O_NONBLOCK);
   try {
-    if (!fs.fstatSync(src).isFile()) throw Object.assign(new Error(`${from} is not a regular file`), { code: 'EINVAL' });
+    if (!fs.fstatSync(src).isFile())
+      throw Object.assign(new Error(`${from} is not a regular file`), { code: 'EINVAL' });
     const dst = createExclusive(to, mode);
     try {
       const buf = Buffer.allocUnsafe(1 << 20);
@@ -245,7 +253,10 @@ export function assertPrivateDir(dir: string): void {
   const st = lstatOrNull(dir);
   if (st?.isSymbolicLink()) throw unsafeSymlinkError(dir, 'a directory agyctl created');
   if (!st?.isDirectory() || st.uid !== process.getuid?.() || (st.mode & 0o022) !== 0) {
-    throw Object.assign(new Error(`${dir} is no longer the private directory agyctl created (replaced by someone else?)`), { code: 'EPERM' });
+    throw Object.assign(
+      new Error(`${dir} is no longer the private directory agyctl created (replaced by someone else?)`),
+      { code: 'EPERM' },
+    );
   }
 }
 

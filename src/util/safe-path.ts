@@ -19,7 +19,9 @@ export function isUuid(value: unknown): value is string {
 /** Show an untrusted value in a message: quoted, short, no control characters. */
 export function showUntrusted(value: unknown, max = 60): string {
   const text = typeof value === 'string' ? value : String(value);
-  const clean = [...text].map((c) => (c.charCodeAt(0) < 0x20 || (c.charCodeAt(0) >= 0x7f && c.charCodeAt(0) <= 0x9f) ? '?' : c)).join('');
+  const clean = [...text]
+    .map((c) => (c.charCodeAt(0) < 0x20 || (c.charCodeAt(0) >= 0x7f && c.charCodeAt(0) <= 0x9f) ? '?' : c))
+    .join('');
   return JSON.stringify(clean.length > max ? `${clean.slice(0, max)}…` : clean);
 }
 
@@ -33,9 +35,16 @@ export function assertUuid(value: unknown, what: string): string {
  * `..`, separators and NUL, and checks the result is a direct child of dir.
  */
 export function childPath(dir: string, name: string): string {
-  const plain = name.length > 0 && name !== '.' && name !== '..' && !name.includes('/') && !name.includes('\\') && !name.includes('\0');
+  const plain =
+    name.length > 0 &&
+    name !== '.' &&
+    name !== '..' &&
+    !name.includes('/') &&
+    !name.includes('\\') &&
+    !name.includes('\0');
   const base = path.resolve(dir);
   const full = path.join(base, name);
-  if (!plain || path.dirname(full) !== base) throw new UnsafePathError(`${showUntrusted(name)} is not a plain file name inside ${dir}`);
+  if (!plain || path.dirname(full) !== base)
+    throw new UnsafePathError(`${showUntrusted(name)} is not a plain file name inside ${dir}`);
   return full;
 }

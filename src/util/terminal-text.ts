@@ -25,5 +25,7 @@ export function stripAnsi(text: string): string {
  */
 export function sanitizeForTerminal(text: string, options: { singleLine?: boolean } = {}): string {
   const noAnsi = stripAnsi(text).replace(/\t/g, ' ').replace(/\r\n/g, '\n');
-  return options.singleLine ? noAnsi.replace(CONTROL_OR_NEWLINE, (c) => (c === '\n' || c === '\r' ? ' ' : '')) : noAnsi.replace(CONTROL, '');
+  return options.singleLine
+    ? noAnsi.replace(CONTROL_OR_NEWLINE, (c) => (c === '\n' || c === '\r' ? ' ' : ''))
+    : noAnsi.replace(CONTROL, '');
 }

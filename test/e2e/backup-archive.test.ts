@@ -5,9 +5,10 @@
  * the stream and giving it back, after which the sessions load in the
  * simulator.
  */
-import { execa } from 'execa';
+
 import fs from 'node:fs';
 import path from 'node:path';
+import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agyctl, BIN, parseJson, type Sandbox } from '../helpers/cli.js';
 import { addConversation, authedSandbox, dirState } from '../helpers/sim-conversations.js';
@@ -36,7 +37,9 @@ describe('backup --archive FILE / restore --archive FILE', () => {
     expect((parseJson(made.stdout) as any).archive).toBe(tar);
     const listing = await execa('tar', ['tf', tar]);
     expect(listing.stdout.split('\n')[0]).toBe('manifest.json');
-    expect(listing.stdout.split('\n').sort()).toEqual(['manifest.json', `${a}.db`, `${a}.meta`, `${b}.db`, `${b}.meta`].sort());
+    expect(listing.stdout.split('\n').sort()).toEqual(
+      ['manifest.json', `${a}.db`, `${a}.meta`, `${b}.db`, `${b}.meta`].sort(),
+    );
 
     const to = box();
     const r = await agyctl(['restore', '--archive', tar, '--prove', '--json'], to);
@@ -55,11 +58,19 @@ describe('backup --archive FILE / restore --archive FILE', () => {
     expect(json.exitCode).toBe(2);
     expect(json.stderr).toMatch(/--json cannot be used with --archive -/);
     fs.writeFileSync(path.join(sb.root, 'old.tar'), 'mine');
-    const exists = await agyctl(['backup', '--to', path.join(sb.root, 'bk'), '--archive', path.join(sb.root, 'old.tar')], sb);
+    const exists = await agyctl(
+      ['backup', '--to', path.join(sb.root, 'bk'), '--archive', path.join(sb.root, 'old.tar')],
+      sb,
+    );
     expect(exists.exitCode).toBe(2);
     expect(fs.readFileSync(path.join(sb.root, 'old.tar'), 'utf8')).toBe('mine');
     expect(fs.existsSync(path.join(sb.root, 'bk'))).toBe(false);
-    for (const args of [['restore'], ['restore', 'latest', '--archive', 'x.tar'], ['restore', '--archive', path.join(sb.root, 'none.tar')], ['restore', 'latest', '--dry-run', '--prove']]) {
+    for (const args of [
+      ['restore'],
+      ['restore', 'latest', '--archive', 'x.tar'],
+      ['restore', '--archive', path.join(sb.root, 'none.tar')],
+      ['restore', 'latest', '--dry-run', '--prove'],
+    ]) {
       expect((await agyctl(args, sb)).exitCode, args.join(' ')).toBe(2);
     }
   });
@@ -68,7 +79,14 @@ describe('backup --archive FILE / restore --archive FILE', () => {
     const sb = box();
     addConversation(sb, 2, '/work/big', 2048); // far more than a pipe buffer: the writer must hit the closed pipe
     const bk = path.join(sb.root, 'bk');
-    const r = await execa('bash', ['-c', `node ${JSON.stringify(BIN)} backup --to ${JSON.stringify(bk)} --archive - | head -c 1000 >/dev/null; exit \${PIPESTATUS[0]}`], { env: sb.env, extendEnv: false, cwd: sb.root, reject: false, timeout: 45_000 });
+    const r = await execa(
+      'bash',
+      [
+        '-c',
+        `node ${JSON.stringify(BIN)} backup --to ${JSON.stringify(bk)} --archive - | head -c 1000 >/dev/null; exit \${PIPESTATUS[0]}`,
+      ],
+      { env: sb.env, extendEnv: false, cwd: sb.root, reject: false, timeout: 45_000 },
+    );
     expect(r.exitCode).toBe(6);
     expect(r.stderr).toMatch(/writing its archive to stdout failed/);
     expect(fs.readdirSync(bk).filter((n) => /^\d{4}-/.test(n))).toHaveLength(1);
@@ -104,15 +122,38 @@ describe('restic round trip', () => {
     const from = box();
     const a = addConversation(from, 3);
     const repo = path.join(from.root, 'restic-repo');
-    const env = { ...from.env, RESTIC_REPOSITORY: repo, RESTIC_PASSWORD: 'test-only', RESTIC_CACHE_DIR: path.join(from.root, 'restic-cache') };
+    const env = {
+      ...from.env,
+      RESTIC_REPOSITORY: repo,
+      RESTIC_PASSWORD: 'test-only',
+      RESTIC_CACHE_DIR: path.join(from.root, 'restic-cache'),
+    };
     await execa('restic', ['init'], { env, extendEnv: false, timeout: 60_000 });
-    const pipeline = await execa('bash', ['-o', 'pipefail', '-c', `node ${JSON.stringify(BIN)} backup --to ${JSON.stringify(path.join(from.root, 'bk'))} --archive - | restic backup --stdin --stdin-filename agy.tar`], { env, extendEnv: false, cwd: from.root, reject: false, timeout: 60_000 });
+    const pipeline = await execa(
+      'bash',
+      [
+        '-o',
+        'pipefail',
+        '-c',
+        `node ${JSON.stringify(BIN)} backup --to ${JSON.stringify(path.join(from.root, 'bk'))} --archive - | restic backup --stdin --stdin-filename agy.tar`,
+      ],
+      { env, extendEnv: false, cwd: from.root, reject: false, timeout: 60_000 },
+    );
     expect(pipeline.exitCode, pipeline.stderr).toBe(0);
     expect(pipeline.stderr).toMatch(/1 session\(s\): 1 snapshotted/); // the summary went to stderr
 
     const to = box();
-    const toEnv = { ...to.env, RESTIC_REPOSITORY: repo, RESTIC_PASSWORD: 'test-only', RESTIC_CACHE_DIR: path.join(from.root, 'restic-cache') };
-    const back = await execa('bash', ['-o', 'pipefail', '-c', `restic dump latest agy.tar | node ${JSON.stringify(BIN)} restore --archive - --prove`], { env: toEnv, extendEnv: false, cwd: to.root, reject: false, timeout: 60_000 });
+    const toEnv = {
+      ...to.env,
+      RESTIC_REPOSITORY: repo,
+      RESTIC_PASSWORD: 'test-only',
+      RESTIC_CACHE_DIR: path.join(from.root, 'restic-cache'),
+    };
+    const back = await execa(
+      'bash',
+      ['-o', 'pipefail', '-c', `restic dump latest agy.tar | node ${JSON.stringify(BIN)} restore --archive - --prove`],
+      { env: toEnv, extendEnv: false, cwd: to.root, reject: false, timeout: 60_000 },
+    );
     expect(back.exitCode, back.stderr).toBe(0);
     expect(back.stdout).toContain(`restored ${a}`);
     expect(back.stdout).toMatch(new RegExp(`ok +${a}: replayed 3 user and 3 agent messages`));

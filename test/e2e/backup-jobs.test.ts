@@ -28,18 +28,23 @@ async function writer(sb: Sandbox, id: string, args: string[]): Promise<Writer> 
   return w;
 }
 
-const metric = (file: string, name: string): number | undefined => parseExposition(fs.readFileSync(file, 'utf8')).get(name)?.samples[0]?.value;
+const metric = (file: string, name: string): number | undefined =>
+  parseExposition(fs.readFileSync(file, 'utf8')).get(name)?.samples[0]?.value;
 
 describe('backup --jobs', () => {
   it('snapshots sessions in parallel; the manifest keeps the discovery order and verify passes', async () => {
     sandbox = makeSandbox();
     for (const [i, id] of ids.entries()) await writer(sandbox, id, ['--initial-rows', String(3 + i * 7)]);
-    const listed = (parseJson((await agyctl(['sessions', '--json'], sandbox)).stdout) as any).sessions.map((s: any) => s.id);
+    const listed = (parseJson((await agyctl(['sessions', '--json'], sandbox)).stdout) as any).sessions.map(
+      (s: any) => s.id,
+    );
     const r = await agyctl(['backup', '--to', path.join(sandbox.root, 'bk'), '--jobs', '3', '--json'], sandbox);
     expect(r.exitCode).toBe(0);
     const doc = parseJson(r.stdout) as any;
     expect(doc.sessions.map((s: any) => s.id)).toEqual(listed);
-    expect(Object.fromEntries(doc.sessions.map((s: any) => [s.id, s.rows.steps]))).toEqual(Object.fromEntries(ids.map((id, i) => [id, 3 + i * 7])));
+    expect(Object.fromEntries(doc.sessions.map((s: any) => [s.id, s.rows.steps]))).toEqual(
+      Object.fromEntries(ids.map((id, i) => [id, 3 + i * 7])),
+    );
     expect(doc.sessions.every((s: any) => s.integrity === 'ok')).toBe(true);
     expect((await agyctl(['backup', 'verify', doc.snapshot.path], sandbox)).exitCode).toBe(0);
   });
@@ -50,7 +55,21 @@ describe('backup --jobs', () => {
     await writer(sandbox, ids[1]!, ['--initial-rows', '2', '--exclusive']);
     await writer(sandbox, ids[2]!, ['--initial-rows', '2']);
     const prom = path.join(sandbox.root, 'agyctl-backup.prom');
-    const r = await agyctl(['backup', '--to', path.join(sandbox.root, 'bk'), '--jobs', '2', '--busy-timeout', '1s', '--prometheus', prom, '--json'], sandbox);
+    const r = await agyctl(
+      [
+        'backup',
+        '--to',
+        path.join(sandbox.root, 'bk'),
+        '--jobs',
+        '2',
+        '--busy-timeout',
+        '1s',
+        '--prometheus',
+        prom,
+        '--json',
+      ],
+      sandbox,
+    );
     expect(r.exitCode).toBe(6);
     const doc = parseJson(r.stdout) as any;
     expect(doc.failed.map((f: any) => f.id)).toEqual([ids[1]]);
@@ -68,10 +87,16 @@ describe('backup --jobs', () => {
     await writer(sandbox, ids[0]!, ['--initial-rows', '2']);
     const prom = path.join(sandbox.root, 'agyctl-backup.prom');
     const before = Math.floor(Date.now() / 1000);
-    expect((await agyctl(['backup', '--to', path.join(sandbox.root, 'bk'), '--prometheus', prom], sandbox)).exitCode).toBe(0);
+    expect(
+      (await agyctl(['backup', '--to', path.join(sandbox.root, 'bk'), '--prometheus', prom], sandbox)).exitCode,
+    ).toBe(0);
     expect(metric(prom, 'agyctl_backup_ok')).toBe(1);
     expect(metric(prom, 'agyctl_backup_last_success_timestamp_seconds')).toBeGreaterThanOrEqual(before);
-    for (const bad of [['--jobs', '0'], ['--jobs', 'many'], ['--prometheus', path.join(sandbox.root, 'nope', 'x.prom')]]) {
+    for (const bad of [
+      ['--jobs', '0'],
+      ['--jobs', 'many'],
+      ['--prometheus', path.join(sandbox.root, 'nope', 'x.prom')],
+    ]) {
       const r = await agyctl(['backup', '--to', path.join(sandbox.root, 'bk2'), ...bad], sandbox);
       expect(r.exitCode, bad.join(' ')).toBe(2);
     }

@@ -27,16 +27,20 @@ async function snapshotOf(sb: Sandbox): Promise<string> {
 }
 
 function dbNames(sb: Sandbox): string[] {
-  return fs.readdirSync(conv(sb)).filter((n) => n.endsWith('.db')).sort();
+  return fs
+    .readdirSync(conv(sb))
+    .filter((n) => n.endsWith('.db'))
+    .sort();
 }
 
 describe('restore --prove', () => {
-  it('restores, then a fresh server loads every session with the snapshot\'s turns; no new conversation is left', async () => {
+  it("restores, then a fresh server loads every session with the snapshot's turns; no new conversation is left", async () => {
     sandbox = authedSandbox();
     const two = addConversation(sandbox, 2);
     const one = addConversation(sandbox, 1, '/work/other');
     const snapshot = await snapshotOf(sandbox);
-    for (const f of fs.readdirSync(conv(sandbox)).filter((n) => n.startsWith(one))) fs.rmSync(path.join(conv(sandbox), f));
+    for (const f of fs.readdirSync(conv(sandbox)).filter((n) => n.startsWith(one)))
+      fs.rmSync(path.join(conv(sandbox), f));
 
     const r = await agyctl(['restore', snapshot, '--prove', '--json'], sandbox);
     expect(r.exitCode).toBe(0);
@@ -101,7 +105,8 @@ describe('restore --dry-run', () => {
     const replaced = addConversation(sandbox, 1);
     const added = addConversation(sandbox, 1);
     const snapshot = await snapshotOf(sandbox);
-    for (const f of fs.readdirSync(conv(sandbox)).filter((n) => n.startsWith(added))) fs.rmSync(path.join(conv(sandbox), f));
+    for (const f of fs.readdirSync(conv(sandbox)).filter((n) => n.startsWith(added)))
+      fs.rmSync(path.join(conv(sandbox), f));
     const kept = addConversation(sandbox, 3);
     const writer = await startWriter(path.join(conv(sandbox), `${replaced}.db`), ['--interval-ms', '60000']);
     writers.push(writer);

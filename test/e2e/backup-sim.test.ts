@@ -2,12 +2,12 @@
  * backup and restore against the simulator (scripts/agy-acp-sim), which keeps
  * each conversation open in WAL mode without checkpointing, like RC01.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agyctl, makeSandbox, parseJson, SIM, type Sandbox } from '../helpers/cli.js';
+import { agyctl, makeSandbox, parseJson, type Sandbox, SIM } from '../helpers/cli.js';
 
 interface Msg {
   id?: number;
@@ -26,7 +26,10 @@ class SimClient {
   readonly exited: Promise<void>;
 
   constructor(sb: Sandbox, env: Record<string, string> = {}) {
-    this.child = spawn(process.execPath, [SIM], { env: { PATH: process.env.PATH, HOME: sb.home, AGY_SIM_LAUNCH: 'none', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child = spawn(process.execPath, [SIM], {
+      env: { PATH: process.env.PATH, HOME: sb.home, AGY_SIM_LAUNCH: 'none', ...env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     this.child.stdout!.setEncoding('utf8').on('data', (c: string) => this.onData(c));
     this.child.stderr!.resume();
     this.exited = new Promise((resolve) => this.child.on('exit', () => resolve()));
@@ -60,7 +63,10 @@ class SimClient {
   }
 
   async start(): Promise<void> {
-    await this.call('initialize', { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } });
+    await this.call('initialize', {
+      protocolVersion: 1,
+      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    });
   }
 
   async newSession(cwd: string): Promise<string> {
@@ -90,7 +96,11 @@ function authed(): Sandbox {
   const sb = makeSandbox();
   fs.mkdirSync(sb.stateDir, { recursive: true });
   fs.writeFileSync(path.join(sb.stateDir, 'settings.json'), JSON.stringify({ auth: { type: 'oauth-personal' } }));
-  fs.writeFileSync(path.join(sb.stateDir, 'acp_token.json'), JSON.stringify({ access_token: 'ya29.fixture', refresh_token: '1//fixture', token_type: 'Bearer', expiry_date: 1 }), { mode: 0o600 });
+  fs.writeFileSync(
+    path.join(sb.stateDir, 'acp_token.json'),
+    JSON.stringify({ access_token: 'ya29.fixture', refresh_token: '1//fixture', token_type: 'Bearer', expiry_date: 1 }),
+    { mode: 0o600 },
+  );
   return sb;
 }
 
@@ -111,7 +121,8 @@ function query<T>(file: string, sql: string): T[] {
 }
 
 const TABLES = "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name";
-const COUNTS = "SELECT (SELECT count(*) FROM steps) AS steps, (SELECT count(*) FROM gen_metadata) AS gen, (SELECT count(*) FROM trajectory_meta) AS meta, (SELECT count(*) FROM trajectory_metadata_blob) AS blob";
+const COUNTS =
+  'SELECT (SELECT count(*) FROM steps) AS steps, (SELECT count(*) FROM gen_metadata) AS gen, (SELECT count(*) FROM trajectory_meta) AS meta, (SELECT count(*) FROM trajectory_metadata_blob) AS blob';
 
 describe('backup with the simulator', () => {
   it('snapshots a conversation whose schema and rows are only in the WAL; a copy of the .db alone reads empty', async () => {
@@ -131,7 +142,13 @@ describe('backup with the simulator', () => {
     const doc = parseJson(r.stdout) as any;
     const snap = path.join(doc.snapshot.path, `${id}.db`);
     expect(query<{ name: string }>(snap, TABLES).map((t) => t.name)).toEqual([
-      'battle_mode_infos', 'executor_metadata', 'gen_metadata', 'parent_references', 'steps', 'trajectory_meta', 'trajectory_metadata_blob',
+      'battle_mode_infos',
+      'executor_metadata',
+      'gen_metadata',
+      'parent_references',
+      'steps',
+      'trajectory_meta',
+      'trajectory_metadata_blob',
     ]);
     expect(query(snap, COUNTS)).toEqual(query(live, COUNTS));
     expect(query(snap, COUNTS)).toEqual([{ steps: 4, gen: 2, meta: 1, blob: 1 }]);
@@ -146,13 +163,17 @@ describe('backup with the simulator', () => {
     const id = await s.newSession('/work/busy');
     const live = path.join(sandbox.stateDir, 'conversations', `${id}.db`);
     const deadline = Date.now() + 15_000;
-    while ((query<{ n: number }>(live, 'SELECT count(*) AS n FROM steps')[0]!.n < 150) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (query<{ n: number }>(live, 'SELECT count(*) AS n FROM steps')[0]!.n < 150 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     const r = await agyctl(['backup', '--to', path.join(sandbox.root, 'bk'), '--json'], sandbox);
     expect(r.exitCode).toBe(0);
     const doc = parseJson(r.stdout) as any;
     expect(doc.sessions[0].integrity).toBe('ok');
     const snap = path.join(doc.snapshot.path, `${id}.db`);
-    const [range] = query<{ n: number; lo: number; hi: number }>(snap, 'SELECT count(*) AS n, min(idx) AS lo, max(idx) AS hi FROM steps');
+    const [range] = query<{ n: number; lo: number; hi: number }>(
+      snap,
+      'SELECT count(*) AS n, min(idx) AS lo, max(idx) AS hi FROM steps',
+    );
     expect(range!.n).toBeGreaterThanOrEqual(150);
     expect(range).toEqual({ n: range!.n, lo: 0, hi: range!.n - 1 });
     expect(query(snap, 'PRAGMA integrity_check')).toEqual([{ integrity_check: 'ok' }]);
@@ -185,7 +206,14 @@ describe('backup with the simulator', () => {
     const second = await sim(sandbox);
     await second.call('session/load', { sessionId: kept, cwd: '/work/kept', mcpServers: [] });
     const replay = (sessionId: string): unknown[] =>
-      second.messages.filter((m) => m.method === 'session/update' && m.params.sessionId === sessionId && /message_chunk$/.test(m.params.update.sessionUpdate)).map((m) => [m.params.update.sessionUpdate, m.params.update.content.text]);
+      second.messages
+        .filter(
+          (m) =>
+            m.method === 'session/update' &&
+            m.params.sessionId === sessionId &&
+            /message_chunk$/.test(m.params.update.sessionUpdate),
+        )
+        .map((m) => [m.params.update.sessionUpdate, m.params.update.content.text]);
     expect(replay(kept)).toEqual([
       ['user_message_chunk', 'original question'],
       ['agent_message_chunk', 'SIM ECHO: original question'],
@@ -205,7 +233,8 @@ describe('backup with the simulator', () => {
     const id = await s.newSession('/work/held');
     await s.prompt(id, 'one');
     const bk = path.join(sandbox.root, 'bk');
-    const snapshot = (parseJson((await agyctl(['backup', '--to', bk, '--json'], sandbox)).stdout) as any).snapshot.path as string;
+    const snapshot = (parseJson((await agyctl(['backup', '--to', bk, '--json'], sandbox)).stdout) as any).snapshot
+      .path as string;
     await s.prompt(id, 'two');
 
     const refused = await agyctl(['restore', snapshot], sandbox);
@@ -220,6 +249,8 @@ describe('backup with the simulator', () => {
     expect(fs.existsSync(result.preRestore)).toBe(true);
     expect(query(result.preRestore, 'SELECT count(*) AS n FROM steps')).toEqual([{ n: 4 }]); // both turns, taken before the swap
     await s.stop();
-    expect(query(path.join(sandbox.stateDir, 'conversations', `${id}.db`), 'SELECT count(*) AS n FROM steps')).toEqual([{ n: 2 }]);
+    expect(query(path.join(sandbox.stateDir, 'conversations', `${id}.db`), 'SELECT count(*) AS n FROM steps')).toEqual([
+      { n: 2 },
+    ]);
   });
 });

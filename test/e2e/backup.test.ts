@@ -3,13 +3,14 @@
  * binary, with real SQLite and live writers (test/fixtures/wal-writer.mjs)
  * holding WAL databases open without checkpointing.
  */
+
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { spawn } from 'node:child_process';
-import { execa } from 'execa';
 import Database from 'better-sqlite3';
+import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agyctl, BIN, makeSandbox, parseJson, spawnAgyctl, type Sandbox } from '../helpers/cli.js';
+import { agyctl, BIN, makeSandbox, parseJson, type Sandbox, spawnAgyctl } from '../helpers/cli.js';
 import { startWriter, type Writer } from '../helpers/wal-writer.js';
 
 const A = '11111111-1111-4111-8111-111111111111';
@@ -28,7 +29,8 @@ const backups = (sb: Sandbox): string => path.join(sb.root, 'backups');
 
 async function live(sb: Sandbox, id: string, args: string[] = []): Promise<Writer> {
   fs.mkdirSync(conv(sb), { recursive: true });
-  if (!fs.existsSync(conv(sb, `${id}.meta`))) fs.writeFileSync(conv(sb, `${id}.meta`), JSON.stringify({ cwd: `/work/${id.slice(0, 4)}` }));
+  if (!fs.existsSync(conv(sb, `${id}.meta`)))
+    fs.writeFileSync(conv(sb, `${id}.meta`), JSON.stringify({ cwd: `/work/${id.slice(0, 4)}` }));
   const w = await startWriter(conv(sb, `${id}.db`), ['--interval-ms', '60000', ...args]);
   writers.push(w);
   return w;
@@ -58,7 +60,11 @@ async function backup(sb: Sandbox, extra: string[] = []): Promise<{ exitCode: nu
   return { exitCode: r.exitCode, json: parseJson(r.stdout), stderr: r.stderr };
 }
 
-const snapshotDirs = (sb: Sandbox): string[] => fs.readdirSync(backups(sb)).filter((n) => /^\d{4}-/.test(n)).sort();
+const snapshotDirs = (sb: Sandbox): string[] =>
+  fs
+    .readdirSync(backups(sb))
+    .filter((n) => /^\d{4}-/.test(n))
+    .sort();
 
 describe('agyctl sessions', () => {
   it('lists conversations newest first with cwd, sizes, holder pids and broken entries', async () => {
@@ -90,7 +96,7 @@ describe('agyctl sessions', () => {
 });
 
 describe('agyctl backup', () => {
-  it('snapshots a live WAL-only database: seven tables, the writer\'s row counts, a manifest, no server files touched', async () => {
+  it("snapshots a live WAL-only database: seven tables, the writer's row counts, a manifest, no server files touched", async () => {
     sandbox = makeSandbox();
     const w = await live(sandbox, A, ['--initial-rows', '12']);
     const walBefore = fs.statSync(conv(sandbox, `${A}.db-wal`)).size;
@@ -98,12 +104,25 @@ describe('agyctl backup', () => {
     expect(exitCode).toBe(0);
     expect(json.sessions).toHaveLength(1);
     expect(json.sessions[0]).toMatchObject({ id: A, status: 'snapshot', integrity: 'ok', cwd: '/work/1111' });
-    expect(json.sessions[0].rows).toEqual({ battle_mode_infos: 0, executor_metadata: 0, gen_metadata: 12, parent_references: 0, steps: 12, trajectory_meta: 1, trajectory_metadata_blob: 0 });
+    expect(json.sessions[0].rows).toEqual({
+      battle_mode_infos: 0,
+      executor_metadata: 0,
+      gen_metadata: 12,
+      parent_references: 0,
+      steps: 12,
+      trajectory_meta: 1,
+      trajectory_metadata_blob: 0,
+    });
     const dir = json.snapshot.path as string;
     expect(fs.readdirSync(dir).sort()).toEqual([`${A}.db`, `${A}.meta`, 'manifest.json']);
     expect(count(path.join(dir, `${A}.db`))).toBe(w.initialRows);
     const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
-    expect(manifest).toMatchObject({ schemaVersion: 1, kind: 'agyctl-backup', sourceStateDir: sandbox.stateDir, failed: [] });
+    expect(manifest).toMatchObject({
+      schemaVersion: 1,
+      kind: 'agyctl-backup',
+      sourceStateDir: sandbox.stateDir,
+      failed: [],
+    });
     expect(manifest.host).toBeTruthy();
     expect(manifest.agyctlVersion).toMatch(/^\d+\.\d+\.\d+/);
     expect(manifest.sessions[0].source.wal.size).toBe(walBefore);
@@ -192,7 +211,10 @@ describe('agyctl backup', () => {
     try {
       const stat = fs.readFileSync(`/proc/${holder.pid}/stat`, 'utf8');
       const procStart = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-      fs.writeFileSync(path.join(backups(sandbox), '.lock'), JSON.stringify({ pid: holder.pid, host: (await import('node:os')).hostname(), procStart, since: 'now' }));
+      fs.writeFileSync(
+        path.join(backups(sandbox), '.lock'),
+        JSON.stringify({ pid: holder.pid, host: (await import('node:os')).hostname(), procStart, since: 'now' }),
+      );
       const r = await agyctl(['backup', '--to', backups(sandbox)], sandbox);
       expect(r.exitCode).toBe(2);
       expect(r.stderr).toContain(`pid ${holder.pid}`);
@@ -208,7 +230,8 @@ describe('agyctl backup', () => {
     const locker = await live(sandbox, A, ['--exclusive', '--initial-rows', '2']); // keeps the run busy retrying
     const run = spawnAgyctl(['backup', '--to', backups(sandbox), '--busy-timeout', '30s'], sandbox);
     const deadline = Date.now() + 20_000;
-    const partial = (): string[] => (fs.existsSync(backups(sandbox!)) ? fs.readdirSync(backups(sandbox!)).filter((n) => n.endsWith('.partial')) : []);
+    const partial = (): string[] =>
+      fs.existsSync(backups(sandbox!)) ? fs.readdirSync(backups(sandbox!)).filter((n) => n.endsWith('.partial')) : [];
     while (partial().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect(partial()).toHaveLength(1);
     run.kill('SIGKILL');
@@ -229,7 +252,10 @@ describe('agyctl backup', () => {
     await live(sandbox, A, ['--exclusive', '--initial-rows', '2']);
     const run = spawnAgyctl(['backup', '--to', backups(sandbox), '--busy-timeout', '60s'], sandbox);
     const deadline = Date.now() + 20_000;
-    while (!(fs.existsSync(backups(sandbox)) && fs.readdirSync(backups(sandbox)).some((n) => n.endsWith('.partial'))) && Date.now() < deadline) {
+    while (
+      !(fs.existsSync(backups(sandbox)) && fs.readdirSync(backups(sandbox)).some((n) => n.endsWith('.partial'))) &&
+      Date.now() < deadline
+    ) {
       await new Promise((r) => setTimeout(r, 20));
     }
     run.kill('SIGINT');
@@ -245,12 +271,16 @@ describe('agyctl backup', () => {
     expect(first.exitCode).toBe(0);
     await live(sandbox, B, ['--initial-rows', '200', '--blob-bytes', '20000']); // ~4 MB to vacuum
     // SIGXFSZ ignored so the write fails with EFBIG instead of killing the process.
-    const r = await execa('bash', ['-c', `trap '' XFSZ; ulimit -f 1024; exec node "$@"`, 'bash', BIN, 'backup', '--to', backups(sandbox)], {
-      env: sandbox.env,
-      extendEnv: false,
-      reject: false,
-      timeout: 45_000,
-    });
+    const r = await execa(
+      'bash',
+      ['-c', `trap '' XFSZ; ulimit -f 1024; exec node "$@"`, 'bash', BIN, 'backup', '--to', backups(sandbox)],
+      {
+        env: sandbox.env,
+        extendEnv: false,
+        reject: false,
+        timeout: 45_000,
+      },
+    );
     expect(r.exitCode).toBe(6);
     expect(r.stderr).toMatch(/Could not write the snapshot.*earlier snapshots are untouched/);
     expect(r.stderr).toMatch(/hint: free space/);
@@ -330,7 +360,7 @@ describe('agyctl restore', () => {
     writers.splice(writers.indexOf(w), 1);
   });
 
-  it('round trip: changed and deleted conversations come back with the snapshot\'s rows, in WAL mode', async () => {
+  it("round trip: changed and deleted conversations come back with the snapshot's rows, in WAL mode", async () => {
     sandbox = makeSandbox();
     await idle(sandbox, A, 5);
     await idle(sandbox, B, 3);

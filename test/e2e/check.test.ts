@@ -2,13 +2,24 @@
  * `agyctl check` end to end: the built binary against the simulator. Every
  * case runs twice, human and --json, and the exit codes must agree.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+
 import fs from 'node:fs';
 import path from 'node:path';
-import { agyctl, makeSandbox, parseJson, processesOf, spawnAgyctl, waitNoProcesses, writeSettings, type Sandbox, type RunResult } from '../helpers/cli.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import { httpGet, redirectFor, waitForEvent } from '../helpers/browser.js';
-import { loginViaSim } from '../helpers/sim-login.js';
+import {
+  agyctl,
+  makeSandbox,
+  parseJson,
+  processesOf,
+  type RunResult,
+  type Sandbox,
+  spawnAgyctl,
+  waitNoProcesses,
+  writeSettings,
+} from '../helpers/cli.js';
 import { parseExposition } from '../helpers/exposition.js';
+import { loginViaSim } from '../helpers/sim-login.js';
 
 interface Check {
   id: string;
@@ -49,7 +60,9 @@ async function loggedIn(): Promise<Sandbox> {
 async function both(sb: Sandbox, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Both> {
   const human = await agyctl(['check', ...args], sb, { env });
   const json = await agyctl(['check', '--json', ...args], sb, { env });
-  expect(json.exitCode, `human:\n${human.stdout}${human.stderr}\njson:\n${json.stdout}${json.stderr}`).toBe(human.exitCode);
+  expect(json.exitCode, `human:\n${human.stdout}${human.stderr}\njson:\n${json.stdout}${json.stderr}`).toBe(
+    human.exitCode,
+  );
   const doc = parseJson(json.stdout) as unknown as Both['doc'];
   expect(doc.ok).toBe(json.exitCode === 0);
   return { human, json, doc };
@@ -74,7 +87,8 @@ describe('agyctl check (static)', () => {
     expect(human.stdout).toMatch(/✗ settings/);
     expect(human.stdout).toMatch(/fix: run: agyctl login/);
     expect(human.stdout).toMatch(/status: not-authenticated \(exit 3\)/);
-    for (const c of doc.checks) expect(Object.keys(c).sort()).toEqual(expect.arrayContaining(['id', 'message', 'ms', 'ok', 'severity']));
+    for (const c of doc.checks)
+      expect(Object.keys(c).sort()).toEqual(expect.arrayContaining(['id', 'message', 'ms', 'ok', 'severity']));
   });
 
   it('after a login through the OAuth flow: exit 0, token insight without values', async () => {
@@ -205,7 +219,9 @@ describe('agyctl check --restart / --prompt', () => {
     const { human, doc } = await both(sb, ['--restart', '--prompt', '--model', 'gemini-3.8-flash-low']);
     expect(human.exitCode, human.stdout).toBe(0);
     expect(byId(doc, 'prompt')).toMatchObject({ ok: true });
-    expect(byId(doc, 'restart')!.message).toMatch(/replayed [1-9]\d* user and [1-9]\d* agent chunks; model gemini-3.8-flash-low re-applied/);
+    expect(byId(doc, 'restart')!.message).toMatch(
+      /replayed [1-9]\d* user and [1-9]\d* agent chunks; model gemini-3.8-flash-low re-applied/,
+    );
     expectNoProbeLeftovers(sb);
   });
 

@@ -6,7 +6,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agyctl, makeSandbox, parseJson, processesOf, spawnAgyctl, waitNoProcesses, type Sandbox } from '../helpers/cli.js';
+import {
+  agyctl,
+  makeSandbox,
+  parseJson,
+  processesOf,
+  type Sandbox,
+  spawnAgyctl,
+  waitNoProcesses,
+} from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
 afterEach(() => sandbox?.cleanup());
@@ -17,7 +25,9 @@ describe('global contract', () => {
     const other = path.join(sandbox.root, 'box', '.gemini', 'antigravity-acp');
     fs.mkdirSync(other, { recursive: true });
     fs.writeFileSync(path.join(other, 'settings.json'), '{"auth":{"type":"gemini-api-key"}}');
-    const r = await agyctl(['logout', '--local', '--state-dir', other], sandbox, { env: { GEMINI_API_KEY: 'AIzaFAKEFAKEFAKEFAKEFAKEFAKE' } });
+    const r = await agyctl(['logout', '--local', '--state-dir', other], sandbox, {
+      env: { GEMINI_API_KEY: 'AIzaFAKEFAKEFAKEFAKEFAKEFAKE' },
+    });
     // The key still authenticates a server that reads *that* settings file: proof that it did.
     expect(r.exitCode).toBe(6);
   });
@@ -28,7 +38,9 @@ describe('probe', () => {
     sandbox = makeSandbox({ AGY_SIM_STARTUP_MS: '300' });
     const r = await agyctl(['probe', '--json'], sandbox);
     expect(r.exitCode, r.stderr).toBe(0);
-    const doc = parseJson(r.stdout) as { probe: Record<string, unknown> & { timings: { spawnToInitializeMs: number } } };
+    const doc = parseJson(r.stdout) as {
+      probe: Record<string, unknown> & { timings: { spawnToInitializeMs: number } };
+    };
     expect(doc).toMatchObject({ schemaVersion: 1, ok: true });
     expect(doc.probe).toMatchObject({
       agent: { name: 'antigravity-acp', version: 'agy_acp_server_20260818_01_RC01' },

@@ -19,7 +19,13 @@ async function complete(words: string[]): Promise<string[]> {
     '_agyctl',
     `printf '%s\\n' "\${COMPREPLY[@]}"`,
   ].join('\n');
-  const r = await execa('bash', ['-c', script], { env: sandbox.env, extendEnv: false, cwd: sandbox.root, reject: false, timeout: 30_000 });
+  const r = await execa('bash', ['-c', script], {
+    env: sandbox.env,
+    extendEnv: false,
+    cwd: sandbox.root,
+    reject: false,
+    timeout: 30_000,
+  });
   expect(r.exitCode, String(r.stderr)).toBe(0);
   expect(String(r.stderr)).toBe('');
   return String(r.stdout).split('\n').filter(Boolean);

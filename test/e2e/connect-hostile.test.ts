@@ -8,8 +8,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, ROOT, makeSandbox, type Sandbox } from '../helpers/cli.js';
-import { REMOTE_ADDR, requireLab, useSshLab, type SshLab } from '../helpers/netns.js';
+import { BIN, makeSandbox, ROOT, type Sandbox } from '../helpers/cli.js';
+import { REMOTE_ADDR, requireLab, type SshLab, useSshLab } from '../helpers/netns.js';
 
 const NODE = process.execPath;
 const SHIM = path.join(ROOT, 'test', 'helpers', 'browser-shim.mjs');
@@ -34,7 +34,20 @@ function laptop(lab: SshLab): { sb: Sandbox; shimLog: string } {
 async function connectTo(lab: SshLab, url: string, port: number, json: boolean) {
   const { sb, shimLog } = laptop(lab);
   const remote = `env HOSTILE_URL=${sq(url)} HOSTILE_PORT=${port} ${NODE} ${FIXTURE}`;
-  const args = [BIN, 'connect', DEST, '--remote-agyctl', remote, '--ssh-option', `IdentityFile=${lab.clientKey}`, '--ssh-option', `UserKnownHostsFile=${lab.knownHosts}`, '--timeout', '30s', ...(json ? ['--json'] : [])];
+  const args = [
+    BIN,
+    'connect',
+    DEST,
+    '--remote-agyctl',
+    remote,
+    '--ssh-option',
+    `IdentityFile=${lab.clientKey}`,
+    '--ssh-option',
+    `UserKnownHostsFile=${lab.knownHosts}`,
+    '--timeout',
+    '30s',
+    ...(json ? ['--json'] : []),
+  ];
   const child = lab.run(lab.laptop, NODE, args, { env: sb.env, stdin: 'pipe', timeoutMs: 45_000, cwd: sb.root });
   fx.track(child);
   const r = await child;
@@ -49,26 +62,36 @@ describe('connect against a hostile remote agyctl', () => {
   const hostile: Array<[string, string, number]> = [
     ['a file: URL', 'file:///etc/passwd', PORT],
     ['a javascript: URL', 'javascript:alert(document.cookie)', PORT],
-    ['a look-alike host', `https://evil.example/o/oauth2/v2/auth?response_type=code&redirect_uri=${encodeURIComponent(`http://127.0.0.1:${PORT}/`)}`, PORT],
+    [
+      'a look-alike host',
+      `https://evil.example/o/oauth2/v2/auth?response_type=code&redirect_uri=${encodeURIComponent(`http://127.0.0.1:${PORT}/`)}`,
+      PORT,
+    ],
     ['a Google URL whose redirect port is not the forwarded one', GOOD, PORT + 1],
   ];
 
-  it.for(hostile)('%s is neither printed nor opened; no control character reaches the terminal', async ([, url, port], ctx) => {
-    const lab = requireLab(fx.result(), ctx);
-    const human = await connectTo(lab, url, port, false);
-    expect(human.exitCode, human.stderr).toBe(3);
-    expect(human.opened).toBe('');
-    expect(human.stdout).not.toContain(url);
-    expect(human.stderr).toContain('not shown or opened');
-    expect(human.stdout + human.stderr).not.toMatch(CONTROL);
-    expect(human.stderr).not.toContain('LEAKED');
-    const json = await connectTo(lab, url, port, true);
-    expect(json.opened).toBe('');
-    const events = json.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
-    expect(events.filter((e) => e.event === 'url')).toEqual([]);
-    expect(events.find((e) => e.event === 'url-rejected')).toMatchObject({ source: 'remote' });
-    expect(JSON.stringify(events)).not.toMatch(/\\u001b|\\u0007|\\u009b/);
-  });
+  it.for(hostile)(
+    '%s is neither printed nor opened; no control character reaches the terminal',
+    async ([, url, port], ctx) => {
+      const lab = requireLab(fx.result(), ctx);
+      const human = await connectTo(lab, url, port, false);
+      expect(human.exitCode, human.stderr).toBe(3);
+      expect(human.opened).toBe('');
+      expect(human.stdout).not.toContain(url);
+      expect(human.stderr).toContain('not shown or opened');
+      expect(human.stdout + human.stderr).not.toMatch(CONTROL);
+      expect(human.stderr).not.toContain('LEAKED');
+      const json = await connectTo(lab, url, port, true);
+      expect(json.opened).toBe('');
+      const events = json.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(events.filter((e) => e.event === 'url')).toEqual([]);
+      expect(events.find((e) => e.event === 'url-rejected')).toMatchObject({ source: 'remote' });
+      expect(JSON.stringify(events)).not.toMatch(/\\u001b|\\u0007|\\u009b/);
+    },
+  );
 
   it('a valid URL with the right port is still shown (the escapes around it are stripped)', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);

@@ -14,9 +14,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ResultPromise } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { BIN, ROOT, SIM, makeSandbox, processesOf, type Sandbox } from '../helpers/cli.js';
-import { REMOTE_ADDR, requireLab, useSshLab, waitUntil, type SshLab } from '../helpers/netns.js';
+import { BIN, makeSandbox, processesOf, ROOT, type Sandbox, SIM } from '../helpers/cli.js';
 import { EventStream } from '../helpers/ndjson.js';
+import { REMOTE_ADDR, requireLab, type SshLab, useSshLab, waitUntil } from '../helpers/netns.js';
 
 const NODE = process.execPath;
 const SHIM = path.join(ROOT, 'test', 'helpers', 'browser-shim.mjs');
@@ -47,29 +47,60 @@ const sq = (v: string): string => `'${v.replace(/'/g, `'\\''`)}'`;
 /** The remote agyctl: the built binary with the simulator and the remote sandbox's HOME (quoted values exercise connect's quoting). */
 function remoteAgyctl(remote: Sandbox, extra: Record<string, string> = {}): string {
   const vars = { HOME: remote.home, TMPDIR: remote.root, NO_COLOR: '1', AGYCTL_SERVER: `${NODE} ${SIM}`, ...extra };
-  return `env ${Object.entries(vars).map(([k, v]) => `${k}=${sq(v)}`).join(' ')} ${NODE} ${BIN}`;
+  return `env ${Object.entries(vars)
+    .map(([k, v]) => `${k}=${sq(v)}`)
+    .join(' ')} ${NODE} ${BIN}`;
 }
 
 function connectArgs(lab: SshLab, remoteCommand: string, extra: string[] = []): string[] {
-  return ['connect', DEST, '--remote-agyctl', remoteCommand, '--ssh-option', `IdentityFile=${lab.clientKey}`, '--ssh-option', `UserKnownHostsFile=${lab.knownHosts}`, '--timeout', '30s', ...extra];
+  return [
+    'connect',
+    DEST,
+    '--remote-agyctl',
+    remoteCommand,
+    '--ssh-option',
+    `IdentityFile=${lab.clientKey}`,
+    '--ssh-option',
+    `UserKnownHostsFile=${lab.knownHosts}`,
+    '--timeout',
+    '30s',
+    ...extra,
+  ];
 }
 
 function startConnect(lab: SshLab, s: Sides, args: string[]): { child: ResultPromise; events: EventStream } {
-  const child = lab.run(lab.laptop, NODE, [BIN, ...args], { env: s.laptop.env, stdin: 'pipe', timeoutMs: RUN_MS, cwd: s.laptop.root });
+  const child = lab.run(lab.laptop, NODE, [BIN, ...args], {
+    env: s.laptop.env,
+    stdin: 'pipe',
+    timeoutMs: RUN_MS,
+    cwd: s.laptop.root,
+  });
   fx.track(child);
   return { child, events: new EventStream(child.stdout!) };
 }
 
 function shimEntries(s: Sides): Array<Record<string, unknown>> {
   if (!fs.existsSync(s.shimLog)) return [];
-  return fs.readFileSync(s.shimLog, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return fs
+    .readFileSync(s.shimLog, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 /** No forward, no master, no leftover process on either side; only the lab's sshd remains in "remote". */
 async function expectNothingLeft(lab: SshLab, s: Sides, port?: number): Promise<void> {
-  await waitUntil(async () => (await lab.pids(lab.laptop)).length === 0, 10_000, 'no process left in the laptop namespace');
+  await waitUntil(
+    async () => (await lab.pids(lab.laptop)).length === 0,
+    10_000,
+    'no process left in the laptop namespace',
+  );
   const sshd = lab.sshdPid();
-  await waitUntil(async () => (await lab.pids(lab.remote)).every((pid) => pid === sshd), 10_000, 'no process but sshd left in the remote namespace');
+  await waitUntil(
+    async () => (await lab.pids(lab.remote)).every((pid) => pid === sshd),
+    10_000,
+    'no process but sshd left in the remote namespace',
+  );
   expect(processesOf(s.remote)).toEqual([]);
   expect(processesOf(s.laptop)).toEqual([]);
   if (port !== undefined) expect(await lab.listening(lab.laptop, port)).toBe(false);
@@ -87,7 +118,18 @@ describe('agyctl connect over a real SSH connection', () => {
     const { child, events } = startConnect(lab, s, connectArgs(lab, remoteAgyctl(s.remote), ['--json']));
     const result = await child;
     expect(result.exitCode, String(result.stderr)).toBe(0);
-    expect(events.names()).toEqual(expect.arrayContaining(['connected', 'server-started', 'url', 'forward-added', 'browser-opened', 'authenticated', 'forward-removed', 'verified']));
+    expect(events.names()).toEqual(
+      expect.arrayContaining([
+        'connected',
+        'server-started',
+        'url',
+        'forward-added',
+        'browser-opened',
+        'authenticated',
+        'forward-removed',
+        'verified',
+      ]),
+    );
     const url = events.find('url')!;
     expect(events.find('forward-added')).toMatchObject({ port: url.port, local: `127.0.0.1:${String(url.port)}` });
     expect(events.find('browser-opened')).toMatchObject({ ok: true });
@@ -111,8 +153,12 @@ describe('agyctl connect over a real SSH connection', () => {
     const stderr = String(result.stderr);
     expect(result.exitCode, stderr).toBe(0);
     // The URL stands alone on a stdout line; the summary ends the output.
-    expect(stdout.split('\n')).toEqual(expect.arrayContaining([expect.stringMatching(/^https:\/\/accounts\.google\.com\/\S+$/)]));
-    expect(stdout).toMatch(new RegExp(`Logged in on ${DEST}: a fresh server there accepted the credentials .*token file mode 0600`));
+    expect(stdout.split('\n')).toEqual(
+      expect.arrayContaining([expect.stringMatching(/^https:\/\/accounts\.google\.com\/\S+$/)]),
+    );
+    expect(stdout).toMatch(
+      new RegExp(`Logged in on ${DEST}: a fresh server there accepted the credentials .*token file mode 0600`),
+    );
     expect(stderr).toMatch(/Connected to root@10\.203\.0\.1/);
     expect(stderr).toMatch(/Forwarding 127\.0\.0\.1:\d+ on this machine/);
     expect(stderr).toMatch(/Signed in \(oauth-personal\)/);
@@ -125,8 +171,29 @@ describe('agyctl connect over a real SSH connection', () => {
     const s = sides(lab);
     const knownHosts = path.join(s.laptop.root, 'known_hosts');
     // A first connection: empty known_hosts, ssh asks. script(1) gives connect a terminal; "yes" is typed when asked.
-    const args = [BIN, 'connect', DEST, '--remote-agyctl', remoteAgyctl(s.remote), '--timeout', '30s', '--ssh-option', `IdentityFile=${lab.clientKey}`, '--ssh-option', `UserKnownHostsFile=${knownHosts}`, '--ssh-option', 'StrictHostKeyChecking=ask', '--ssh-option', 'BatchMode=no'];
-    const child = lab.run(lab.laptop, 'script', ['-qec', [NODE, ...args].map(sq).join(' '), '/dev/null'], { env: { ...s.laptop.env, TERM: 'dumb' }, stdin: 'pipe', timeoutMs: RUN_MS, cwd: s.laptop.root });
+    const args = [
+      BIN,
+      'connect',
+      DEST,
+      '--remote-agyctl',
+      remoteAgyctl(s.remote),
+      '--timeout',
+      '30s',
+      '--ssh-option',
+      `IdentityFile=${lab.clientKey}`,
+      '--ssh-option',
+      `UserKnownHostsFile=${knownHosts}`,
+      '--ssh-option',
+      'StrictHostKeyChecking=ask',
+      '--ssh-option',
+      'BatchMode=no',
+    ];
+    const child = lab.run(lab.laptop, 'script', ['-qec', [NODE, ...args].map(sq).join(' '), '/dev/null'], {
+      env: { ...s.laptop.env, TERM: 'dumb' },
+      stdin: 'pipe',
+      timeoutMs: RUN_MS,
+      cwd: s.laptop.root,
+    });
     fx.track(child);
     let screen = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -151,11 +218,26 @@ describe('agyctl connect over a real SSH connection', () => {
     const port = 47000 + (process.pid % 1000);
     // Another program on the laptop's 127.0.0.1:<port>; it records what the browser requests, like an address bar.
     const seen = path.join(s.laptop.root, 'busy.log');
-    const busy = lab.run(lab.laptop, NODE, ['-e', `require('http').createServer((q,r)=>{require('fs').appendFileSync(${JSON.stringify(seen)}, 'http://127.0.0.1:${port}'+q.url+'\\n');r.end('another program')}).listen(${port},'127.0.0.1')`], { timeoutMs: RUN_MS });
+    const busy = lab.run(
+      lab.laptop,
+      NODE,
+      [
+        '-e',
+        `require('http').createServer((q,r)=>{require('fs').appendFileSync(${JSON.stringify(seen)}, 'http://127.0.0.1:${port}'+q.url+'\\n');r.end('another program')}).listen(${port},'127.0.0.1')`,
+      ],
+      { timeoutMs: RUN_MS },
+    );
     fx.track(busy);
     await waitUntil(() => lab.listening(lab.laptop, port), 10_000, 'the busy listener');
-    const { child, events } = startConnect(lab, s, connectArgs(lab, remoteAgyctl(s.remote, { AGY_SIM_CALLBACK_PORT: String(port) }), ['--json']));
-    expect(await events.waitFor('fallback-paste', 20_000)).toMatchObject({ port, reason: expect.stringMatching(/another program is listening/) });
+    const { child, events } = startConnect(
+      lab,
+      s,
+      connectArgs(lab, remoteAgyctl(s.remote, { AGY_SIM_CALLBACK_PORT: String(port) }), ['--json']),
+    );
+    expect(await events.waitFor('fallback-paste', 20_000)).toMatchObject({
+      port,
+      reason: expect.stringMatching(/another program is listening/),
+    });
     // The browser ended on the busy program's page; that address is what the user pastes.
     await waitUntil(() => fs.existsSync(seen), 10_000, 'the browser to land on the busy port');
     const landed = fs.readFileSync(seen, 'utf8').trim().split('\n')[0]!;
@@ -181,24 +263,33 @@ describe('agyctl connect over a real SSH connection', () => {
     const result = await child;
     const stderr = String(result.stderr);
     expect(result.exitCode, stderr).toBe(4);
-    expect(stderr).toMatch(/error: agyctl could not be run on root@10\.203\.0\.1 as `\/nonexistent\/bin\/agyctl` \(.*not found\)/);
+    expect(stderr).toMatch(
+      /error: agyctl could not be run on root@10\.203\.0\.1 as `\/nonexistent\/bin\/agyctl` \(.*not found\)/,
+    );
     expect(stderr).toMatch(/hint: install it there \(npm install -g agyctl.*--remote-agyctl/);
     await expectNothingLeft(lab, s);
   });
 
-  it('exits 4 with ssh\'s own message when SSH authentication fails', async (ctx) => {
+  it("exits 4 with ssh's own message when SSH authentication fails", async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
     const s = sides(lab);
     // No IdentityFile: the lab's ssh config has no key, so the server refuses us.
-    const args = connectArgs(lab, remoteAgyctl(s.remote), ['--json']).filter((a, i, all) => !a.startsWith('IdentityFile=') && !(a === '--ssh-option' && all[i + 1]?.startsWith('IdentityFile=')));
+    const args = connectArgs(lab, remoteAgyctl(s.remote), ['--json']).filter(
+      (a, i, all) =>
+        !a.startsWith('IdentityFile=') && !(a === '--ssh-option' && all[i + 1]?.startsWith('IdentityFile=')),
+    );
     const { child, events } = startConnect(lab, s, args);
     const result = await child;
     expect(result.exitCode, String(result.stderr)).toBe(4);
-    expect(events.find('error')).toMatchObject({ code: 'ssh-failed', exit: 4, message: expect.stringMatching(/Permission denied \(publickey\)/) });
+    expect(events.find('error')).toMatchObject({
+      code: 'ssh-failed',
+      exit: 4,
+      message: expect.stringMatching(/Permission denied \(publickey\)/),
+    });
     await expectNothingLeft(lab, s);
   });
 
-  it('exits 4 with ssh\'s own message when sshd is not running', async (ctx) => {
+  it("exits 4 with ssh's own message when sshd is not running", async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
     const s = sides(lab);
     await lab.stopSshd();
@@ -207,7 +298,11 @@ describe('agyctl connect over a real SSH connection', () => {
       const result = await child;
       expect(result.exitCode, String(result.stderr)).toBe(4);
       expect(events.events).toHaveLength(1);
-      expect(events.find('error')).toMatchObject({ code: 'ssh-failed', exit: 4, message: expect.stringMatching(/Connection refused/) });
+      expect(events.find('error')).toMatchObject({
+        code: 'ssh-failed',
+        exit: 4,
+        message: expect.stringMatching(/Connection refused/),
+      });
       await expectNothingLeft(lab, s);
     } finally {
       await lab.startSshd();

@@ -11,8 +11,8 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/cli.js';
+import { type FleetLab, requireFleetLab, useFleetLab } from '../helpers/fleet-lab.js';
 import { which } from '../helpers/netns.js';
-import { requireFleetLab, useFleetLab, type FleetLab } from '../helpers/fleet-lab.js';
 
 const fx = useFleetLab({ hosts: 3 });
 const PLAYBOOKS = path.join(ROOT, 'ansible', 'playbooks');
@@ -35,7 +35,8 @@ interface PlayRun {
 let controller = '';
 
 beforeAll(() => {
-  if (!which('ansible-playbook')) throw new Error('ansible-playbook is not installed; .ci/run installs it: apt-get install ansible-core');
+  if (!which('ansible-playbook'))
+    throw new Error('ansible-playbook is not installed; .ci/run installs it: apt-get install ansible-core');
 });
 
 /** The collection as Ansible finds it: <dir>/ansible_collections/agyctl/fleet -> ansible/ in this repo. */
@@ -43,13 +44,25 @@ function setUp(lab: FleetLab): string {
   if (controller) return controller;
   controller = path.join(lab.dir, 'controller');
   fs.mkdirSync(path.join(controller, 'collections', 'ansible_collections', 'agyctl'), { recursive: true });
-  fs.symlinkSync(path.join(ROOT, 'ansible'), path.join(controller, 'collections', 'ansible_collections', 'agyctl', 'fleet'));
+  fs.symlinkSync(
+    path.join(ROOT, 'ansible'),
+    path.join(controller, 'collections', 'ansible_collections', 'agyctl', 'fleet'),
+  );
   const lines = ['[agy]'];
   for (const h of lab.hosts) {
     fs.mkdirSync(path.join(h.dir, 'systemd'), { recursive: true });
-    lines.push(`${h.name} agyctl_bin=${h.bin}/agyctl agyctl_systemd_dir=${h.dir}/systemd agyctl_textfile_dir=${h.dir}/textfile`);
+    lines.push(
+      `${h.name} agyctl_bin=${h.bin}/agyctl agyctl_systemd_dir=${h.dir}/systemd agyctl_textfile_dir=${h.dir}/textfile`,
+    );
   }
-  lines.push('', '[agy:vars]', 'ansible_python_interpreter=/usr/bin/python3', 'agyctl_install=none', 'agyctl_systemd=false', '');
+  lines.push(
+    '',
+    '[agy:vars]',
+    'ansible_python_interpreter=/usr/bin/python3',
+    'agyctl_install=none',
+    'agyctl_systemd=false',
+    '',
+  );
   fs.writeFileSync(path.join(controller, 'inventory.ini'), lines.join('\n'));
   return controller;
 }
@@ -59,7 +72,8 @@ function parseRecap(out: string): Map<string, Recap> {
   const at = out.lastIndexOf('PLAY RECAP');
   for (const line of out.slice(at).split('\n')) {
     const m = /^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)/.exec(line);
-    if (m) recap.set(m[1]!, { ok: Number(m[2]), changed: Number(m[3]), unreachable: Number(m[4]), failed: Number(m[5]) });
+    if (m)
+      recap.set(m[1]!, { ok: Number(m[2]), changed: Number(m[3]), unreachable: Number(m[4]), failed: Number(m[5]) });
   }
   return recap;
 }
@@ -79,7 +93,11 @@ async function play(lab: FleetLab, playbook: string, extra: string[] = []): Prom
     ANSIBLE_RETRY_FILES_ENABLED: '0',
     ANSIBLE_DEPRECATION_WARNINGS: '0',
   };
-  const r = await lab.run(lab.laptop, 'ansible-playbook', ['-i', path.join(dir, 'inventory.ini'), playbook, ...extra], { env, timeoutMs: 180_000, cwd: dir });
+  const r = await lab.run(lab.laptop, 'ansible-playbook', ['-i', path.join(dir, 'inventory.ini'), playbook, ...extra], {
+    env,
+    timeoutMs: 180_000,
+    cwd: dir,
+  });
   const out = `${String(r.stdout)}\n${String(r.stderr)}`;
   return { code: r.exitCode ?? -1, out, recap: parseRecap(out) };
 }
@@ -94,174 +112,256 @@ function execStart(file: string): string {
 function giveToken(lab: FleetLab, name: string): void {
   const dir = lab.host(name).stateDir;
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  fs.writeFileSync(path.join(dir, 'acp_token.json'), JSON.stringify({ access_token: 'a', refresh_token: 'r', expiry_date: Date.now() + 3_600_000 }), { mode: 0o600 });
+  fs.writeFileSync(
+    path.join(dir, 'acp_token.json'),
+    JSON.stringify({ access_token: 'a', refresh_token: 'r', expiry_date: Date.now() + 3_600_000 }),
+    { mode: 0o600 },
+  );
 }
 
 describe('the agyctl.fleet collection against three SSH hosts', () => {
-  it('site.yml --check on fresh hosts predicts changes and changes nothing', async (ctx) => {
-    const lab = requireFleetLab(fx.result(), ctx);
-    const r = await play(lab, path.join(PLAYBOOKS, 'site.yml'), ['--check']);
-    expect(r.code, r.out).toBe(0);
-    for (const h of lab.hosts) {
-      expect(r.recap.get(h.name), r.out).toMatchObject({ failed: 0, unreachable: 0 });
-      expect(r.recap.get(h.name)!.changed).toBeGreaterThan(0);
-      expect(fs.existsSync(settingsOf(lab, h.name))).toBe(false);
-      expect(fs.readdirSync(path.join(h.dir, 'systemd'))).toEqual([]);
-      expect(fs.existsSync(path.join(h.dir, 'textfile'))).toBe(false);
-    }
-  }, PLAY_TEST_MS);
-
-  it('site.yml writes settings and the timer units on every host; a second run changes nothing', async (ctx) => {
-    const lab = requireFleetLab(fx.result(), ctx);
-    const first = await play(lab, path.join(PLAYBOOKS, 'site.yml'));
-    expect(first.code, first.out).toBe(0);
-    for (const h of lab.hosts) {
-      expect(first.recap.get(h.name), first.out).toMatchObject({ failed: 0, unreachable: 0 });
-      expect(JSON.parse(fs.readFileSync(settingsOf(lab, h.name), 'utf8'))).toMatchObject({ auth: { type: 'oauth-personal' } });
-      expect(execStart(unitOf(lab, h.name, 'agyctl-check.service'))).toBe(`${h.bin}/agyctl check --live --timeout 90s --prometheus ${h.dir}/textfile/agyctl.prom`);
-      expect(execStart(unitOf(lab, h.name, 'agyctl-backup.service'))).toBe(`${h.bin}/agyctl backup --keep-last 48 --keep-daily 14 --keep-weekly 8`);
-      const check = fs.readFileSync(unitOf(lab, h.name, 'agyctl-check.service'), 'utf8');
-      expect(check).toMatch(/^User=root$/m);
-      expect(check).toContain(`Environment=HOME=${h.home}\n`);
-      expect(check).toMatch(/^SuccessExitStatus=3 4 5 6$/m);
-      expect(fs.readFileSync(unitOf(lab, h.name, 'agyctl-check.timer'), 'utf8')).toMatch(/^OnUnitActiveSec=5min$/m);
-      expect(fs.readFileSync(unitOf(lab, h.name, 'agyctl-backup.timer'), 'utf8')).toMatch(/^OnCalendar=hourly$/m);
-      expect(fs.statSync(path.join(h.dir, 'textfile')).isDirectory()).toBe(true);
-    }
-    const second = await play(lab, path.join(PLAYBOOKS, 'site.yml'));
-    expect(second.code, second.out).toBe(0);
-    for (const h of lab.hosts) expect(second.recap.get(h.name), second.out).toMatchObject({ changed: 0, failed: 0 });
-  }, PLAY_TEST_MS);
-
-  it('--check --diff shows a settings change and leaves every file as it was', async (ctx) => {
-    const lab = requireFleetLab(fx.result(), ctx);
-    const before = lab.hosts.map((h) => fs.readFileSync(settingsOf(lab, h.name), 'utf8'));
-    const r = await play(lab, path.join(PLAYBOOKS, 'site.yml'), ['--check', '--diff', '-e', 'agyctl_auth_type=gemini-api-key']);
-    expect(r.code, r.out).toBe(0);
-    expect(r.out).toMatch(/-auth\.type: oauth-personal\n\+auth\.type: gemini-api-key/);
-    for (const [i, h] of lab.hosts.entries()) {
-      expect(r.recap.get(h.name), r.out).toMatchObject({ changed: 1, failed: 0 });
-      expect(fs.readFileSync(settingsOf(lab, h.name), 'utf8')).toBe(before[i]);
-    }
-  }, PLAY_TEST_MS);
-
-  it('a malformed settings.json fails that host with agyctl\'s message and is left untouched', async (ctx) => {
-    const lab = requireFleetLab(fx.result(), ctx);
-    const broken = '{ "auth": { "type": "oauth-personal" }, oops }\n';
-    fs.writeFileSync(settingsOf(lab, 'h2'), broken);
-    try {
-      const r = await play(lab, path.join(PLAYBOOKS, 'site.yml'), ['-e', 'agyctl_auth_type=gemini-api-key']);
-      expect(r.code, r.out).not.toBe(0);
-      expect(r.recap.get('h2'), r.out).toMatchObject({ failed: 1 });
-      expect(r.out).toMatch(/fatal: \[h2\].*settings\.json: .*\(line 1, column \d+\)/);
-      expect(fs.readFileSync(settingsOf(lab, 'h2'), 'utf8')).toBe(broken);
-      expect(fs.readdirSync(lab.host('h2').stateDir).filter((n) => n.includes('.bak'))).toEqual([]);
-      for (const name of ['h1', 'h3']) {
-        expect(r.recap.get(name), r.out).toMatchObject({ failed: 0 });
-        expect(JSON.parse(fs.readFileSync(settingsOf(lab, name), 'utf8'))).toMatchObject({ auth: { type: 'gemini-api-key' } });
-      }
-    } finally {
-      // Back to the state the other tests expect.
-      fs.writeFileSync(settingsOf(lab, 'h2'), '{ "auth": { "type": "oauth-personal" } }\n');
-      const r = await play(lab, path.join(PLAYBOOKS, 'site.yml'));
+  it(
+    'site.yml --check on fresh hosts predicts changes and changes nothing',
+    async (ctx) => {
+      const lab = requireFleetLab(fx.result(), ctx);
+      const r = await play(lab, path.join(PLAYBOOKS, 'site.yml'), ['--check']);
       expect(r.code, r.out).toBe(0);
-    }
-  }, PLAY_TEST_MS);
+      for (const h of lab.hosts) {
+        expect(r.recap.get(h.name), r.out).toMatchObject({ failed: 0, unreachable: 0 });
+        expect(r.recap.get(h.name)!.changed).toBeGreaterThan(0);
+        expect(fs.existsSync(settingsOf(lab, h.name))).toBe(false);
+        expect(fs.readdirSync(path.join(h.dir, 'systemd'))).toEqual([]);
+        expect(fs.existsSync(path.join(h.dir, 'textfile'))).toBe(false);
+      }
+    },
+    PLAY_TEST_MS,
+  );
 
-  it('health.yml fails exactly the host whose token was removed, says why, and ends with the table', async (ctx) => {
-    const lab = requireFleetLab(fx.result(), ctx);
-    for (const h of lab.hosts) giveToken(lab, h.name);
-    fs.rmSync(path.join(lab.host('h3').stateDir, 'acp_token.json'));
-    const r = await play(lab, path.join(PLAYBOOKS, 'health.yml'));
-    expect(r.code, r.out).toBe(2);
-    expect(r.recap.get('h1'), r.out).toMatchObject({ failed: 0 });
-    expect(r.recap.get('h2'), r.out).toMatchObject({ failed: 0 });
-    expect(r.recap.get('h3'), r.out).toMatchObject({ failed: 1 });
-    expect(r.out).toMatch(/fatal: \[h3\]: FAILED! => .*agyctl check: not-authenticated \(exit 3\): token-file: no token file \(.*acp_token\.json\): not logged in.*fix: .*agyctl login/);
-    expect(r.out).not.toMatch(/fatal: \[h[12]\]: FAILED! => \{"changed": false, "msg": "agyctl check/);
-    // The table: one row per host, with status, exit code, token expiry and last backup.
-    expect(r.out).toMatch(/"HOST +STATUS +EXIT +TOKEN EXPIRY +LAST BACKUP"/);
-    expect(r.out).toMatch(/"h1 +ok +0 +in 5\dm +never"/);
-    expect(r.out).toMatch(/"h3 +not-authenticated +3 +- +never"/);
-  }, PLAY_TEST_MS);
+  it(
+    'site.yml writes settings and the timer units on every host; a second run changes nothing',
+    async (ctx) => {
+      const lab = requireFleetLab(fx.result(), ctx);
+      const first = await play(lab, path.join(PLAYBOOKS, 'site.yml'));
+      expect(first.code, first.out).toBe(0);
+      for (const h of lab.hosts) {
+        expect(first.recap.get(h.name), first.out).toMatchObject({ failed: 0, unreachable: 0 });
+        expect(JSON.parse(fs.readFileSync(settingsOf(lab, h.name), 'utf8'))).toMatchObject({
+          auth: { type: 'oauth-personal' },
+        });
+        expect(execStart(unitOf(lab, h.name, 'agyctl-check.service'))).toBe(
+          `${h.bin}/agyctl check --live --timeout 90s --prometheus ${h.dir}/textfile/agyctl.prom`,
+        );
+        expect(execStart(unitOf(lab, h.name, 'agyctl-backup.service'))).toBe(
+          `${h.bin}/agyctl backup --keep-last 48 --keep-daily 14 --keep-weekly 8`,
+        );
+        const check = fs.readFileSync(unitOf(lab, h.name, 'agyctl-check.service'), 'utf8');
+        expect(check).toMatch(/^User=root$/m);
+        expect(check).toContain(`Environment=HOME=${h.home}\n`);
+        expect(check).toMatch(/^SuccessExitStatus=3 4 5 6$/m);
+        expect(fs.readFileSync(unitOf(lab, h.name, 'agyctl-check.timer'), 'utf8')).toMatch(/^OnUnitActiveSec=5min$/m);
+        expect(fs.readFileSync(unitOf(lab, h.name, 'agyctl-backup.timer'), 'utf8')).toMatch(/^OnCalendar=hourly$/m);
+        expect(fs.statSync(path.join(h.dir, 'textfile')).isDirectory()).toBe(true);
+      }
+      const second = await play(lab, path.join(PLAYBOOKS, 'site.yml'));
+      expect(second.code, second.out).toBe(0);
+      for (const h of lab.hosts) expect(second.recap.get(h.name), second.out).toMatchObject({ changed: 0, failed: 0 });
+    },
+    PLAY_TEST_MS,
+  );
 
-  it('backup.yml writes a snapshot on every host; health.yml then shows it', async (ctx) => {
-    const lab = requireFleetLab(fx.result(), ctx);
-    for (const h of lab.hosts) {
-      const dir = path.join(h.stateDir, 'conversations');
-      fs.mkdirSync(dir, { recursive: true });
-      const id = `0000000${h.name.slice(1)}-0000-4000-8000-000000000000`;
-      const db = new Database(path.join(dir, `${id}.db`));
-      db.exec('CREATE TABLE steps (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO steps (body) VALUES (\'hello\');');
-      db.close();
-      fs.writeFileSync(path.join(dir, `${id}.meta`), JSON.stringify({ cwd: h.home }));
-    }
-    const r = await play(lab, path.join(PLAYBOOKS, 'backup.yml'), ['-e', 'agyctl_backup_keep_last=3']);
-    expect(r.code, r.out).toBe(0);
-    for (const h of lab.hosts) {
-      expect(r.recap.get(h.name), r.out).toMatchObject({ changed: 1, failed: 0 });
-      const backups = path.join(h.home, '.local', 'state', 'agyctl', 'backups');
-      const snaps = fs.readdirSync(backups).filter((n) => /^\d{4}-/.test(n));
-      expect(snaps).toHaveLength(1);
-      const manifest = JSON.parse(fs.readFileSync(path.join(backups, snaps[0]!, 'manifest.json'), 'utf8')) as { sessions: Array<{ id: string }> };
-      expect(manifest.sessions.map((s) => s.id)).toEqual([`0000000${h.name.slice(1)}-0000-4000-8000-000000000000`]);
-    }
-    const health = await play(lab, path.join(PLAYBOOKS, 'health.yml'));
-    expect(health.out).toMatch(/"h1 +ok +0 +in \d+m +\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}Z"/);
-  }, PLAY_TEST_MS);
+  it(
+    '--check --diff shows a settings change and leaves every file as it was',
+    async (ctx) => {
+      const lab = requireFleetLab(fx.result(), ctx);
+      const before = lab.hosts.map((h) => fs.readFileSync(settingsOf(lab, h.name), 'utf8'));
+      const r = await play(lab, path.join(PLAYBOOKS, 'site.yml'), [
+        '--check',
+        '--diff',
+        '-e',
+        'agyctl_auth_type=gemini-api-key',
+      ]);
+      expect(r.code, r.out).toBe(0);
+      expect(r.out).toMatch(/-auth\.type: oauth-personal\n\+auth\.type: gemini-api-key/);
+      for (const [i, h] of lab.hosts.entries()) {
+        expect(r.recap.get(h.name), r.out).toMatchObject({ changed: 1, failed: 0 });
+        expect(fs.readFileSync(settingsOf(lab, h.name), 'utf8')).toBe(before[i]);
+      }
+    },
+    PLAY_TEST_MS,
+  );
 
-  it('a failed session fails agyctl_backup with its name; the play\'s environment reaches agyctl', async (ctx) => {
-    const lab = requireFleetLab(fx.result(), ctx);
-    const h = lab.host('h1');
-    const bad = '11111111-2222-4333-8444-555555555555';
-    fs.writeFileSync(path.join(h.stateDir, 'conversations', `${bad}.db`), 'not a database at all, just text');
-    const pb = path.join(setUp(lab), 'env-and-backup.yml');
-    fs.writeFileSync(
-      pb,
-      [
-        '- hosts: h1',
-        '  gather_facts: false',
-        '  tasks:',
-        '    - agyctl.fleet.agyctl_check:',
-        '      environment: { AGYCTL_STATE_DIR: /nonexistent/agy-state }',
-        '      register: env_check',
-        '      ignore_errors: true',
-        '    - ansible.builtin.assert:',
-        '        that: ["env_check.checks | selectattr(\'id\', \'equalto\', \'settings\') | map(attribute=\'message\') | first is search(\'/nonexistent/agy-state\')"]',
-        '    - agyctl.fleet.agyctl_backup:',
-        '',
-      ].join('\n'),
-    );
-    const r = await play(lab, pb);
-    try {
-      expect(r.recap.get('h1'), r.out).toMatchObject({ failed: 1 });
-      expect(r.out).toMatch(/ok: \[h1\] => \{\s*"changed": false,\s*"msg": "All assertions passed"/);
-      expect(r.out).toMatch(new RegExp(`fatal: \\[h1\\]: FAILED! => .*agyctl backup: 1 session\\(s\\) could not be snapshotted: ${bad} \\(`));
-    } finally {
-      fs.rmSync(path.join(h.stateDir, 'conversations', `${bad}.db`), { force: true });
-    }
-  }, PLAY_TEST_MS);
+  it(
+    "a malformed settings.json fails that host with agyctl's message and is left untouched",
+    async (ctx) => {
+      const lab = requireFleetLab(fx.result(), ctx);
+      const broken = '{ "auth": { "type": "oauth-personal" }, oops }\n';
+      fs.writeFileSync(settingsOf(lab, 'h2'), broken);
+      try {
+        const r = await play(lab, path.join(PLAYBOOKS, 'site.yml'), ['-e', 'agyctl_auth_type=gemini-api-key']);
+        expect(r.code, r.out).not.toBe(0);
+        expect(r.recap.get('h2'), r.out).toMatchObject({ failed: 1 });
+        expect(r.out).toMatch(/fatal: \[h2\].*settings\.json: .*\(line 1, column \d+\)/);
+        expect(fs.readFileSync(settingsOf(lab, 'h2'), 'utf8')).toBe(broken);
+        expect(fs.readdirSync(lab.host('h2').stateDir).filter((n) => n.includes('.bak'))).toEqual([]);
+        for (const name of ['h1', 'h3']) {
+          expect(r.recap.get(name), r.out).toMatchObject({ failed: 0 });
+          expect(JSON.parse(fs.readFileSync(settingsOf(lab, name), 'utf8'))).toMatchObject({
+            auth: { type: 'gemini-api-key' },
+          });
+        }
+      } finally {
+        // Back to the state the other tests expect.
+        fs.writeFileSync(settingsOf(lab, 'h2'), '{ "auth": { "type": "oauth-personal" } }\n');
+        const r = await play(lab, path.join(PLAYBOOKS, 'site.yml'));
+        expect(r.code, r.out).toBe(0);
+      }
+    },
+    PLAY_TEST_MS,
+  );
 
-  it('the role installs agyctl from a release tarball with npm, only when the version differs (and wires backup metrics when asked)', async (ctx) => {
-    const lab = requireFleetLab(fx.result(), ctx);
-    const h = lab.host('h1');
-    // npm is a stand-in here (the lab is offline): it records its arguments and installs a wrapper of the built agyctl.
-    const stub = path.join(h.dir, 'npm-stub');
-    const log = path.join(h.dir, 'npm.log');
-    fs.writeFileSync(stub, `#!/bin/sh\necho "$@" >> ${log}\nmkdir -p "$4/bin"\nprintf '#!/bin/sh\\nexec ${process.execPath} ${path.join(ROOT, 'bin', 'agyctl.js')} "$@"\\n' > "$4/bin/agyctl"\nchmod 755 "$4/bin/agyctl"\n`, { mode: 0o755 });
-    const tarball = path.join(setUp(lab), 'agyctl-0.1.0.tgz');
-    fs.writeFileSync(tarball, 'a release tarball');
-    const prefix = path.join(h.dir, 'prefix');
-    const vars = ['--limit', 'h1', '-e', 'agyctl_install=tarball', '-e', `agyctl_tarball=${tarball}`, '-e', `agyctl_npm=${stub}`, '-e', `agyctl_npm_prefix=${prefix}`, '-e', `agyctl_bin=${prefix}/bin/agyctl`, '-e', `agyctl_cache_dir=${h.dir}/cache`, '-e', 'agyctl_backup_prometheus=true'];
-    const first = await play(lab, path.join(PLAYBOOKS, 'site.yml'), vars);
-    expect(first.code, first.out).toBe(0);
-    expect(fs.readFileSync(log, 'utf8').trim().split('\n')).toEqual([`install --global --prefix ${prefix} ${h.dir}/cache/agyctl-0.1.0.tgz`]);
-    expect(fs.readFileSync(path.join(h.dir, 'cache', 'agyctl-0.1.0.tgz'), 'utf8')).toBe('a release tarball');
-    expect(execStart(unitOf(lab, 'h1', 'agyctl-check.service'))).toMatch(new RegExp(`^${prefix}/bin/agyctl check `));
-    // The backup metrics, once switched on, land beside the check's in the textfile directory.
-    expect(execStart(unitOf(lab, 'h1', 'agyctl-backup.service'))).toBe(`${prefix}/bin/agyctl backup --keep-last 48 --keep-daily 14 --keep-weekly 8 --prometheus ${h.dir}/textfile/agyctl_backup.prom`);
-    const second = await play(lab, path.join(PLAYBOOKS, 'site.yml'), vars);
-    expect(second.recap.get('h1'), second.out).toMatchObject({ changed: 0, failed: 0 });
-    expect(fs.readFileSync(log, 'utf8').trim().split('\n')).toHaveLength(1);
-  }, PLAY_TEST_MS);
+  it(
+    'health.yml fails exactly the host whose token was removed, says why, and ends with the table',
+    async (ctx) => {
+      const lab = requireFleetLab(fx.result(), ctx);
+      for (const h of lab.hosts) giveToken(lab, h.name);
+      fs.rmSync(path.join(lab.host('h3').stateDir, 'acp_token.json'));
+      const r = await play(lab, path.join(PLAYBOOKS, 'health.yml'));
+      expect(r.code, r.out).toBe(2);
+      expect(r.recap.get('h1'), r.out).toMatchObject({ failed: 0 });
+      expect(r.recap.get('h2'), r.out).toMatchObject({ failed: 0 });
+      expect(r.recap.get('h3'), r.out).toMatchObject({ failed: 1 });
+      expect(r.out).toMatch(
+        /fatal: \[h3\]: FAILED! => .*agyctl check: not-authenticated \(exit 3\): token-file: no token file \(.*acp_token\.json\): not logged in.*fix: .*agyctl login/,
+      );
+      expect(r.out).not.toMatch(/fatal: \[h[12]\]: FAILED! => \{"changed": false, "msg": "agyctl check/);
+      // The table: one row per host, with status, exit code, token expiry and last backup.
+      expect(r.out).toMatch(/"HOST +STATUS +EXIT +TOKEN EXPIRY +LAST BACKUP"/);
+      expect(r.out).toMatch(/"h1 +ok +0 +in 5\dm +never"/);
+      expect(r.out).toMatch(/"h3 +not-authenticated +3 +- +never"/);
+    },
+    PLAY_TEST_MS,
+  );
+
+  it(
+    'backup.yml writes a snapshot on every host; health.yml then shows it',
+    async (ctx) => {
+      const lab = requireFleetLab(fx.result(), ctx);
+      for (const h of lab.hosts) {
+        const dir = path.join(h.stateDir, 'conversations');
+        fs.mkdirSync(dir, { recursive: true });
+        const id = `0000000${h.name.slice(1)}-0000-4000-8000-000000000000`;
+        const db = new Database(path.join(dir, `${id}.db`));
+        db.exec("CREATE TABLE steps (id INTEGER PRIMARY KEY, body TEXT); INSERT INTO steps (body) VALUES ('hello');");
+        db.close();
+        fs.writeFileSync(path.join(dir, `${id}.meta`), JSON.stringify({ cwd: h.home }));
+      }
+      const r = await play(lab, path.join(PLAYBOOKS, 'backup.yml'), ['-e', 'agyctl_backup_keep_last=3']);
+      expect(r.code, r.out).toBe(0);
+      for (const h of lab.hosts) {
+        expect(r.recap.get(h.name), r.out).toMatchObject({ changed: 1, failed: 0 });
+        const backups = path.join(h.home, '.local', 'state', 'agyctl', 'backups');
+        const snaps = fs.readdirSync(backups).filter((n) => /^\d{4}-/.test(n));
+        expect(snaps).toHaveLength(1);
+        const manifest = JSON.parse(fs.readFileSync(path.join(backups, snaps[0]!, 'manifest.json'), 'utf8')) as {
+          sessions: Array<{ id: string }>;
+        };
+        expect(manifest.sessions.map((s) => s.id)).toEqual([`0000000${h.name.slice(1)}-0000-4000-8000-000000000000`]);
+      }
+      const health = await play(lab, path.join(PLAYBOOKS, 'health.yml'));
+      expect(health.out).toMatch(/"h1 +ok +0 +in \d+m +\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}Z"/);
+    },
+    PLAY_TEST_MS,
+  );
+
+  it(
+    "a failed session fails agyctl_backup with its name; the play's environment reaches agyctl",
+    async (ctx) => {
+      const lab = requireFleetLab(fx.result(), ctx);
+      const h = lab.host('h1');
+      const bad = '11111111-2222-4333-8444-555555555555';
+      fs.writeFileSync(path.join(h.stateDir, 'conversations', `${bad}.db`), 'not a database at all, just text');
+      const pb = path.join(setUp(lab), 'env-and-backup.yml');
+      fs.writeFileSync(
+        pb,
+        [
+          '- hosts: h1',
+          '  gather_facts: false',
+          '  tasks:',
+          '    - agyctl.fleet.agyctl_check:',
+          '      environment: { AGYCTL_STATE_DIR: /nonexistent/agy-state }',
+          '      register: env_check',
+          '      ignore_errors: true',
+          '    - ansible.builtin.assert:',
+          "        that: [\"env_check.checks | selectattr('id', 'equalto', 'settings') | map(attribute='message') | first is search('/nonexistent/agy-state')\"]",
+          '    - agyctl.fleet.agyctl_backup:',
+          '',
+        ].join('\n'),
+      );
+      const r = await play(lab, pb);
+      try {
+        expect(r.recap.get('h1'), r.out).toMatchObject({ failed: 1 });
+        expect(r.out).toMatch(/ok: \[h1\] => \{\s*"changed": false,\s*"msg": "All assertions passed"/);
+        expect(r.out).toMatch(
+          new RegExp(
+            `fatal: \\[h1\\]: FAILED! => .*agyctl backup: 1 session\\(s\\) could not be snapshotted: ${bad} \\(`,
+          ),
+        );
+      } finally {
+        fs.rmSync(path.join(h.stateDir, 'conversations', `${bad}.db`), { force: true });
+      }
+    },
+    PLAY_TEST_MS,
+  );
+
+  it(
+    'the role installs agyctl from a release tarball with npm, only when the version differs (and wires backup metrics when asked)',
+    async (ctx) => {
+      const lab = requireFleetLab(fx.result(), ctx);
+      const h = lab.host('h1');
+      // npm is a stand-in here (the lab is offline): it records its arguments and installs a wrapper of the built agyctl.
+      const stub = path.join(h.dir, 'npm-stub');
+      const log = path.join(h.dir, 'npm.log');
+      fs.writeFileSync(
+        stub,
+        `#!/bin/sh\necho "$@" >> ${log}\nmkdir -p "$4/bin"\nprintf '#!/bin/sh\\nexec ${process.execPath} ${path.join(ROOT, 'bin', 'agyctl.js')} "$@"\\n' > "$4/bin/agyctl"\nchmod 755 "$4/bin/agyctl"\n`,
+        { mode: 0o755 },
+      );
+      const tarball = path.join(setUp(lab), 'agyctl-0.1.0.tgz');
+      fs.writeFileSync(tarball, 'a release tarball');
+      const prefix = path.join(h.dir, 'prefix');
+      const vars = [
+        '--limit',
+        'h1',
+        '-e',
+        'agyctl_install=tarball',
+        '-e',
+        `agyctl_tarball=${tarball}`,
+        '-e',
+        `agyctl_npm=${stub}`,
+        '-e',
+        `agyctl_npm_prefix=${prefix}`,
+        '-e',
+        `agyctl_bin=${prefix}/bin/agyctl`,
+        '-e',
+        `agyctl_cache_dir=${h.dir}/cache`,
+        '-e',
+        'agyctl_backup_prometheus=true',
+      ];
+      const first = await play(lab, path.join(PLAYBOOKS, 'site.yml'), vars);
+      expect(first.code, first.out).toBe(0);
+      expect(fs.readFileSync(log, 'utf8').trim().split('\n')).toEqual([
+        `install --global --prefix ${prefix} ${h.dir}/cache/agyctl-0.1.0.tgz`,
+      ]);
+      expect(fs.readFileSync(path.join(h.dir, 'cache', 'agyctl-0.1.0.tgz'), 'utf8')).toBe('a release tarball');
+      expect(execStart(unitOf(lab, 'h1', 'agyctl-check.service'))).toMatch(new RegExp(`^${prefix}/bin/agyctl check `));
+      // The backup metrics, once switched on, land beside the check's in the textfile directory.
+      expect(execStart(unitOf(lab, 'h1', 'agyctl-backup.service'))).toBe(
+        `${prefix}/bin/agyctl backup --keep-last 48 --keep-daily 14 --keep-weekly 8 --prometheus ${h.dir}/textfile/agyctl_backup.prom`,
+      );
+      const second = await play(lab, path.join(PLAYBOOKS, 'site.yml'), vars);
+      expect(second.recap.get('h1'), second.out).toMatchObject({ changed: 0, failed: 0 });
+      expect(fs.readFileSync(log, 'utf8').trim().split('\n')).toHaveLength(1);
+    },
+    PLAY_TEST_MS,
+  );
 });

@@ -7,14 +7,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agyctl, parseEvents, parseJson, spawnAgyctl, waitNoProcesses } from '../helpers/cli.js';
 import { httpGet, redirectFor, waitForEvent } from '../helpers/browser.js';
-import { GEMINI_VERSION, makeGeminiSandbox, type GeminiSandbox } from '../helpers/gemini.js';
+import { agyctl, parseEvents, parseJson, spawnAgyctl, waitNoProcesses } from '../helpers/cli.js';
+import { GEMINI_VERSION, type GeminiSandbox, makeGeminiSandbox } from '../helpers/gemini.js';
 
 let sandbox: GeminiSandbox | undefined;
 afterEach(() => sandbox?.cleanup());
 
-const shimDirsLeft = (sb: GeminiSandbox): string[] => fs.readdirSync(sb.root).filter((n) => n.startsWith('agyctl-login-'));
+const shimDirsLeft = (sb: GeminiSandbox): string[] =>
+  fs.readdirSync(sb.root).filter((n) => n.startsWith('agyctl-login-'));
 
 async function expectNothingLeft(sb: GeminiSandbox): Promise<void> {
   expect(await waitNoProcesses(sb, 10_000)).toEqual([]);
@@ -58,7 +59,9 @@ describe('gemini-cli (real package) offline', () => {
 
   it('check on a fresh state: settings name no auth type, exit 3 not-authenticated, live agrees', async () => {
     sandbox = makeGeminiSandbox();
-    const result = await agyctl(['check', '--live', '--json', '--profile', 'gemini-cli'], sandbox, { timeoutMs: 60_000 });
+    const result = await agyctl(['check', '--live', '--json', '--profile', 'gemini-cli'], sandbox, {
+      timeoutMs: 60_000,
+    });
     expect(result.exitCode, result.stderr).toBe(3);
     const doc = parseJson(result.stdout);
     expect(doc.status).toBe('not-authenticated');
@@ -93,7 +96,10 @@ describe('gemini-cli (real package) offline', () => {
 
   it('a stray GET / on the callback port ends the sign-in: exit 3 with the server message, nothing left', async () => {
     sandbox = makeGeminiSandbox();
-    const run = await failedLogin(sandbox, (u) => `http://127.0.0.1:${new URL(new URL(u).searchParams.get('redirect_uri')!).port}/`);
+    const run = await failedLogin(
+      sandbox,
+      (u) => `http://127.0.0.1:${new URL(new URL(u).searchParams.get('redirect_uri')!).port}/`,
+    );
     expect(run.exitCode, run.stderr).toBe(3);
     const error = run.events.at(-1)!;
     expect(error).toMatchObject({ event: 'error', code: 'auth-failed', exit: 3 });

@@ -9,10 +9,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { agyctl, parseEvents, parseJson, spawnAgyctl, waitNoProcesses } from '../helpers/cli.js';
 import { httpGet, redirectFor, waitForEvent } from '../helpers/browser.js';
-import { makeGeminiSandbox, type GeminiSandbox } from '../helpers/gemini.js';
-import { FAKE, startFakeGoogle, type FakeGoogle } from '../helpers/fake-google.js';
+import { agyctl, parseEvents, parseJson, spawnAgyctl, waitNoProcesses } from '../helpers/cli.js';
+import { FAKE, type FakeGoogle, startFakeGoogle } from '../helpers/fake-google.js';
+import { type GeminiSandbox, makeGeminiSandbox } from '../helpers/gemini.js';
 
 let google: FakeGoogle;
 let caDir: string;
@@ -45,22 +45,31 @@ function probeLeftovers(sb: GeminiSandbox): string[] {
     const dir = path.join(sb.geminiDir, base);
     for (const name of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
       const marker = path.join(dir, name, '.project_root');
-      if (fs.existsSync(marker) && fs.readFileSync(marker, 'utf8').includes('agyctl-probe-')) left.push(path.join(base, name));
+      if (fs.existsSync(marker) && fs.readFileSync(marker, 'utf8').includes('agyctl-probe-'))
+        left.push(path.join(base, name));
     }
   }
   const registry = path.join(sb.geminiDir, 'projects.json');
-  if (fs.existsSync(registry) && fs.readFileSync(registry, 'utf8').includes('agyctl-probe-')) left.push('projects.json');
+  if (fs.existsSync(registry) && fs.readFileSync(registry, 'utf8').includes('agyctl-probe-'))
+    left.push('projects.json');
   return left;
 }
 
 async function loginPlayingBrowser(sb: GeminiSandbox, args: string[] = []) {
-  const child = spawnAgyctl(['login', '--json', '--profile', 'gemini-cli', '--timeout', '90s', ...args], sb, { timeoutMs: 120_000 });
+  const child = spawnAgyctl(['login', '--json', '--profile', 'gemini-cli', '--timeout', '90s', ...args], sb, {
+    timeoutMs: 120_000,
+  });
   const url = await waitForEvent(child, 'url', 60_000);
   const status = await httpGet(redirectFor(String(url.url), { code: FAKE.code }));
   expect(status).toBe(301); // gemini-cli sends the browser on to its success page
   const result = await child;
   child.stdin?.destroy();
-  return { exitCode: result.exitCode, stdout: String(result.stdout), stderr: String(result.stderr), events: parseEvents(String(result.stdout)) };
+  return {
+    exitCode: result.exitCode,
+    stdout: String(result.stdout),
+    stderr: String(result.stderr),
+    events: parseEvents(String(result.stdout)),
+  };
 }
 
 async function expectLiveCheckPasses(sb: GeminiSandbox): Promise<void> {
@@ -80,13 +89,24 @@ describe('gemini-cli (real package) sign-in against a fake Google', () => {
     expect(run.exitCode, run.stderr).toBe(0);
     const kinds = run.events.map((e) => e.event);
     expect(kinds).toEqual(expect.arrayContaining(['server-started', 'url', 'authenticated', 'verified']));
-    expect(run.events.find((e) => e.event === 'verified')).toMatchObject({ tokenFile: { mode: '0600' }, sessionProbe: { removed: true } });
+    expect(run.events.find((e) => e.event === 'verified')).toMatchObject({
+      tokenFile: { mode: '0600' },
+      sessionProbe: { removed: true },
+    });
     expect(fs.statSync(sandbox.tokenFile).mode & 0o777).toBe(0o600);
     // gemini-cli records the method itself; agyctl reports that rather than writing it.
-    expect(JSON.parse(fs.readFileSync(sandbox.settingsFile, 'utf8'))).toMatchObject({ security: { auth: { selectedType: 'oauth-personal' } }, telemetry: { enabled: false } });
+    expect(JSON.parse(fs.readFileSync(sandbox.settingsFile, 'utf8'))).toMatchObject({
+      security: { auth: { selectedType: 'oauth-personal' } },
+      telemetry: { enabled: false },
+    });
     expectNoSecrets(run.stdout, run.stderr);
     const served = google.requests.map((r) => `${r.method} ${r.host}${r.path}`);
-    expect(served).toEqual(expect.arrayContaining(['POST oauth2.googleapis.com/token', 'POST cloudcode-pa.googleapis.com/v1internal:loadCodeAssist']));
+    expect(served).toEqual(
+      expect.arrayContaining([
+        'POST oauth2.googleapis.com/token',
+        'POST cloudcode-pa.googleapis.com/v1internal:loadCodeAssist',
+      ]),
+    );
     await expectLiveCheckPasses(sandbox);
     expect(google.refused).toEqual([]); // telemetry and update checks stayed off: no other host was asked for
     expect(probeLeftovers(sandbox)).toEqual([]);
@@ -96,7 +116,22 @@ describe('gemini-cli (real package) sign-in against a fake Google', () => {
   it('code entry (no display): the URL is shown, the pasted code goes raw to the server, and nowhere else', async () => {
     sandbox = onlineSandbox();
     const trace = path.join(sandbox.root, 'trace.jsonl');
-    const child = spawnAgyctl(['login', '--json', '--profile', 'gemini-cli', '--no-fake-display', '--timeout', '90s', '--verbose', '--trace', trace], sandbox, { timeoutMs: 120_000 });
+    const child = spawnAgyctl(
+      [
+        'login',
+        '--json',
+        '--profile',
+        'gemini-cli',
+        '--no-fake-display',
+        '--timeout',
+        '90s',
+        '--verbose',
+        '--trace',
+        trace,
+      ],
+      sandbox,
+      { timeoutMs: 120_000 },
+    );
     const url = await waitForEvent(child, 'url', 60_000);
     expect(url).toMatchObject({ mode: 'code-entry', redirectUri: 'https://codeassist.google.com/authcode' });
     expect(url.tunnel).toBeUndefined();
@@ -116,7 +151,11 @@ describe('gemini-cli (real package) sign-in against a fake Google', () => {
 
   it('a code the server cannot use: it starts over with a new URL, which agyctl shows; the right code then works', async () => {
     sandbox = onlineSandbox();
-    const child = spawnAgyctl(['login', '--json', '--profile', 'gemini-cli', '--no-fake-display', '--timeout', '90s'], sandbox, { timeoutMs: 120_000 });
+    const child = spawnAgyctl(
+      ['login', '--json', '--profile', 'gemini-cli', '--no-fake-display', '--timeout', '90s'],
+      sandbox,
+      { timeoutMs: 120_000 },
+    );
     const first = await waitForEvent(child, 'url', 60_000);
     const second = waitForEvent(child, 'url', 60_000).catch(() => undefined);
     child.stdin!.write('4/not-the-right-code\n');
@@ -140,7 +179,9 @@ describe('gemini-cli (real package) sign-in against a fake Google', () => {
     const again = await loginPlayingBrowser(sandbox, ['--verbose']);
     expect(again.exitCode, again.stderr).toBe(0);
     expect(again.stderr).toContain('started a sign-in before answering initialize');
-    expect(again.events.findIndex((e) => e.event === 'url')).toBeLessThan(again.events.findIndex((e) => e.event === 'server-started'));
+    expect(again.events.findIndex((e) => e.event === 'url')).toBeLessThan(
+      again.events.findIndex((e) => e.event === 'server-started'),
+    );
     expect(fs.statSync(sandbox.tokenFile).mode & 0o777).toBe(0o600);
     await expectLiveCheckPasses(sandbox);
     expect(await waitNoProcesses(sandbox, 10_000)).toEqual([]);

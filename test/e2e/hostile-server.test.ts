@@ -4,11 +4,12 @@
  * Nothing it says may reach stdout, stderr, --json, -v, the trace or the
  * Prometheus file unredacted; memory and time stay bounded.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+
 import fs from 'node:fs';
 import path from 'node:path';
-import { agyctl, makeSandbox, waitNoProcesses, type Sandbox } from '../helpers/cli.js';
+import { afterEach, describe, expect, it } from 'vitest';
 import { LEAK_MARK } from '../../src/sim/leak.js';
+import { agyctl, makeSandbox, type Sandbox, waitNoProcesses } from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
 
@@ -30,13 +31,24 @@ async function channels(sb: Sandbox, args: string[], label: string): Promise<Rec
   const r = await agyctl([...args, '--trace', trace], sb);
   expect(r.exitCode, r.stderr).not.toBe(0);
   expect(r.exitCode, r.stderr).not.toBe(1);
-  return { [`${label} stdout`]: r.stdout, [`${label} stderr`]: r.stderr, [`${label} trace`]: fs.existsSync(trace) ? fs.readFileSync(trace, 'utf8') : '' };
+  return {
+    [`${label} stdout`]: r.stdout,
+    [`${label} stderr`]: r.stderr,
+    [`${label} trace`]: fs.existsSync(trace) ? fs.readFileSync(trace, 'utf8') : '',
+  };
 }
 
 function leaks(outputs: Record<string, string>): string[] {
   return Object.entries(outputs)
     .filter(([, text]) => text.includes(LEAK_MARK))
-    .map(([name, text]) => `${name}: ${text.split('\n').filter((l) => l.includes(LEAK_MARK)).slice(0, 3).join(' | ')}`);
+    .map(
+      ([name, text]) =>
+        `${name}: ${text
+          .split('\n')
+          .filter((l) => l.includes(LEAK_MARK))
+          .slice(0, 3)
+          .join(' | ')}`,
+    );
 }
 
 describe('a server that leaks secrets on every channel', () => {

@@ -8,8 +8,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agyctl, makeSandbox, parseEvents, spawnAgyctl, waitNoProcesses, type Sandbox } from '../helpers/cli.js';
 import { httpGet, redirectFor, waitForEvent } from '../helpers/browser.js';
+import { agyctl, makeSandbox, parseEvents, type Sandbox, spawnAgyctl, waitNoProcesses } from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
 afterEach(() => sandbox?.cleanup());
@@ -73,7 +73,9 @@ describe('login: every launch path', () => {
 describe('login: no usable URL', () => {
   it('nothing on any channel: the timeout says so (exit 5, empty candidate list in --json)', async () => {
     sandbox = makeSandbox();
-    const result = await agyctl(['login', '--json', '--timeout', '3s'], sandbox, { env: { AGY_SIM_LAUNCH: 'none', AGY_SIM_NOISE: 'garbage' } });
+    const result = await agyctl(['login', '--json', '--timeout', '3s'], sandbox, {
+      env: { AGY_SIM_LAUNCH: 'none', AGY_SIM_NOISE: 'garbage' },
+    });
     expect(result.exitCode).toBe(5);
     const last = parseEvents(String(result.stdout)).at(-1)!;
     expect(last).toMatchObject({ event: 'error', code: 'timeout', exit: 5, candidates: [] });
@@ -86,26 +88,41 @@ describe('login: no usable URL', () => {
     sandbox = makeSandbox();
     // A server build that runs launchers with the wrong things and prints a broken URL, then never shows a good one.
     const server = path.join(sandbox.root, 'odd-server.sh');
-    fs.writeFileSync(server, [
-      '#!/bin/sh',
-      'xdg-open --version',
-      "gio open 'https://example.com/login?state=SECRETSTATE1&code_challenge=SECRETCHALLENGE'",
-      "\"$BROWSER\" '%s'",
-      "printf 'see https://accounts.google.com/o/oauth2/v2/auth?response_type=token&state=SECRETSTATE2\\n' >&2",
-      `AGY_SIM_LAUNCH=none exec node '${path.resolve('scripts/agy-acp-sim')}'`,
-      '',
-    ].join('\n'), { mode: 0o755 });
+    fs.writeFileSync(
+      server,
+      [
+        '#!/bin/sh',
+        'xdg-open --version',
+        "gio open 'https://example.com/login?state=SECRETSTATE1&code_challenge=SECRETCHALLENGE'",
+        '"$BROWSER" \'%s\'',
+        "printf 'see https://accounts.google.com/o/oauth2/v2/auth?response_type=token&state=SECRETSTATE2\\n' >&2",
+        `AGY_SIM_LAUNCH=none exec node '${path.resolve('scripts/agy-acp-sim')}'`,
+        '',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
     const result = await agyctl(['login', '--json', '--timeout', '4s'], sandbox, { env: { AGYCTL_SERVER: server } });
     expect(result.exitCode, String(result.stderr)).toBe(5);
     const last = parseEvents(String(result.stdout)).at(-1)!;
     expect(last).toMatchObject({ event: 'error', code: 'timeout', exit: 5 });
     const candidates = last.candidates as Array<Record<string, unknown>>;
-    expect(candidates).toEqual(expect.arrayContaining([
-      expect.objectContaining({ channel: 'shim', via: 'xdg-open', args: ['--version'], reason: 'got no URL among its arguments' }),
-      expect.objectContaining({ channel: 'shim', via: 'gio', reason: expect.stringMatching(/host example\.com is not Google's/) }),
-      expect.objectContaining({ channel: 'shim', via: 'BROWSER', reason: expect.stringMatching(/literal %s/) }),
-      expect.objectContaining({ channel: 'stderr', reason: 'response_type is not "code"' }),
-    ]));
+    expect(candidates).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          channel: 'shim',
+          via: 'xdg-open',
+          args: ['--version'],
+          reason: 'got no URL among its arguments',
+        }),
+        expect.objectContaining({
+          channel: 'shim',
+          via: 'gio',
+          reason: expect.stringMatching(/host example\.com is not Google's/),
+        }),
+        expect.objectContaining({ channel: 'shim', via: 'BROWSER', reason: expect.stringMatching(/literal %s/) }),
+        expect.objectContaining({ channel: 'stderr', reason: 'response_type is not "code"' }),
+      ]),
+    );
     const message = String(last.message);
     expect(message).toMatch(/launcher xdg-open --version: got no URL/);
     expect(message).toMatch(/stderr: https:\/\/accounts\.google\.com\/.*state=\[REDACTED\]/);

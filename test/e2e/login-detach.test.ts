@@ -9,10 +9,19 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agyctl, parseEvents, parseJson, makeSandbox, processesOf, spawnAgyctl, waitNoProcesses, type Sandbox } from '../helpers/cli.js';
-import { redirectFor, waitForEvent } from '../helpers/browser.js';
-import { EventStream } from '../helpers/ndjson.js';
 import { listenerAlive } from '../../src/login/listener.js';
+import { redirectFor, waitForEvent } from '../helpers/browser.js';
+import {
+  agyctl,
+  makeSandbox,
+  parseEvents,
+  parseJson,
+  processesOf,
+  type Sandbox,
+  spawnAgyctl,
+  waitNoProcesses,
+} from '../helpers/cli.js';
+import { EventStream } from '../helpers/ndjson.js';
 
 let sandbox: Sandbox | undefined;
 afterEach(async () => {
@@ -42,7 +51,10 @@ async function detach(sb: Sandbox, extra: string[] = []): Promise<Record<string,
   return events.find((e) => e.event === 'detached')!;
 }
 
-async function status(sb: Sandbox, extra: string[] = []): Promise<{ exitCode: number; login: Record<string, unknown> }> {
+async function status(
+  sb: Sandbox,
+  extra: string[] = [],
+): Promise<{ exitCode: number; login: Record<string, unknown> }> {
   const r = await agyctl(['login', 'status', '--json', ...extra], sb, { timeoutMs: 90_000 });
   return { exitCode: r.exitCode, login: parseJson(r.stdout).login as Record<string, unknown> };
 }
@@ -57,17 +69,34 @@ describe('login --detach', () => {
   it('returns at once with a detached event; login finish from another process delivers; status --wait exits 0 after the proof', async () => {
     sandbox = makeSandbox();
     const d = await detach(sandbox);
-    expect(d).toMatchObject({ event: 'detached', id: expect.any(String), url: expect.stringMatching(/^https:\/\/accounts\.google\.com\//), port: expect.any(Number), tunnel: expect.stringMatching(/^ssh -N -L /) });
+    expect(d).toMatchObject({
+      event: 'detached',
+      id: expect.any(String),
+      url: expect.stringMatching(/^https:\/\/accounts\.google\.com\//),
+      port: expect.any(Number),
+      tunnel: expect.stringMatching(/^ssh -N -L /),
+    });
     expect(Date.parse(String(d.deadline))).toBeGreaterThan(Date.now());
     // The login lives on without any agyctl in the foreground.
     const pending = await status(sandbox);
     expect(pending.exitCode).toBe(0);
-    expect(pending.login).toMatchObject({ status: 'pending', phase: 'waiting', port: d.port, url: d.url, tunnel: d.tunnel });
+    expect(pending.login).toMatchObject({
+      status: 'pending',
+      phase: 'waiting',
+      port: d.port,
+      url: d.url,
+      tunnel: d.tunnel,
+    });
     expect(await listenerAlive(Number(d.port))).toBe(true);
 
-    const wrong = await agyctl(['login', 'finish', '--json'], sandbox, { input: `${redirectFor(String(d.url), { state: 'not-the-state' })}\n` });
+    const wrong = await agyctl(['login', 'finish', '--json'], sandbox, {
+      input: `${redirectFor(String(d.url), { state: 'not-the-state' })}\n`,
+    });
     expect(wrong.exitCode).toBe(2);
-    expect(parseJson(wrong.stdout).error).toMatchObject({ code: 'redirect-rejected', message: expect.stringMatching(/state/) });
+    expect(parseJson(wrong.stdout).error).toMatchObject({
+      code: 'redirect-rejected',
+      message: expect.stringMatching(/state/),
+    });
 
     const finish = await agyctl(['login', 'finish', '--json'], sandbox, { input: `${redirectFor(String(d.url))}\n` });
     expect(finish.exitCode, finish.stderr).toBe(0);
@@ -81,7 +110,9 @@ describe('login --detach', () => {
     expect(done.login).toMatchObject({ status: 'succeeded', method: 'oauth-personal', outcome: { exit: 0 } });
     // The proof ran: the token file is checked and settings.json names the auth type.
     expect(fs.statSync(path.join(sandbox.stateDir, 'acp_token.json')).mode & 0o777).toBe(0o600);
-    expect(JSON.parse(fs.readFileSync(path.join(sandbox.stateDir, 'settings.json'), 'utf8'))).toEqual({ auth: { type: 'oauth-personal' } });
+    expect(JSON.parse(fs.readFileSync(path.join(sandbox.stateDir, 'settings.json'), 'utf8'))).toEqual({
+      auth: { type: 'oauth-personal' },
+    });
     await expectClean(sandbox, Number(d.port));
   });
 
@@ -99,7 +130,11 @@ describe('login --detach', () => {
     const finish = await agyctl(['login', 'finish'], sandbox, { input: `${redirectFor(String(d.url))}\n` });
     expect(finish.exitCode, finish.stderr).toBe(0);
     expect((await status(sandbox, ['--wait'])).exitCode).toBe(0);
-    const everything = fs.readdirSync(record).filter((f) => fs.statSync(path.join(record, f)).isFile()).map((f) => fs.readFileSync(path.join(record, f), 'utf8')).join('\n');
+    const everything = fs
+      .readdirSync(record)
+      .filter((f) => fs.statSync(path.join(record, f)).isFile())
+      .map((f) => fs.readFileSync(path.join(record, f), 'utf8'))
+      .join('\n');
     expect(everything).not.toContain('4/0AfJohXm-FAKE-AUTH-CODE');
     expect(everything).not.toContain('ya29.');
   });
@@ -167,7 +202,9 @@ describe('two logins started at the same moment', () => {
     expect(both.map((r) => r.exitCode).sort()).toEqual([0, 2]);
     const loser = both.find((r) => r.exitCode === 2)!;
     expect(parseEvents(loser.stdout).at(-1)).toMatchObject({ event: 'error', code: 'login-pending' });
-    const supervisors = processesOf(sb).filter((pid) => fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('__login-supervisor'));
+    const supervisors = processesOf(sb).filter((pid) =>
+      fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('__login-supervisor'),
+    );
     expect(supervisors).toHaveLength(1);
   });
 });
@@ -205,4 +242,3 @@ describe('a dropped terminal (SIGHUP) hands the login over', () => {
     expect((await status(sandbox)).login).toMatchObject({ status: 'failed', outcome: { exit: 130 } });
   });
 });
-

@@ -7,8 +7,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agyctl, makeSandbox, parseEvents, parseJson, spawnAgyctl, waitNoProcesses, type Sandbox } from '../helpers/cli.js';
 import { httpGet, redirectFor, waitForEvent } from '../helpers/browser.js';
+import {
+  agyctl,
+  makeSandbox,
+  parseEvents,
+  parseJson,
+  type Sandbox,
+  spawnAgyctl,
+  waitNoProcesses,
+} from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
 afterEach(() => sandbox?.cleanup());
@@ -30,8 +38,14 @@ describe('credentials kept outside the state dir', () => {
     sandbox = makeSandbox(KEYRING);
     const { result, events } = await loginOnce(sandbox);
     expect(result.exitCode, String(result.stderr)).toBe(0);
-    expect(events.at(-1)).toMatchObject({ event: 'verified', credentials: 'elsewhere', sessionProbe: { removed: true } });
-    expect(String(result.stderr)).toMatch(/note: no acp_token\.json; the server holds credentials elsewhere, e\.g\. the OS keyring/);
+    expect(events.at(-1)).toMatchObject({
+      event: 'verified',
+      credentials: 'elsewhere',
+      sessionProbe: { removed: true },
+    });
+    expect(String(result.stderr)).toMatch(
+      /note: no acp_token\.json; the server holds credentials elsewhere, e\.g\. the OS keyring/,
+    );
     expect(fs.existsSync(path.join(sandbox.stateDir, 'acp_token.json'))).toBe(false);
     expect(fs.existsSync(path.join(sandbox.home, '.local', 'share', 'agy-sim-keyring', 'token.json'))).toBe(true);
     expect(await waitNoProcesses(sandbox)).toEqual([]);

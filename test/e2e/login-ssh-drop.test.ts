@@ -10,10 +10,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { BIN, SIM, makeSandbox, processesOf, type Sandbox } from '../helpers/cli.js';
-import { REMOTE_ADDR, killGroup, requireLab, useSshLab, waitUntil, type SshLab } from '../helpers/netns.js';
-import { EventStream } from '../helpers/ndjson.js';
 import { redirectFor } from '../helpers/browser.js';
+import { BIN, makeSandbox, processesOf, type Sandbox, SIM } from '../helpers/cli.js';
+import { EventStream } from '../helpers/ndjson.js';
+import { killGroup, REMOTE_ADDR, requireLab, type SshLab, useSshLab, waitUntil } from '../helpers/netns.js';
 
 const NODE = process.execPath;
 const DEST = `root@${REMOTE_ADDR}`;
@@ -28,7 +28,13 @@ const sq = (v: string): string => `'${v.replace(/'/g, `'\\''`)}'`;
 function remoteAgyctlScript(remote: Sandbox): string {
   const file = path.join(remote.root, 'agy.sh');
   const vars = { HOME: remote.home, TMPDIR: remote.root, NO_COLOR: '1', AGYCTL_SERVER: `${NODE} ${SIM}` };
-  fs.writeFileSync(file, `#!/bin/sh\n${Object.entries(vars).map(([k, v]) => `export ${k}=${sq(v)}`).join('\n')}\nexec ${NODE} ${BIN} "$@"\n`, { mode: 0o755 });
+  fs.writeFileSync(
+    file,
+    `#!/bin/sh\n${Object.entries(vars)
+      .map(([k, v]) => `export ${k}=${sq(v)}`)
+      .join('\n')}\nexec ${NODE} ${BIN} "$@"\n`,
+    { mode: 0o755 },
+  );
   return file;
 }
 
@@ -48,13 +54,24 @@ function ptyEvents(text: string): Array<Record<string, unknown>> {
 }
 
 async function ssh(lab: SshLab, args: string[], timeoutMs = RUN_MS) {
-  return lab.run(lab.laptop, 'ssh', [DEST, ...args], { env: { PATH: `${lab.sshFullBin}:${process.env.PATH}` }, timeoutMs });
+  return lab.run(lab.laptop, 'ssh', [DEST, ...args], {
+    env: { PATH: `${lab.sshFullBin}:${process.env.PATH}` },
+    timeoutMs,
+  });
 }
 
 async function nothingLeft(lab: SshLab, remote: Sandbox): Promise<void> {
-  await waitUntil(async () => (await lab.pids(lab.laptop)).length === 0, 15_000, 'no process left in the laptop namespace');
+  await waitUntil(
+    async () => (await lab.pids(lab.laptop)).length === 0,
+    15_000,
+    'no process left in the laptop namespace',
+  );
   const sshd = lab.sshdPid();
-  await waitUntil(async () => (await lab.pids(lab.remote)).every((pid) => pid === sshd), 15_000, 'no process but sshd left in the remote namespace');
+  await waitUntil(
+    async () => (await lab.pids(lab.remote)).every((pid) => pid === sshd),
+    15_000,
+    'no process but sshd left in the remote namespace',
+  );
   expect(processesOf(remote)).toEqual([]);
 }
 
@@ -65,11 +82,25 @@ describe('a dropped SSH session during agyctl login', () => {
     fx.keep(remote);
     const agy = remoteAgyctlScript(remote);
     // ssh -tt in a pty (script), as a person's terminal would run it.
-    const session = lab.run(lab.laptop, 'script', ['-qfc', `ssh -tt ${DEST} ${agy} login --json --timeout 60s`, '/dev/null'], { env: { PATH: `${lab.sshFullBin}:${process.env.PATH}`, TERM: 'dumb' }, stdin: 'pipe', timeoutMs: RUN_MS, detached: true });
+    const session = lab.run(
+      lab.laptop,
+      'script',
+      ['-qfc', `ssh -tt ${DEST} ${agy} login --json --timeout 60s`, '/dev/null'],
+      {
+        env: { PATH: `${lab.sshFullBin}:${process.env.PATH}`, TERM: 'dumb' },
+        stdin: 'pipe',
+        timeoutMs: RUN_MS,
+        detached: true,
+      },
+    );
     fx.track(session);
     let transcript = '';
     session.stdout!.on('data', (b: Buffer) => (transcript += b.toString()));
-    await waitUntil(() => ptyEvents(transcript).some((e) => e.event === 'waiting'), 30_000, 'the remote login to wait for the browser');
+    await waitUntil(
+      () => ptyEvents(transcript).some((e) => e.event === 'waiting'),
+      30_000,
+      'the remote login to wait for the browser',
+    );
     const url = ptyEvents(transcript).find((e) => e.event === 'url')!;
     const port = Number(url.port);
 
@@ -82,7 +113,12 @@ describe('a dropped SSH session during agyctl login', () => {
     expect(login).toMatchObject({ status: 'pending', port, url: url.url });
     expect(await lab.listening(lab.remote, port)).toBe(true);
 
-    const tunnel = lab.run(lab.laptop, 'ssh', ['-N', '-L', `${port}:127.0.0.1:${port}`, '-o', 'ExitOnForwardFailure=yes', DEST], { env: { PATH: `${lab.sshFullBin}:${process.env.PATH}` }, timeoutMs: RUN_MS, detached: true });
+    const tunnel = lab.run(
+      lab.laptop,
+      'ssh',
+      ['-N', '-L', `${port}:127.0.0.1:${port}`, '-o', 'ExitOnForwardFailure=yes', DEST],
+      { env: { PATH: `${lab.sshFullBin}:${process.env.PATH}` }, timeoutMs: RUN_MS, detached: true },
+    );
     fx.track(tunnel);
     await waitUntil(() => lab.listening(lab.laptop, port), 10_000, `the new tunnel on the laptop's port ${port}`);
     const browser = await lab.run(lab.laptop, NODE, ['-e', GET, redirectFor(String(url.url))], { timeoutMs: 15_000 });
@@ -108,8 +144,26 @@ describe('agyctl connect when its connection drops once', () => {
     fx.keep(remote, laptop);
     laptop.env = { ...laptop.env, PATH: `${lab.sshBareBin}:${process.env.PATH}` };
     const agy = remoteAgyctlScript(remote);
-    const args = ['connect', DEST, '--json', '--no-open', '--remote-agyctl', agy, '--ssh-option', `IdentityFile=${lab.clientKey}`, '--ssh-option', `UserKnownHostsFile=${lab.knownHosts}`, '--timeout', '60s'];
-    const child = lab.run(lab.laptop, NODE, [BIN, ...args], { env: laptop.env, stdin: 'pipe', timeoutMs: 90_000, cwd: laptop.root });
+    const args = [
+      'connect',
+      DEST,
+      '--json',
+      '--no-open',
+      '--remote-agyctl',
+      agy,
+      '--ssh-option',
+      `IdentityFile=${lab.clientKey}`,
+      '--ssh-option',
+      `UserKnownHostsFile=${lab.knownHosts}`,
+      '--timeout',
+      '60s',
+    ];
+    const child = lab.run(lab.laptop, NODE, [BIN, ...args], {
+      env: laptop.env,
+      stdin: 'pipe',
+      timeoutMs: 90_000,
+      cwd: laptop.root,
+    });
     fx.track(child);
     const events = new EventStream(child.stdout!);
     const url = await events.waitFor('forward-added', 30_000).then(() => events.find('url')!);
@@ -128,7 +182,11 @@ describe('agyctl connect when its connection drops once', () => {
     process.kill(masters[0]!, 'SIGKILL');
 
     await events.waitFor('reconnected', 45_000);
-    await waitUntil(() => events.events.filter((e) => e.event === 'forward-added').length === 2, 15_000, 'the forward on the new master');
+    await waitUntil(
+      () => events.events.filter((e) => e.event === 'forward-added').length === 2,
+      15_000,
+      'the forward on the new master',
+    );
     expect(events.events.filter((e) => e.event === 'forward-added').at(-1)).toMatchObject({ port });
     const browser = await lab.run(lab.laptop, NODE, ['-e', GET, redirectFor(String(url.url))], { timeoutMs: 15_000 });
     expect(String(browser.stdout).trim(), String(browser.stderr)).toBe('200');
@@ -149,8 +207,26 @@ describe('agyctl connect when its connection drops once', () => {
     fx.keep(remote, laptop);
     laptop.env = { ...laptop.env, PATH: `${lab.sshBareBin}:${process.env.PATH}` };
     const agy = remoteAgyctlScript(remote);
-    const args = ['connect', DEST, '--json', '--no-open', '--remote-agyctl', agy, '--ssh-option', `IdentityFile=${lab.clientKey}`, '--ssh-option', `UserKnownHostsFile=${lab.knownHosts}`, '--timeout', '8s'];
-    const child = lab.run(lab.laptop, NODE, [BIN, ...args], { env: laptop.env, stdin: 'pipe', timeoutMs: 90_000, cwd: laptop.root });
+    const args = [
+      'connect',
+      DEST,
+      '--json',
+      '--no-open',
+      '--remote-agyctl',
+      agy,
+      '--ssh-option',
+      `IdentityFile=${lab.clientKey}`,
+      '--ssh-option',
+      `UserKnownHostsFile=${lab.knownHosts}`,
+      '--timeout',
+      '8s',
+    ];
+    const child = lab.run(lab.laptop, NODE, [BIN, ...args], {
+      env: laptop.env,
+      stdin: 'pipe',
+      timeoutMs: 90_000,
+      cwd: laptop.root,
+    });
     fx.track(child);
     const events = new EventStream(child.stdout!);
     await events.waitFor('forward-added', 30_000);
@@ -173,13 +249,32 @@ describe('agyctl connect when its connection drops once', () => {
       await lab.startSshd();
     }
     // The remote login ends at its own deadline (exit 5), and nothing is left behind.
-    await waitUntil(() => {
-      try {
-        return JSON.parse(fs.readFileSync(path.join(remote.home, '.local', 'state', 'agyctl', 'logins', fs.readdirSync(path.join(remote.home, '.local', 'state', 'agyctl', 'logins'))[0]!, 'state.json'), 'utf8')).outcome?.exit === 5;
-      } catch {
-        return false;
-      }
-    }, 30_000, 'the remote login to end at its deadline');
+    await waitUntil(
+      () => {
+        try {
+          return (
+            JSON.parse(
+              fs.readFileSync(
+                path.join(
+                  remote.home,
+                  '.local',
+                  'state',
+                  'agyctl',
+                  'logins',
+                  fs.readdirSync(path.join(remote.home, '.local', 'state', 'agyctl', 'logins'))[0]!,
+                  'state.json',
+                ),
+                'utf8',
+              ),
+            ).outcome?.exit === 5
+          );
+        } catch {
+          return false;
+        }
+      },
+      30_000,
+      'the remote login to end at its deadline',
+    );
     await nothingLeft(lab, remote);
     expect(processesOf(laptop)).toEqual([]);
   });

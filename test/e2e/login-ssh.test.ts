@@ -16,8 +16,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BIN, makeSandbox, processesOf } from '../helpers/cli.js';
-import { LAPTOP_ADDR, REMOTE_ADDR, killGroup, requireLab, useSshLab, waitUntil } from '../helpers/netns.js';
 import { EventStream } from '../helpers/ndjson.js';
+import { killGroup, LAPTOP_ADDR, REMOTE_ADDR, requireLab, useSshLab, waitUntil } from '../helpers/netns.js';
 
 const NODE = process.execPath;
 const RUN_MS = 45_000;
@@ -32,7 +32,12 @@ describe('agyctl login through a real SSH tunnel', () => {
     const lab = requireLab(fx.result(), ctx);
     const remote = makeSandbox({ USER: 'root', SSH_CONNECTION: `${LAPTOP_ADDR} 50022 ${REMOTE_ADDR} 22` });
     fx.keep(remote);
-    const login = lab.run(lab.remote, NODE, [BIN, 'login', '--json', '--timeout', '30s'], { env: remote.env, stdin: 'pipe', timeoutMs: RUN_MS, cwd: remote.root });
+    const login = lab.run(lab.remote, NODE, [BIN, 'login', '--json', '--timeout', '30s'], {
+      env: remote.env,
+      stdin: 'pipe',
+      timeoutMs: RUN_MS,
+      cwd: remote.root,
+    });
     fx.track(login);
     const events = new EventStream(login.stdout!);
     const url = await events.waitFor('url', 20_000);
@@ -42,7 +47,11 @@ describe('agyctl login through a real SSH tunnel', () => {
     // Nothing on the laptop answers on that port before the tunnel exists.
     expect(await lab.listening(lab.laptop, port)).toBe(false);
 
-    const tunnelProc = lab.run(lab.laptop, 'sh', ['-c', tunnel], { env: { PATH: `${lab.sshFullBin}:${process.env.PATH}`, HOME: remote.root }, timeoutMs: RUN_MS, detached: true });
+    const tunnelProc = lab.run(lab.laptop, 'sh', ['-c', tunnel], {
+      env: { PATH: `${lab.sshFullBin}:${process.env.PATH}`, HOME: remote.root },
+      timeoutMs: RUN_MS,
+      detached: true,
+    });
     fx.track(tunnelProc);
     await waitUntil(() => lab.listening(lab.laptop, port), 10_000, `the tunnel to listen on the laptop's port ${port}`);
 
@@ -61,9 +70,17 @@ describe('agyctl login through a real SSH tunnel', () => {
 
     killGroup(tunnelProc, 'SIGTERM');
     await tunnelProc;
-    await waitUntil(async () => (await lab.pids(lab.laptop)).length === 0, 10_000, 'no process left in the laptop namespace');
+    await waitUntil(
+      async () => (await lab.pids(lab.laptop)).length === 0,
+      10_000,
+      'no process left in the laptop namespace',
+    );
     const sshd = lab.sshdPid();
-    await waitUntil(async () => (await lab.pids(lab.remote)).every((pid) => pid === sshd), 10_000, 'no process but sshd left in the remote namespace');
+    await waitUntil(
+      async () => (await lab.pids(lab.remote)).every((pid) => pid === sshd),
+      10_000,
+      'no process but sshd left in the remote namespace',
+    );
     expect(processesOf(remote)).toEqual([]);
   });
 });

@@ -3,12 +3,21 @@
  * failures that name their real fix.
  */
 import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import net from 'node:net';
-import { SIM, agyctl, makeSandbox, parseJson, spawnAgyctl, waitNoProcesses, writeSettings, type Sandbox } from '../helpers/cli.js';
-import { waitForEvent } from '../helpers/browser.js';
 import { processStart } from '../../src/login/stale-dirs.js';
+import { waitForEvent } from '../helpers/browser.js';
+import {
+  agyctl,
+  makeSandbox,
+  parseJson,
+  type Sandbox,
+  SIM,
+  spawnAgyctl,
+  waitNoProcesses,
+  writeSettings,
+} from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
 afterEach(async () => {
@@ -18,12 +27,17 @@ afterEach(async () => {
   sandbox = undefined;
 });
 
-const loginDirs = (sb: Sandbox): string[] => fs.readdirSync(sb.root).filter((f) => f.startsWith('agyctl-login-')).sort();
+const loginDirs = (sb: Sandbox): string[] =>
+  fs
+    .readdirSync(sb.root)
+    .filter((f) => f.startsWith('agyctl-login-'))
+    .sort();
 
 describe('leftovers of a killed login', () => {
   // Every login runs under a detached supervisor (the owner of the dir); the foreground agyctl dying leaves the login pending by design.
   it('SIGKILL of a login (its supervisor) leaves its dir (URL inside); the next login removes it, and only dirs whose owner is gone', async () => {
-    const sb = (sandbox = makeSandbox());
+    const sb = makeSandbox();
+    sandbox = sb;
     const child = spawnAgyctl(['login', '--json', '--timeout', '30s'], sb);
     await waitForEvent(child, 'url');
     const killed = loginDirs(sb);
@@ -56,7 +70,8 @@ describe('login failures name their real fix', () => {
   const FRESH_URL = /for a fresh URL/;
 
   it('gemini-api-key without GEMINI_API_KEY: export it (the server reads its environment at start)', async () => {
-    const sb = (sandbox = makeSandbox());
+    const sb = makeSandbox();
+    sandbox = sb;
     const r = await agyctl(['login', '--method', 'gemini-api-key', '--json'], sb);
     expect(r.exitCode, r.stderr).toBe(3);
     const hint = String((JSON.parse(r.stdout.trim().split('\n').at(-1)!) as { hint?: string }).hint);
@@ -66,7 +81,8 @@ describe('login failures name their real fix', () => {
   });
 
   it('oauth-business without gcp settings: settings set-auth oauth-business --project --location', async () => {
-    const sb = (sandbox = makeSandbox());
+    const sb = makeSandbox();
+    sandbox = sb;
     const r = await agyctl(['login', '--method', 'oauth-business'], sb);
     expect(r.exitCode, r.stderr).toBe(3);
     expect(r.stderr).toMatch(/hint: .*agyctl settings set-auth oauth-business --project \S+ --location \S+/);
@@ -74,12 +90,15 @@ describe('login failures name their real fix', () => {
   });
 
   it('a busy callback port: names the port and what frees it', async () => {
-    const sb = (sandbox = makeSandbox());
+    const sb = makeSandbox();
+    sandbox = sb;
     const busy = net.createServer();
     await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
     const port = (busy.address() as net.AddressInfo).port;
     try {
-      const r = await agyctl(['login'], sb, { env: { AGY_SIM_CALLBACK_PORT: String(port), OAUTH_CALLBACK_PORT: String(port) } });
+      const r = await agyctl(['login'], sb, {
+        env: { AGY_SIM_CALLBACK_PORT: String(port), OAUTH_CALLBACK_PORT: String(port) },
+      });
       expect(r.exitCode, r.stderr).toBe(3);
       expect(r.stderr).toMatch(new RegExp(`hint: .*port ${port}.*(stop|unset OAUTH_CALLBACK_PORT)`));
       expect(r.stderr).not.toMatch(FRESH_URL);
@@ -89,7 +108,8 @@ describe('login failures name their real fix', () => {
   });
 
   it('login --method sso never suggests `settings set-auth sso`', async () => {
-    const sb = (sandbox = makeSandbox());
+    const sb = makeSandbox();
+    sandbox = sb;
     writeSettings(sb, { auth: { type: 'oauth-personal' } });
     const r = await agyctl(['login', '--method', 'sso'], sb);
     expect(r.exitCode, r.stderr).toBe(2);
@@ -97,7 +117,8 @@ describe('login failures name their real fix', () => {
   });
 
   it('an unknown auth.type in settings.json is refused before any server starts (exit 2)', async () => {
-    const sb = (sandbox = makeSandbox());
+    const sb = makeSandbox();
+    sandbox = sb;
     writeSettings(sb, { auth: { type: 'sso' } });
     const marker = path.join(sb.root, 'server-ran');
     const server = path.join(sb.root, 'server.sh');
@@ -110,7 +131,8 @@ describe('login failures name their real fix', () => {
   });
 
   it('a server that closes its stdout during the sign-in: exit 4 at once, not a timeout', async () => {
-    const sb = (sandbox = makeSandbox({ AGY_SIM_CLOSE_STDOUT: 'authenticate' }));
+    const sb = makeSandbox({ AGY_SIM_CLOSE_STDOUT: 'authenticate' });
+    sandbox = sb;
     const started = Date.now();
     const r = await agyctl(['login', '--timeout', '30s'], sb);
     expect(r.exitCode, r.stderr).toBe(4);
@@ -121,9 +143,12 @@ describe('login failures name their real fix', () => {
 
   // login shares this classification (src/login/startup.ts) but waits up to 60 s for initialize; probe and check show it quickly.
   it('a server that prints only garbage: exit 4 "not an ACP server", not a timeout (probe, check --live)', async () => {
-    const sb = (sandbox = makeSandbox());
+    const sb = makeSandbox();
+    sandbox = sb;
     const server = path.join(sb.root, 'garbage.sh');
-    fs.writeFileSync(server, `#!/bin/sh\nwhile :; do echo 'Usage: some-other-tool [options]'; sleep 0.2; done\n`, { mode: 0o755 });
+    fs.writeFileSync(server, `#!/bin/sh\nwhile :; do echo 'Usage: some-other-tool [options]'; sleep 0.2; done\n`, {
+      mode: 0o755,
+    });
     const r = await agyctl(['probe', '--timeout', '3s'], sb, { env: { AGYCTL_SERVER: server } });
     expect(r.exitCode, r.stderr).toBe(4);
     expect(r.stderr).toMatch(/not JSON-RPC/);

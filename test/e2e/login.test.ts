@@ -6,8 +6,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agyctl, makeSandbox, parseEvents, spawnAgyctl, waitNoProcesses, writeSettings, type Sandbox } from '../helpers/cli.js';
 import { FAKE_CODE, httpGet, redirectFor, waitForEvent } from '../helpers/browser.js';
+import {
+  agyctl,
+  makeSandbox,
+  parseEvents,
+  type Sandbox,
+  spawnAgyctl,
+  waitNoProcesses,
+  writeSettings,
+} from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
 afterEach(() => sandbox?.cleanup());
@@ -33,28 +41,44 @@ describe('login: URL capture on every launch behaviour', () => {
   const behaviours: Array<[string, NodeJS.ProcessEnv]> = [
     ['BROWSER, then xdg-open (RC01)', { AGY_SIM_LAUNCH: 'default' }],
     ['only xdg-open', { AGY_SIM_LAUNCH: 'xdg-only' }],
-    ['only with DISPLAY set', { AGY_SIM_LAUNCH: 'display-only', CI: 'true', NO_BROWSER: '1', DEBIAN_FRONTEND: 'noninteractive' }],
+    [
+      'only with DISPLAY set',
+      { AGY_SIM_LAUNCH: 'display-only', CI: 'true', NO_BROWSER: '1', DEBIAN_FRONTEND: 'noninteractive' },
+    ],
     ['URL printed on stdout', { AGY_SIM_LAUNCH: 'stdout' }],
     ['URL printed on stderr', { AGY_SIM_LAUNCH: 'stderr' }],
     ['ANSI escapes and garbage on stdout', { AGY_SIM_LAUNCH: 'stdout', AGY_SIM_NOISE: 'both' }],
   ];
 
-  it.each(behaviours)('%s: same url event, exit 0, token 0600, probe session removed, nothing left', async (_name, env) => {
-    sandbox = makeSandbox();
-    const { url, result, events } = await loginWithBrowser(sandbox, env);
-    expect(result.exitCode, String(result.stderr)).toBe(0);
-    expect(url.url).toMatch(/^https:\/\/accounts\.google\.com\/o\/oauth2\/v2\/auth\?/);
-    expect(url.port).toBeGreaterThan(0);
-    expect(url.redirectUri).toBe(`http://127.0.0.1:${String(url.port)}/`);
-    expect(url.tunnel).toBe(`ssh -N -L ${String(url.port)}:127.0.0.1:${String(url.port)} -o ExitOnForwardFailure=yes -- ${String(url.tunnel).split(' ').pop()}`);
-    expect(events.map((e) => e.event)).toEqual(expect.arrayContaining(['server-started', 'url', 'authenticated', 'verified']));
-    expect(events.at(-1)).toMatchObject({ event: 'verified', tokenFile: { mode: '0600' }, sessionProbe: { removed: true } });
-    expect(fs.statSync(path.join(sandbox.stateDir, 'acp_token.json')).mode & 0o777).toBe(0o600);
-    expect(JSON.parse(fs.readFileSync(path.join(sandbox.stateDir, 'settings.json'), 'utf8'))).toEqual({ auth: { type: 'oauth-personal' } });
-    expect(conversationsLeft(sandbox)).toEqual([]);
-    expect(shimDirsLeft(sandbox)).toEqual([]);
-    expect(await waitNoProcesses(sandbox)).toEqual([]);
-  });
+  it.each(behaviours)(
+    '%s: same url event, exit 0, token 0600, probe session removed, nothing left',
+    async (_name, env) => {
+      sandbox = makeSandbox();
+      const { url, result, events } = await loginWithBrowser(sandbox, env);
+      expect(result.exitCode, String(result.stderr)).toBe(0);
+      expect(url.url).toMatch(/^https:\/\/accounts\.google\.com\/o\/oauth2\/v2\/auth\?/);
+      expect(url.port).toBeGreaterThan(0);
+      expect(url.redirectUri).toBe(`http://127.0.0.1:${String(url.port)}/`);
+      expect(url.tunnel).toBe(
+        `ssh -N -L ${String(url.port)}:127.0.0.1:${String(url.port)} -o ExitOnForwardFailure=yes -- ${String(url.tunnel).split(' ').pop()}`,
+      );
+      expect(events.map((e) => e.event)).toEqual(
+        expect.arrayContaining(['server-started', 'url', 'authenticated', 'verified']),
+      );
+      expect(events.at(-1)).toMatchObject({
+        event: 'verified',
+        tokenFile: { mode: '0600' },
+        sessionProbe: { removed: true },
+      });
+      expect(fs.statSync(path.join(sandbox.stateDir, 'acp_token.json')).mode & 0o777).toBe(0o600);
+      expect(JSON.parse(fs.readFileSync(path.join(sandbox.stateDir, 'settings.json'), 'utf8'))).toEqual({
+        auth: { type: 'oauth-personal' },
+      });
+      expect(conversationsLeft(sandbox)).toEqual([]);
+      expect(shimDirsLeft(sandbox)).toEqual([]);
+      expect(await waitNoProcesses(sandbox)).toEqual([]);
+    },
+  );
 
   it('the callback path is taken from redirect_uri (/oauth2callback)', async () => {
     sandbox = makeSandbox();
@@ -80,7 +104,9 @@ describe('login: URL capture on every launch behaviour', () => {
     const lines = String(result.stdout).split('\n');
     const port = new URL(new URL(urlLine).searchParams.get('redirect_uri')!).port;
     expect(lines[0]).toBe(urlLine);
-    expect(lines[1]).toBe(`ssh -N -L ${port}:127.0.0.1:${port} -o ExitOnForwardFailure=yes -p 2222 -- ops@box.example.com`);
+    expect(lines[1]).toBe(
+      `ssh -N -L ${port}:127.0.0.1:${port} -o ExitOnForwardFailure=yes -p 2222 -- ops@box.example.com`,
+    );
     expect(String(result.stderr)).toContain(`Port ${port} must be free on your laptop`);
   });
 });
@@ -228,7 +254,10 @@ describe('login: secrets never leak', () => {
     const trace = path.join(sandbox.root, 'trace.jsonl');
     const { result } = await loginWithBrowser(sandbox, {}, ['--trace', trace, '--verbose']);
     expect(result.exitCode, String(result.stderr)).toBe(0);
-    const token = JSON.parse(fs.readFileSync(path.join(sandbox.stateDir, 'acp_token.json'), 'utf8')) as Record<string, string>;
+    const token = JSON.parse(fs.readFileSync(path.join(sandbox.stateDir, 'acp_token.json'), 'utf8')) as Record<
+      string,
+      string
+    >;
     const everything = String(result.stdout) + String(result.stderr) + fs.readFileSync(trace, 'utf8');
     expect(everything).not.toContain(FAKE_CODE);
     for (const secret of [token.access_token, token.refresh_token]) expect(everything).not.toContain(secret);
@@ -245,7 +274,11 @@ describe('login: settings and other methods', () => {
     writeSettings(sandbox, { auth: { type: 'gemini-api-key' }, theme: 'dark' });
     const { result, events } = await loginWithBrowser(sandbox, {}, ['--method', 'oauth-personal']);
     expect(result.exitCode, String(result.stderr)).toBe(0);
-    expect(events.find((e) => e.event === 'settings-changed')).toMatchObject({ by: 'server', authTypeBefore: 'gemini-api-key', authTypeAfter: 'oauth-personal' });
+    expect(events.find((e) => e.event === 'settings-changed')).toMatchObject({
+      by: 'server',
+      authTypeBefore: 'gemini-api-key',
+      authTypeAfter: 'oauth-personal',
+    });
   });
 
   it('gemini-api-key: authenticate without a browser, then the proof', async () => {
@@ -279,7 +312,11 @@ describe('logout', () => {
     expect((await loginWithBrowser(sandbox)).result.exitCode).toBe(0);
     const out = await agyctl(['logout', '--json'], sandbox);
     expect(out.exitCode, out.stderr).toBe(0);
-    expect(JSON.parse(out.stdout)).toMatchObject({ schemaVersion: 1, ok: true, logout: { via: 'server', tokenRemoved: true, confirmed: true } });
+    expect(JSON.parse(out.stdout)).toMatchObject({
+      schemaVersion: 1,
+      ok: true,
+      logout: { via: 'server', tokenRemoved: true, confirmed: true },
+    });
     expect(fs.existsSync(path.join(sandbox.stateDir, 'acp_token.json'))).toBe(false);
     const again = await agyctl(['logout', '--local'], sandbox);
     expect(again.exitCode).toBe(0);

@@ -11,9 +11,11 @@ import net from 'node:net';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agyctl, makeSandbox, writeSettings, type Sandbox } from '../helpers/cli.js';
+import { agyctl, makeSandbox, type Sandbox, writeSettings } from '../helpers/cli.js';
 
-const EXPORTER = ['/usr/bin/prometheus-node-exporter', '/usr/sbin/prometheus-node-exporter'].find((p) => fs.existsSync(p));
+const EXPORTER = ['/usr/bin/prometheus-node-exporter', '/usr/sbin/prometheus-node-exporter'].find((p) =>
+  fs.existsSync(p),
+);
 
 let sandbox: Sandbox | undefined;
 let exporter: ResultPromise | undefined;
@@ -39,11 +41,24 @@ function freePort(): Promise<number> {
 
 /** Start node_exporter with only the textfile collector; retry on a port another process took meanwhile. */
 async function startExporter(dir: string): Promise<string> {
-  if (!EXPORTER) throw new Error('prometheus-node-exporter is not installed; .ci/run installs it: apt-get install prometheus-node-exporter');
+  if (!EXPORTER)
+    throw new Error(
+      'prometheus-node-exporter is not installed; .ci/run installs it: apt-get install prometheus-node-exporter',
+    );
   for (let attempt = 0; attempt < 5; attempt += 1) {
     const port = await freePort();
     let log = '';
-    const child = execa(EXPORTER, ['--web.listen-address', `127.0.0.1:${port}`, '--collector.disable-defaults', '--collector.textfile', `--collector.textfile.directory=${dir}`], { reject: false, stdin: 'ignore', buffer: false, timeout: 60_000 });
+    const child = execa(
+      EXPORTER,
+      [
+        '--web.listen-address',
+        `127.0.0.1:${port}`,
+        '--collector.disable-defaults',
+        '--collector.textfile',
+        `--collector.textfile.directory=${dir}`,
+      ],
+      { reject: false, stdin: 'ignore', buffer: false, timeout: 60_000 },
+    );
     child.stderr!.on('data', (c: Buffer) => (log += c.toString()));
     const ready = await new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => resolve(false), 10_000);
@@ -89,7 +104,9 @@ describe('node_exporter reads agyctl check --prometheus', () => {
     writeSettings(sandbox, { auth: { type: 'oauth-personal' } });
     const expiry = Date.now() + 3_600_000;
     const tokenFile = path.join(sandbox.stateDir, 'acp_token.json');
-    fs.writeFileSync(tokenFile, JSON.stringify({ access_token: 'x', refresh_token: 'r', expiry_date: expiry }), { mode: 0o600 });
+    fs.writeFileSync(tokenFile, JSON.stringify({ access_token: 'x', refresh_token: 'r', expiry_date: expiry }), {
+      mode: 0o600,
+    });
     const textfiles = path.join(sandbox.root, 'textfile');
     fs.mkdirSync(textfiles);
     const prom = path.join(textfiles, 'agyctl.prom');
@@ -109,7 +126,10 @@ describe('node_exporter reads agyctl check --prometheus', () => {
     expect(text).toMatch(/^# TYPE agyctl_token_expiry_timestamp_seconds gauge$/m);
     expect(text).toMatch(/^# TYPE agyctl_token_refresh_token_present gauge$/m);
     // The collector reports the file's mtime: proof it read this file.
-    expect(series(text, 'node_textfile_mtime_seconds').get(`{file="${prom}"}`) ?? series(text, 'node_textfile_mtime_seconds').get('{file="agyctl.prom"}')).toBeGreaterThan(0);
+    expect(
+      series(text, 'node_textfile_mtime_seconds').get(`{file="${prom}"}`) ??
+        series(text, 'node_textfile_mtime_seconds').get('{file="agyctl.prom"}'),
+    ).toBeGreaterThan(0);
 
     // A failing check: no refresh token, wrong mode. The next scrape sees the new file.
     fs.writeFileSync(tokenFile, JSON.stringify({ access_token: 'x', expiry_date: expiry }));

@@ -8,21 +8,31 @@
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agyctl, parseJson, waitNoProcesses } from '../helpers/cli.js';
-import { makeGeminiSandbox, type GeminiSandbox } from '../helpers/gemini.js';
+import { type GeminiSandbox, makeGeminiSandbox } from '../helpers/gemini.js';
 
 let sandbox: GeminiSandbox | undefined;
 afterEach(() => sandbox?.cleanup());
 
 describe('probe --sign-in (gemini-cli)', () => {
-  it('reports the launcher and the /oauth2callback redirect, and leaves settings.json and the state dir as they were', { timeout: 120_000 }, async () => {
+  it('reports the launcher and the /oauth2callback redirect, and leaves settings.json and the state dir as they were', {
+    timeout: 120_000,
+  }, async () => {
     sandbox = makeGeminiSandbox();
     const settingsBefore = fs.readFileSync(sandbox.settingsFile);
-    const result = await agyctl(['probe', '--sign-in', '--json', '--profile', 'gemini-cli', '--timeout', '60s'], sandbox, { timeoutMs: 100_000 });
+    const result = await agyctl(
+      ['probe', '--sign-in', '--json', '--profile', 'gemini-cli', '--timeout', '60s'],
+      sandbox,
+      { timeoutMs: 100_000 },
+    );
     expect(result.exitCode, result.stderr).toBe(0);
     const r = (parseJson(result.stdout) as { signIn: Record<string, any> }).signIn;
     expect(r.method).toBe('oauth-personal');
     expect(r.channel).toBe('shim');
-    expect(r.url).toMatchObject({ host: 'accounts.google.com', redirect: { host: '127.0.0.1', path: '/oauth2callback' }, params: { state: '[REDACTED]' } });
+    expect(r.url).toMatchObject({
+      host: 'accounts.google.com',
+      redirect: { host: '127.0.0.1', path: '/oauth2callback' },
+      params: { state: '[REDACTED]' },
+    });
     expect(r.listener).toEqual({ port: r.url.redirect.port, contacted: false });
     expect(r.token.file).toBe(sandbox.tokenFile);
     expect(fs.readFileSync(sandbox.settingsFile).equals(settingsBefore)).toBe(true);

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agyctl, makeSandbox, parseJson, waitNoProcesses, writeSettings, type Sandbox } from '../helpers/cli.js';
+import { agyctl, makeSandbox, parseJson, type Sandbox, waitNoProcesses, writeSettings } from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
 afterEach(() => sandbox?.cleanup());
@@ -20,7 +20,12 @@ interface Report {
   channel: string | null;
   launcher: { program: string; args: string[] } | null;
   message: string | null;
-  url: { host: string; path: string; redirect: { uri: string; host: string; port: number; path: string }; params: Record<string, string> };
+  url: {
+    host: string;
+    path: string;
+    redirect: { uri: string; host: string; port: number; path: string };
+    params: Record<string, string>;
+  };
   listener: { port: number; contacted: boolean };
   settings: { rewritten: boolean; restored: boolean };
   token: { file: string };
@@ -54,7 +59,10 @@ function groupGone(pgid: number): boolean {
 function portClosed(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = net.connect({ host: '127.0.0.1', port });
-    s.once('connect', () => (s.destroy(), resolve(false)));
+    s.once('connect', () => {
+      s.destroy();
+      resolve(false);
+    });
     s.once('error', () => resolve(true));
   });
 }
@@ -63,7 +71,10 @@ function portClosed(port: number): Promise<boolean> {
 function prepare(sb: Sandbox): { settings: string; before: string[] } {
   const settings = writeSettings(sb, '{ "auth":   {"type": "oauth-personal"},\n  "ui": {"theme": "dark"} }\n');
   fs.mkdirSync(path.join(sb.stateDir, 'conversations'));
-  fs.writeFileSync(path.join(sb.stateDir, 'conversations', '11111111-2222-4333-8444-555555555555.meta'), '{"cwd":"/x"}');
+  fs.writeFileSync(
+    path.join(sb.stateDir, 'conversations', '11111111-2222-4333-8444-555555555555.meta'),
+    '{"cwd":"/x"}',
+  );
   return { settings: fs.readFileSync(settings, 'utf8'), before: listing(sb.stateDir) };
 }
 
@@ -92,45 +103,65 @@ describe('probe --sign-in', () => {
     ['error-data', 'rpc', null, null],
   ];
 
-  it.each(paths)('AGY_SIM_LAUNCH=%s: channel %s, launcher %s; nothing left behind', async (mode, channel, program, firstArgs) => {
-    sandbox = makeSandbox();
-    const { settings, before } = prepare(sandbox);
-    const r = await probe(sandbox, { AGY_SIM_LAUNCH: mode });
-    expect(r.channel).toBe(channel);
-    expect(r.method).toBe('oauth-personal');
-    if (program) {
-      expect(r.launcher!.program).toBe(program);
-      const urlArg = r.launcher!.args.at(-1)!;
-      expect(urlArg).toMatch(/^https:\/\/accounts\.google\.com\/.*state=\[REDACTED\]/);
-      if (firstArgs) expect(r.launcher!.args.slice(0, -1)).toEqual(firstArgs);
-    } else expect(r.launcher).toBeNull();
-    if (channel === 'rpc') expect(r.message).toMatch(/_vendor\/auth_url|_vendor\/open_url|_meta|error\.data/);
-    expect(r.url.host).toBe('accounts.google.com');
-    expect(r.url.path).toBe('/o/oauth2/v2/auth');
-    expect(r.url.redirect).toMatchObject({ host: '127.0.0.1', path: '/' });
-    expect(r.url.redirect.port).toBeGreaterThan(0);
-    expect(r.listener).toEqual({ port: r.url.redirect.port, contacted: false });
-    expect(r.url.params).toMatchObject({ response_type: 'code', state: '[REDACTED]', code_challenge: '[REDACTED]', code_challenge_method: 'S256', access_type: 'offline' });
-    expect(JSON.stringify(r)).not.toMatch(/state=[0-9a-f]{32}/);
-    expect(r.settings).toEqual({ file: path.join(sandbox.stateDir, 'settings.json'), rewritten: false, existedBefore: true, restored: false });
-    expect(r.token.file).toBe(path.join(sandbox.stateDir, 'acp_token.json'));
-    expect(r.stateDir).toMatchObject({ unchanged: true, left: [], missing: [] });
-    // Nothing left: the process group, the listener, files.
-    expect(groupGone(r.pid)).toBe(true);
-    expect(await waitNoProcesses(sandbox)).toEqual([]);
-    expect(await portClosed(r.url.redirect.port)).toBe(true);
-    expect(listing(sandbox.stateDir)).toEqual(before);
-    expect(fs.readFileSync(path.join(sandbox.stateDir, 'settings.json'), 'utf8')).toBe(settings);
-    expect(fs.readdirSync(sandbox.root).filter((f) => f.startsWith('agyctl-'))).toEqual([]);
-  });
+  it.each(paths)(
+    'AGY_SIM_LAUNCH=%s: channel %s, launcher %s; nothing left behind',
+    async (mode, channel, program, firstArgs) => {
+      sandbox = makeSandbox();
+      const { settings, before } = prepare(sandbox);
+      const r = await probe(sandbox, { AGY_SIM_LAUNCH: mode });
+      expect(r.channel).toBe(channel);
+      expect(r.method).toBe('oauth-personal');
+      if (program) {
+        expect(r.launcher!.program).toBe(program);
+        const urlArg = r.launcher!.args.at(-1)!;
+        expect(urlArg).toMatch(/^https:\/\/accounts\.google\.com\/.*state=\[REDACTED\]/);
+        if (firstArgs) expect(r.launcher!.args.slice(0, -1)).toEqual(firstArgs);
+      } else expect(r.launcher).toBeNull();
+      if (channel === 'rpc') expect(r.message).toMatch(/_vendor\/auth_url|_vendor\/open_url|_meta|error\.data/);
+      expect(r.url.host).toBe('accounts.google.com');
+      expect(r.url.path).toBe('/o/oauth2/v2/auth');
+      expect(r.url.redirect).toMatchObject({ host: '127.0.0.1', path: '/' });
+      expect(r.url.redirect.port).toBeGreaterThan(0);
+      expect(r.listener).toEqual({ port: r.url.redirect.port, contacted: false });
+      expect(r.url.params).toMatchObject({
+        response_type: 'code',
+        state: '[REDACTED]',
+        code_challenge: '[REDACTED]',
+        code_challenge_method: 'S256',
+        access_type: 'offline',
+      });
+      expect(JSON.stringify(r)).not.toMatch(/state=[0-9a-f]{32}/);
+      expect(r.settings).toEqual({
+        file: path.join(sandbox.stateDir, 'settings.json'),
+        rewritten: false,
+        existedBefore: true,
+        restored: false,
+      });
+      expect(r.token.file).toBe(path.join(sandbox.stateDir, 'acp_token.json'));
+      expect(r.stateDir).toMatchObject({ unchanged: true, left: [], missing: [] });
+      // Nothing left: the process group, the listener, files.
+      expect(groupGone(r.pid)).toBe(true);
+      expect(await waitNoProcesses(sandbox)).toEqual([]);
+      expect(await portClosed(r.url.redirect.port)).toBe(true);
+      expect(listing(sandbox.stateDir)).toEqual(before);
+      expect(fs.readFileSync(path.join(sandbox.stateDir, 'settings.json'), 'utf8')).toBe(settings);
+      expect(fs.readdirSync(sandbox.root).filter((f) => f.startsWith('agyctl-'))).toEqual([]);
+    },
+  );
 
   it('a server that rewrites settings.json when authenticate starts: reported, and the original bytes put back', async () => {
     sandbox = makeSandbox();
     const { settings, before } = prepare(sandbox);
-    const result = await agyctl(['probe', '--sign-in', '--timeout', '20s'], sandbox, { env: { AGY_SIM_AUTH_START_WRITES_SETTINGS: '1' } });
+    const result = await agyctl(['probe', '--sign-in', '--timeout', '20s'], sandbox, {
+      env: { AGY_SIM_AUTH_START_WRITES_SETTINGS: '1' },
+    });
     expect(result.exitCode, result.stderr).toBe(0);
-    expect(result.stdout).toMatch(/^settings: +the server rewrote .*settings\.json; its original bytes were put back$/m);
-    expect(result.stdout).toMatch(/^channel: +shim \(a launcher: BROWSER https:\/\/accounts\.google\.com\/.*state=\[REDACTED\]/m);
+    expect(result.stdout).toMatch(
+      /^settings: +the server rewrote .*settings\.json; its original bytes were put back$/m,
+    );
+    expect(result.stdout).toMatch(
+      /^channel: +shim \(a launcher: BROWSER https:\/\/accounts\.google\.com\/.*state=\[REDACTED\]/m,
+    );
     expect(result.stdout).toMatch(/^listener: +127\.0\.0\.1:\d+, never contacted/m);
     expect(result.stdout).toMatch(/^state dir: .* as it was$/m);
     expect(result.stderr).toMatch(/the server rewrote .*original bytes back/);
@@ -142,7 +173,9 @@ describe('probe --sign-in', () => {
   it('no URL on any channel: exit 5, the candidates in --json details, the state dir as it was', async () => {
     sandbox = makeSandbox();
     const { before } = prepare(sandbox);
-    const result = await agyctl(['probe', '--sign-in', '--json', '--timeout', '3s'], sandbox, { env: { AGY_SIM_LAUNCH: 'none' } });
+    const result = await agyctl(['probe', '--sign-in', '--json', '--timeout', '3s'], sandbox, {
+      env: { AGY_SIM_LAUNCH: 'none' },
+    });
     expect(result.exitCode).toBe(5);
     const doc = parseJson(result.stdout) as { ok: boolean; error: { code: string }; candidates: unknown[] };
     expect(doc).toMatchObject({ ok: false, error: { code: 'timeout', exit: 5 }, candidates: [] });

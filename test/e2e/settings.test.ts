@@ -3,12 +3,12 @@
  * against the simulator itself, started afterwards from the same HOME, over
  * a raw JSON-RPC exchange: initialize, then session/new without authenticate.
  */
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SIM, agyctl, makeSandbox, parseJson, waitNoProcesses, writeSettings, type Sandbox } from '../helpers/cli.js';
+import { agyctl, makeSandbox, parseJson, type Sandbox, SIM, waitNoProcesses, writeSettings } from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
 let sim: SimServer | undefined;
@@ -71,7 +71,10 @@ class SimServer {
 
   /** initialize, then session/new straight away (no authenticate). */
   async newSessionWithoutAuthenticate(cwd: string): Promise<RpcReply> {
-    const init = await this.request('initialize', { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } });
+    const init = await this.request('initialize', {
+      protocolVersion: 1,
+      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    });
     expect(init.result?.protocolVersion).toBe(1);
     return this.request('session/new', { cwd, mcpServers: [] });
   }
@@ -91,13 +94,43 @@ async function showJson(sb: Sandbox, env: NodeJS.ProcessEnv = {}): Promise<Recor
 }
 
 describe('settings set-auth: each type written, re-read, and used by a server started afterwards', () => {
-  const cases: Array<{ type: string; args: string[]; env: NodeJS.ProcessEnv; written: Record<string, unknown>; accepted: boolean }> = [
-    { type: 'gemini-api-key', args: [], env: { GEMINI_API_KEY: 'test-key-not-real' }, written: { auth: { type: 'gemini-api-key' } }, accepted: true },
-    { type: 'agent-platform', args: ['--project', 'my-proj', '--location', 'us-central1'], env: {}, written: { auth: { type: 'agent-platform' }, gcp: { project: 'my-proj', location: 'us-central1' } }, accepted: true },
-    { type: 'vertex-ai', args: ['--project', 'p-1', '--location', 'global'], env: {}, written: { auth: { type: 'agent-platform' }, gcp: { project: 'p-1', location: 'global' } }, accepted: true },
+  const cases: Array<{
+    type: string;
+    args: string[];
+    env: NodeJS.ProcessEnv;
+    written: Record<string, unknown>;
+    accepted: boolean;
+  }> = [
+    {
+      type: 'gemini-api-key',
+      args: [],
+      env: { GEMINI_API_KEY: 'test-key-not-real' },
+      written: { auth: { type: 'gemini-api-key' } },
+      accepted: true,
+    },
+    {
+      type: 'agent-platform',
+      args: ['--project', 'my-proj', '--location', 'us-central1'],
+      env: {},
+      written: { auth: { type: 'agent-platform' }, gcp: { project: 'my-proj', location: 'us-central1' } },
+      accepted: true,
+    },
+    {
+      type: 'vertex-ai',
+      args: ['--project', 'p-1', '--location', 'global'],
+      env: {},
+      written: { auth: { type: 'agent-platform' }, gcp: { project: 'p-1', location: 'global' } },
+      accepted: true,
+    },
     // OAuth types need a login (a token file) on top of settings: session/new still asks for authentication.
     { type: 'oauth-personal', args: [], env: {}, written: { auth: { type: 'oauth-personal' } }, accepted: false },
-    { type: 'oauth-business', args: ['--project', 'biz', '--location', 'europe-west4'], env: {}, written: { auth: { type: 'oauth-business' }, gcp: { project: 'biz', location: 'europe-west4' } }, accepted: false },
+    {
+      type: 'oauth-business',
+      args: ['--project', 'biz', '--location', 'europe-west4'],
+      env: {},
+      written: { auth: { type: 'oauth-business' }, gcp: { project: 'biz', location: 'europe-west4' } },
+      accepted: false,
+    },
   ];
 
   it.each(cases)('$type', async ({ type, args, env, written, accepted }) => {
@@ -157,7 +190,11 @@ describe('settings: bad input leaves the file byte for byte', () => {
     ['agent-platform with nothing', ['set-auth', 'agent-platform'], {}],
     ['a zone as location', ['set-auth', 'oauth-business', '--project', 'p', '--location', 'us-central1-a'], {}],
     ['a non-region location', ['set-auth', 'agent-platform', '--project', 'p', '--location', 'moon'], {}],
-    ['a bad GOOGLE_CLOUD_LOCATION', ['set-auth', 'oauth-business', '--project', 'p'], { GOOGLE_CLOUD_LOCATION: 'Europe' }],
+    [
+      'a bad GOOGLE_CLOUD_LOCATION',
+      ['set-auth', 'oauth-business', '--project', 'p'],
+      { GOOGLE_CLOUD_LOCATION: 'Europe' },
+    ],
     ['a bad project', ['set-auth', 'oauth-business', '--project', 'has space', '--location', 'us'], {}],
     ['extra positional argument to set-auth', ['set-auth', 'oauth-personal', 'extra'], {}],
     ['extra positional argument to show', ['show', 'extra'], {}],
@@ -191,16 +228,23 @@ describe('settings: bad input leaves the file byte for byte', () => {
 describe('settings: existing files', () => {
   it('keeps unknown keys in order and byte for byte, and keeps the mode', async () => {
     sandbox = makeSandbox();
-    const original = '{\n    "zeta": {"a": [1, 2]},\n    "10": 1.0,\n    "auth": {"type": "oauth-personal", "remember": true},\n    "alpha": "x"\n}\n';
+    const original =
+      '{\n    "zeta": {"a": [1, 2]},\n    "10": 1.0,\n    "auth": {"type": "oauth-personal", "remember": true},\n    "alpha": "x"\n}\n';
     writeSettings(sandbox, original);
     fs.chmodSync(settingsFile(sandbox), 0o600);
-    const r = await agyctl(['settings', 'set-auth', 'oauth-business', '--project', 'p', '--location', 'us-central1'], sandbox);
+    const r = await agyctl(
+      ['settings', 'set-auth', 'oauth-business', '--project', 'p', '--location', 'us-central1'],
+      sandbox,
+    );
     expect(r.exitCode, r.stderr).toBe(0);
     const text = readText(sandbox);
     expect(text).toBe(
       original
         .replace('"oauth-personal"', '"oauth-business"')
-        .replace('"alpha": "x"\n', '"alpha": "x",\n    "gcp": {\n        "project": "p",\n        "location": "us-central1"\n    }\n'),
+        .replace(
+          '"alpha": "x"\n',
+          '"alpha": "x",\n    "gcp": {\n        "project": "p",\n        "location": "us-central1"\n    }\n',
+        ),
     );
     expect(Object.keys(JSON.parse(text) as object)).toEqual(['10', 'zeta', 'auth', 'alpha', 'gcp']); // JSON.parse puts "10" first; the text did not move it
     expect(fs.statSync(settingsFile(sandbox)).mode & 0o777).toBe(0o600);
@@ -218,7 +262,11 @@ describe('settings: existing files', () => {
 
     const validate = await agyctl(['settings', 'validate', '--json'], sandbox);
     expect(validate.exitCode).toBe(2);
-    expect(parseJson(validate.stdout)).toMatchObject({ ok: false, usable: false, problems: [{ id: 'json-invalid', line: 3, column: 3 }] });
+    expect(parseJson(validate.stdout)).toMatchObject({
+      ok: false,
+      usable: false,
+      problems: [{ id: 'json-invalid', line: 3, column: 3 }],
+    });
 
     const forced = await agyctl(['settings', 'set-auth', 'gemini-api-key', '--force', '--json'], sandbox);
     expect(forced.exitCode, forced.stderr).toBe(0);
@@ -241,7 +289,10 @@ describe('settings: existing files', () => {
     expect(parseJson(r.stdout).error).toMatchObject({ code: 'unsafe-symlink' });
     expect(fs.lstatSync(settingsFile(sandbox)).isSymbolicLink()).toBe(true);
     expect(fs.readFileSync(real, 'utf8')).toBe('{"auth": {"type": "oauth-personal"}}\n');
-    expect(((await showJson(sandbox)).settings as Record<string, unknown>)).toMatchObject({ symlink: true, target: real });
+    expect((await showJson(sandbox)).settings as Record<string, unknown>).toMatchObject({
+      symlink: true,
+      target: real,
+    });
   });
 
   it('validate exits 0 with warnings only, 2 when the file is missing', async () => {
@@ -252,7 +303,11 @@ describe('settings: existing files', () => {
     writeSettings(sandbox, { auth: { type: 'vertex-ai' }, gcp: { project: 'p', location: 'us-central1' } });
     const legacy = await agyctl(['settings', 'validate', '--json'], sandbox);
     expect(legacy.exitCode).toBe(0);
-    expect(parseJson(legacy.stdout)).toMatchObject({ ok: true, usable: true, problems: [{ id: 'auth-type-legacy', severity: 'warning' }] });
+    expect(parseJson(legacy.stdout)).toMatchObject({
+      ok: true,
+      usable: true,
+      problems: [{ id: 'auth-type-legacy', severity: 'warning' }],
+    });
   });
 });
 

@@ -6,8 +6,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { execa } from 'execa';
 import Database from 'better-sqlite3';
+import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agyctl, BIN, makeSandbox, parseJson, type RunResult, type Sandbox } from '../helpers/cli.js';
 
@@ -42,7 +42,12 @@ describe('backup destinations that cannot be used', () => {
     const file = path.join(sandbox.root, 'not-a-dir');
     fs.writeFileSync(file, 'x');
     expectOrdinary(await agyctl(['backup', '--json', '--to', file], sandbox), 2, 'fs-not-a-directory', file);
-    expectOrdinary(await agyctl(['backup', '--json', '--to', path.join(file, 'sub')], sandbox), 2, 'fs-not-a-directory', file);
+    expectOrdinary(
+      await agyctl(['backup', '--json', '--to', path.join(file, 'sub')], sandbox),
+      2,
+      'fs-not-a-directory',
+      file,
+    );
   });
 
   it('--to a directory the user cannot write: exit 2 naming it (run as nobody)', async () => {
@@ -51,9 +56,24 @@ describe('backup destinations that cannot be used', () => {
     const ro = path.join(sandbox.root, 'read-only');
     fs.mkdirSync(ro, { mode: 0o555 });
     fs.chmodSync(sandbox.root, 0o755); // nobody must reach the state dir and the destination
-    for (const p of [sandbox.home, path.join(sandbox.home, '.gemini'), sandbox.stateDir, path.join(sandbox.stateDir, 'conversations')]) fs.chmodSync(p, 0o755);
-    const r = await execa('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', 'node', BIN, 'backup', '--json', '--to', ro], { env: sandbox.env, extendEnv: false, reject: false, timeout: 45_000, cwd: '/' });
-    expectOrdinary({ exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) }, 2, 'fs-permission-denied', ro);
+    for (const p of [
+      sandbox.home,
+      path.join(sandbox.home, '.gemini'),
+      sandbox.stateDir,
+      path.join(sandbox.stateDir, 'conversations'),
+    ])
+      fs.chmodSync(p, 0o755);
+    const r = await execa(
+      'setpriv',
+      ['--reuid=nobody', '--regid=nogroup', '--clear-groups', 'node', BIN, 'backup', '--json', '--to', ro],
+      { env: sandbox.env, extendEnv: false, reject: false, timeout: 45_000, cwd: '/' },
+    );
+    expectOrdinary(
+      { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) },
+      2,
+      'fs-permission-denied',
+      ro,
+    );
     expect(fs.readdirSync(ro)).toEqual([]);
   });
 
@@ -62,8 +82,17 @@ describe('backup destinations that cannot be used', () => {
     conversation(sandbox);
     const to = path.join(sandbox.root, 'backups');
     // ulimit -f 0: not one byte can be written, so even the lock file's write fails (SIGXFSZ ignored: EFBIG).
-    const r = await execa('bash', ['-c', `trap '' XFSZ; ulimit -f 0; exec node "$@"`, 'bash', BIN, 'backup', '--json', '--to', to], { env: sandbox.env, extendEnv: false, reject: false, timeout: 45_000 });
-    expectOrdinary({ exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) }, 6, 'backup-write-failed', to);
+    const r = await execa(
+      'bash',
+      ['-c', `trap '' XFSZ; ulimit -f 0; exec node "$@"`, 'bash', BIN, 'backup', '--json', '--to', to],
+      { env: sandbox.env, extendEnv: false, reject: false, timeout: 45_000 },
+    );
+    expectOrdinary(
+      { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) },
+      6,
+      'backup-write-failed',
+      to,
+    );
     expect(fs.readdirSync(to)).toEqual([]);
     const next = await agyctl(['backup', '--to', to], sandbox);
     expect(next.exitCode, next.stderr).toBe(0);
@@ -72,8 +101,18 @@ describe('backup destinations that cannot be used', () => {
   it('a name too long: backup --to and sessions --state-dir exit 2', async () => {
     sandbox = makeSandbox();
     conversation(sandbox);
-    expectOrdinary(await agyctl(['backup', '--json', '--to', path.join(sandbox.root, LONG)], sandbox), 2, 'fs-name-too-long', LONG);
-    expectOrdinary(await agyctl(['sessions', '--json', '--state-dir', path.join(sandbox.root, LONG)], sandbox), 2, 'fs-name-too-long', LONG);
+    expectOrdinary(
+      await agyctl(['backup', '--json', '--to', path.join(sandbox.root, LONG)], sandbox),
+      2,
+      'fs-name-too-long',
+      LONG,
+    );
+    expectOrdinary(
+      await agyctl(['sessions', '--json', '--state-dir', path.join(sandbox.root, LONG)], sandbox),
+      2,
+      'fs-name-too-long',
+      LONG,
+    );
   });
 });
 

@@ -24,7 +24,8 @@ afterEach(() => {
   sandbox = undefined;
 });
 
-if (process.getuid?.() !== 0) throw new Error('these tests run as root (as in CI): they check what root does to a user-owned state dir');
+if (process.getuid?.() !== 0)
+  throw new Error('these tests run as root (as in CI): they check what root does to a user-owned state dir');
 
 /** A sandbox whose HOME, ~/.gemini and state dir belong to nobody; a root-only `secret/` dir beside it. */
 function userBox(): Sandbox & { secret: string; conv: string } {
@@ -32,7 +33,8 @@ function userBox(): Sandbox & { secret: string; conv: string } {
   sandbox = sb;
   fs.chmodSync(sb.root, 0o755);
   fs.mkdirSync(path.join(sb.stateDir, 'conversations'), { recursive: true, mode: 0o700 });
-  for (const d of [sb.home, path.dirname(sb.stateDir), sb.stateDir, path.join(sb.stateDir, 'conversations')]) fs.chownSync(d, NOBODY, NOGROUP);
+  for (const d of [sb.home, path.dirname(sb.stateDir), sb.stateDir, path.join(sb.stateDir, 'conversations')])
+    fs.chownSync(d, NOBODY, NOGROUP);
   const secret = path.join(sb.root, 'secret');
   fs.mkdirSync(secret, { mode: 0o700 });
   return Object.assign(sb, { secret, conv: path.join(sb.stateDir, 'conversations') });
@@ -79,7 +81,11 @@ async function expectUnsafeSymlink(args: string[], sb: Sandbox, link: string): P
   expect(error.hint).toContain(`rm ${link}`);
 }
 
-async function backupTo(sb: Sandbox, dir: string, extra: string[] = []): Promise<{ exitCode: number; json: any; stderr: string }> {
+async function backupTo(
+  sb: Sandbox,
+  dir: string,
+  extra: string[] = [],
+): Promise<{ exitCode: number; json: any; stderr: string }> {
   const r = await agyctl(['backup', '--to', dir, '--json', ...extra], sb);
   return { exitCode: r.exitCode, json: r.stdout ? parseJson(r.stdout) : {}, stderr: r.stderr };
 }
@@ -165,7 +171,7 @@ describe('restore as root', () => {
     expect(sha(rootDb)).toBe(before);
   });
 
-  it('planted .<id>.db.restore-<ms>.tmp links are never followed; restored files are 0600 and the state dir owner\'s', async () => {
+  it("planted .<id>.db.restore-<ms>.tmp links are never followed; restored files are 0600 and the state dir owner's", async () => {
     const sb = userBox();
     const snap = await snapshotOfA(sb);
     makeDb(path.join(sb.conv, `${A}.db.new`), 2, 'current');
@@ -183,9 +189,12 @@ describe('restore as root', () => {
     const db = path.join(sb.conv, `${A}.db`);
     expect(fs.lstatSync(db).isFile()).toBe(true);
     expect(tags(db)).toEqual(['snap']);
-    const restored = ((parseJson(r.stdout).restore as Record<string, unknown>).sessions as Array<{ preRestore: string }>)[0]!;
+    const restored = (
+      (parseJson(r.stdout).restore as Record<string, unknown>).sessions as Array<{ preRestore: string }>
+    )[0]!;
     expect(tags(restored.preRestore)).toEqual(['current']);
-    for (const f of [db, restored.preRestore, path.join(sb.conv, `${A}.meta`)]) expect([path.basename(f), modeOf(f), uidOf(f)]).toEqual([path.basename(f), 0o600, NOBODY]);
+    for (const f of [db, restored.preRestore, path.join(sb.conv, `${A}.meta`)])
+      expect([path.basename(f), modeOf(f), uidOf(f)]).toEqual([path.basename(f), 0o600, NOBODY]);
     expect(fs.readdirSync(sb.conv).filter((n) => n.startsWith('.agyctl-'))).toEqual([]);
   });
 

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agyctl, makeSandbox, parseEvents, parseJson, writeSettings, type Sandbox } from '../helpers/cli.js';
+import { agyctl, makeSandbox, parseEvents, parseJson, type Sandbox, writeSettings } from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
 afterEach(() => sandbox?.cleanup());

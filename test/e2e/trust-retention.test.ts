@@ -36,8 +36,13 @@ async function backup(sb: Sandbox, extra: string[] = []): Promise<any> {
 /** Snapshot name -> the session ids its manifest lists. */
 function holdings(sb: Sandbox): Record<string, string[]> {
   const out: Record<string, string[]> = {};
-  for (const name of fs.readdirSync(backups(sb)).filter((n) => !n.startsWith('.')).sort()) {
-    const m = JSON.parse(fs.readFileSync(path.join(backups(sb), name, 'manifest.json'), 'utf8')) as { sessions: Array<{ id: string }> };
+  for (const name of fs
+    .readdirSync(backups(sb))
+    .filter((n) => !n.startsWith('.'))
+    .sort()) {
+    const m = JSON.parse(fs.readFileSync(path.join(backups(sb), name, 'manifest.json'), 'utf8')) as {
+      sessions: Array<{ id: string }>;
+    };
     out[name] = m.sessions.map((s) => s.id).sort();
   }
   return out;
@@ -89,7 +94,12 @@ describe('backup --dry-run', () => {
     const r = await agyctl(['backup', '--to', backups(sandbox), '--json', '--dry-run', '--keep-last', '1'], sandbox);
     expect(r.exitCode, r.stderr).toBe(0);
     const doc = parseJson(r.stdout) as any;
-    expect(doc).toMatchObject({ ok: true, dryRun: true, sessions: [A], retention: { applied: false, dryRun: true, removed: [] } });
+    expect(doc).toMatchObject({
+      ok: true,
+      dryRun: true,
+      sessions: [A],
+      retention: { applied: false, dryRun: true, removed: [] },
+    });
     expect(doc.retention.wouldRemove.sort()).toEqual([first.snapshot.name, second.snapshot.name].sort());
     const human = await agyctl(['backup', '--to', backups(sandbox), '--dry-run', '--keep-last', '2'], sandbox);
     expect(human.exitCode).toBe(0);

@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agyctl, makeSandbox, parseEvents, parseJson, writeSettings, type Sandbox } from '../helpers/cli.js';
+import { agyctl, makeSandbox, parseEvents, parseJson, type Sandbox, writeSettings } from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
 afterEach(() => sandbox?.cleanup());
@@ -30,7 +30,7 @@ function errorOf(stdout: string): Record<string, unknown> | undefined {
 }
 
 describe('--state-dir that is not the server default', () => {
-  it('<other>/.gemini/antigravity-acp logout removes only that token; $HOME\'s stays', async () => {
+  it("<other>/.gemini/antigravity-acp logout removes only that token; $HOME's stays", async () => {
     sandbox = makeSandbox();
     writeSettings(sandbox, { auth: { type: 'oauth-personal' } });
     const homeToken = plantToken(sandbox.stateDir);
@@ -38,12 +38,21 @@ describe('--state-dir that is not the server default', () => {
     const otherToken = plantToken(other);
     const r = await agyctl(['logout', '--json', '--state-dir', other], sandbox);
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(parseJson(r.stdout)).toMatchObject({ logout: { tokenFile: otherToken, tokenRemoved: true, confirmed: true } });
+    expect(parseJson(r.stdout)).toMatchObject({
+      logout: { tokenFile: otherToken, tokenRemoved: true, confirmed: true },
+    });
     expect(fs.existsSync(otherToken)).toBe(false);
     expect(fs.existsSync(homeToken)).toBe(true);
   });
 
-  for (const args of [['logout', '--local'], ['logout'], ['login'], ['probe'], ['check', '--live'], ['check', '--restart']]) {
+  for (const args of [
+    ['logout', '--local'],
+    ['logout'],
+    ['login'],
+    ['probe'],
+    ['check', '--live'],
+    ['check', '--restart'],
+  ]) {
     it(`a state dir the server cannot use: ${args.join(' ')} refuses with exit 2 and changes nothing`, async () => {
       sandbox = makeSandbox();
       const homeToken = plantToken(sandbox.stateDir);

@@ -4,7 +4,10 @@ import type { ResultPromise } from 'execa';
 
 export const FAKE_CODE = '4/0AfJohXm-FAKE-AUTH-CODE-do-not-print';
 
-export function redirectFor(signInUrl: string, overrides: { code?: string | null; state?: string; port?: number; path?: string } = {}): string {
+export function redirectFor(
+  signInUrl: string,
+  overrides: { code?: string | null; state?: string; port?: number; path?: string } = {},
+): string {
   const u = new URL(signInUrl);
   const r = new URL(u.searchParams.get('redirect_uri')!);
   if (overrides.port !== undefined) r.port = String(overrides.port);

@@ -2,11 +2,12 @@
  * Helpers for end-to-end tests: run the BUILT binary (bin/agyctl.js ->
  * dist/) in a throwaway HOME, against the bundled simulator.
  */
-import { execa, type ResultPromise } from 'execa';
+
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { execa, type ResultPromise } from 'execa';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const BIN = path.join(ROOT, 'bin', 'agyctl.js');
@@ -87,7 +88,10 @@ export function parseJson(stdout: string): Record<string, unknown> {
 }
 
 export function parseEvents(stdout: string): Array<Record<string, unknown>> {
-  return stdout.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return stdout
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 /** Pids of live processes whose environment carries this sandbox's HOME: what a test left behind. */

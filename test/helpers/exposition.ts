@@ -24,7 +24,8 @@ function parseValue(text: string, where: string): number {
   if (text === 'NaN') return NaN;
   if (text === '+Inf' || text === 'Inf') return Infinity;
   if (text === '-Inf') return -Infinity;
-  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text)) throw new Error(`${where}: bad value ${JSON.stringify(text)}`);
+  if (!/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text))
+    throw new Error(`${where}: bad value ${JSON.stringify(text)}`);
   return Number(text);
 }
 
@@ -83,44 +84,51 @@ export function parseExposition(text: string): Map<string, ParsedFamily> {
       current = name;
     }
     let f = families.get(name);
-    if (!f) families.set(name, (f = { name, help: undefined, type: undefined, samples: [] }));
+    if (!f) {
+      f = { name, help: undefined, type: undefined, samples: [] };
+      families.set(name, f);
+    }
     return f;
   };
-  text.split('\n').slice(0, -1).forEach((line, n) => {
-    const where = `line ${n + 1}`;
-    if (line.trim() === '') return;
-    const meta = /^#\s+(HELP|TYPE)\s+(\S+)(?:\s(.*))?$/.exec(line);
-    if (meta) {
-      const [, kind, name, rest = ''] = meta as unknown as [string, string, string, string | undefined];
-      if (!METRIC_NAME.test(name)) throw new Error(`${where}: bad metric name ${name}`);
-      const f = family(name, where);
-      if (kind === 'HELP') {
-        if (f.help !== undefined) throw new Error(`${where}: second HELP for ${name}`);
-        f.help = unescapeHelp(rest, where);
-      } else {
-        if (f.type !== undefined) throw new Error(`${where}: second TYPE for ${name}`);
-        if (f.samples.length > 0) throw new Error(`${where}: TYPE for ${name} after its samples`);
-        if (!TYPES.has(rest.trim())) throw new Error(`${where}: unknown type ${rest}`);
-        f.type = rest.trim();
+  text
+    .split('\n')
+    .slice(0, -1)
+    .forEach((line, n) => {
+      const where = `line ${n + 1}`;
+      if (line.trim() === '') return;
+      const meta = /^#\s+(HELP|TYPE)\s+(\S+)(?:\s(.*))?$/.exec(line);
+      if (meta) {
+        const [, kind, name, rest = ''] = meta as unknown as [string, string, string, string | undefined];
+        if (!METRIC_NAME.test(name)) throw new Error(`${where}: bad metric name ${name}`);
+        const f = family(name, where);
+        if (kind === 'HELP') {
+          if (f.help !== undefined) throw new Error(`${where}: second HELP for ${name}`);
+          f.help = unescapeHelp(rest, where);
+        } else {
+          if (f.type !== undefined) throw new Error(`${where}: second TYPE for ${name}`);
+          if (f.samples.length > 0) throw new Error(`${where}: TYPE for ${name} after its samples`);
+          if (!TYPES.has(rest.trim())) throw new Error(`${where}: unknown type ${rest}`);
+          f.type = rest.trim();
+        }
+        return;
       }
-      return;
-    }
-    if (line.startsWith('#')) return; // other comments are allowed
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(.*)$/.exec(line);
-    if (!m) throw new Error(`${where}: not a sample: ${line}`);
-    const name = m[1]!;
-    let rest = m[2]!;
-    let labels: Record<string, string> = {};
-    if (rest.startsWith('{')) ({ labels, rest } = parseLabels(rest, where));
-    const parts = rest.trim().split(/\s+/);
-    if (!rest.startsWith(' ') || parts.length < 1 || parts.length > 2) throw new Error(`${where}: expected ' value [timestamp]'`);
-    const value = parseValue(parts[0]!, where);
-    if (parts[1] !== undefined && !/^-?\d+$/.test(parts[1])) throw new Error(`${where}: bad timestamp`);
-    const f = family(name, where);
-    const key = `${name}${JSON.stringify(Object.entries(labels).sort())}`;
-    if (series.has(key)) throw new Error(`${where}: duplicate series ${name}`);
-    series.add(key);
-    f.samples.push({ name, labels, value });
-  });
+      if (line.startsWith('#')) return; // other comments are allowed
+      const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(.*)$/.exec(line);
+      if (!m) throw new Error(`${where}: not a sample: ${line}`);
+      const name = m[1]!;
+      let rest = m[2]!;
+      let labels: Record<string, string> = {};
+      if (rest.startsWith('{')) ({ labels, rest } = parseLabels(rest, where));
+      const parts = rest.trim().split(/\s+/);
+      if (!rest.startsWith(' ') || parts.length < 1 || parts.length > 2)
+        throw new Error(`${where}: expected ' value [timestamp]'`);
+      const value = parseValue(parts[0]!, where);
+      if (parts[1] !== undefined && !/^-?\d+$/.test(parts[1])) throw new Error(`${where}: bad timestamp`);
+      const f = family(name, where);
+      const key = `${name}${JSON.stringify(Object.entries(labels).sort())}`;
+      if (series.has(key)) throw new Error(`${where}: duplicate series ${name}`);
+      series.add(key);
+      f.samples.push({ name, labels, value });
+    });
   return families;
 }

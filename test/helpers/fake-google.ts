@@ -49,17 +49,67 @@ function openssl(args: string[], cwd: string): void {
 }
 
 /** A CA and one leaf certificate per host, EC P-256 (fast to make), valid for two days. */
-export function makeCertificates(dir: string, hosts: readonly string[]): { caFile: string; contexts: Map<string, tls.SecureContext> } {
+export function makeCertificates(
+  dir: string,
+  hosts: readonly string[],
+): { caFile: string; contexts: Map<string, tls.SecureContext> } {
   fs.mkdirSync(dir, { recursive: true });
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
-  openssl(['req', '-x509', ...ec, '-keyout', 'ca.key', '-out', 'ca.crt', '-days', '2', '-subj', '/CN=agyctl test CA', '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,keyCertSign,cRLSign'], dir);
+  openssl(
+    [
+      'req',
+      '-x509',
+      ...ec,
+      '-keyout',
+      'ca.key',
+      '-out',
+      'ca.crt',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=agyctl test CA',
+      '-addext',
+      'basicConstraints=critical,CA:TRUE',
+      '-addext',
+      'keyUsage=critical,keyCertSign,cRLSign',
+    ],
+    dir,
+  );
   const contexts = new Map<string, tls.SecureContext>();
   for (const host of hosts) {
     const ext = path.join(dir, `${host}.ext`);
-    fs.writeFileSync(ext, `subjectAltName=DNS:${host}\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n`);
+    fs.writeFileSync(
+      ext,
+      `subjectAltName=DNS:${host}\nbasicConstraints=CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n`,
+    );
     openssl(['req', ...ec, '-keyout', `${host}.key`, '-out', `${host}.csr`, '-subj', `/CN=${host}`], dir);
-    openssl(['x509', '-req', '-in', `${host}.csr`, '-CA', 'ca.crt', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${host}.crt`, '-days', '2', '-extfile', ext], dir);
-    contexts.set(host, tls.createSecureContext({ key: fs.readFileSync(path.join(dir, `${host}.key`)), cert: fs.readFileSync(path.join(dir, `${host}.crt`)) }));
+    openssl(
+      [
+        'x509',
+        '-req',
+        '-in',
+        `${host}.csr`,
+        '-CA',
+        'ca.crt',
+        '-CAkey',
+        'ca.key',
+        '-CAcreateserial',
+        '-out',
+        `${host}.crt`,
+        '-days',
+        '2',
+        '-extfile',
+        ext,
+      ],
+      dir,
+    );
+    contexts.set(
+      host,
+      tls.createSecureContext({
+        key: fs.readFileSync(path.join(dir, `${host}.key`)),
+        cert: fs.readFileSync(path.join(dir, `${host}.crt`)),
+      }),
+    );
   }
   return { caFile: path.join(dir, 'ca.crt'), contexts };
 }
@@ -79,32 +129,49 @@ const tokens = (): Record<string, unknown> => ({
   refresh_token: FAKE.refreshToken,
   expires_in: 3599,
   token_type: 'Bearer',
-  scope: 'https://www.googleapis.com/auth/cloud-platform https://www.googleapis.com/auth/userinfo.email https://www.googleapis.com/auth/userinfo.profile',
+  scope:
+    'https://www.googleapis.com/auth/cloud-platform https://www.googleapis.com/auth/userinfo.email https://www.googleapis.com/auth/userinfo.profile',
 });
 
 /** The canned answers. Unknown Code Assist methods get `{}` (gemini-cli tolerates it); anything else is a 404. */
 function answer(host: string, method: string, url: URL, body: string): Answer {
   if (host === 'oauth2.googleapis.com' && url.pathname === '/token') {
     const form = new URLSearchParams(body);
-    if (form.get('grant_type') === 'refresh_token') return { status: 200, body: { ...tokens(), refresh_token: undefined } };
+    if (form.get('grant_type') === 'refresh_token')
+      return { status: 200, body: { ...tokens(), refresh_token: undefined } };
     if (form.get('code') === FAKE.code) return { status: 200, body: tokens() };
     return { status: 400, body: { error: 'invalid_grant', error_description: 'Malformed auth code.' } };
   }
   if (host === 'oauth2.googleapis.com' && url.pathname === '/tokeninfo') {
-    return { status: 200, body: { aud: 'test', azp: 'test', email: FAKE.email, expires_in: 3500, scope: tokens().scope } };
+    return {
+      status: 200,
+      body: { aud: 'test', azp: 'test', email: FAKE.email, expires_in: 3500, scope: tokens().scope },
+    };
   }
   if (host === 'www.googleapis.com' && url.pathname === '/oauth2/v2/userinfo') {
     return { status: 200, body: { id: '1234567890', email: FAKE.email, verified_email: true } };
   }
   if (host === 'cloudcode-pa.googleapis.com' && method === 'POST') {
     const rpc = url.pathname.split(':').pop();
-    if (rpc === 'loadCodeAssist') return { status: 200, body: { currentTier: { id: 'free-tier', name: 'Gemini Code Assist for individuals' }, allowedTiers: [{ id: 'free-tier', isDefault: true }], cloudaicompanionProject: FAKE.project } };
-    if (rpc === 'onboardUser') return { status: 200, body: { done: true, response: { cloudaicompanionProject: { id: FAKE.project } } } };
+    if (rpc === 'loadCodeAssist')
+      return {
+        status: 200,
+        body: {
+          currentTier: { id: 'free-tier', name: 'Gemini Code Assist for individuals' },
+          allowedTiers: [{ id: 'free-tier', isDefault: true }],
+          cloudaicompanionProject: FAKE.project,
+        },
+      };
+    if (rpc === 'onboardUser')
+      return { status: 200, body: { done: true, response: { cloudaicompanionProject: { id: FAKE.project } } } };
     if (rpc === 'listExperiments') return { status: 200, body: { experimentIds: [], flags: [] } };
     if (rpc === 'retrieveUserQuota') return { status: 200, body: { buckets: [] } };
     return { status: 200, body: {} };
   }
-  return { status: 404, body: { error: { code: 404, message: `fake Google does not play ${method} ${host}${url.pathname}` } } };
+  return {
+    status: 404,
+    body: { error: { code: 404, message: `fake Google does not play ${method} ${host}${url.pathname}` } },
+  };
 }
 
 export async function startFakeGoogle(dir: string): Promise<FakeGoogle> {

@@ -21,7 +21,7 @@ import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { BIN, SIM } from './cli.js';
-import { ip, isZombie, keygen, killGroup, namespaceObstacle, which, type RunInNsOptions } from './netns.js';
+import { ip, isZombie, keygen, killGroup, namespaceObstacle, type RunInNsOptions, which } from './netns.js';
 
 const SSHD_READY_MS = 10_000;
 const NODE = process.execPath;
@@ -93,7 +93,12 @@ async function link(host: string, laptop: string, i: number): Promise<string | u
 
 const quoteSetEnv = (k: string, v: string): string => `"${k}=${v.replace(/"/g, '')}"`;
 
-function writeHost(dir: string, addr: string, clientPub: string, env: Record<string, string>): { home: string; bin: string } {
+function writeHost(
+  dir: string,
+  addr: string,
+  clientPub: string,
+  env: Record<string, string>,
+): { home: string; bin: string } {
   fs.mkdirSync(dir, { mode: 0o700 });
   const home = path.join(dir, 'home');
   const bin = path.join(dir, 'bin');
@@ -102,7 +107,14 @@ function writeHost(dir: string, addr: string, clientPub: string, env: Record<str
   fs.writeFileSync(path.join(bin, 'agyctl'), `#!/bin/sh\nexec ${NODE} ${BIN} "$@"\n`, { mode: 0o755 });
   fs.writeFileSync(path.join(bin, 'agy_acp_server'), `#!/bin/sh\nexec ${NODE} ${SIM} "$@"\n`, { mode: 0o755 });
   fs.copyFileSync(clientPub, path.join(dir, 'authorized_keys'));
-  const vars = { HOME: home, TMPDIR: tmp, PATH: `${bin}:${path.dirname(NODE)}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`, NO_COLOR: '1', LANG: 'C.UTF-8', ...env };
+  const vars = {
+    HOME: home,
+    TMPDIR: tmp,
+    PATH: `${bin}:${path.dirname(NODE)}:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin`,
+    NO_COLOR: '1',
+    LANG: 'C.UTF-8',
+    ...env,
+  };
   fs.writeFileSync(
     path.join(dir, 'sshd_config'),
     [
@@ -123,7 +135,9 @@ function writeHost(dir: string, addr: string, clientPub: string, env: Record<str
       'MaxStartups 50',
       'Subsystem sftp internal-sftp',
       'LogLevel INFO',
-      `SetEnv ${Object.entries(vars).map(([k, v]) => quoteSetEnv(k, v)).join(' ')}`,
+      `SetEnv ${Object.entries(vars)
+        .map(([k, v]) => quoteSetEnv(k, v))
+        .join(' ')}`,
       '',
     ].join('\n'),
   );
@@ -137,10 +151,18 @@ function sshdControl(ns: string, sshd: string, config: string): Pick<FleetHost, 
     async startSshd() {
       if (control.sshdPid()) return;
       let log = '';
-      const child = execa('ip', ['netns', 'exec', ns, sshd, '-D', '-e', '-f', config], { reject: false, stdin: 'ignore', buffer: false, cleanup: true });
+      const child = execa('ip', ['netns', 'exec', ns, sshd, '-D', '-e', '-f', config], {
+        reject: false,
+        stdin: 'ignore',
+        buffer: false,
+        cleanup: true,
+      });
       daemon = child;
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`sshd in ${ns} did not start within ${SSHD_READY_MS} ms: ${log}`)), SSHD_READY_MS);
+        const timer = setTimeout(
+          () => reject(new Error(`sshd in ${ns} did not start within ${SSHD_READY_MS} ms: ${log}`)),
+          SSHD_READY_MS,
+        );
         child.stderr!.on('data', (chunk: Buffer) => {
           log += chunk.toString();
           if (/Server listening on/.test(log)) {
@@ -159,7 +181,10 @@ function sshdControl(ns: string, sshd: string, config: string): Pick<FleetHost, 
       daemon = undefined;
       if (!child || child.exitCode !== null) return;
       child.kill('SIGTERM');
-      const stopped = await Promise.race([child.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5_000))]);
+      const stopped = await Promise.race([
+        child.then(() => true),
+        new Promise<boolean>((r) => setTimeout(() => r(false), 5_000)),
+      ]);
       if (!stopped) child.kill('SIGKILL');
     },
   };
@@ -172,7 +197,10 @@ export async function createFleetLab(options: FleetLabOptions = {}): Promise<Fle
   if (obstacle) return { unavailable: obstacle };
   const sshd = which('sshd', ['/usr/sbin', '/sbin']);
   const ssh = which('ssh');
-  if (!sshd || !ssh || !which('ssh-keygen')) throw new Error('OpenSSH (openssh-server and openssh-client) is not installed; .ci/run installs it: apt-get install openssh-server openssh-client');
+  if (!sshd || !ssh || !which('ssh-keygen'))
+    throw new Error(
+      'OpenSSH (openssh-server and openssh-client) is not installed; .ci/run installs it: apt-get install openssh-server openssh-client',
+    );
   serial += 1;
   const tag = `${process.pid}-${serial}`;
   const laptop = `agyctl-fl-laptop-${tag}`;
@@ -205,7 +233,17 @@ export async function createFleetLab(options: FleetLabOptions = {}): Promise<Fle
   fs.mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
   const hosts: FleetHost[] = [];
   const known: string[] = [];
-  const config = ['Host *', '  User root', '  GlobalKnownHostsFile /dev/null', `  UserKnownHostsFile ${path.join(dir, 'known_hosts')}`, '  StrictHostKeyChecking yes', '  BatchMode yes', '  ConnectTimeout 5', '  IdentitiesOnly yes', `  IdentityFile ${clientKey}`];
+  const config = [
+    'Host *',
+    '  User root',
+    '  GlobalKnownHostsFile /dev/null',
+    `  UserKnownHostsFile ${path.join(dir, 'known_hosts')}`,
+    '  StrictHostKeyChecking yes',
+    '  BatchMode yes',
+    '  ConnectTimeout 5',
+    '  IdentitiesOnly yes',
+    `  IdentityFile ${clientKey}`,
+  ];
   for (let i = 0; i < count; i += 1) {
     const name = `h${i + 1}`;
     const addr = `10.204.${i + 1}.1`;
@@ -214,7 +252,16 @@ export async function createFleetLab(options: FleetLabOptions = {}): Promise<Fle
     await keygen(path.join(hostDir, 'host_key'));
     known.push(`${addr} ${fs.readFileSync(path.join(hostDir, 'host_key.pub'), 'utf8').trim()}`);
     config.push(`Host ${name}`, `  HostName ${addr}`);
-    hosts.push({ name, ns: names[i]!, addr, dir: hostDir, home, bin, stateDir: path.join(home, '.gemini', 'antigravity-acp'), ...sshdControl(names[i]!, sshd, path.join(hostDir, 'sshd_config')) });
+    hosts.push({
+      name,
+      ns: names[i]!,
+      addr,
+      dir: hostDir,
+      home,
+      bin,
+      stateDir: path.join(home, '.gemini', 'antigravity-acp'),
+      ...sshdControl(names[i]!, sshd, path.join(hostDir, 'sshd_config')),
+    });
   }
   fs.writeFileSync(path.join(dir, 'known_hosts'), `${known.join('\n')}\n`);
   const sshConfig = path.join(dir, 'ssh_config');
@@ -249,7 +296,11 @@ export async function createFleetLab(options: FleetLabOptions = {}): Promise<Fle
       }),
     async pids(ns) {
       const r = await ip(['netns', 'pids', ns]);
-      return r.out.split(/\s+/).filter(Boolean).map(Number).filter((pid) => !isZombie(pid));
+      return r.out
+        .split(/\s+/)
+        .filter(Boolean)
+        .map(Number)
+        .filter((pid) => !isZombie(pid));
     },
     async teardown() {
       for (const h of hosts) await h.stopSshd();
@@ -284,7 +335,10 @@ export function requireFleetLab(result: FleetLabResult | undefined, ctx: { skip:
 }
 
 /** The fleet lab for one test file; children a test tracks are killed (with their group) after it. */
-export function useFleetLab(options: FleetLabOptions = {}): { result(): FleetLabResult | undefined; track<T extends ResultPromise>(child: T): T } {
+export function useFleetLab(options: FleetLabOptions = {}): {
+  result(): FleetLabResult | undefined;
+  track<T extends ResultPromise>(child: T): T;
+} {
   let labResult: FleetLabResult | undefined;
   const children = new Set<ResultPromise>();
   beforeAll(async () => {

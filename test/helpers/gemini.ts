@@ -27,9 +27,11 @@ export interface GeminiSandbox extends Sandbox {
 
 export function assertGeminiInstalled(): void {
   const pkg = path.join(ROOT, 'node_modules', '@google', 'gemini-cli', 'package.json');
-  if (!fs.existsSync(GEMINI) || !fs.existsSync(pkg)) throw new Error(`@google/gemini-cli is not installed (${GEMINI}); run npm ci: these tests need the real package`);
+  if (!fs.existsSync(GEMINI) || !fs.existsSync(pkg))
+    throw new Error(`@google/gemini-cli is not installed (${GEMINI}); run npm ci: these tests need the real package`);
   const version = (JSON.parse(fs.readFileSync(pkg, 'utf8')) as { version: string }).version;
-  if (version !== GEMINI_VERSION) throw new Error(`@google/gemini-cli ${version} is installed, the tests are written against ${GEMINI_VERSION}`);
+  if (version !== GEMINI_VERSION)
+    throw new Error(`@google/gemini-cli ${version} is installed, the tests are written against ${GEMINI_VERSION}`);
 }
 
 /**
@@ -41,7 +43,20 @@ export function assertGeminiInstalled(): void {
 export function makeGeminiSandbox(extraEnv: NodeJS.ProcessEnv = {}): GeminiSandbox {
   assertGeminiInstalled();
   const base = makeSandbox({ AGYCTL_SERVER: `${GEMINI} --acp`, ...extraEnv });
-  for (const k of ['DISPLAY', 'WAYLAND_DISPLAY', 'CI', 'NO_BROWSER', 'HTTPS_PROXY', 'HTTP_PROXY', 'https_proxy', 'http_proxy', 'NO_PROXY', 'no_proxy', 'GEMINI_API_KEY', 'GOOGLE_API_KEY']) {
+  for (const k of [
+    'DISPLAY',
+    'WAYLAND_DISPLAY',
+    'CI',
+    'NO_BROWSER',
+    'HTTPS_PROXY',
+    'HTTP_PROXY',
+    'https_proxy',
+    'http_proxy',
+    'NO_PROXY',
+    'no_proxy',
+    'GEMINI_API_KEY',
+    'GOOGLE_API_KEY',
+  ]) {
     if (!(k in extraEnv)) delete base.env[k];
   }
   const geminiDir = path.join(base.home, '.gemini');

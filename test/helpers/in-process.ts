@@ -6,8 +6,8 @@
  */
 import os from 'node:os';
 import { PassThrough, Readable } from 'node:stream';
-import { run } from '../../src/cli/main.js';
 import type { RunContext } from '../../src/cli/context.js';
+import { run } from '../../src/cli/main.js';
 
 export interface InProcessOptions {
   env?: NodeJS.ProcessEnv;

@@ -112,7 +112,10 @@ async function createPair(remote: string, laptop: string): Promise<string | unde
 }
 
 export async function keygen(file: string): Promise<void> {
-  await execa('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'agyctl-test', '-f', file], { timeout: STEP_TIMEOUT_MS, stdin: 'ignore' });
+  await execa('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'agyctl-test', '-f', file], {
+    timeout: STEP_TIMEOUT_MS,
+    stdin: 'ignore',
+  });
 }
 
 function writeConfigs(dir: string, sshBin: string): { full: string; bare: string; fullBin: string; bareBin: string } {
@@ -140,10 +143,26 @@ function writeConfigs(dir: string, sshBin: string): { full: string; bare: string
   );
   fs.writeFileSync(path.join(dir, 'known_hosts'), `${REMOTE_ADDR} ${fs.readFileSync(`${hostKey}.pub`, 'utf8')}`);
   fs.copyFileSync(path.join(dir, 'client_key.pub'), path.join(dir, 'authorized_keys'));
-  const common = ['Host *', '  User root', '  GlobalKnownHostsFile /dev/null', '  StrictHostKeyChecking yes', '  BatchMode yes', '  ConnectTimeout 5', '  IdentitiesOnly yes'];
+  const common = [
+    'Host *',
+    '  User root',
+    '  GlobalKnownHostsFile /dev/null',
+    '  StrictHostKeyChecking yes',
+    '  BatchMode yes',
+    '  ConnectTimeout 5',
+    '  IdentitiesOnly yes',
+  ];
   const full = path.join(dir, 'ssh_config_full');
   const bare = path.join(dir, 'ssh_config_bare');
-  fs.writeFileSync(full, [...common, `  IdentityFile ${path.join(dir, 'client_key')}`, `  UserKnownHostsFile ${path.join(dir, 'known_hosts')}`, ''].join('\n'));
+  fs.writeFileSync(
+    full,
+    [
+      ...common,
+      `  IdentityFile ${path.join(dir, 'client_key')}`,
+      `  UserKnownHostsFile ${path.join(dir, 'known_hosts')}`,
+      '',
+    ].join('\n'),
+  );
   fs.writeFileSync(bare, [...common, '  UserKnownHostsFile /dev/null', ''].join('\n'));
   const wrapper = (name: string, config: string): string => {
     const bin = path.join(dir, name);
@@ -159,7 +178,10 @@ export async function createSshLab(): Promise<LabResult> {
   if (obstacle) return { unavailable: obstacle };
   const sshd = which('sshd', ['/usr/sbin', '/sbin']);
   const ssh = which('ssh');
-  if (!sshd || !ssh || !which('ssh-keygen')) throw new Error('OpenSSH (openssh-server and openssh-client) is not installed; .ci/run installs it: apt-get install openssh-server openssh-client');
+  if (!sshd || !ssh || !which('ssh-keygen'))
+    throw new Error(
+      'OpenSSH (openssh-server and openssh-client) is not installed; .ci/run installs it: apt-get install openssh-server openssh-client',
+    );
   serial += 1;
   const remote = `agyctl-remote-${process.pid}-${serial}`;
   const laptop = `agyctl-laptop-${process.pid}-${serial}`;
@@ -203,10 +225,18 @@ export async function createSshLab(): Promise<LabResult> {
     async startSshd() {
       if (lab.sshdPid()) return;
       daemonLog = '';
-      const child = execa('ip', ['netns', 'exec', remote, sshd, '-D', '-e', '-f', path.join(dir, 'sshd_config')], { reject: false, stdin: 'ignore', buffer: false, cleanup: true });
+      const child = execa('ip', ['netns', 'exec', remote, sshd, '-D', '-e', '-f', path.join(dir, 'sshd_config')], {
+        reject: false,
+        stdin: 'ignore',
+        buffer: false,
+        cleanup: true,
+      });
       daemon = child;
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`sshd did not start within ${SSHD_READY_MS} ms: ${daemonLog}`)), SSHD_READY_MS);
+        const timer = setTimeout(
+          () => reject(new Error(`sshd did not start within ${SSHD_READY_MS} ms: ${daemonLog}`)),
+          SSHD_READY_MS,
+        );
         child.stderr!.on('data', (chunk: Buffer) => {
           daemonLog += chunk.toString();
           if (/Server listening on/.test(daemonLog)) {
@@ -225,18 +255,27 @@ export async function createSshLab(): Promise<LabResult> {
       daemon = undefined;
       if (!child || child.exitCode !== null) return;
       child.kill('SIGTERM');
-      const stopped = await Promise.race([child.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5_000))]);
+      const stopped = await Promise.race([
+        child.then(() => true),
+        new Promise<boolean>((r) => setTimeout(() => r(false), 5_000)),
+      ]);
       if (!stopped) child.kill('SIGKILL');
     },
     run,
     async pids(ns) {
       const r = await ip(['netns', 'pids', ns]);
-      return r.out.split(/\s+/).filter(Boolean).map(Number).filter((pid) => !isZombie(pid));
+      return r.out
+        .split(/\s+/)
+        .filter(Boolean)
+        .map(Number)
+        .filter((pid) => !isZombie(pid));
     },
     async listening(ns, port) {
       const r = await run(ns, 'ss', ['-Hltn'], { timeoutMs: STEP_TIMEOUT_MS });
       // Columns: State Recv-Q Send-Q Local:Port Peer:Port; any local address on that port counts (127.0.0.1 or [::1]).
-      return String(r.stdout).split('\n').some((line) => line.trim().split(/\s+/)[3]?.endsWith(`:${port}`));
+      return String(r.stdout)
+        .split('\n')
+        .some((line) => line.trim().split(/\s+/)[3]?.endsWith(`:${port}`));
     },
     async teardown() {
       await lab.stopSshd();
@@ -289,7 +328,11 @@ export function requireLab(result: LabResult | undefined, ctx: { skip: (note?: s
 }
 
 /** Wait (bounded) for a condition that a background process brings about. */
-export async function waitUntil(check: () => Promise<boolean> | boolean, timeoutMs: number, what: string): Promise<void> {
+export async function waitUntil(
+  check: () => Promise<boolean> | boolean,
+  timeoutMs: number,
+  what: string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return;

@@ -16,7 +16,11 @@ export function authedSandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
   const sb = makeSandbox(extraEnv);
   fs.mkdirSync(sb.stateDir, { recursive: true });
   fs.writeFileSync(path.join(sb.stateDir, 'settings.json'), JSON.stringify({ auth: { type: 'oauth-personal' } }));
-  fs.writeFileSync(path.join(sb.stateDir, 'acp_token.json'), JSON.stringify({ access_token: 'ya29.fixture', refresh_token: '1//fixture', token_type: 'Bearer', expiry_date: 1 }), { mode: 0o600 });
+  fs.writeFileSync(
+    path.join(sb.stateDir, 'acp_token.json'),
+    JSON.stringify({ access_token: 'ya29.fixture', refresh_token: '1//fixture', token_type: 'Bearer', expiry_date: 1 }),
+    { mode: 0o600 },
+  );
   return sb;
 }
 
@@ -37,7 +41,11 @@ export function dirState(dir: string): Record<string, string> {
   for (const name of fs.readdirSync(dir).sort()) {
     const p = path.join(dir, name);
     const st = fs.lstatSync(p);
-    out[name] = st.isFile() ? `${st.mtimeMs}:${crypto.createHash('sha256').update(fs.readFileSync(p)).digest('hex')}` : st.isSymbolicLink() ? 'symlink' : 'dir';
+    out[name] = st.isFile()
+      ? `${st.mtimeMs}:${crypto.createHash('sha256').update(fs.readFileSync(p)).digest('hex')}`
+      : st.isSymbolicLink()
+        ? 'symlink'
+        : 'dir';
   }
   return out;
 }

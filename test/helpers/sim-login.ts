@@ -6,10 +6,11 @@
  * loopback with a code and the right state. The simulator writes
  * acp_token.json (0600) itself.
  */
-import { execa } from 'execa';
+
 import fs from 'node:fs';
 import path from 'node:path';
-import { SIM, writeSettings, type Sandbox } from './cli.js';
+import { execa } from 'execa';
+import { type Sandbox, SIM, writeSettings } from './cli.js';
 
 async function until<T>(what: string, deadlineMs: number, probe: () => T | undefined): Promise<T> {
   const deadline = Date.now() + deadlineMs;
@@ -26,7 +27,17 @@ export async function loginViaSim(sandbox: Sandbox, timeoutMs = 15_000): Promise
   const urlFile = path.join(sandbox.root, 'browser-urls.txt');
   const shim = path.join(sandbox.root, 'browser-shim');
   fs.writeFileSync(shim, `#!/bin/sh\nprintf '%s\\n' "$1" >> '${urlFile}'\n`, { mode: 0o755 });
-  const sim = execa('node', [SIM], { env: { ...sandbox.env, BROWSER: shim }, extendEnv: false, cwd: sandbox.root, stdin: 'pipe', stdout: 'pipe', stderr: 'pipe', reject: false, timeout: timeoutMs, buffer: false });
+  const sim = execa('node', [SIM], {
+    env: { ...sandbox.env, BROWSER: shim },
+    extendEnv: false,
+    cwd: sandbox.root,
+    stdin: 'pipe',
+    stdout: 'pipe',
+    stderr: 'pipe',
+    reject: false,
+    timeout: timeoutMs,
+    buffer: false,
+  });
   const answers = new Map<number, { result?: unknown; error?: unknown }>();
   let pending = '';
   sim.stdout!.on('data', (chunk: Buffer) => {
@@ -42,12 +53,18 @@ export async function loginViaSim(sandbox: Sandbox, timeoutMs = 15_000): Promise
       }
     }
   });
-  const send = (id: number, method: string, params: unknown): void => void sim.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
+  const send = (id: number, method: string, params: unknown): void =>
+    void sim.stdin!.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params })}\n`);
   try {
-    send(1, 'initialize', { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } });
+    send(1, 'initialize', {
+      protocolVersion: 1,
+      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    });
     await until('initialize', timeoutMs, () => answers.get(1));
     send(2, 'authenticate', { methodId: 'oauth-personal' });
-    const url = await until('the browser shim', timeoutMs, () => (fs.existsSync(urlFile) ? fs.readFileSync(urlFile, 'utf8').trim().split('\n')[0] || undefined : undefined));
+    const url = await until('the browser shim', timeoutMs, () =>
+      fs.existsSync(urlFile) ? fs.readFileSync(urlFile, 'utf8').trim().split('\n')[0] || undefined : undefined,
+    );
     const auth = new URL(url);
     const redirect = new URL(auth.searchParams.get('redirect_uri')!);
     redirect.searchParams.set('code', 'sim-code');

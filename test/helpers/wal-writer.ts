@@ -2,7 +2,7 @@
  * Start test/fixtures/wal-writer.mjs: a process holding a WAL database open
  * without checkpointing and committing on an interval, like a live server.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { ROOT } from './cli.js';
 

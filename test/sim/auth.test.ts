@@ -1,7 +1,19 @@
 // authenticate with key-based methods, and the authentication state read at startup.
 // Drives scripts/agy-acp-sim over stdio (docs/simulator.md); shared setup in ./helpers.ts.
 import { describe, expect, it } from 'vitest';
-import { REVOKED, authRequired, tmp, writeState, GOOD_TOKEN, Sim, authedSim, newSession, httpRequest, startOAuth, useSimulator } from './helpers.js';
+import {
+  authedSim,
+  authRequired,
+  GOOD_TOKEN,
+  httpRequest,
+  newSession,
+  REVOKED,
+  Sim,
+  startOAuth,
+  tmp,
+  useSimulator,
+  writeState,
+} from './helpers.js';
 
 useSimulator();
 
@@ -64,30 +76,55 @@ describe('authenticate: params and key-based methods', () => {
 });
 
 describe('authentication at startup', () => {
-  const cases: Array<{ name: string; settings?: unknown; token?: unknown; env?: Record<string, string>; ok: boolean }> = [
-    { name: 'token without settings auth.type', token: GOOD_TOKEN, ok: false },
-    { name: 'oauth-personal + token', settings: { auth: { type: 'oauth-personal' } }, token: GOOD_TOKEN, ok: true },
-    { name: 'oauth-personal without token', settings: { auth: { type: 'oauth-personal' } }, ok: false },
-    { name: 'oauth-personal + unparsable token', settings: { auth: { type: 'oauth-personal' } }, token: '{"access_tok', ok: false },
-    { name: 'oauth-business + token, no gcp', settings: { auth: { type: 'oauth-business' } }, token: GOOD_TOKEN, ok: false },
-    {
-      name: 'oauth-business + token + gcp',
-      settings: { auth: { type: 'oauth-business' }, gcp: { project: 'p', location: 'l' } },
-      token: GOOD_TOKEN,
-      ok: true,
-    },
-    { name: 'gemini-api-key + env', settings: { auth: { type: 'gemini-api-key' } }, env: { GEMINI_API_KEY: 'k' }, ok: true },
-    { name: 'gemini-api-key without env', settings: { auth: { type: 'gemini-api-key' } }, ok: false },
-    { name: 'agent-platform + GOOGLE_API_KEY', settings: { auth: { type: 'agent-platform' } }, env: { GOOGLE_API_KEY: 'k' }, ok: true },
-    {
-      name: 'legacy vertex-ai + env project/location',
-      settings: { auth: { type: 'vertex-ai' } },
-      env: { GOOGLE_CLOUD_PROJECT: 'p', GOOGLE_CLOUD_LOCATION: 'l' },
-      ok: true,
-    },
-    { name: 'agent-platform + settings gcp', settings: { auth: { type: 'agent-platform' }, gcp: { project: 'p', location: 'l' } }, ok: true },
-    { name: 'agent-platform with nothing', settings: { auth: { type: 'agent-platform' } }, ok: false },
-  ];
+  const cases: Array<{ name: string; settings?: unknown; token?: unknown; env?: Record<string, string>; ok: boolean }> =
+    [
+      { name: 'token without settings auth.type', token: GOOD_TOKEN, ok: false },
+      { name: 'oauth-personal + token', settings: { auth: { type: 'oauth-personal' } }, token: GOOD_TOKEN, ok: true },
+      { name: 'oauth-personal without token', settings: { auth: { type: 'oauth-personal' } }, ok: false },
+      {
+        name: 'oauth-personal + unparsable token',
+        settings: { auth: { type: 'oauth-personal' } },
+        token: '{"access_tok',
+        ok: false,
+      },
+      {
+        name: 'oauth-business + token, no gcp',
+        settings: { auth: { type: 'oauth-business' } },
+        token: GOOD_TOKEN,
+        ok: false,
+      },
+      {
+        name: 'oauth-business + token + gcp',
+        settings: { auth: { type: 'oauth-business' }, gcp: { project: 'p', location: 'l' } },
+        token: GOOD_TOKEN,
+        ok: true,
+      },
+      {
+        name: 'gemini-api-key + env',
+        settings: { auth: { type: 'gemini-api-key' } },
+        env: { GEMINI_API_KEY: 'k' },
+        ok: true,
+      },
+      { name: 'gemini-api-key without env', settings: { auth: { type: 'gemini-api-key' } }, ok: false },
+      {
+        name: 'agent-platform + GOOGLE_API_KEY',
+        settings: { auth: { type: 'agent-platform' } },
+        env: { GOOGLE_API_KEY: 'k' },
+        ok: true,
+      },
+      {
+        name: 'legacy vertex-ai + env project/location',
+        settings: { auth: { type: 'vertex-ai' } },
+        env: { GOOGLE_CLOUD_PROJECT: 'p', GOOGLE_CLOUD_LOCATION: 'l' },
+        ok: true,
+      },
+      {
+        name: 'agent-platform + settings gcp',
+        settings: { auth: { type: 'agent-platform' }, gcp: { project: 'p', location: 'l' } },
+        ok: true,
+      },
+      { name: 'agent-platform with nothing', settings: { auth: { type: 'agent-platform' } }, ok: false },
+    ];
 
   it.each(cases)('$name → authenticated: $ok', async (c) => {
     const home = tmp();

@@ -1,6 +1,6 @@
 // Shared setup for the simulator's tests (test/sim/*.test.ts): RC01 fixtures,
 // a Sim driver for scripts/agy-acp-sim over stdio, and small network helpers.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { connect, createServer } from 'node:net';
@@ -30,7 +30,9 @@ export const ONBOARDING_TIMED_OUT = {
 export const REVOKED = {
   code: -32000,
   message: 'Authentication failed',
-  data: { message: 'Token refresh failed: invalid_grant (Token has been expired or revoked.). Re-authentication required.' },
+  data: {
+    message: 'Token refresh failed: invalid_grant (Token has been expired or revoked.). Re-authentication required.',
+  },
 };
 
 export function authRequired(home: string): unknown {
@@ -55,10 +57,15 @@ export const INITIALIZE_RESULT = {
   },
   authMethods: [
     { description: 'Log in with your Google account', id: 'oauth-personal', name: 'Log in with Google' },
-    { description: 'Log in with your Gemini Enterprise account', id: 'oauth-business', name: 'Log in with Gemini Enterprise' },
+    {
+      description: 'Log in with your Gemini Enterprise account',
+      id: 'oauth-business',
+      name: 'Log in with Gemini Enterprise',
+    },
     { description: 'Use an API key with Gemini Developer API', id: 'gemini-api-key', name: 'Gemini API key' },
     {
-      description: 'Use Gemini Enterprise Agent Platform (formerly Vertex AI) with Application Default Credentials or an API key',
+      description:
+        'Use Gemini Enterprise Agent Platform (formerly Vertex AI) with Application Default Credentials or an API key',
       id: 'agent-platform',
       name: 'Gemini Enterprise Agent Platform',
     },
@@ -121,7 +128,8 @@ export const AVAILABLE_COMMANDS = {
   availableCommands: [
     {
       name: 'plan',
-      description: 'Plan carefully before executing a task (generates an implementation plan artifact and awaits user approval).',
+      description:
+        'Plan carefully before executing a task (generates an implementation plan artifact and awaits user approval).',
     },
     { name: 'logout', description: 'Log out and clear stored credentials.' },
   ],
@@ -178,14 +186,20 @@ export function stateDir(home: string): string {
 
 export function writeState(home: string, files: { settings?: unknown; token?: unknown | string }): void {
   mkdirSync(stateDir(home), { recursive: true });
-  if (files.settings !== undefined) writeFileSync(join(stateDir(home), 'settings.json'), JSON.stringify(files.settings));
+  if (files.settings !== undefined)
+    writeFileSync(join(stateDir(home), 'settings.json'), JSON.stringify(files.settings));
   if (files.token !== undefined) {
     const body = typeof files.token === 'string' ? files.token : JSON.stringify(files.token);
     writeFileSync(join(stateDir(home), 'acp_token.json'), body, { mode: 0o600 });
   }
 }
 
-export const GOOD_TOKEN = { access_token: 'ya29.fixture', refresh_token: '1//fixture', token_type: 'Bearer', expiry_date: 1 };
+export const GOOD_TOKEN = {
+  access_token: 'ya29.fixture',
+  refresh_token: '1//fixture',
+  token_type: 'Bearer',
+  expiry_date: 1,
+};
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
@@ -331,7 +345,10 @@ export async function authedSim(env: Record<string, string> = {}, home = tmp()):
   return new Sim(home, env);
 }
 
-export async function newSession(sim: Sim, cwd = '/work/project'): Promise<{ id: number; sessionId: string; result: any }> {
+export async function newSession(
+  sim: Sim,
+  cwd = '/work/project',
+): Promise<{ id: number; sessionId: string; result: any }> {
   const id = sim.start('session/new', { cwd, mcpServers: [] });
   const r = await sim.response(id);
   if (r.error) throw new Error(`session/new failed: ${JSON.stringify(r.error)}`);
@@ -386,7 +403,10 @@ export function freePort(): Promise<number> {
 }
 
 /** Starts oauth with AGY_SIM_LAUNCH=stdout and returns the parsed URL. */
-export async function startOAuth(sim: Sim, methodId = 'oauth-personal'): Promise<{ id: number; url: string; parsed: ParsedUrl }> {
+export async function startOAuth(
+  sim: Sim,
+  methodId = 'oauth-personal',
+): Promise<{ id: number; url: string; parsed: ParsedUrl }> {
   const id = sim.start('authenticate', { methodId });
   const line = await sim.waitForRawLine((l) => l.startsWith(URL_PREFIX));
   const url = line.slice(URL_PREFIX.length);

@@ -1,9 +1,30 @@
 // The OAuth loopback flow and how the sign-in URL is delivered (AGY_SIM_LAUNCH).
 // Drives scripts/agy-acp-sim over stdio (docs/simulator.md); shared setup in ./helpers.ts.
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { URL_PREFIX, ONBOARDING_FAILED, ONBOARDING_TIMED_OUT, authRequired, type ParsedUrl, parseAuthUrl, tmp, stateDir, writeState, sleep, until, Sim, newSession, httpRequest, tcpProbe, waitRefused, freePort, startOAuth, capturingScript, useSimulator } from './helpers.js';
+import {
+  authRequired,
+  capturingScript,
+  freePort,
+  httpRequest,
+  newSession,
+  ONBOARDING_FAILED,
+  ONBOARDING_TIMED_OUT,
+  type ParsedUrl,
+  parseAuthUrl,
+  Sim,
+  sleep,
+  startOAuth,
+  stateDir,
+  tcpProbe,
+  tmp,
+  URL_PREFIX,
+  until,
+  useSimulator,
+  waitRefused,
+  writeState,
+} from './helpers.js';
 
 useSimulator();
 
@@ -23,7 +44,9 @@ describe('OAuth loopback flow', () => {
     expect(await tcpProbe(parsed.port)).toBe('open');
 
     const code = 'SIMCODE-4/0AX4XfWh-do-not-print';
-    const page = await httpRequest(`http://127.0.0.1:${parsed.port}/?code=${encodeURIComponent(code)}&state=${parsed.state}&scope=x`);
+    const page = await httpRequest(
+      `http://127.0.0.1:${parsed.port}/?code=${encodeURIComponent(code)}&state=${parsed.state}&scope=x`,
+    );
     expect(page.status).toBe(200);
     expect(page.body).toContain('Authentication successful');
     expect((await sim.response(id)).result).toEqual({});
@@ -96,7 +119,10 @@ describe('OAuth loopback flow', () => {
   const failures: Array<{ name: string; url: (p: ParsedUrl) => string }> = [
     { name: 'GET / without code', url: (p) => `http://127.0.0.1:${p.port}/` },
     { name: 'wrong state', url: (p) => `http://127.0.0.1:${p.port}/oauth2callback?code=c&state=${'0'.repeat(32)}` },
-    { name: 'error=access_denied', url: (p) => `http://127.0.0.1:${p.port}/oauth2callback?error=access_denied&state=${p.state}` },
+    {
+      name: 'error=access_denied',
+      url: (p) => `http://127.0.0.1:${p.port}/oauth2callback?error=access_denied&state=${p.state}`,
+    },
     { name: 'wrong path', url: (p) => `http://127.0.0.1:${p.port}/callback?code=c&state=${p.state}` },
   ];
 
@@ -170,7 +196,12 @@ describe('OAuth loopback flow', () => {
 });
 
 describe('URL delivery (AGY_SIM_LAUNCH)', () => {
-  function launchEnv(withBrowser: boolean): { dir: string; browserLog: string; xdgLog: string; env: Record<string, string> } {
+  function launchEnv(withBrowser: boolean): {
+    dir: string;
+    browserLog: string;
+    xdgLog: string;
+    env: Record<string, string>;
+  } {
     const dir = tmp('agy-sim-bin-');
     const browserLog = join(dir, 'browser.log');
     const xdgLog = join(dir, 'xdg.log');

@@ -3,7 +3,24 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { authRequired, expectedConfigOptions, expectedSessionState, AVAILABLE_COMMANDS, DDL, tmp, stateDir, sleep, until, Sim, authedSim, newSession, tablesOf, queryLive, convPath, useSimulator } from './helpers.js';
+import {
+  AVAILABLE_COMMANDS,
+  authedSim,
+  authRequired,
+  convPath,
+  DDL,
+  expectedConfigOptions,
+  expectedSessionState,
+  newSession,
+  queryLive,
+  Sim,
+  sleep,
+  stateDir,
+  tablesOf,
+  tmp,
+  until,
+  useSimulator,
+} from './helpers.js';
 
 useSimulator();
 
@@ -14,7 +31,9 @@ describe('sessions', () => {
     const { id, sessionId, result } = await newSession(sim, '/work/project');
     expect(sessionId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(result).toEqual({ sessionId, ...expectedSessionState() });
-    const cmd = await until('commands', () => sim.updates(sessionId).find((m) => m.params.update.sessionUpdate === 'available_commands_update'));
+    const cmd = await until('commands', () =>
+      sim.updates(sessionId).find((m) => m.params.update.sessionUpdate === 'available_commands_update'),
+    );
     expect(cmd.params.update).toEqual(AVAILABLE_COMMANDS);
     expect(sim.messages.indexOf(cmd)).toBeGreaterThan(sim.responseIndex(id));
 
@@ -36,7 +55,11 @@ describe('sessions', () => {
   it('session/new validates cwd and mcpServers', async () => {
     const sim = await authedSim();
     const r = await sim.request('session/new', { mcpServers: [] });
-    expect(r.error).toEqual({ code: -32602, message: 'Invalid params', data: { errors: [{ loc: ['cwd'], msg: 'field required', type: 'value_error.missing' }] } });
+    expect(r.error).toEqual({
+      code: -32602,
+      message: 'Invalid params',
+      data: { errors: [{ loc: ['cwd'], msg: 'field required', type: 'value_error.missing' }] },
+    });
     expect((await sim.request('session/new', { cwd: '/w' })).error.data.errors[0].loc).toEqual(['mcpServers']);
   });
 
@@ -84,7 +107,7 @@ describe('sessions', () => {
     expect(tablesOf(copy)).toEqual([]);
   });
 
-  it('never checkpoints while running, even past SQLite\'s 1000-page autocheckpoint', async () => {
+  it("never checkpoints while running, even past SQLite's 1000-page autocheckpoint", async () => {
     const home = tmp();
     const sim = await authedSim({ AGY_SIM_WRITE_INTERVAL_MS: '1' }, home);
     const { sessionId } = await newSession(sim);
@@ -107,13 +130,21 @@ describe('sessions', () => {
   it('session/set_config_option takes configId and returns updated configOptions', async () => {
     const sim = await authedSim();
     const { sessionId } = await newSession(sim);
-    const wrong = await sim.request('session/set_config_option', { sessionId, configOptionId: 'model', value: 'gemini-3.8-flash-low' });
+    const wrong = await sim.request('session/set_config_option', {
+      sessionId,
+      configOptionId: 'model',
+      value: 'gemini-3.8-flash-low',
+    });
     expect(wrong.error).toEqual({
       code: -32602,
       message: 'Invalid params',
       data: { errors: [{ loc: ['configId'], msg: 'field required', type: 'value_error.missing' }] },
     });
-    const ok = await sim.result('session/set_config_option', { sessionId, configId: 'model', value: 'gemini-3.8-flash-low' });
+    const ok = await sim.result('session/set_config_option', {
+      sessionId,
+      configId: 'model',
+      value: 'gemini-3.8-flash-low',
+    });
     expect(ok).toEqual({ configOptions: expectedConfigOptions('gemini-3.8-flash-low', 'default') });
     const mode = await sim.result('session/set_config_option', { sessionId, configId: 'mode', value: 'yolo' });
     expect(mode).toEqual({ configOptions: expectedConfigOptions('gemini-3.8-flash-low', 'yolo') });
@@ -128,7 +159,11 @@ describe('sessions', () => {
     const sim = await authedSim();
     const { sessionId } = await newSession(sim);
     expect(await sim.result('session/set_mode', { sessionId, modeId: 'auto_edit' })).toEqual({});
-    const cfg = await sim.result('session/set_config_option', { sessionId, configId: 'model', value: 'gemini-pro-agent' });
+    const cfg = await sim.result('session/set_config_option', {
+      sessionId,
+      configId: 'model',
+      value: 'gemini-pro-agent',
+    });
     expect(cfg.configOptions[1].currentValue).toBe('auto_edit');
     expect((await sim.request('session/set_mode', { sessionId, modeId: 'plan' })).error.code).toBe(-32602);
   });
@@ -168,7 +203,9 @@ describe('sessions', () => {
     const sim = await authedSim({ AGY_SIM_PERMISSION_PROMPT: '1' });
     const { sessionId } = await newSession(sim, '/work/p');
     const pid = sim.start('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'make a file' }] });
-    const ask = await until('permission request', () => sim.messages.find((m) => m.method === 'session/request_permission'));
+    const ask = await until('permission request', () =>
+      sim.messages.find((m) => m.method === 'session/request_permission'),
+    );
     expect(ask.id).toBeDefined();
     expect(ask.params.sessionId).toBe(sessionId);
     expect(ask.params.options).toEqual([
@@ -176,7 +213,11 @@ describe('sessions', () => {
       { optionId: 'deny', name: 'Deny', kind: 'reject_once' },
     ]);
     expect(ask.params.toolCall).toMatchObject({ title: 'Run create_file?', kind: 'edit', status: 'pending' });
-    expect(ask.params.toolCall.content[0]).toMatchObject({ type: 'diff', path: '/work/p/sim-permission-probe.txt', _meta: { kind: 'add' } });
+    expect(ask.params.toolCall.content[0]).toMatchObject({
+      type: 'diff',
+      path: '/work/p/sim-permission-probe.txt',
+      _meta: { kind: 'add' },
+    });
     await sleep(150);
     expect(sim.hasResponse(pid)).toBe(false);
     expect(sim.updates(sessionId).some((m) => m.params.update.sessionUpdate === 'agent_message_chunk')).toBe(false);
@@ -184,9 +225,21 @@ describe('sessions', () => {
     const askIndex = sim.messages.indexOf(ask);
     sim.send({ id: ask.id, result: { outcome: { outcome: 'selected', optionId: 'allow' } } });
     expect((await sim.response(pid)).result).toEqual({ stopReason: 'end_turn' });
-    const after = sim.messages.slice(askIndex + 1).filter((m) => m.method === 'session/update').map((m) => m.params.update);
-    expect(after[0]).toMatchObject({ sessionUpdate: 'tool_call_update', status: 'completed', toolCallId: ask.params.toolCall.toolCallId });
-    expect(after.slice(1).map((u) => u.content.text).join('')).toBe('SIM ECHO: make a file');
+    const after = sim.messages
+      .slice(askIndex + 1)
+      .filter((m) => m.method === 'session/update')
+      .map((m) => m.params.update);
+    expect(after[0]).toMatchObject({
+      sessionUpdate: 'tool_call_update',
+      status: 'completed',
+      toolCallId: ask.params.toolCall.toolCallId,
+    });
+    expect(
+      after
+        .slice(1)
+        .map((u) => u.content.text)
+        .join(''),
+    ).toBe('SIM ECHO: make a file');
 
     // yolo auto-approves: no question asked.
     await sim.result('session/set_mode', { sessionId, modeId: 'yolo' });
@@ -201,7 +254,10 @@ describe('sessions', () => {
     const { sessionId } = await newSession(sim);
     const db = convPath(home, sessionId);
     const rows = await until('filler rows', () => {
-      const r = queryLive<{ n: number; len: number }>(db, 'SELECT COUNT(*) AS n, MIN(LENGTH(step_payload)) AS len FROM steps WHERE step_type = 99')[0]!;
+      const r = queryLive<{ n: number; len: number }>(
+        db,
+        'SELECT COUNT(*) AS n, MIN(LENGTH(step_payload)) AS len FROM steps WHERE step_type = 99',
+      )[0]!;
       return r.n >= 4 ? r : undefined;
     });
     expect(rows.len).toBe(20 * 1024);
@@ -218,7 +274,10 @@ describe('session/load across restarts', () => {
     const { sessionId } = await newSession(sim, '/work/load');
     await sim.result('session/set_config_option', { sessionId, configId: 'model', value: 'gemini-3.8-flash-low' });
     await sim.result('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'first question' }] });
-    await sim.result('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'Reply with exactly: second answer' }] });
+    await sim.result('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text: 'Reply with exactly: second answer' }],
+    });
     expect(await sim.closeStdin()).toEqual({ code: 0, signal: null });
     return sessionId;
   }
@@ -267,7 +326,11 @@ describe('session/load across restarts', () => {
 
   it('an unknown session id is "Session not found"', async () => {
     const sim = await authedSim();
-    const r = await sim.request('session/load', { sessionId: '11111111-2222-4333-8444-555555555555', cwd: '/w', mcpServers: [] });
+    const r = await sim.request('session/load', {
+      sessionId: '11111111-2222-4333-8444-555555555555',
+      cwd: '/w',
+      mcpServers: [],
+    });
     expect(r.error).toEqual({
       code: -32000,
       message: 'Session not found',

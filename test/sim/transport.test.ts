@@ -1,7 +1,7 @@
 // The simulator's process lifecycle and JSON-RPC framing.
 // Drives scripts/agy-acp-sim over stdio (docs/simulator.md); shared setup in ./helpers.ts.
 import { describe, expect, it } from 'vitest';
-import { INITIALIZE_RESULT, tmp, sleep, Sim, tcpProbe, startOAuth, useSimulator } from './helpers.js';
+import { INITIALIZE_RESULT, Sim, sleep, startOAuth, tcpProbe, tmp, useSimulator } from './helpers.js';
 
 useSimulator();
 
@@ -11,7 +11,10 @@ describe('process lifecycle and framing', () => {
     await sleep(400);
     expect(sim.stdout).toBe('');
     expect(sim.stderr).toBe('');
-    const r = await sim.request('initialize', { protocolVersion: 1, clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false } });
+    const r = await sim.request('initialize', {
+      protocolVersion: 1,
+      clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    });
     expect(r).toEqual({ jsonrpc: '2.0', id: 1, result: INITIALIZE_RESULT });
   });
 
@@ -36,7 +39,11 @@ describe('process lifecycle and framing', () => {
   it('AGY_SIM_VERSION overrides agentInfo.version', async () => {
     const sim = new Sim(tmp(), { AGY_SIM_VERSION: 'agy_acp_server_20270101_02_RC07' });
     const r = await sim.result('initialize', { protocolVersion: 1 });
-    expect(r.agentInfo).toEqual({ name: 'antigravity-acp', title: 'Google Antigravity', version: 'agy_acp_server_20270101_02_RC07' });
+    expect(r.agentInfo).toEqual({
+      name: 'antigravity-acp',
+      title: 'Google Antigravity',
+      version: 'agy_acp_server_20270101_02_RC07',
+    });
   });
 
   it('AGY_SIM_STARTUP_MS delays the first answer, measured from process start', async () => {

@@ -16,8 +16,31 @@ const DB = Buffer.from('SQLite format 3\0 pretend database content');
 const sha = (b: Buffer): string => crypto.createHash('sha256').update(b).digest('hex');
 
 function manifest(overrides: Record<string, unknown> = {}): Buffer {
-  const session = { id: ID, cwd: '/p', file: `${ID}.db`, bytes: DB.length, sha256: sha(DB), integrity: 'ok', rows: {}, meta: null, reused: false, source: {}, ...overrides };
-  return Buffer.from(JSON.stringify({ schemaVersion: 1, kind: 'agyctl-backup', created: new Date(0).toISOString(), host: 'h', agyctlVersion: '0', sourceStateDir: '/s', sessions: [session], failed: [] }));
+  const session = {
+    id: ID,
+    cwd: '/p',
+    file: `${ID}.db`,
+    bytes: DB.length,
+    sha256: sha(DB),
+    integrity: 'ok',
+    rows: {},
+    meta: null,
+    reused: false,
+    source: {},
+    ...overrides,
+  };
+  return Buffer.from(
+    JSON.stringify({
+      schemaVersion: 1,
+      kind: 'agyctl-backup',
+      created: new Date(0).toISOString(),
+      host: 'h',
+      agyctlVersion: '0',
+      sourceStateDir: '/s',
+      sessions: [session],
+      failed: [],
+    }),
+  );
 }
 
 function entry(name: string, data: Buffer, type = '0'): Buffer {
@@ -57,19 +80,45 @@ describe('snapshot archives', () => {
   });
 
   it('accepts a well-formed archive', async () => {
-    await expect(read([entry('manifest.json', manifest()), entry(`${ID}.db`, DB), END])).resolves.toMatchObject({ sessions: [{ id: ID }] });
+    await expect(read([entry('manifest.json', manifest()), entry(`${ID}.db`, DB), END])).resolves.toMatchObject({
+      sessions: [{ id: ID }],
+    });
   });
 
   it.each([
     ['a path', [entry('manifest.json', manifest()), entry(`../${ID}.db`, DB), END], /path or a bad name/],
     ['a symlink', [entry('manifest.json', manifest()), entry(`${ID}.db`, Buffer.alloc(0), '2'), END], /tar type '2'/],
-    ['a pax header', [entry('manifest.json', manifest()), entry('PaxHeader', Buffer.from('x'), 'x'), END], /tar type 'x'/],
-    ['a name the manifest does not list', [entry('manifest.json', manifest()), entry('other.db', DB), END], /does not list/],
+    [
+      'a pax header',
+      [entry('manifest.json', manifest()), entry('PaxHeader', Buffer.from('x'), 'x'), END],
+      /tar type 'x'/,
+    ],
+    [
+      'a name the manifest does not list',
+      [entry('manifest.json', manifest()), entry('other.db', DB), END],
+      /does not list/,
+    ],
     ['a file twice', [entry('manifest.json', manifest()), entry(`${ID}.db`, DB), entry(`${ID}.db`, DB), END], /twice/],
-    ['a size that differs from the manifest', [entry('manifest.json', manifest({ bytes: DB.length + 1 })), entry(`${ID}.db`, DB), END], /manifest says/],
-    ['content that does not match its hash', [entry('manifest.json', manifest()), entry(`${ID}.db`, Buffer.from(DB).fill(0x41, 20)), END], /does not match its manifest hash/],
-    ['no manifest first', [entry(`${ID}.db`, DB), entry('manifest.json', manifest()), END], /does not start with manifest.json/],
-    ['a manifest naming a file outside the pattern', [entry('manifest.json', manifest({ file: 'x.db' })), END], /unexpected file entry/],
+    [
+      'a size that differs from the manifest',
+      [entry('manifest.json', manifest({ bytes: DB.length + 1 })), entry(`${ID}.db`, DB), END],
+      /manifest says/,
+    ],
+    [
+      'content that does not match its hash',
+      [entry('manifest.json', manifest()), entry(`${ID}.db`, Buffer.from(DB).fill(0x41, 20)), END],
+      /does not match its manifest hash/,
+    ],
+    [
+      'no manifest first',
+      [entry(`${ID}.db`, DB), entry('manifest.json', manifest()), END],
+      /does not start with manifest.json/,
+    ],
+    [
+      'a manifest naming a file outside the pattern',
+      [entry('manifest.json', manifest({ file: 'x.db' })), END],
+      /unexpected file entry/,
+    ],
     ['a missing file (truncated at an entry boundary)', [entry('manifest.json', manifest())], /lacks/],
     ['a truncated entry', [entry('manifest.json', manifest()), entry(`${ID}.db`, DB).subarray(0, 600)], /truncated/],
     ['not a tar at all', [Buffer.alloc(1024, 0x41)], /checksum/],

@@ -1,12 +1,12 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { useScratch } from '../helpers/scratch.js';
 import { freshName, listSnapshots, partialName, removeLeftovers } from '../../src/backup/layout.js';
 import { acquireLock } from '../../src/backup/lock.js';
 import { AgyError } from '../../src/core/errors.js';
+import { useScratch } from '../helpers/scratch.js';
 
 const { tmp } = useScratch('agyctl-backup-layout-');
 
@@ -32,7 +32,10 @@ describe('backup directory layout', () => {
     mkSnapshot(root, '.2026-09-01T00-00-00.000Z.deleting');
     mkSnapshot(root, '2026-09-02T00-00-00.000Z');
     fs.writeFileSync(path.join(root, '.lock'), '{}');
-    expect(removeLeftovers(root).sort()).toEqual(['.2026-09-01T00-00-00.000Z.deleting', '.2026-09-04T00-00-00.000Z.partial']);
+    expect(removeLeftovers(root).sort()).toEqual([
+      '.2026-09-01T00-00-00.000Z.deleting',
+      '.2026-09-04T00-00-00.000Z.partial',
+    ]);
     expect(fs.readdirSync(root).sort()).toEqual(['.lock', '2026-09-02T00-00-00.000Z']);
   });
 
@@ -79,7 +82,10 @@ describe('backup lock', () => {
     const root = tmp();
     const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
     const deadPid = Number(dead.stdout);
-    fs.writeFileSync(path.join(root, '.lock'), JSON.stringify({ pid: deadPid, host: os.hostname(), procStart: '1', since: 'then' }));
+    fs.writeFileSync(
+      path.join(root, '.lock'),
+      JSON.stringify({ pid: deadPid, host: os.hostname(), procStart: '1', since: 'then' }),
+    );
     const lock = acquireLock(root);
     expect(JSON.parse(fs.readFileSync(path.join(root, '.lock'), 'utf8')).pid).toBe(process.pid);
     lock.release();
@@ -87,7 +93,10 @@ describe('backup lock', () => {
 
   it('treats a lock from another host as held', () => {
     const root = tmp();
-    fs.writeFileSync(path.join(root, '.lock'), JSON.stringify({ pid: 1, host: 'elsewhere.example', procStart: null, since: 'then' }));
+    fs.writeFileSync(
+      path.join(root, '.lock'),
+      JSON.stringify({ pid: 1, host: 'elsewhere.example', procStart: null, since: 'then' }),
+    );
     expect(() => acquireLock(root)).toThrow(/pid 1 on elsewhere\.example/);
   });
 });

@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { Output } from '../../src/cli/terminal/output.js';
 import { formatBytes, Progress } from '../../src/backup/progress.js';
+import { Output } from '../../src/cli/terminal/output.js';
 
 function stream(isTTY: boolean): Writable & { isTTY: boolean; text: () => string } {
   let text = '';

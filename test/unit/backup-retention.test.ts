@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { planRetention, planSessionRetention, weekKey, type SnapshotContents } from '../../src/backup/retention.js';
-import { parseSnapshotName, snapshotName, type SnapshotRef } from '../../src/backup/layout.js';
+import { parseSnapshotName, type SnapshotRef, snapshotName } from '../../src/backup/layout.js';
+import { planRetention, planSessionRetention, type SnapshotContents, weekKey } from '../../src/backup/retention.js';
 
 function snaps(...isos: string[]): SnapshotRef[] {
   return isos.map((iso) => {
@@ -79,7 +79,11 @@ describe('retention per session', () => {
 
   it('empty snapshots never push out ones with data, and are bounded among themselves', () => {
     const data = [holding('2026-09-01T01:00:00Z', ['A']), holding('2026-09-01T02:00:00Z', ['A'])];
-    const empty = [holding('2026-09-01T03:00:00Z', []), holding('2026-09-01T04:00:00Z', []), holding('2026-09-01T05:00:00Z', [])];
+    const empty = [
+      holding('2026-09-01T03:00:00Z', []),
+      holding('2026-09-01T04:00:00Z', []),
+      holding('2026-09-01T05:00:00Z', []),
+    ];
     const plan = planSessionRetention([...data, ...empty], { keepLast: 2 }, empty[2]!.name);
     expect(names(plan.keep)).toEqual(names([...data, empty[1]!, empty[2]!]));
     expect(plan.remove.map((r) => r.name)).toEqual([empty[0]!.name]);

@@ -1,20 +1,36 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { useScratch } from '../helpers/scratch.js';
-import { canReuse, QUIET_MS } from '../../src/backup/reuse.js';
-import { identityOf, type FileIdentity } from '../../src/backup/files.js';
 import { discoverSessions } from '../../src/backup/discover.js';
+import { type FileIdentity, identityOf } from '../../src/backup/files.js';
 import type { ManifestSession } from '../../src/backup/manifest.js';
+import { canReuse, QUIET_MS } from '../../src/backup/reuse.js';
+import { useScratch } from '../helpers/scratch.js';
 import { startWriter } from '../helpers/wal-writer.js';
 
 const { tmp, keepWriter } = useScratch('agyctl-reuse-');
 
-const ident = (mtimeMs: number, size = 4096, inode = '42'): FileIdentity => ({ inode, size, mtimeNs: String(BigInt(mtimeMs) * 1_000_000n), mtime: new Date(mtimeMs).toISOString() });
+const ident = (mtimeMs: number, size = 4096, inode = '42'): FileIdentity => ({
+  inode,
+  size,
+  mtimeNs: String(BigInt(mtimeMs) * 1_000_000n),
+  mtime: new Date(mtimeMs).toISOString(),
+});
 
 function prevEntry(prevDir: string, db: FileIdentity, wal: FileIdentity | null, checkedAtMs: number): ManifestSession {
   fs.writeFileSync(path.join(prevDir, 'x.db'), Buffer.alloc(100));
-  return { id: 'x', cwd: null, file: 'x.db', bytes: 100, sha256: 'h', integrity: 'ok', rows: {}, meta: null, reused: false, source: { db, wal, checkedAt: new Date(checkedAtMs).toISOString() } };
+  return {
+    id: 'x',
+    cwd: null,
+    file: 'x.db',
+    bytes: 100,
+    sha256: 'h',
+    integrity: 'ok',
+    rows: {},
+    meta: null,
+    reused: false,
+    source: { db, wal, checkedAt: new Date(checkedAtMs).toISOString() },
+  };
 }
 
 describe('reuse of unchanged sessions', () => {
@@ -24,7 +40,9 @@ describe('reuse of unchanged sessions', () => {
   it('reuses when db and WAL identities match and both runs saw them quiet', () => {
     const dir = tmp();
     const prev = prevEntry(dir, ident(old), ident(old, 999, '43'), old + 10_000);
-    expect(canReuse(prev, { db: ident(old), wal: ident(old, 999, '43'), checkedAt: new Date(now).toISOString() }, dir)).toBe(true);
+    expect(
+      canReuse(prev, { db: ident(old), wal: ident(old, 999, '43'), checkedAt: new Date(now).toISOString() }, dir),
+    ).toBe(true);
   });
 
   it('does not reuse when any of inode, size or mtime of db or WAL differs, or the WAL appeared', () => {

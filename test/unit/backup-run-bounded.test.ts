@@ -10,13 +10,19 @@ describe('runBounded', () => {
     let running = 0;
     let peak = 0;
     const items = Array.from({ length: 17 }, (_, i) => i);
-    const out = await runBounded(items, 3, async (n) => {
-      running += 1;
-      peak = Math.max(peak, running);
-      if (n % 2 === 0) await sleep(5 - (n % 5)); // odd ones finish without waiting (like reused sessions)
-      running -= 1;
-      return n * 10;
-    }, () => false, () => new Error('stopped'));
+    const out = await runBounded(
+      items,
+      3,
+      async (n) => {
+        running += 1;
+        peak = Math.max(peak, running);
+        if (n % 2 === 0) await sleep(5 - (n % 5)); // odd ones finish without waiting (like reused sessions)
+        running -= 1;
+        return n * 10;
+      },
+      () => false,
+      () => new Error('stopped'),
+    );
     expect(out).toEqual(items.map((n) => n * 10));
     expect(peak).toBeLessThanOrEqual(3);
   });
@@ -24,13 +30,19 @@ describe('runBounded', () => {
   it('on a failure starts nothing new, waits for the running calls, then throws the first error', async () => {
     const started: number[] = [];
     const finished: number[] = [];
-    const err = await runBounded([0, 1, 2, 3, 4, 5], 2, async (n) => {
-      started.push(n);
-      if (n === 1) throw new Error('disk full');
-      await sleep(30);
-      finished.push(n);
-      return n;
-    }, () => false, () => new Error('stopped')).catch((e: Error) => e);
+    const err = await runBounded(
+      [0, 1, 2, 3, 4, 5],
+      2,
+      async (n) => {
+        started.push(n);
+        if (n === 1) throw new Error('disk full');
+        await sleep(30);
+        finished.push(n);
+        return n;
+      },
+      () => false,
+      () => new Error('stopped'),
+    ).catch((e: Error) => e);
     expect((err as Error).message).toBe('disk full');
     expect(started).toEqual([0, 1]);
     expect(finished).toEqual([0]);
@@ -38,10 +50,16 @@ describe('runBounded', () => {
 
   it('stops when asked (Ctrl-C) and throws the stop error', async () => {
     let stop = false;
-    const err = await runBounded([0, 1, 2, 3], 1, async (n) => {
-      if (n === 1) stop = true;
-      return n;
-    }, () => stop, () => new Error('interrupted')).catch((e: Error) => e);
+    const err = await runBounded(
+      [0, 1, 2, 3],
+      1,
+      async (n) => {
+        if (n === 1) stop = true;
+        return n;
+      },
+      () => stop,
+      () => new Error('interrupted'),
+    ).catch((e: Error) => e);
     expect((err as Error).message).toBe('interrupted');
   });
 });

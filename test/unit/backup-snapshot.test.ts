@@ -3,20 +3,30 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { useScratch } from '../helpers/scratch.js';
-import { snapshotDb, SnapshotError } from '../../src/backup/snapshot-db.js';
-import { openReadOnly } from '../../src/backup/sqlite.js';
 import { sha256File } from '../../src/backup/files.js';
+import { SnapshotError, snapshotDb } from '../../src/backup/snapshot-db.js';
+import { openReadOnly } from '../../src/backup/sqlite.js';
+import { useScratch } from '../helpers/scratch.js';
 import { startWriter } from '../helpers/wal-writer.js';
 
-const SEVEN = ['battle_mode_infos', 'executor_metadata', 'gen_metadata', 'parent_references', 'steps', 'trajectory_meta', 'trajectory_metadata_blob'];
+const SEVEN = [
+  'battle_mode_infos',
+  'executor_metadata',
+  'gen_metadata',
+  'parent_references',
+  'steps',
+  'trajectory_meta',
+  'trajectory_metadata_blob',
+];
 
 const { tmp, keepWriter } = useScratch('agyctl-snap-');
 
 function tables(file: string): string[] {
   const db = new Database(file, { readonly: true, fileMustExist: true });
   try {
-    return (db.prepare("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name").all() as Array<{ name: string }>).map((r) => r.name);
+    return (
+      db.prepare("SELECT name FROM sqlite_master WHERE type='table' ORDER BY name").all() as Array<{ name: string }>
+    ).map((r) => r.name);
   } finally {
     db.close();
   }
@@ -59,12 +69,20 @@ describe('snapshotDb', () => {
       const result = await snapshotDb(db, out, name, 5000);
       expect(result.integrity).toBe('ok');
       const snap = openReadOnly(path.join(out, name), 0);
-      const steps = snap.prepare('SELECT count(*) AS n, min(idx) AS lo, max(idx) AS hi FROM steps').get() as { n: number; lo: number; hi: number };
+      const steps = snap.prepare('SELECT count(*) AS n, min(idx) AS lo, max(idx) AS hi FROM steps').get() as {
+        n: number;
+        lo: number;
+        hi: number;
+      };
       expect(steps.lo).toBe(0);
       expect(steps.n).toBe(steps.hi + 1);
       expect(steps.n).toBeGreaterThanOrEqual(200);
       // steps and gen_metadata are written in one transaction: equal counts, matching digests.
-      const torn = snap.prepare('SELECT count(*) AS n FROM steps s LEFT JOIN gen_metadata g ON g.idx = s.idx WHERE g.data IS NULL OR g.data != s.metadata').get() as { n: number };
+      const torn = snap
+        .prepare(
+          'SELECT count(*) AS n FROM steps s LEFT JOIN gen_metadata g ON g.idx = s.idx WHERE g.data IS NULL OR g.data != s.metadata',
+        )
+        .get() as { n: number };
       expect(torn.n).toBe(0);
       expect((snap.prepare('SELECT count(*) AS n FROM gen_metadata').get() as { n: number }).n).toBe(steps.n);
       snap.close();
@@ -81,7 +99,7 @@ describe('snapshotDb', () => {
     const started = Date.now();
     let caught: unknown;
     try {
-      await snapshotDb(db, out, "x.db", 600);
+      await snapshotDb(db, out, 'x.db', 600);
     } catch (err) {
       caught = err;
     }
@@ -92,10 +110,10 @@ describe('snapshotDb', () => {
     expect(fs.readdirSync(out)).toEqual([]);
   });
 
-  it("never creates a database at a wrong path", async () => {
+  it('never creates a database at a wrong path', async () => {
     const dir = tmp();
     const missing = path.join(dir, 'nope.db');
-    await expect(snapshotDb(missing, dir, "x.db", 100)).rejects.toThrow();
+    await expect(snapshotDb(missing, dir, 'x.db', 100)).rejects.toThrow();
     expect(fs.readdirSync(dir)).toEqual([]);
   });
 });

@@ -1,21 +1,30 @@
 /** The capture pipeline's sources, one by one: terminal text, JSON-RPC messages, launcher runs; and the evidence they leave. */
+
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execFileSync } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { terminalUrls, visibleText } from '../../src/login/capture/text-source.js';
-import { messageUrls } from '../../src/login/capture/rpc-source.js';
-import { launcherUrls, noUrlReason, parseLauncherLog } from '../../src/login/capture/launcher-source.js';
-import { describeCandidate, EvidenceLog, MAX_EVIDENCE, redactEvidence } from '../../src/login/capture/evidence.js';
-import { noSignInUrlError } from '../../src/login/capture/no-url-error.js';
-import { UrlCapture } from '../../src/login/capture.js';
-import { createShimDir, LAUNCHER_NAMES, BROWSER_NAMES, shimParent, SHIM_NAMES, type ShimDir } from '../../src/login/shims.js';
 import { Connection } from '../../src/acp/connection.js';
 import type { JsonRpcMessage } from '../../src/acp/framing.js';
+import { describeCandidate, EvidenceLog, MAX_EVIDENCE, redactEvidence } from '../../src/login/capture/evidence.js';
+import { launcherUrls, noUrlReason, parseLauncherLog } from '../../src/login/capture/launcher-source.js';
+import { noSignInUrlError } from '../../src/login/capture/no-url-error.js';
+import { messageUrls } from '../../src/login/capture/rpc-source.js';
+import { terminalUrls, visibleText } from '../../src/login/capture/text-source.js';
+import { UrlCapture } from '../../src/login/capture.js';
+import {
+  BROWSER_NAMES,
+  createShimDir,
+  LAUNCHER_NAMES,
+  SHIM_NAMES,
+  type ShimDir,
+  shimParent,
+} from '../../src/login/shims.js';
 
-const GOOD = 'https://accounts.google.com/o/oauth2/v2/auth?response_type=code&client_id=x.apps.googleusercontent.com&redirect_uri=http%3A%2F%2F127.0.0.1%3A35293%2F&scope=a+b&state=S123&access_type=offline&code_challenge=CHAL&code_challenge_method=S256';
+const GOOD =
+  'https://accounts.google.com/o/oauth2/v2/auth?response_type=code&client_id=x.apps.googleusercontent.com&redirect_uri=http%3A%2F%2F127.0.0.1%3A35293%2F&scope=a+b&state=S123&access_type=offline&code_challenge=CHAL&code_challenge_method=S256';
 
 describe('terminal text', () => {
   it('finds the URL inside an OSC 8 hyperlink (ST and BEL endings, 8-bit OSC) whose visible text has none', () => {
@@ -26,7 +35,8 @@ describe('terminal text', () => {
   });
 
   it('joins a URL cut by colour codes, tput sgr0 (ESC ( B) and 8-bit CSI included', () => {
-    const cut = (a: number, b: number): string => `\x1b[4m${GOOD.slice(0, a)}\x1b(B\x1b[m\x1b[38;5;12m${GOOD.slice(a, b)}\x9b0m${GOOD.slice(b)}\x1b(B\x1b[m`;
+    const cut = (a: number, b: number): string =>
+      `\x1b[4m${GOOD.slice(0, a)}\x1b(B\x1b[m\x1b[38;5;12m${GOOD.slice(a, b)}\x9b0m${GOOD.slice(b)}\x1b(B\x1b[m`;
     expect(terminalUrls(`Sign in: ${cut(40, 120)}`)).toEqual([GOOD]);
     expect(terminalUrls(`\r${cut(10, 200)}\r`)).toEqual([GOOD]);
   });
@@ -40,16 +50,34 @@ describe('terminal text', () => {
 describe('JSON-RPC messages', () => {
   const unsolicited = { solicited: false, method: undefined };
   it('scans notifications, unknown requests and responses to ids we never used, whole', () => {
-    expect(messageUrls({ jsonrpc: '2.0', method: '_vendor/auth_url', params: { url: GOOD } }, { solicited: false, method: '_vendor/auth_url' })).toEqual([{ url: GOOD, where: 'notification _vendor/auth_url params.url' }]);
-    expect(messageUrls({ id: 7, method: 'x/open', params: { target: [{ href: `go to ${GOOD}` }] } }, unsolicited)[0]).toEqual({ url: GOOD, where: 'request x/open params.target[0].href' });
-    expect(messageUrls({ id: null, result: { _meta: { signIn: { url: GOOD } } } }, unsolicited)[0]!.where).toBe('response to id null (not ours) result._meta.signIn.url');
-    expect(messageUrls({ id: null, error: { code: -1, message: `visit ${GOOD}` } }, unsolicited)[0]!.where).toMatch(/error\.message$/);
+    expect(
+      messageUrls(
+        { jsonrpc: '2.0', method: '_vendor/auth_url', params: { url: GOOD } },
+        { solicited: false, method: '_vendor/auth_url' },
+      ),
+    ).toEqual([{ url: GOOD, where: 'notification _vendor/auth_url params.url' }]);
+    expect(
+      messageUrls({ id: 7, method: 'x/open', params: { target: [{ href: `go to ${GOOD}` }] } }, unsolicited)[0],
+    ).toEqual({ url: GOOD, where: 'request x/open params.target[0].href' });
+    expect(messageUrls({ id: null, result: { _meta: { signIn: { url: GOOD } } } }, unsolicited)[0]!.where).toBe(
+      'response to id null (not ours) result._meta.signIn.url',
+    );
+    expect(messageUrls({ id: null, error: { code: -1, message: `visit ${GOOD}` } }, unsolicited)[0]!.where).toMatch(
+      /error\.message$/,
+    );
   });
 
   it('an answer to our own request: only _meta fields and error data', () => {
     const answer: JsonRpcMessage = { id: 2, result: { text: GOOD, nested: { _meta: { authUrl: GOOD } } } };
-    expect(messageUrls(answer, { solicited: true, method: 'authenticate' })).toEqual([{ url: GOOD, where: 'answer to authenticate result.nested._meta.authUrl' }]);
-    expect(messageUrls({ id: 3, error: { code: -32000, message: GOOD, data: { link: GOOD } } }, { solicited: true, method: 'authenticate' })).toEqual([{ url: GOOD, where: 'answer to authenticate error.data.link' }]);
+    expect(messageUrls(answer, { solicited: true, method: 'authenticate' })).toEqual([
+      { url: GOOD, where: 'answer to authenticate result.nested._meta.authUrl' },
+    ]);
+    expect(
+      messageUrls(
+        { id: 3, error: { code: -32000, message: GOOD, data: { link: GOOD } } },
+        { solicited: true, method: 'authenticate' },
+      ),
+    ).toEqual([{ url: GOOD, where: 'answer to authenticate error.data.link' }]);
   });
 
   it('Connection tells listeners about every message, solicited only for answers to pending requests, and passes raw noise', async () => {
@@ -63,10 +91,16 @@ describe('JSON-RPC messages', () => {
     });
     conn.onNoise((line, raw) => noise.push([line, raw]));
     const answer = conn.request('initialize', {});
-    fromServer.write('{"jsonrpc":"2.0","method":"_vendor/auth_url","params":{}}\n{"jsonrpc":"2.0","id":99,"result":{}}\n{"jsonrpc":"2.0","id":1,"result":{"ok":true}}\n');
+    fromServer.write(
+      '{"jsonrpc":"2.0","method":"_vendor/auth_url","params":{}}\n{"jsonrpc":"2.0","id":99,"result":{}}\n{"jsonrpc":"2.0","id":1,"result":{"ok":true}}\n',
+    );
     fromServer.write('\x1b]8;;https://x.test/\x1b\\link\x1b]8;;\x1b\\\n');
     await expect(answer).resolves.toEqual({ ok: true });
-    expect(seen).toEqual([['"_vendor/auth_url"', false, '_vendor/auth_url'], ['99', false, undefined], ['1', true, 'initialize']]);
+    expect(seen).toEqual([
+      ['"_vendor/auth_url"', false, '_vendor/auth_url'],
+      ['99', false, undefined],
+      ['1', true, 'initialize'],
+    ]);
     expect(noise).toEqual([['link', '\x1b]8;;https://x.test/\x1b\\link\x1b]8;;\x1b\\']]);
   });
 });
@@ -85,8 +119,24 @@ describe('launcher runs', () => {
   });
 
   it('covers the launchers of the common libraries and the browsers by name', () => {
-    for (const name of ['xdg-open', 'gio', 'gvfs-open', 'gnome-open', 'kde-open', 'kde-open5', 'kioclient', 'kioclient5', 'exo-open', 'x-www-browser', 'www-browser', 'sensible-browser', 'wslview']) expect(LAUNCHER_NAMES).toContain(name);
-    for (const name of ['firefox', 'google-chrome', 'chromium', 'chromium-browser']) expect(BROWSER_NAMES).toContain(name);
+    for (const name of [
+      'xdg-open',
+      'gio',
+      'gvfs-open',
+      'gnome-open',
+      'kde-open',
+      'kde-open5',
+      'kioclient',
+      'kioclient5',
+      'exo-open',
+      'x-www-browser',
+      'www-browser',
+      'sensible-browser',
+      'wslview',
+    ])
+      expect(LAUNCHER_NAMES).toContain(name);
+    for (const name of ['firefox', 'google-chrome', 'chromium', 'chromium-browser'])
+      expect(BROWSER_NAMES).toContain(name);
   });
 
   it('every shim records its whole run on one line, tabs and newlines inside an argument made spaces', () => {
@@ -114,17 +164,36 @@ describe('launcher runs', () => {
     capture.flushLog();
     execFileSync(path.join(shims.dir, 'gio'), ['open', GOOD]);
     const found = await capture.found;
-    expect(found).toMatchObject({ source: 'shim', via: 'gio', args: ['open', expect.stringContaining('state=[REDACTED]')] });
+    expect(found).toMatchObject({
+      source: 'shim',
+      via: 'gio',
+      args: ['open', expect.stringContaining('state=[REDACTED]')],
+    });
     expect(rejected).toEqual([['launcher xdg-open --version: got no URL among its arguments', false]]);
   });
 
   it('the pipeline: a JSON-RPC notification wins; an unusable one is evidence', async () => {
     shims = createShimDir({});
     const capture = new UrlCapture(shims, () => undefined);
-    capture.feedMessage({ method: '_vendor/auth_url', params: { url: 'https://accounts.google.com/o/oauth2/v2/auth?response_type=token&state=SECRET' } }, { solicited: false, method: '_vendor/auth_url' });
-    capture.feedMessage({ method: '_vendor/auth_url', params: { url: GOOD } }, { solicited: false, method: '_vendor/auth_url' });
+    capture.feedMessage(
+      {
+        method: '_vendor/auth_url',
+        params: { url: 'https://accounts.google.com/o/oauth2/v2/auth?response_type=token&state=SECRET' },
+      },
+      { solicited: false, method: '_vendor/auth_url' },
+    );
+    capture.feedMessage(
+      { method: '_vendor/auth_url', params: { url: GOOD } },
+      { solicited: false, method: '_vendor/auth_url' },
+    );
     expect(await capture.found).toMatchObject({ source: 'rpc', via: 'notification _vendor/auth_url params.url' });
-    expect(capture.evidence.candidates).toEqual([expect.objectContaining({ channel: 'rpc', reason: 'response_type is not "code"', url: expect.stringContaining('state=[REDACTED]') })]);
+    expect(capture.evidence.candidates).toEqual([
+      expect.objectContaining({
+        channel: 'rpc',
+        reason: 'response_type is not "code"',
+        url: expect.stringContaining('state=[REDACTED]'),
+      }),
+    ]);
     capture.close();
   });
 });
@@ -146,7 +215,10 @@ describe('evidence', () => {
     expect(err.message).toMatch(/within 30s/);
     expect(err.message).toContain('  - launcher xdg-open --version: got no URL among its arguments');
     expect(err.message).toContain('  - stderr: https://example.com/ — host example.com is not Google');
-    expect(err.details).toMatchObject({ candidates: [{ channel: 'shim', via: 'xdg-open' }, { channel: 'stderr' }], candidatesDropped: 0 });
+    expect(err.details).toMatchObject({
+      candidates: [{ channel: 'shim', via: 'xdg-open' }, { channel: 'stderr' }],
+      candidatesDropped: 0,
+    });
     for (let i = 0; i < MAX_EVIDENCE + 5; i++) log.add({ channel: 'stdout', reason: String(i) });
     expect(log.candidates).toHaveLength(MAX_EVIDENCE);
     expect(noSignInUrlError(1000, log).message).toMatch(/and 7 more/);

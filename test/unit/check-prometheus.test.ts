@@ -1,12 +1,22 @@
 import { describe, expect, it } from 'vitest';
-import { renderExposition, escapeLabelValue, formatValue, type MetricFamily } from '../../src/check/prometheus.js';
 import { checkMetrics } from '../../src/check/check-metrics.js';
+import { escapeLabelValue, formatValue, type MetricFamily, renderExposition } from '../../src/check/prometheus.js';
 import { parseExposition } from '../helpers/exposition.js';
 
 describe('Prometheus exposition writer', () => {
   it('writes HELP and TYPE before samples and round-trips escaped label values', () => {
     const nasty = 'back\\slash "quoted"\nnewline';
-    const text = renderExposition([{ name: 'x_total', help: 'help with \\ and\nnewline', type: 'gauge', samples: [{ labels: { path: nasty }, value: 1 }, { labels: { path: 'plain' }, value: 2.5 }] }]);
+    const text = renderExposition([
+      {
+        name: 'x_total',
+        help: 'help with \\ and\nnewline',
+        type: 'gauge',
+        samples: [
+          { labels: { path: nasty }, value: 1 },
+          { labels: { path: 'plain' }, value: 2.5 },
+        ],
+      },
+    ]);
     const fam = parseExposition(text).get('x_total')!;
     expect(fam.type).toBe('gauge');
     expect(fam.help).toBe('help with \\ and\nnewline');
@@ -22,11 +32,23 @@ describe('Prometheus exposition writer', () => {
   });
 
   it('refuses bad names, duplicate families and duplicate series', () => {
-    const g = (name: string, samples: MetricFamily['samples']): MetricFamily => ({ name, help: 'h', type: 'gauge', samples });
+    const g = (name: string, samples: MetricFamily['samples']): MetricFamily => ({
+      name,
+      help: 'h',
+      type: 'gauge',
+      samples,
+    });
     expect(() => renderExposition([g('bad-name', [{ value: 1 }])])).toThrow(/metric name/);
     expect(() => renderExposition([g('a', [{ labels: { 'bad-label': 'x' }, value: 1 }])])).toThrow(/label name/);
     expect(() => renderExposition([g('a', [{ value: 1 }]), g('a', [{ value: 2 }])])).toThrow(/duplicate/);
-    expect(() => renderExposition([g('a', [{ labels: { k: 'v' }, value: 1 }, { labels: { k: 'v' }, value: 2 }])])).toThrow(/duplicate/);
+    expect(() =>
+      renderExposition([
+        g('a', [
+          { labels: { k: 'v' }, value: 1 },
+          { labels: { k: 'v' }, value: 2 },
+        ]),
+      ]),
+    ).toThrow(/duplicate/);
     expect(escapeLabelValue('a"b')).toBe('a\\"b');
   });
 
@@ -53,14 +75,33 @@ describe('check metrics', () => {
     const text = renderExposition(
       checkMetrics({
         status: 'misconfigured',
-        checks: [{ id: 'token-file', ok: false, severity: 'error', message: 'm', ms: 3 }, { id: 'live', ok: true, severity: 'error', message: 'm', ms: 1500 }],
-        metrics: { tokenModeOk: false, tokenAgeS: 42, serverStartS: 1.25, tokenRefresh: true, tokenExpiryS: 1_700_003_600 },
+        checks: [
+          { id: 'token-file', ok: false, severity: 'error', message: 'm', ms: 3 },
+          { id: 'live', ok: true, severity: 'error', message: 'm', ms: 1500 },
+        ],
+        metrics: {
+          tokenModeOk: false,
+          tokenAgeS: 42,
+          serverStartS: 1.25,
+          tokenRefresh: true,
+          tokenExpiryS: 1_700_003_600,
+        },
         durationMs: 1600,
         at: 1_700_000_000_000,
       }),
     );
     const fams = parseExposition(text);
-    for (const name of ['agyctl_check_ok', 'agyctl_check_status', 'agyctl_check_duration_seconds', 'agyctl_token_file_mode_ok', 'agyctl_token_file_age_seconds', 'agyctl_token_refresh_token_present', 'agyctl_token_expiry_timestamp_seconds', 'agyctl_server_start_seconds', 'agyctl_last_check_timestamp_seconds']) {
+    for (const name of [
+      'agyctl_check_ok',
+      'agyctl_check_status',
+      'agyctl_check_duration_seconds',
+      'agyctl_token_file_mode_ok',
+      'agyctl_token_file_age_seconds',
+      'agyctl_token_refresh_token_present',
+      'agyctl_token_expiry_timestamp_seconds',
+      'agyctl_server_start_seconds',
+      'agyctl_last_check_timestamp_seconds',
+    ]) {
       expect(fams.get(name)?.type, name).toBe('gauge');
       expect(fams.get(name)?.help, name).toBeTruthy();
     }
@@ -76,7 +117,9 @@ describe('check metrics', () => {
   });
 
   it('leaves out token and server metrics that were not measured', () => {
-    const fams = parseExposition(renderExposition(checkMetrics({ status: 'ok', checks: [], metrics: {}, durationMs: 5, at: 0 })));
+    const fams = parseExposition(
+      renderExposition(checkMetrics({ status: 'ok', checks: [], metrics: {}, durationMs: 5, at: 0 })),
+    );
     expect(fams.has('agyctl_token_file_mode_ok')).toBe(false);
     expect(fams.has('agyctl_server_start_seconds')).toBe(false);
     expect(fams.has('agyctl_token_refresh_token_present')).toBe(false);

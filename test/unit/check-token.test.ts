@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { describeInsight, expiryMs, inspectToken } from '../../src/check/token.js';
 
 let dir: string;
@@ -29,7 +29,12 @@ describe('inspectToken', () => {
     write(JSON.stringify({ access_token: SECRET, refresh_token: '1//r', expiry_date: NOW + 90_000 }));
     const r = inspectToken(file, NOW);
     expect(r.state === 'present' && r.findings).toEqual([]);
-    expect(r.state === 'present' && r.insight).toMatchObject({ mode: '0600', modeOk: true, refreshToken: true, expiresInS: 90 });
+    expect(r.state === 'present' && r.insight).toMatchObject({
+      mode: '0600',
+      modeOk: true,
+      refreshToken: true,
+      expiresInS: 90,
+    });
     expect(JSON.stringify(r)).not.toContain(SECRET);
     expect(expiryMs({ expires_at: (NOW + 10_000) / 1000 })).toBe(NOW + 10_000);
     expect(expiryMs({ expiry: new Date(NOW - 5000).toISOString() })).toBe(NOW - 5000);
@@ -56,7 +61,10 @@ describe('inspectToken', () => {
   it('calls an empty or broken file "not logged in" and never echoes its text', () => {
     write('');
     const empty = inspectToken(file, NOW);
-    expect(empty.state === 'present' && empty.findings[0]).toMatchObject({ failure: 'not-authenticated', hint: 'run: agyctl login' });
+    expect(empty.state === 'present' && empty.findings[0]).toMatchObject({
+      failure: 'not-authenticated',
+      hint: 'run: agyctl login',
+    });
     write(`{"access_token": "${SECRET}", oops`);
     const broken = inspectToken(file, NOW);
     expect(broken.state === 'present' && broken.findings[0]!.failure).toBe('not-authenticated');

@@ -1,9 +1,15 @@
 /** connect's remote command line and option validation: what reaches the remote shell must be exactly what was meant. */
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { PID_MARKER, remoteLoginCommand, shellQuote, validateDestination, validateSshOption } from '../../src/connect/remote-command.js';
-import { parseEvent } from '../../src/connect/remote-login.js';
 import { forwardSpec } from '../../src/connect/control-master.js';
+import {
+  PID_MARKER,
+  remoteLoginCommand,
+  shellQuote,
+  validateDestination,
+  validateSshOption,
+} from '../../src/connect/remote-command.js';
+import { parseEvent } from '../../src/connect/remote-login.js';
 
 /** Run a command string the way sshd does: the login shell gets it as one `-c` argument. */
 async function viaShell(command: string): Promise<{ stdout: string; stderr: string; exitCode: number }> {
@@ -19,7 +25,11 @@ describe('remote command', () => {
   });
 
   it('runs the remote agyctl prefix with login --json and the options, after printing its pid', async () => {
-    const command = remoteLoginCommand({ remoteAgyctl: "env GREETING='hello there' printf '%s|'", method: 'oauth-personal', timeout: '30s' });
+    const command = remoteLoginCommand({
+      remoteAgyctl: "env GREETING='hello there' printf '%s|'",
+      method: 'oauth-personal',
+      timeout: '30s',
+    });
     const r = await viaShell(command);
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toBe('login|--json|--method|oauth-personal|--timeout|30s|');
@@ -27,13 +37,17 @@ describe('remote command', () => {
   });
 
   it('keeps the pid it prints: the remote agyctl replaces the wrapper shell', async () => {
-    const r = await viaShell(remoteLoginCommand({ remoteAgyctl: 'sh -c "echo \\$\\$" sh', method: undefined, timeout: undefined }));
+    const r = await viaShell(
+      remoteLoginCommand({ remoteAgyctl: 'sh -c "echo \\$\\$" sh', method: undefined, timeout: undefined }),
+    );
     const printed = /(\d+)/.exec(r.stderr)![1];
     expect(r.stdout.trim()).toBe(printed);
   });
 
   it('a missing remote agyctl exits 127, which connect turns into the install hint', async () => {
-    const r = await viaShell(remoteLoginCommand({ remoteAgyctl: '/nonexistent/agyctl', method: undefined, timeout: '10m' }));
+    const r = await viaShell(
+      remoteLoginCommand({ remoteAgyctl: '/nonexistent/agyctl', method: undefined, timeout: '10m' }),
+    );
     expect(r.exitCode).toBe(127);
   });
 });
@@ -61,7 +75,12 @@ describe('validation', () => {
 describe('remote output', () => {
   it('takes events, turns a one-document usage error into an error event, and leaves anything else as noise', () => {
     expect(parseEvent('{"event":"url","port":1}')).toEqual({ event: 'url', port: 1 });
-    expect(parseEvent('{"schemaVersion":1,"ok":false,"error":{"code":"usage","exit":2,"message":"m"}}')).toEqual({ event: 'error', code: 'usage', exit: 2, message: 'm' });
+    expect(parseEvent('{"schemaVersion":1,"ok":false,"error":{"code":"usage","exit":2,"message":"m"}}')).toEqual({
+      event: 'error',
+      code: 'usage',
+      exit: 2,
+      message: 'm',
+    });
     expect(parseEvent('Welcome to the box!')).toBeUndefined();
     expect(parseEvent('{"not":"an event"}')).toBeUndefined();
     expect(parseEvent('{broken')).toBeUndefined();

@@ -28,7 +28,10 @@ const withoutAnsible = { PATH: '/nonexistent-bin', HOME: os.tmpdir() };
 
 describe('readInventory', () => {
   it('reads an INI inventory through ansible-inventory, with connection variables as ssh settings', async () => {
-    const inv = file('hosts.ini', '[web]\nbox1 ansible_host=10.0.0.5 ansible_user=agy ansible_port=2222\nbox2\n[db]\nbox3 ansible_ssh_private_key_file=/keys/db\n');
+    const inv = file(
+      'hosts.ini',
+      '[web]\nbox1 ansible_host=10.0.0.5 ansible_user=agy ansible_port=2222\nbox2\n[db]\nbox3 ansible_ssh_private_key_file=/keys/db\n',
+    );
     const targets = await readInventory(inv, undefined, withAnsible);
     expect(targets).toEqual([
       { name: 'box1', destination: '10.0.0.5', sshOptions: ['User=agy', 'Port=2222'] },
@@ -40,18 +43,38 @@ describe('readInventory', () => {
 
   it('reads a plain list without Ansible; --limit takes globs', async () => {
     const inv = file('hosts.txt', '# build boxes\nbuild-1\nme@build-2   \n\nci-runner\n');
-    expect((await readInventory(inv, undefined, withoutAnsible)).map((t) => t.destination)).toEqual(['build-1', 'me@build-2', 'ci-runner']);
+    expect((await readInventory(inv, undefined, withoutAnsible)).map((t) => t.destination)).toEqual([
+      'build-1',
+      'me@build-2',
+      'ci-runner',
+    ]);
     expect((await readInventory(inv, 'build-*', withoutAnsible)).map((t) => t.name)).toEqual(['build-1']);
-    expect((await readInventory(inv, '*build-*,ci-*', withoutAnsible)).map((t) => t.name)).toEqual(['build-1', 'me@build-2', 'ci-runner']);
+    expect((await readInventory(inv, '*build-*,ci-*', withoutAnsible)).map((t) => t.name)).toEqual([
+      'build-1',
+      'me@build-2',
+      'ci-runner',
+    ]);
   });
 
   it('refuses an Ansible format without Ansible, a pattern that selects nothing, and hosts ssh would take as options', async () => {
-    await expect(readInventory(file('a.ini', '[web]\nbox1 ansible_port=22\n'), undefined, withoutAnsible)).rejects.toThrow(/not a plain list of hosts.*Ansible is not installed/);
-    await expect(readInventory(file('b.txt', 'box1\n'), 'nomatch*', withoutAnsible)).rejects.toThrow(/selects no hosts/);
-    await expect(readInventory(file('c.txt', '-oProxyCommand=evil\n'), undefined, withoutAnsible)).rejects.toThrow(/not a plain list|must look like host/);
-    await expect(readInventory(file('d.ini', 'box1 ansible_host=-oProxyCommand=x\n'), undefined, withAnsible)).rejects.toThrow(/must look like host/);
-    await expect(readInventory(file('e.ini', 'box1 ansible_port=22x\n'), undefined, withAnsible)).rejects.toThrow(/is not a port/);
-    const err = await readInventory(path.join(os.tmpdir(), 'no-such-inventory'), undefined, withAnsible).catch((e: unknown) => e);
+    await expect(
+      readInventory(file('a.ini', '[web]\nbox1 ansible_port=22\n'), undefined, withoutAnsible),
+    ).rejects.toThrow(/not a plain list of hosts.*Ansible is not installed/);
+    await expect(readInventory(file('b.txt', 'box1\n'), 'nomatch*', withoutAnsible)).rejects.toThrow(
+      /selects no hosts/,
+    );
+    await expect(readInventory(file('c.txt', '-oProxyCommand=evil\n'), undefined, withoutAnsible)).rejects.toThrow(
+      /not a plain list|must look like host/,
+    );
+    await expect(
+      readInventory(file('d.ini', 'box1 ansible_host=-oProxyCommand=x\n'), undefined, withAnsible),
+    ).rejects.toThrow(/must look like host/);
+    await expect(readInventory(file('e.ini', 'box1 ansible_port=22x\n'), undefined, withAnsible)).rejects.toThrow(
+      /is not a port/,
+    );
+    const err = await readInventory(path.join(os.tmpdir(), 'no-such-inventory'), undefined, withAnsible).catch(
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(AgyError);
     expect((err as AgyError).exit).toBe(2);
   });

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EXIT, EXIT_TABLE, AgyError, toAgyError } from '../../src/core/errors.js';
+import { AgyError, EXIT, EXIT_TABLE, toAgyError } from '../../src/core/errors.js';
 import { renderExitCodesMarkdown } from '../../src/core/exit-codes-doc.js';
 import { ROOT } from '../helpers/cli.js';
 
@@ -12,14 +12,25 @@ describe('exit-code table', () => {
   });
 
   it('lists every EXIT constant once, with the binding numbers', () => {
-    expect(EXIT).toEqual({ ok: 0, internal: 1, usage: 2, auth: 3, server: 4, timeout: 5, findings: 6, interrupted: 130 });
+    expect(EXIT).toEqual({
+      ok: 0,
+      internal: 1,
+      usage: 2,
+      auth: 3,
+      server: 4,
+      timeout: 5,
+      findings: 6,
+      interrupted: 130,
+    });
     expect(EXIT_TABLE.map((e) => e.exit).sort((a, b) => a - b)).toEqual(Object.values(EXIT).sort((a, b) => a - b));
     for (const row of EXIT_TABLE) expect(EXIT[row.name]).toBe(row.exit);
   });
 
   it('130 documents every signal main() maps to it (SIGINT, SIGTERM, SIGHUP)', () => {
     const main = fs.readFileSync(path.join(ROOT, 'src', 'cli', 'main.ts'), 'utf8');
-    const looped = [...(/for \(const sig of \[([^\]]+)\]/.exec(main)?.[1] ?? '').matchAll(/'(SIG[A-Z]+)'/g)].map((m) => m[1]!);
+    const looped = [...(/for \(const sig of \[([^\]]+)\]/.exec(main)?.[1] ?? '').matchAll(/'(SIG[A-Z]+)'/g)].map(
+      (m) => m[1]!,
+    );
     // SIGHUP has its own handler (a login hands over to its supervisor; anything else ends with 130).
     const single = [...main.matchAll(/process\.on\('(SIG[A-Z]+)'/g)].map((m) => m[1]!);
     const handled = [...new Set([...looped, ...single])];

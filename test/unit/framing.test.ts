@@ -1,8 +1,8 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { LineSplitter, parseLine, stripAnsi } from '../../src/acp/framing.js';
-import { Connection } from '../../src/acp/connection.js';
 import { AcpError, renderAcpError } from '../../src/acp/acp-error.js';
+import { Connection } from '../../src/acp/connection.js';
+import { LineSplitter, parseLine, stripAnsi } from '../../src/acp/framing.js';
 
 describe('framing', () => {
   it('strips CSI, OSC and two-byte escape sequences', () => {
@@ -14,7 +14,10 @@ describe('framing', () => {
   it('parses a JSON-RPC line behind an ANSI prefix and keeps everything else as noise', () => {
     const parsed = parseLine('\x1b[?1049l{"jsonrpc":"2.0","id":3,"result":{}}\r');
     expect(parsed).toEqual({ kind: 'message', message: { jsonrpc: '2.0', id: 3, result: {} } });
-    expect(parseLine('Open the following link: https://accounts.google.com/x')).toEqual({ kind: 'noise', line: 'Open the following link: https://accounts.google.com/x' });
+    expect(parseLine('Open the following link: https://accounts.google.com/x')).toEqual({
+      kind: 'noise',
+      line: 'Open the following link: https://accounts.google.com/x',
+    });
     expect(parseLine('{not json')).toMatchObject({ kind: 'noise' });
     expect(parseLine('{"just":"an object"}')).toMatchObject({ kind: 'noise' });
     expect(parseLine('   ')).toEqual({ kind: 'empty' });
@@ -65,16 +68,30 @@ describe('connection', () => {
     const p = conn.request('authenticate', { method: 'x' });
     await new Promise((r) => setImmediate(r));
     const id = (JSON.parse(written[0]!) as { id: number }).id;
-    fromServer.write(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32602, message: 'Invalid params', data: { errors: [{ loc: ['methodId'], msg: 'field required', type: 'value_error.missing' }] } } }) + '\n');
+    fromServer.write(
+      `${JSON.stringify({
+        jsonrpc: '2.0',
+        id,
+        error: {
+          code: -32602,
+          message: 'Invalid params',
+          data: { errors: [{ loc: ['methodId'], msg: 'field required', type: 'value_error.missing' }] },
+        },
+      })}\n`,
+    );
     const err = await p.catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AcpError);
     expect((err as AcpError).message).toBe('authenticate: Invalid params (-32602): methodId: field required');
   });
 
   it('renders -32000 with data.message', () => {
-    expect(renderAcpError('session/new', { code: -32000, message: 'Authentication required', data: { message: 'No authentication method selected.' } })).toBe(
-      'session/new: Authentication required (-32000): No authentication method selected.',
-    );
+    expect(
+      renderAcpError('session/new', {
+        code: -32000,
+        message: 'Authentication required',
+        data: { message: 'No authentication method selected.' },
+      }),
+    ).toBe('session/new: Authentication required (-32000): No authentication method selected.');
   });
 
   it('answers agent requests: reject-once for permission, -32601 for unknown methods; passes notifications and noise on', async () => {
@@ -83,10 +100,22 @@ describe('connection', () => {
     const noise: string[] = [];
     conn.onNotification((m) => notes.push(m));
     conn.onNoise((l) => noise.push(l));
-    fromServer.write(JSON.stringify({ jsonrpc: '2.0', id: 'p1', method: 'session/request_permission', params: { options: [{ optionId: 'allow', kind: 'allow_once' }, { optionId: 'deny', kind: 'reject_once' }] } }) + '\n');
-    fromServer.write(JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'fs/read_text_file', params: {} }) + '\n');
+    fromServer.write(
+      `${JSON.stringify({
+        jsonrpc: '2.0',
+        id: 'p1',
+        method: 'session/request_permission',
+        params: {
+          options: [
+            { optionId: 'allow', kind: 'allow_once' },
+            { optionId: 'deny', kind: 'reject_once' },
+          ],
+        },
+      })}\n`,
+    );
+    fromServer.write(`${JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'fs/read_text_file', params: {} })}\n`);
     fromServer.write('garbage line\n{"jsonrpc":"2.0","method":"session/update","params":{"x":1}}\n');
-    fromServer.write(JSON.stringify({ jsonrpc: '2.0', method: 'weird/unknown_notification', params: null }) + '\n');
+    fromServer.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'weird/unknown_notification', params: null })}\n`);
     await new Promise((r) => setTimeout(r, 10));
     const answers = written.map((l) => JSON.parse(l) as { id: unknown; result?: unknown; error?: { code: number } });
     expect(answers.find((a) => a.id === 'p1')?.result).toEqual({ outcome: { outcome: 'selected', optionId: 'deny' } });
@@ -122,7 +151,7 @@ describe('bounded line buffering (issue 11 H)', () => {
   it('drops a line longer than the bound, arriving without a newline in many chunks, and reads on', () => {
     const drops: number[] = [];
     const s = new LineSplitter(1024, (bytes) => drops.push(bytes));
-    expect(s.push(Buffer.from('ok-1\n' + 'x'.repeat(600)))).toEqual(['ok-1']);
+    expect(s.push(Buffer.from(`ok-1\n${'x'.repeat(600)}`))).toEqual(['ok-1']);
     for (let i = 0; i < 10; i++) expect(s.push(Buffer.from('y'.repeat(600)))).toEqual([]);
     expect(s.push(Buffer.from('zz\nok-2\npartial'))).toEqual(['ok-2']);
     expect(drops).toEqual([600 * 11 + 2]);

@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { fsAgyError } from '../../src/util/fs-errors.js';
 
-const sysError = (code: string, path?: string): NodeJS.ErrnoException => Object.assign(new Error(`${code}: something, open '${path}'`), { code, ...(path ? { path, syscall: 'open' } : {}) });
+const sysError = (code: string, path?: string): NodeJS.ErrnoException =>
+  Object.assign(new Error(`${code}: something, open '${path}'`), { code, ...(path ? { path, syscall: 'open' } : {}) });
 
 describe('fsAgyError', () => {
   it.each([
@@ -24,7 +25,10 @@ describe('fsAgyError', () => {
   });
 
   it('names the role of the directory holding the path, and uses the use case code for a full disk', () => {
-    const err = fsAgyError(sysError('ENOSPC', '/srv/backups/.lock'), { roots: [{ dir: '/srv/backups', role: 'the backup directory', also: 'or use --to' }], fullCode: 'backup-write-failed' })!;
+    const err = fsAgyError(sysError('ENOSPC', '/srv/backups/.lock'), {
+      roots: [{ dir: '/srv/backups', role: 'the backup directory', also: 'or use --to' }],
+      fullCode: 'backup-write-failed',
+    })!;
     expect(err).toMatchObject({ exit: 6, code: 'backup-write-failed' });
     expect(err.message).toMatch(/^the backup directory: \/srv\/backups\/\.lock/);
     expect(err.hint).toContain('--to');

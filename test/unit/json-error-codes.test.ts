@@ -49,6 +49,15 @@ describe('docs/json.md error codes', () => {
     }
     expect(missing).toEqual([]);
     // The scan must see the codes issue 11 named, or it proves nothing.
-    expect([...codesInSource().keys()]).toEqual(expect.arrayContaining(['settings-invalid', 'backup-write-failed', 'restore-refused', 'snapshot-damaged', 'ssh-failed', 'timeout']));
+    expect([...codesInSource().keys()]).toEqual(
+      expect.arrayContaining([
+        'settings-invalid',
+        'backup-write-failed',
+        'restore-refused',
+        'snapshot-damaged',
+        'ssh-failed',
+        'timeout',
+      ]),
+    );
   });
 });

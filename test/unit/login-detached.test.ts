@@ -9,10 +9,17 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ensureRecordDir, isPending, procStart, recordPaths, sameProcessAlive, type LoginState } from '../../src/login/detached/record.js';
-import { MAX_LINE, request } from '../../src/login/detached/ipc.js';
-import { inspect } from '../../src/login/detached/control.js';
 import { manualResume } from '../../src/connect/reconnect.js';
+import { inspect } from '../../src/login/detached/control.js';
+import { MAX_LINE, request } from '../../src/login/detached/ipc.js';
+import {
+  ensureRecordDir,
+  isPending,
+  type LoginState,
+  procStart,
+  recordPaths,
+  sameProcessAlive,
+} from '../../src/login/detached/record.js';
 
 const made: string[] = [];
 afterEach(() => {
@@ -32,7 +39,9 @@ describe('login record location', () => {
     expect(path.dirname(a.dir)).toBe(path.join(root, 'xdg', 'agyctl', 'logins'));
     expect(a.dir).not.toBe(b.dir);
     expect(recordPaths({ XDG_STATE_HOME: path.join(root, 'xdg') }, '/srv/a/.gemini/antigravity-acp/').dir).toBe(a.dir);
-    expect(path.dirname(recordPaths({ HOME: root, XDG_STATE_HOME: 'relative/ignored' }, '/x').dir)).toBe(path.join(root, '.local', 'state', 'agyctl', 'logins'));
+    expect(path.dirname(recordPaths({ HOME: root, XDG_STATE_HOME: 'relative/ignored' }, '/x').dir)).toBe(
+      path.join(root, '.local', 'state', 'agyctl', 'logins'),
+    );
   });
 
   it('falls back to a private dir under $TMPDIR when the socket path would be too long for a unix socket', () => {
@@ -59,7 +68,13 @@ describe('login record location', () => {
     const root = scratch();
     fs.writeFileSync(path.join(root, 'file'), '');
     const p = recordPaths({ XDG_STATE_HOME: path.join(root, 'file') }, '/srv/a');
-    expect(() => ensureRecordDir(p)).toThrow(expect.objectContaining({ exit: 2, code: 'login-record-unusable', hint: expect.stringContaining('XDG_STATE_HOME') }));
+    expect(() => ensureRecordDir(p)).toThrow(
+      expect.objectContaining({
+        exit: 2,
+        code: 'login-record-unusable',
+        hint: expect.stringContaining('XDG_STATE_HOME'),
+      }),
+    );
   });
 });
 
@@ -76,13 +91,27 @@ describe('supervisor liveness', () => {
     const root = scratch();
     const p = recordPaths({ XDG_STATE_HOME: root }, '/srv/a');
     ensureRecordDir(p);
-    const state: LoginState = { version: 1, id: 'x', stateDir: '/srv/a', pid: 2 ** 22 + 12345, pidStart: '1', startedAt: Date.now(), deadline: Date.now() + 60_000, endBy: Date.now() + 120_000, phase: 'waiting', port: 4242 };
+    const state: LoginState = {
+      version: 1,
+      id: 'x',
+      stateDir: '/srv/a',
+      pid: 2 ** 22 + 12345,
+      pidStart: '1',
+      startedAt: Date.now(),
+      deadline: Date.now() + 60_000,
+      endBy: Date.now() + 120_000,
+      phase: 'waiting',
+      port: 4242,
+    };
     fs.writeFileSync(p.state, JSON.stringify(state));
     expect(isPending(state)).toBe(true);
     const seen = inspect(p);
     expect(seen.kind).toBe('died');
     const again = inspect(p);
-    expect(again).toMatchObject({ kind: 'ended', state: { phase: 'done', outcome: { exit: 4, code: 'login-supervisor-died' } } });
+    expect(again).toMatchObject({
+      kind: 'ended',
+      state: { phase: 'done', outcome: { exit: 4, code: 'login-supervisor-died' } },
+    });
   });
 });
 
@@ -114,10 +143,23 @@ describe('the socket protocol', () => {
 
 describe('resuming by hand after connect gives up', () => {
   it('prints ssh commands with the same options, the tunnel for the port, finish and status --wait, quoted for a shell', () => {
-    const lines = manualResume({ destination: 'ops@box', sshOptions: ['Port=2222', 'IdentityFile=/k ey'], remoteAgyctl: 'env HOME=/h agyctl', sshTimeoutMs: 1, deadline: 0 }, 4242);
+    const lines = manualResume(
+      {
+        destination: 'ops@box',
+        sshOptions: ['Port=2222', 'IdentityFile=/k ey'],
+        remoteAgyctl: 'env HOME=/h agyctl',
+        sshTimeoutMs: 1,
+        deadline: 0,
+      },
+      4242,
+    );
     expect(lines[0]).toBe("ssh -o Port=2222 -o 'IdentityFile=/k ey' ops@box 'env HOME=/h agyctl login status'");
-    expect(lines[1]).toMatch(/^ssh -o Port=2222 -o 'IdentityFile=\/k ey' -N -L 4242:127\.0\.0\.1:4242 -o ExitOnForwardFailure=yes ops@box/);
+    expect(lines[1]).toMatch(
+      /^ssh -o Port=2222 -o 'IdentityFile=\/k ey' -N -L 4242:127\.0\.0\.1:4242 -o ExitOnForwardFailure=yes ops@box/,
+    );
     expect(lines.join('\n')).toContain("'env HOME=/h agyctl login finish'");
-    expect(lines.at(-1)).toBe("ssh -o Port=2222 -o 'IdentityFile=/k ey' ops@box 'env HOME=/h agyctl login status --wait'");
+    expect(lines.at(-1)).toBe(
+      "ssh -o Port=2222 -o 'IdentityFile=/k ey' ops@box 'env HOME=/h agyctl login status --wait'",
+    );
   });
 });

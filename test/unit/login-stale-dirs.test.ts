@@ -36,10 +36,11 @@ describe('sweepStaleLoginDirs', () => {
     const target = dir('precious', '2147483000 1\n');
     fs.symlinkSync(target, path.join(root, 'agyctl-login-Link01'));
     expect(sweepStaleLoginDirs(root).sort()).toEqual([gone, reused].sort());
-    for (const kept of [alive, mine, other, badName, unowned, target, path.join(root, 'agyctl-login-Link01')]) expect(fs.existsSync(kept), kept).toBe(true);
+    for (const kept of [alive, mine, other, badName, unowned, target, path.join(root, 'agyctl-login-Link01')])
+      expect(fs.existsSync(kept), kept).toBe(true);
   });
 
-  it('leaves another user\'s dir alone (root plants one as nobody)', () => {
+  it("leaves another user's dir alone (root plants one as nobody)", () => {
     if (process.getuid?.() !== 0) return expect(process.getuid?.()).not.toBe(0);
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-sweep-'));
     const theirs = dir('agyctl-login-Their1', '2147483000 1\n');

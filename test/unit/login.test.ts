@@ -1,17 +1,21 @@
-import fs from 'node:fs';
 import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { validateAuthUrl, validatePastedRedirect, findUrls, type AuthUrl } from '../../src/profiles/auth-url.js';
-import { defaultTunnelTarget, parseSshTarget, tunnelCommand } from '../../src/login/tunnel.js';
-import { createShimDir, loginServerEnv, SHIM_NAMES, type ShimDir } from '../../src/login/shims.js';
 import { UrlCapture } from '../../src/login/capture.js';
+import { createShimDir, loginServerEnv, SHIM_NAMES, type ShimDir } from '../../src/login/shims.js';
+import { defaultTunnelTarget, parseSshTarget, tunnelCommand } from '../../src/login/tunnel.js';
+import { type AuthUrl, findUrls, validateAuthUrl, validatePastedRedirect } from '../../src/profiles/auth-url.js';
 
-const GOOD = 'https://accounts.google.com/o/oauth2/v2/auth?response_type=code&client_id=x.apps.googleusercontent.com&redirect_uri=http%3A%2F%2F127.0.0.1%3A35293%2F&scope=a+b&state=S123&access_type=offline&code_challenge=c&code_challenge_method=S256';
+const GOOD =
+  'https://accounts.google.com/o/oauth2/v2/auth?response_type=code&client_id=x.apps.googleusercontent.com&redirect_uri=http%3A%2F%2F127.0.0.1%3A35293%2F&scope=a+b&state=S123&access_type=offline&code_challenge=c&code_challenge_method=S256';
 
 describe('sign-in URL validation', () => {
   it('keeps port, path and state of a good URL', () => {
     const v = validateAuthUrl(GOOD);
-    expect(v).toMatchObject({ ok: true, value: { port: 35293, redirectPath: '/', state: 'S123', redirectUri: 'http://127.0.0.1:35293/' } });
+    expect(v).toMatchObject({
+      ok: true,
+      value: { port: 35293, redirectPath: '/', state: 'S123', redirectUri: 'http://127.0.0.1:35293/' },
+    });
   });
 
   it.each([
@@ -36,7 +40,11 @@ describe('sign-in URL validation', () => {
 describe('pasted redirects', () => {
   const auth = (validateAuthUrl(GOOD) as { value: AuthUrl }).value;
   it('accepts the address the browser ended on (also with localhost, quotes, no scheme) and delivers to 127.0.0.1', () => {
-    for (const paste of ['http://127.0.0.1:35293/?state=S123&code=4/x&scope=a', `'http://localhost:35293/?code=4/x&state=S123'`, '127.0.0.1:35293/?code=4/x&state=S123']) {
+    for (const paste of [
+      'http://127.0.0.1:35293/?state=S123&code=4/x&scope=a',
+      `'http://localhost:35293/?code=4/x&state=S123'`,
+      '127.0.0.1:35293/?code=4/x&state=S123',
+    ]) {
       const v = validatePastedRedirect(paste, auth);
       expect(v.ok, paste).toBe(true);
       if (v.ok) expect(v.value.deliverTo.host).toBe('127.0.0.1:35293');
@@ -60,8 +68,12 @@ describe('pasted redirects', () => {
 
 describe('tunnel command', () => {
   it('uses --ssh-target, then SSH_CONNECTION, then the host name', () => {
-    expect(tunnelCommand(4000, parseSshTarget('ops@box:2222')!)).toBe('ssh -N -L 4000:127.0.0.1:4000 -o ExitOnForwardFailure=yes -p 2222 -- ops@box');
-    expect(tunnelCommand(4000, defaultTunnelTarget({ USER: 'me', SSH_CONNECTION: '10.0.0.5 51000 10.0.0.9 22' }))).toBe('ssh -N -L 4000:127.0.0.1:4000 -o ExitOnForwardFailure=yes -- me@10.0.0.9');
+    expect(tunnelCommand(4000, parseSshTarget('ops@box:2222')!)).toBe(
+      'ssh -N -L 4000:127.0.0.1:4000 -o ExitOnForwardFailure=yes -p 2222 -- ops@box',
+    );
+    expect(tunnelCommand(4000, defaultTunnelTarget({ USER: 'me', SSH_CONNECTION: '10.0.0.5 51000 10.0.0.9 22' }))).toBe(
+      'ssh -N -L 4000:127.0.0.1:4000 -o ExitOnForwardFailure=yes -- me@10.0.0.9',
+    );
     expect(defaultTunnelTarget({ USER: 'me' }).host.length).toBeGreaterThan(0);
     expect(parseSshTarget('a b')).toBeUndefined();
     expect(parseSshTarget('host:99999')).toBeUndefined();
@@ -75,7 +87,11 @@ describe('shims and capture', () => {
   it('every shim records its arguments; the server env points at them and drops browser-disabling variables', () => {
     shims = createShimDir({});
     expect(fs.statSync(shims.dir).mode & 0o777).toBe(0o700);
-    const env = loginServerEnv({ PATH: '/usr/bin', CI: 'true', NO_BROWSER: 'false', DEBIAN_FRONTEND: 'noninteractive' }, shims, { fakeDisplay: true });
+    const env = loginServerEnv(
+      { PATH: '/usr/bin', CI: 'true', NO_BROWSER: 'false', DEBIAN_FRONTEND: 'noninteractive' },
+      shims,
+      { fakeDisplay: true },
+    );
     expect(env.PATH!.split(':')[0]).toBe(shims.dir);
     expect(env.BROWSER).toBe(shims.browser);
     expect(env.DISPLAY).toBeTruthy();

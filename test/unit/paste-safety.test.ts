@@ -5,28 +5,51 @@
  */
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { defaultTunnelTarget, parseSshTarget, shellQuote, tunnelCommand } from '../../src/login/tunnel.js';
 import { parseCode } from '../../src/login/code-entry.js';
+import { defaultTunnelTarget, parseSshTarget, shellQuote, tunnelCommand } from '../../src/login/tunnel.js';
 
 /** What `sh` sees as words when the command is pasted (printf shows each argument on a line). */
 function words(command: string): string[] {
-  return execFileSync('sh', ['-c', `set -- ${command.replace(/^ssh /, '')}; for a in "$@"; do printf '%s\\n' "$a"; done`], { encoding: 'utf8' }).trim().split('\n');
+  return execFileSync(
+    'sh',
+    ['-c', `set -- ${command.replace(/^ssh /, '')}; for a in "$@"; do printf '%s\\n' "$a"; done`],
+    { encoding: 'utf8' },
+  )
+    .trim()
+    .split('\n');
 }
 
 describe('the tunnel command', () => {
   it('puts -- before the destination and keeps plain targets readable', () => {
-    expect(tunnelCommand(4000, parseSshTarget('ops@box:2222')!)).toBe('ssh -N -L 4000:127.0.0.1:4000 -o ExitOnForwardFailure=yes -p 2222 -- ops@box');
-    expect(tunnelCommand(4000, parseSshTarget('[fe80::1%eth0]')!)).toBe('ssh -N -L 4000:127.0.0.1:4000 -o ExitOnForwardFailure=yes -- fe80::1%eth0');
+    expect(tunnelCommand(4000, parseSshTarget('ops@box:2222')!)).toBe(
+      'ssh -N -L 4000:127.0.0.1:4000 -o ExitOnForwardFailure=yes -p 2222 -- ops@box',
+    );
+    expect(tunnelCommand(4000, parseSshTarget('[fe80::1%eth0]')!)).toBe(
+      'ssh -N -L 4000:127.0.0.1:4000 -o ExitOnForwardFailure=yes -- fe80::1%eth0',
+    );
   });
 
   it('refuses shell syntax inside brackets, a leading dash and non-host characters', () => {
-    for (const bad of ['[a;touch pwned #]', '[::1]`id`', 'box;cmd', 'box$(id)', '-oProxyCommand=x', 'ops@-oProxyCommand=x', '-x@box', '[a b]', "[::1]'"]) {
+    for (const bad of [
+      '[a;touch pwned #]',
+      '[::1]`id`',
+      'box;cmd',
+      'box$(id)',
+      '-oProxyCommand=x',
+      'ops@-oProxyCommand=x',
+      '-x@box',
+      '[a b]',
+      "[::1]'",
+    ]) {
       expect(parseSshTarget(bad), bad).toBeUndefined();
     }
   });
 
   it('quotes a user name from $USER and ignores a crafted SSH_CONNECTION', () => {
-    const cmd = tunnelCommand(4000, defaultTunnelTarget({ USER: 'x;id', SSH_CONNECTION: '10.0.0.5 51000 10.0.0.9 22' }));
+    const cmd = tunnelCommand(
+      4000,
+      defaultTunnelTarget({ USER: 'x;id', SSH_CONNECTION: '10.0.0.5 51000 10.0.0.9 22' }),
+    );
     expect(cmd).toBe("ssh -N -L 4000:127.0.0.1:4000 -o ExitOnForwardFailure=yes -- 'x;id@10.0.0.9'");
     expect(words(cmd).at(-1)).toBe('x;id@10.0.0.9');
     const crafted = defaultTunnelTarget({ USER: 'me', SSH_CONNECTION: '10.0.0.5 51000 a;touch${IFS}pwned 22' });
@@ -43,9 +66,13 @@ describe('the tunnel command', () => {
 
 describe('a code taken from a pasted URL', () => {
   it('passes the same strict check as a bare code (no newline smuggling a JSON-RPC request)', () => {
-    const url = 'https://codeassist.google.com/authcode?code=abc%0A%7B%22jsonrpc%22%3A%222.0%22%2C%22id%22%3A99%2C%22method%22%3A%22logout%22%7D&state=s1';
+    const url =
+      'https://codeassist.google.com/authcode?code=abc%0A%7B%22jsonrpc%22%3A%222.0%22%2C%22id%22%3A99%2C%22method%22%3A%22logout%22%7D&state=s1';
     expect(parseCode(url, 's1').ok).toBe(false);
     expect(parseCode('https://codeassist.google.com/authcode?code=ab%20cd&state=s1', 's1').ok).toBe(false);
-    expect(parseCode('https://codeassist.google.com/authcode?code=4%2F0Xyz&state=s1', 's1')).toEqual({ ok: true, value: '4/0Xyz' });
+    expect(parseCode('https://codeassist.google.com/authcode?code=4%2F0Xyz&state=s1', 's1')).toEqual({
+      ok: true,
+      value: '4/0Xyz',
+    });
   });
 });

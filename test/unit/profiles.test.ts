@@ -2,18 +2,23 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { detectProfile, getProfile, resolveProfile } from '../../src/profiles/index.js';
-import { defaultStateDirFor, PROFILE_IDS, PROGRAM_PROFILES } from '../../src/profiles/choose.js';
-import { configuredMethod, rawAuthTypeFor, readProfileSettings, writeAuthType } from '../../src/settings/profile-auth.js';
-import { removeProbeProjects } from '../../src/profiles/cleanup.js';
-import { signInGuard, quietServerEnv } from '../../src/profiles/sign-in-guard.js';
 import { classifyAuthError } from '../../src/acp/protocol.js';
-import { resolveServerCommand } from '../../src/profiles/server-command.js';
+import { AgyError } from '../../src/core/errors.js';
 import { geminiCliHomeFor, geminiCliStateDir, resolveStateDir } from '../../src/core/paths.js';
-import { validateAuthUrl, validateCodeEntryUrl } from '../../src/profiles/auth-url.js';
 import { parseCode } from '../../src/login/code-entry.js';
 import { Secrets } from '../../src/login/scrub.js';
-import { AgyError } from '../../src/core/errors.js';
+import { validateAuthUrl, validateCodeEntryUrl } from '../../src/profiles/auth-url.js';
+import { defaultStateDirFor, PROFILE_IDS, PROGRAM_PROFILES } from '../../src/profiles/choose.js';
+import { removeProbeProjects } from '../../src/profiles/cleanup.js';
+import { detectProfile, getProfile, resolveProfile } from '../../src/profiles/index.js';
+import { resolveServerCommand } from '../../src/profiles/server-command.js';
+import { quietServerEnv, signInGuard } from '../../src/profiles/sign-in-guard.js';
+import {
+  configuredMethod,
+  rawAuthTypeFor,
+  readProfileSettings,
+  writeAuthType,
+} from '../../src/settings/profile-auth.js';
 
 const gemini = getProfile('gemini-cli');
 const tmp: string[] = [];
@@ -28,14 +33,27 @@ afterEach(() => {
 
 const CODE_ENTRY_URL =
   'https://accounts.google.com/o/oauth2/v2/auth?redirect_uri=https%3A%2F%2Fcodeassist.google.com%2Fauthcode&access_type=offline&scope=x&code_challenge_method=S256&code_challenge=abc&state=s1&response_type=code&client_id=c';
-const LOOPBACK_URL = 'https://accounts.google.com/o/oauth2/v2/auth?redirect_uri=http%3A%2F%2F127.0.0.1%3A45669%2Foauth2callback&access_type=offline&scope=x&state=s2&response_type=code&client_id=c';
+const LOOPBACK_URL =
+  'https://accounts.google.com/o/oauth2/v2/auth?redirect_uri=http%3A%2F%2F127.0.0.1%3A45669%2Foauth2callback&access_type=offline&scope=x&state=s2&response_type=code&client_id=c';
 
 describe('choosing a profile', () => {
   it('--profile beats AGYCTL_PROFILE beats the server command beats the default', () => {
-    expect(resolveProfile('gemini-cli', { AGYCTL_PROFILE: 'antigravity' }, 'agy_acp_server')).toEqual({ id: 'gemini-cli', source: 'flag' });
-    expect(resolveProfile(undefined, { AGYCTL_PROFILE: 'gemini-cli' }, 'agy_acp_server')).toEqual({ id: 'gemini-cli', source: 'env' });
-    expect(resolveProfile(undefined, {}, '/opt/node/bin/gemini --acp')).toEqual({ id: 'gemini-cli', source: 'server-command' });
-    expect(resolveProfile(undefined, {}, '"/x y/gemini" --acp')).toEqual({ id: 'gemini-cli', source: 'server-command' });
+    expect(resolveProfile('gemini-cli', { AGYCTL_PROFILE: 'antigravity' }, 'agy_acp_server')).toEqual({
+      id: 'gemini-cli',
+      source: 'flag',
+    });
+    expect(resolveProfile(undefined, { AGYCTL_PROFILE: 'gemini-cli' }, 'agy_acp_server')).toEqual({
+      id: 'gemini-cli',
+      source: 'env',
+    });
+    expect(resolveProfile(undefined, {}, '/opt/node/bin/gemini --acp')).toEqual({
+      id: 'gemini-cli',
+      source: 'server-command',
+    });
+    expect(resolveProfile(undefined, {}, '"/x y/gemini" --acp')).toEqual({
+      id: 'gemini-cli',
+      source: 'server-command',
+    });
     expect(resolveProfile(undefined, {}, 'node scripts/agy-acp-sim')).toEqual({ id: 'antigravity', source: 'default' });
     expect(resolveProfile(undefined, {}, undefined)).toEqual({ id: 'antigravity', source: 'default' });
   });
@@ -51,9 +69,12 @@ describe('choosing a profile', () => {
   });
 
   it("the guess knows exactly each profile's default programs and state dir", () => {
-    const fromProfiles = Object.fromEntries(PROFILE_IDS.flatMap((id) => getProfile(id).defaultCommands.map((c) => [c.name, id])));
+    const fromProfiles = Object.fromEntries(
+      PROFILE_IDS.flatMap((id) => getProfile(id).defaultCommands.map((c) => [c.name, id])),
+    );
     expect(PROGRAM_PROFILES).toEqual(fromProfiles);
-    for (const id of PROFILE_IDS) expect(defaultStateDirFor(id)({ HOME: '/h' })).toBe(getProfile(id).defaultStateDir({ HOME: '/h' }));
+    for (const id of PROFILE_IDS)
+      expect(defaultStateDirFor(id)({ HOME: '/h' })).toBe(getProfile(id).defaultStateDir({ HOME: '/h' }));
   });
 
   it('initialize agentInfo.name identifies the server', () => {
@@ -71,8 +92,16 @@ describe('gemini-cli paths and environment', () => {
     expect(resolveStateDir(undefined, { HOME: '/home/u' }, '/', gemini.defaultStateDir)).toBe('/home/u/.gemini');
     expect(geminiCliHomeFor('/srv/g/.gemini')).toBe('/srv/g');
     expect(geminiCliHomeFor('/srv/g/state')).toBeUndefined();
-    expect(gemini.serverEnv({ HOME: '/home/u', PATH: '/bin' }, '/srv/g/.gemini')).toEqual({ HOME: '/home/u', PATH: '/bin', GEMINI_CLI_HOME: '/srv/g' });
-    expect(gemini.files('/srv/g/.gemini')).toEqual({ settings: '/srv/g/.gemini/settings.json', token: '/srv/g/.gemini/oauth_creds.json', conversations: undefined });
+    expect(gemini.serverEnv({ HOME: '/home/u', PATH: '/bin' }, '/srv/g/.gemini')).toEqual({
+      HOME: '/home/u',
+      PATH: '/bin',
+      GEMINI_CLI_HOME: '/srv/g',
+    });
+    expect(gemini.files('/srv/g/.gemini')).toEqual({
+      settings: '/srv/g/.gemini/settings.json',
+      token: '/srv/g/.gemini/oauth_creds.json',
+      conversations: undefined,
+    });
   });
 
   it('without --server, `gemini --acp` is looked up on PATH', () => {
@@ -100,14 +129,22 @@ describe('the auth type in gemini-cli settings', () => {
   it('writes it with every other key kept byte for byte, mode 0600 for a new file', () => {
     const dir = tempDir();
     const file = path.join(dir, 'settings.json');
-    fs.writeFileSync(file, '{\n  "telemetry": {"enabled": false},\n  "security": {\n    "folderTrust": {"enabled": true}\n  }\n}\n');
+    fs.writeFileSync(
+      file,
+      '{\n  "telemetry": {"enabled": false},\n  "security": {\n    "folderTrust": {"enabled": true}\n  }\n}\n',
+    );
     writeAuthType(gemini, dir, 'oauth-personal', {});
     const text = fs.readFileSync(file, 'utf8');
-    expect(JSON.parse(text)).toEqual({ telemetry: { enabled: false }, security: { folderTrust: { enabled: true }, auth: { selectedType: 'oauth-personal' } } });
+    expect(JSON.parse(text)).toEqual({
+      telemetry: { enabled: false },
+      security: { folderTrust: { enabled: true }, auth: { selectedType: 'oauth-personal' } },
+    });
     expect(text.startsWith('{\n  "telemetry": {"enabled": false},\n')).toBe(true);
     const fresh = tempDir();
     writeAuthType(gemini, fresh, 'gemini-api-key', {});
-    expect(JSON.parse(fs.readFileSync(path.join(fresh, 'settings.json'), 'utf8'))).toEqual({ security: { auth: { selectedType: 'gemini-api-key' } } });
+    expect(JSON.parse(fs.readFileSync(path.join(fresh, 'settings.json'), 'utf8'))).toEqual({
+      security: { auth: { selectedType: 'gemini-api-key' } },
+    });
     expect(fs.statSync(path.join(fresh, 'settings.json')).mode & 0o777).toBe(0o600);
   });
 
@@ -120,8 +157,16 @@ describe('the auth type in gemini-cli settings', () => {
     expect(readProfileSettings(gemini, dir).error).toBeUndefined();
     writeAuthType(gemini, dir, 'oauth-personal', {});
     const text = fs.readFileSync(file, 'utf8');
-    expect(text).toBe(before.replace('"security": {}', '"security": {\n    "auth": {\n      "selectedType": "oauth-personal"\n    }\n  }'));
-    expect(readProfileSettings(gemini, dir).data).toEqual({ ui: { theme: 'dark' }, security: { auth: { selectedType: 'oauth-personal' } } });
+    expect(text).toBe(
+      before.replace(
+        '"security": {}',
+        '"security": {\n    "auth": {\n      "selectedType": "oauth-personal"\n    }\n  }',
+      ),
+    );
+    expect(readProfileSettings(gemini, dir).data).toEqual({
+      ui: { theme: 'dark' },
+      security: { auth: { selectedType: 'oauth-personal' } },
+    });
   });
 
   it('still refuses trailing commas in gemini-cli settings (its JSON.parse does too)', () => {
@@ -142,16 +187,25 @@ describe('the auth type in gemini-cli settings', () => {
 describe('code entry', () => {
   it('a Google URL whose redirect is an https code page is a code-entry URL, not a loopback one', () => {
     const v = validateCodeEntryUrl(CODE_ENTRY_URL);
-    expect(v).toMatchObject({ ok: true, value: { redirectUri: 'https://codeassist.google.com/authcode', state: 's1', port: 0 } });
+    expect(v).toMatchObject({
+      ok: true,
+      value: { redirectUri: 'https://codeassist.google.com/authcode', state: 's1', port: 0 },
+    });
     expect(validateAuthUrl(CODE_ENTRY_URL).ok).toBe(false);
     expect(validateCodeEntryUrl(LOOPBACK_URL).ok).toBe(false);
-    expect(validateCodeEntryUrl('https://evil.example.com/o/oauth2/v2/auth?redirect_uri=https%3A%2F%2Fx&response_type=code').ok).toBe(false);
+    expect(
+      validateCodeEntryUrl('https://evil.example.com/o/oauth2/v2/auth?redirect_uri=https%3A%2F%2Fx&response_type=code')
+        .ok,
+    ).toBe(false);
   });
 
   it('takes a bare code or the whole address of the code page, checking state', () => {
     expect(parseCode('  4/0AbCdEf-gh_ij  ', 's1')).toEqual({ ok: true, value: '4/0AbCdEf-gh_ij' });
     expect(parseCode('"4/0AbCdEf"', 's1')).toEqual({ ok: true, value: '4/0AbCdEf' });
-    expect(parseCode('https://codeassist.google.com/authcode?code=4%2F0Xyz&state=s1', 's1')).toEqual({ ok: true, value: '4/0Xyz' });
+    expect(parseCode('https://codeassist.google.com/authcode?code=4%2F0Xyz&state=s1', 's1')).toEqual({
+      ok: true,
+      value: '4/0Xyz',
+    });
     expect(parseCode('https://codeassist.google.com/authcode?code=4%2F0Xyz&state=other', 's1').ok).toBe(false);
     expect(parseCode('https://codeassist.google.com/authcode?error=access_denied', 's1').ok).toBe(false);
     expect(parseCode('4/0Ab cd', 's1').ok).toBe(false);
@@ -161,7 +215,9 @@ describe('code entry', () => {
   it('scrubs an exact secret wherever it appears', () => {
     const s = new Secrets();
     s.add('4/0AbCdEf');
-    expect(s.scrub('Enter the authorization code: 4/0AbCdEf and again 4/0AbCdEf')).toBe('Enter the authorization code: [REDACTED] and again [REDACTED]');
+    expect(s.scrub('Enter the authorization code: 4/0AbCdEf and again 4/0AbCdEf')).toBe(
+      'Enter the authorization code: [REDACTED] and again [REDACTED]',
+    );
   });
 });
 
@@ -178,7 +234,11 @@ describe('the interactive sign-in guard', () => {
 
   it("gemini-cli's missing-API-key answer counts as not logged in", async () => {
     const { AcpError } = await import('../../src/acp/acp-error.js');
-    expect(classifyAuthError(new AcpError('session/new', { code: -32000, message: 'Gemini API key is missing or not configured.' }))).toBe('not-authenticated');
+    expect(
+      classifyAuthError(
+        new AcpError('session/new', { code: -32000, message: 'Gemini API key is missing or not configured.' }),
+      ),
+    ).toBe('not-authenticated');
   });
 });
 
@@ -201,16 +261,23 @@ describe('probe cleanup in ~/.gemini', () => {
     const goneHist = project(geminiDir, 'history', 'agyctl-probe-gone', gone);
     const liveTmp = project(geminiDir, 'tmp', 'agyctl-probe-live', live);
     const user = project(geminiDir, 'tmp', 'myrepo', '/home/u/myrepo');
-    fs.writeFileSync(path.join(geminiDir, 'projects.json'), JSON.stringify({ projects: { [gone]: 'agyctl-probe-gone', [live]: 'agyctl-probe-live', '/home/u/myrepo': 'myrepo' } }));
+    fs.writeFileSync(
+      path.join(geminiDir, 'projects.json'),
+      JSON.stringify({
+        projects: { [gone]: 'agyctl-probe-gone', [live]: 'agyctl-probe-live', '/home/u/myrepo': 'myrepo' },
+      }),
+    );
     const result = removeProbeProjects(geminiDir, env);
     expect(result.failed).toBe(0);
     expect(result.removed.sort()).toEqual([goneHist, goneTmp].sort());
     expect(fs.existsSync(liveTmp) && fs.existsSync(user)).toBe(true);
-    expect(JSON.parse(fs.readFileSync(path.join(geminiDir, 'projects.json'), 'utf8'))).toEqual({ projects: { [live]: 'agyctl-probe-live', '/home/u/myrepo': 'myrepo' } });
+    expect(JSON.parse(fs.readFileSync(path.join(geminiDir, 'projects.json'), 'utf8'))).toEqual({
+      projects: { [live]: 'agyctl-probe-live', '/home/u/myrepo': 'myrepo' },
+    });
     expect(fs.existsSync(path.join(geminiDir, 'projects.json.lock'))).toBe(false);
   });
 
-  it("leaves projects.json alone while gemini-cli holds its lock", () => {
+  it('leaves projects.json alone while gemini-cli holds its lock', () => {
     const root = tempDir();
     const geminiDir = path.join(root, '.gemini');
     const gone = path.join(root, 'agyctl-probe-gone');

@@ -2,25 +2,45 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FileTracer } from '../../src/acp/file-tracer.js';
 import { redact, redactText, serverText, serverValue } from '../../src/acp/redact.js';
 import { sanitizeForTerminal } from '../../src/util/terminal-text.js';
-import { FileTracer } from '../../src/acp/file-tracer.js';
 
 describe('redaction', () => {
   it('redacts code, state, token- and key-named fields at any depth', () => {
-    const out = redact({ params: { code: 'abc', state: 's1', nested: [{ access_token: 'ya29.x', apiKey: 'k', refresh_token: 'r' }], methodId: 'oauth-personal' } });
-    expect(out).toEqual({ params: { code: '[REDACTED]', state: '[REDACTED]', nested: [{ access_token: '[REDACTED]', apiKey: '[REDACTED]', refresh_token: '[REDACTED]' }], methodId: 'oauth-personal' } });
+    const out = redact({
+      params: {
+        code: 'abc',
+        state: 's1',
+        nested: [{ access_token: 'ya29.x', apiKey: 'k', refresh_token: 'r' }],
+        methodId: 'oauth-personal',
+      },
+    });
+    expect(out).toEqual({
+      params: {
+        code: '[REDACTED]',
+        state: '[REDACTED]',
+        nested: [{ access_token: '[REDACTED]', apiKey: '[REDACTED]', refresh_token: '[REDACTED]' }],
+        methodId: 'oauth-personal',
+      },
+    });
   });
 
   it('redacts secrets inside URLs and free text', () => {
-    expect(redactText('http://127.0.0.1:4000/?code=4/0AbC-d&state=xyz&scope=a')).toBe('http://127.0.0.1:4000/?code=[REDACTED]&state=[REDACTED]&scope=a');
+    expect(redactText('http://127.0.0.1:4000/?code=4/0AbC-d&state=xyz&scope=a')).toBe(
+      'http://127.0.0.1:4000/?code=[REDACTED]&state=[REDACTED]&scope=a',
+    );
     expect(redactText('Authorization: Bearer abcdefghijkl')).toBe('Authorization: Bearer [REDACTED]');
     expect(redactText('token ya29.a0AfB_secret and 1//0gLongRefresh')).toBe('token [REDACTED] and [REDACTED]');
     expect(redactText('AIzaSyA-1234567890abcdefghijklmnop')).toBe('[REDACTED]');
   });
 
   it('keeps the structure of what it does not redact', () => {
-    expect(redact({ a: 1, b: [true, null, 'plain'], state: null })).toEqual({ a: 1, b: [true, null, 'plain'], state: null });
+    expect(redact({ a: 1, b: [true, null, 'plain'], state: null })).toEqual({
+      a: 1,
+      b: [true, null, 'plain'],
+      state: null,
+    });
   });
 
   it('the trace file is 0600 JSONL with direction and timestamp, and holds no secret', () => {
@@ -32,7 +52,10 @@ describe('redaction', () => {
     const text = fs.readFileSync(file, 'utf8');
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
     expect(text).not.toContain('SECRET-CODE');
-    const lines = text.trim().split('\n').map((l) => JSON.parse(l) as { dir: string; ts: string });
+    const lines = text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { dir: string; ts: string });
     expect(lines.map((l) => l.dir)).toEqual(['send', 'stdout-noise']);
     expect(Number.isNaN(Date.parse(lines[0]!.ts))).toBe(false);
   });
@@ -40,20 +63,27 @@ describe('redaction', () => {
 
 describe('redaction of every token shape (issue 11 C)', () => {
   it('redacts JSON token fields inside a text line, plain and escaped', () => {
-    expect(redactText('saved {"refresh_token":"r-1","access_token": "a-1","client_secret":"c-1","id_token":"i-1"}')).toBe(
+    expect(
+      redactText('saved {"refresh_token":"r-1","access_token": "a-1","client_secret":"c-1","id_token":"i-1"}'),
+    ).toBe(
       'saved {"refresh_token":"[REDACTED]","access_token": "[REDACTED]","client_secret":"[REDACTED]","id_token":"[REDACTED]"}',
     );
     expect(redactText('"{\\"refresh_token\\":\\"r-2\\"}"')).toBe('"{\\"refresh_token\\":\\"[REDACTED]\\"}"');
   });
 
   it('redacts NAME_KEY=, *_TOKEN=, *_SECRET= assignments and bare code=/state=', () => {
-    expect(redactText('GEMINI_API_KEY=abc OAUTH_TOKEN=def CLIENT_SECRET=ghi PATH=/usr/bin')).toBe('GEMINI_API_KEY=[REDACTED] OAUTH_TOKEN=[REDACTED] CLIENT_SECRET=[REDACTED] PATH=/usr/bin');
+    expect(redactText('GEMINI_API_KEY=abc OAUTH_TOKEN=def CLIENT_SECRET=ghi PATH=/usr/bin')).toBe(
+      'GEMINI_API_KEY=[REDACTED] OAUTH_TOKEN=[REDACTED] CLIENT_SECRET=[REDACTED] PATH=/usr/bin',
+    );
     expect(redactText('callback got code=4/0Ab state=xyz')).toBe('callback got code=[REDACTED] state=[REDACTED]');
   });
 
   it('serverText strips control characters before redacting (an escape inside a token does not hide it)', () => {
     expect(serverText('\x1b]0;pwned\x07token ya29.a0\x1b[0mSecret\r')).toBe('token [REDACTED]');
-    expect(serverValue({ message: 'Bearer abcdefghijkl\x07', data: { refresh_token: 'x' } })).toEqual({ message: 'Bearer [REDACTED]', data: { refresh_token: '[REDACTED]' } });
+    expect(serverValue({ message: 'Bearer abcdefghijkl\x07', data: { refresh_token: 'x' } })).toEqual({
+      message: 'Bearer [REDACTED]',
+      data: { refresh_token: '[REDACTED]' },
+    });
   });
 });
 

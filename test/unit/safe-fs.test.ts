@@ -9,7 +9,17 @@ import { describe, expect, it } from 'vitest';
 import { AgyError } from '../../src/core/errors.js';
 import { checkAndFixTokenFile } from '../../src/login/token-file.js';
 import { writeFileAtomic } from '../../src/util/atomic-write.js';
-import { assertPrivateDir, copyFileNoFollow, createExclusive, holdsOpen, makePrivateDir, ownerFor, readFileNoFollow, sweepPrivateDirs, writeNewFile } from '../../src/util/safe-fs.js';
+import {
+  assertPrivateDir,
+  copyFileNoFollow,
+  createExclusive,
+  holdsOpen,
+  makePrivateDir,
+  ownerFor,
+  readFileNoFollow,
+  sweepPrivateDirs,
+  writeNewFile,
+} from '../../src/util/safe-fs.js';
 import { useScratch } from '../helpers/scratch.js';
 
 const NOBODY = 65534;
@@ -43,7 +53,10 @@ describe('login token check as root', () => {
     const { state, victim } = box();
     const token = path.join(state, 'acp_token.json');
     fs.symlinkSync(victim, token);
-    expect(checkAndFixTokenFile(token, undefined, ownerFor(state))).toMatchObject({ regular: false, fixedFrom: undefined });
+    expect(checkAndFixTokenFile(token, undefined, ownerFor(state))).toMatchObject({
+      regular: false,
+      fixedFrom: undefined,
+    });
     expect(fs.statSync(victim).mode & 0o777).toBe(0o644);
     expect(fs.statSync(victim).uid).toBe(0);
   });
@@ -92,7 +105,7 @@ describe('safe-fs', () => {
     }
   });
 
-  it('sweeps private dirs of killed runs only (pid gone), never a live run\'s', () => {
+  it("sweeps private dirs of killed runs only (pid gone), never a live run's", () => {
     const { state } = box();
     const dead = spawnSync('true').pid!;
     const mine = makePrivateDir(state, 'restore');

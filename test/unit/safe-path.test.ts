@@ -3,21 +3,23 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { assertUuid, childPath, isUuid, UnsafePathError } from '../../src/util/safe-path.js';
 import { removeConversation } from '../../src/acp/probe-session.js';
-import { conversationFiles } from '../../src/core/paths.js';
 import { discoverSessions } from '../../src/backup/discover.js';
+import { conversationFiles } from '../../src/core/paths.js';
+import { assertUuid, childPath, isUuid, UnsafePathError } from '../../src/util/safe-path.js';
 
 describe('safe paths', () => {
   it('accepts UUIDs only', () => {
     expect(isUuid('4d5a6c89-0be5-4d98-ac4d-dede75c780fe')).toBe(true);
-    for (const bad of ['..', '.', '', '../x', '4d5a6c89-0be5-4d98-ac4d-dede75c780fe/..', 'a'.repeat(36)]) expect(isUuid(bad)).toBe(false);
+    for (const bad of ['..', '.', '', '../x', '4d5a6c89-0be5-4d98-ac4d-dede75c780fe/..', 'a'.repeat(36)])
+      expect(isUuid(bad)).toBe(false);
     expect(() => assertUuid('..', 'session id')).toThrow(UnsafePathError);
   });
 
   it('childPath refuses anything that is not a plain name inside the directory', () => {
     expect(childPath('/s/conversations', 'x.db')).toBe('/s/conversations/x.db');
-    for (const bad of ['', '.', '..', '../x', 'a/b', 'a\0b', '/etc/passwd']) expect(() => childPath('/s/conversations', bad), bad).toThrow(UnsafePathError);
+    for (const bad of ['', '.', '..', '../x', 'a/b', 'a\0b', '/etc/passwd'])
+      expect(() => childPath('/s/conversations', bad), bad).toThrow(UnsafePathError);
     expect(() => conversationFiles('/s', '../../etc/x')).toThrow(UnsafePathError);
   });
 

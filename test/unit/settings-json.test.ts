@@ -42,14 +42,35 @@ describe('JSON parser: line and column of syntax errors', () => {
 
 describe('JSON parser: agrees with JSON.parse', () => {
   const valid = [
-    '{}', '[]', '"x"', '0', '-0.5e+10', 'true', 'null',
+    '{}',
+    '[]',
+    '"x"',
+    '0',
+    '-0.5e+10',
+    'true',
+    'null',
     '{"a": [1, 2, {"b": null}], "c": "\\u00e9\\n", "d": -1.25E-3}',
     '{"10": 1, "2": 2, "a": 3}',
     '{"a": 1, "a": 2}',
     '{"__proto__": {"x": 1}}',
     ' \t\r\n{ "sp" : [ ] } \n',
   ];
-  const invalid = ['{', '[1,]', '{"a" 1}', '01', '1.', '.5', '-', '+1', '"\\x"', 'nul', '{"a":1}}', 'NaN', '"a\nb"', '{,}'];
+  const invalid = [
+    '{',
+    '[1,]',
+    '{"a" 1}',
+    '01',
+    '1.',
+    '.5',
+    '-',
+    '+1',
+    '"\\x"',
+    'nul',
+    '{"a":1}}',
+    'NaN',
+    '"a\nb"',
+    '{,}',
+  ];
 
   it.each(valid)('parses %j like JSON.parse', (text) => {
     expect(toPlain(parseJsonTree(text))).toEqual(JSON.parse(text));
@@ -70,9 +91,19 @@ describe('JSON parser: agrees with JSON.parse', () => {
 
 describe('settings shape', () => {
   it('points at a non-object auth or gcp, or a non-object top level', () => {
-    expect(parseSettingsText('{\n  "auth": "oauth-personal"\n}').error).toEqual({ kind: 'shape', message: '"auth" is a string, not an object', line: 2, column: 11 });
+    expect(parseSettingsText('{\n  "auth": "oauth-personal"\n}').error).toEqual({
+      kind: 'shape',
+      message: '"auth" is a string, not an object',
+      line: 2,
+      column: 11,
+    });
     expect(parseSettingsText('{"gcp": [1]}').error).toMatchObject({ kind: 'shape', line: 1, column: 9 });
-    expect(parseSettingsText('\n  [1]').error).toMatchObject({ kind: 'shape', message: 'the top level is an array, not an object', line: 2, column: 3 });
+    expect(parseSettingsText('\n  [1]').error).toMatchObject({
+      kind: 'shape',
+      message: 'the top level is an array, not an object',
+      line: 2,
+      column: 3,
+    });
     expect(parseSettingsText('{"auth": null}').error?.message).toBe('"auth" is null, not an object');
   });
 
@@ -85,7 +116,8 @@ describe('settings shape', () => {
 
 describe('minimal JSON edits', () => {
   it('replaces a value and leaves every other byte alone', () => {
-    const text = '{\n    "zeta": 1.0,\n    "10": [1, 2e5, {"x": 12345678901234567890}],\n    "auth": {"type": "vertex-ai", "extra": "\\u00e9"},\n    "2": null\n}';
+    const text =
+      '{\n    "zeta": 1.0,\n    "10": [1, 2e5, {"x": 12345678901234567890}],\n    "auth": {"type": "vertex-ai", "extra": "\\u00e9"},\n    "2": null\n}';
     const out = setStringAt(text, ['auth', 'type'], 'agent-platform');
     expect(out).toBe(text.replace('"vertex-ai"', '"agent-platform"'));
   });
@@ -93,11 +125,15 @@ describe('minimal JSON edits', () => {
   it('appends a missing key with the indentation of its neighbours (tabs too)', () => {
     const text = '{\n\t"a": 1,\n\t"auth": {\n\t\t"type": "x"\n\t}\n}\n';
     const out = setStringAt(setStringAt(text, ['gcp', 'project'], 'p'), ['gcp', 'location'], 'us-central1');
-    expect(out).toBe('{\n\t"a": 1,\n\t"auth": {\n\t\t"type": "x"\n\t},\n\t"gcp": {\n\t\t"project": "p",\n\t\t"location": "us-central1"\n\t}\n}\n');
+    expect(out).toBe(
+      '{\n\t"a": 1,\n\t"auth": {\n\t\t"type": "x"\n\t},\n\t"gcp": {\n\t\t"project": "p",\n\t\t"location": "us-central1"\n\t}\n}\n',
+    );
   });
 
   it('keeps a one-line file on one line', () => {
-    expect(setStringAt('{"auth":{"type":"a"},"z":[1]}', ['gcp', 'project'], 'p')).toBe('{"auth":{"type":"a"},"z":[1], "gcp": {"project": "p"}}');
+    expect(setStringAt('{"auth":{"type":"a"},"z":[1]}', ['gcp', 'project'], 'p')).toBe(
+      '{"auth":{"type":"a"},"z":[1], "gcp": {"project": "p"}}',
+    );
   });
 
   it('lays out {} and a fresh file like JSON.stringify(v, null, 2)', () => {
@@ -129,7 +165,10 @@ describe('comments', () => {
   });
 
   it('are read, and kept on edit, when the file allows them (gemini-cli)', () => {
-    expect(parseSettingsText(text, { comments: true })).toEqual({ tree: expect.anything(), data: { a: 1, auth: { type: 'x' } } });
+    expect(parseSettingsText(text, { comments: true })).toEqual({
+      tree: expect.anything(),
+      data: { a: 1, auth: { type: 'x' } },
+    });
     const out = setStringAt(text, ['auth', 'type'], 'y', { comments: true });
     expect(out).toBe(text.replace('"x"', '"y"'));
     expect(() => setStringAt(text, ['auth', 'type'], 'y')).toThrow(JsonSyntaxError);

@@ -1,10 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import {
-  AUTH_TYPES, authTypeOf, locationProblem, neededEnv, normalizeAuthType, problemsOf, projectProblem, validateSettings, type Problem, type SettingsFile,
+  AUTH_TYPES,
+  authTypeOf,
+  locationProblem,
+  neededEnv,
+  normalizeAuthType,
+  type Problem,
+  problemsOf,
+  projectProblem,
+  type SettingsFile,
+  validateSettings,
 } from '../../src/settings/index.js';
 
 const ids = (problems: Problem[]): string[] => problems.map((p) => `${p.severity}:${p.id}`);
-const auth = (type: unknown, gcp?: Record<string, unknown>): Record<string, unknown> => ({ auth: { type }, ...(gcp ? { gcp } : {}) });
+const auth = (type: unknown, gcp?: Record<string, unknown>): Record<string, unknown> => ({
+  auth: { type },
+  ...(gcp ? { gcp } : {}),
+});
 
 describe('auth types', () => {
   it('lists the four types the server names, and maps vertex-ai to agent-platform', () => {
@@ -17,16 +29,21 @@ describe('auth types', () => {
   });
 
   it('says which environment variables each type needs', () => {
-    expect(neededEnv('gemini-api-key').map((n) => [n.name, n.need, n.secret])).toEqual([['GEMINI_API_KEY', 'required', true]]);
+    expect(neededEnv('gemini-api-key').map((n) => [n.name, n.need, n.secret])).toEqual([
+      ['GEMINI_API_KEY', 'required', true],
+    ]);
     expect(neededEnv('oauth-personal')).toEqual([]);
     expect(neededEnv('agent-platform').map((n) => n.name)).toContain('GOOGLE_API_KEY');
   });
 });
 
 describe('region-like locations', () => {
-  it.each(['us-central1', 'europe-west4', 'global', 'us', 'eu', 'northamerica-northeast1', 'me-central2'])('accepts %s', (v) => {
-    expect(locationProblem(v)).toBeUndefined();
-  });
+  it.each(['us-central1', 'europe-west4', 'global', 'us', 'eu', 'northamerica-northeast1', 'me-central2'])(
+    'accepts %s',
+    (v) => {
+      expect(locationProblem(v)).toBeUndefined();
+    },
+  );
 
   it.each(['Mars', 'US-CENTRAL1', 'us central1', 'us-central', '', 'us-central1/'])('rejects %j', (v) => {
     expect(locationProblem(v)).toMatch(/not a region/);
@@ -57,32 +74,45 @@ describe('validateSettings', () => {
   });
 
   it('requires gcp.project and gcp.location in the file for oauth-business', () => {
-    expect(ids(validateSettings(auth('oauth-business'), { GOOGLE_CLOUD_PROJECT: 'p', GOOGLE_CLOUD_LOCATION: 'us' }))).toEqual(['error:gcp-missing']);
+    expect(
+      ids(validateSettings(auth('oauth-business'), { GOOGLE_CLOUD_PROJECT: 'p', GOOGLE_CLOUD_LOCATION: 'us' })),
+    ).toEqual(['error:gcp-missing']);
     expect(validateSettings(auth('oauth-business', { project: 'p', location: 'us-central1' }), {})).toEqual([]);
-    expect(validateSettings(auth('oauth-business', { project: 'p' }), {})[0]!.message).toContain('missing: gcp.location');
+    expect(validateSettings(auth('oauth-business', { project: 'p' }), {})[0]!.message).toContain(
+      'missing: gcp.location',
+    );
   });
 
   it('accepts agent-platform with a project and location, and flags what depends on this shell', () => {
     expect(validateSettings(auth('agent-platform', { project: 'p', location: 'europe-west4' }), {})).toEqual([]);
     expect(ids(validateSettings(auth('agent-platform'), {}))).toEqual(['warning:agent-platform-unconfigured']);
     expect(ids(validateSettings(auth('agent-platform'), { GOOGLE_API_KEY: 'k' }))).toEqual(['warning:env-only-here']);
-    expect(ids(validateSettings(auth('agent-platform', { project: 'p' }), { GOOGLE_CLOUD_LOCATION: 'us' }))).toEqual(['warning:env-only-here']);
+    expect(ids(validateSettings(auth('agent-platform', { project: 'p' }), { GOOGLE_CLOUD_LOCATION: 'us' }))).toEqual([
+      'warning:env-only-here',
+    ]);
   });
 
   it('flags a missing, unknown and legacy auth.type', () => {
     expect(ids(validateSettings({}, {}))).toEqual(['error:auth-type-missing']);
     expect(ids(validateSettings(auth('api-key'), {}))).toEqual(['error:auth-type-unknown']);
     expect(ids(validateSettings(auth(42), {}))).toEqual(['error:auth-type-unknown']);
-    expect(ids(validateSettings(auth('vertex-ai', { project: 'p', location: 'us-central1' }), {}))).toEqual(['warning:auth-type-legacy']);
+    expect(ids(validateSettings(auth('vertex-ai', { project: 'p', location: 'us-central1' }), {}))).toEqual([
+      'warning:auth-type-legacy',
+    ]);
   });
 
   it('checks gcp values: wrong types are errors, odd shapes warnings', () => {
     expect(ids(validateSettings(auth('oauth-personal', { project: 7 }), {}))).toEqual(['error:gcp-project-invalid']);
-    expect(ids(validateSettings(auth('oauth-business', { project: 'p', location: 'us-central1-b' }), {}))).toEqual(['warning:gcp-location-invalid']);
+    expect(ids(validateSettings(auth('oauth-business', { project: 'p', location: 'us-central1-b' }), {}))).toEqual([
+      'warning:gcp-location-invalid',
+    ]);
   });
 
   it('warns about credential-like values without ever showing them', () => {
-    const problems = validateSettings({ ...auth('gemini-api-key'), GEMINI_API_KEY: 'AIzaSECRET', nested: { token: 'tok-SECRET' } }, { GEMINI_API_KEY: 'x' });
+    const problems = validateSettings(
+      { ...auth('gemini-api-key'), GEMINI_API_KEY: 'AIzaSECRET', nested: { token: 'tok-SECRET' } },
+      { GEMINI_API_KEY: 'x' },
+    );
     expect(ids(problems)).toEqual(['warning:secret-in-file', 'warning:secret-in-file']);
     expect(JSON.stringify(problems)).not.toContain('SECRET');
     expect(problems.map((p) => p.message).join()).toContain('nested.token');
@@ -102,7 +132,10 @@ describe('problemsOf (the whole file)', () => {
     const syntax = problemsOf({ ...base, raw: '{', error: { kind: 'syntax', message: 'x', line: 3, column: 5 } }, {});
     expect(syntax[0]).toMatchObject({ id: 'json-invalid', line: 3, column: 5 });
     expect(syntax[0]!.message).toContain('line 3, column 5');
-    const shape = problemsOf({ ...base, data: { auth: 1 }, error: { kind: 'shape', message: 'y', line: 1, column: 9 } }, {});
+    const shape = problemsOf(
+      { ...base, data: { auth: 1 }, error: { kind: 'shape', message: 'y', line: 1, column: 9 } },
+      {},
+    );
     expect(ids(shape)).toEqual(['error:shape-invalid']);
   });
 

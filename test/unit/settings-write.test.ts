@@ -40,7 +40,13 @@ describe('setAuthType: new files', () => {
     const old = process.umask(0o000);
     try {
       const r = setAuthType(stateDir, 'oauth-personal');
-      expect(r).toMatchObject({ written: true, created: true, stateDirCreated: true, type: 'oauth-personal', mode: 0o600 });
+      expect(r).toMatchObject({
+        written: true,
+        created: true,
+        stateDirCreated: true,
+        type: 'oauth-personal',
+        mode: 0o600,
+      });
     } finally {
       process.umask(old);
     }
@@ -52,7 +58,10 @@ describe('setAuthType: new files', () => {
   it('writes vertex-ai as agent-platform, with the gcp values', () => {
     const r = setAuthType(stateDir, 'vertex-ai', { project: 'p', location: 'europe-west4' });
     expect(r).toMatchObject({ type: 'agent-platform', legacyInput: 'vertex-ai' });
-    expect(readSettings(stateDir).data).toEqual({ auth: { type: 'agent-platform' }, gcp: { project: 'p', location: 'europe-west4' } });
+    expect(readSettings(stateDir).data).toEqual({
+      auth: { type: 'agent-platform' },
+      gcp: { project: 'p', location: 'europe-west4' },
+    });
   });
 
   it('takes project and location from GOOGLE_CLOUD_* for oauth-business, not for oauth-personal', () => {
@@ -74,7 +83,8 @@ describe('setAuthType: new files', () => {
 
 describe('setAuthType: existing files', () => {
   it('keeps unknown keys, their order and their exact text; keeps the mode', () => {
-    const text = '{\n  "10": 1.0,\n  "ui": {"theme": "dark"},\n  "auth": {"type": "gemini-api-key", "x": [1]},\n  "big": 12345678901234567890\n}\n';
+    const text =
+      '{\n  "10": 1.0,\n  "ui": {"theme": "dark"},\n  "auth": {"type": "gemini-api-key", "x": [1]},\n  "big": 12345678901234567890\n}\n';
     put(text, 0o600);
     setAuthType(stateDir, 'oauth-business', { project: 'p', location: 'us-central1' });
     expect(fs.readFileSync(file, 'utf8')).toBe(
@@ -127,10 +137,20 @@ describe('setAuthType: bad input changes nothing', () => {
     ['oauth-business without a project', 'oauth-business', { location: 'us-central1' }, /pass --project ID/],
     ['oauth-business without anything', 'oauth-business', {}, /--project ID --location REGION/],
     ['agent-platform with neither key nor project', 'agent-platform', {}, /or set GOOGLE_API_KEY/],
-    ['a zone for a location', 'oauth-business', { project: 'p', location: 'us-central1-a' }, /zone, not a region: use us-central1/],
+    [
+      'a zone for a location',
+      'oauth-business',
+      { project: 'p', location: 'us-central1-a' },
+      /zone, not a region: use us-central1/,
+    ],
     ['a non-region location', 'agent-platform', { project: 'p', location: 'Mars' }, /not a region name/],
     ['an empty project', 'oauth-business', { project: '', location: 'us' }, /--project: it is empty/],
-    ['a bad GOOGLE_CLOUD_LOCATION', 'oauth-business', { project: 'p', env: { GOOGLE_CLOUD_LOCATION: 'nowhere' } }, /GOOGLE_CLOUD_LOCATION: .*pass --location/],
+    [
+      'a bad GOOGLE_CLOUD_LOCATION',
+      'oauth-business',
+      { project: 'p', env: { GOOGLE_CLOUD_LOCATION: 'nowhere' } },
+      /GOOGLE_CLOUD_LOCATION: .*pass --location/,
+    ],
   ])('%s', (_label, type, options, message) => {
     put(original);
     const err = usageFailure(() => setAuthType(stateDir, type, options));

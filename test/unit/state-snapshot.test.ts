@@ -24,13 +24,20 @@ describe('state snapshot', () => {
   it('removes a conversation the server created (db, wal, shm, meta, brain dir), reports other new files and leaves them', () => {
     const { dir, settings } = stateDir();
     const snap = snapshotState(dir, settings);
-    for (const ext of ['.db', '.db-wal', '.db-shm', '.meta']) fs.writeFileSync(path.join(dir, 'conversations', `${UUID}${ext}`), 'x');
+    for (const ext of ['.db', '.db-wal', '.db-shm', '.meta'])
+      fs.writeFileSync(path.join(dir, 'conversations', `${UUID}${ext}`), 'x');
     fs.mkdirSync(path.join(dir, 'brain', UUID), { recursive: true });
     fs.writeFileSync(path.join(dir, 'brain', UUID, 'notes'), 'x');
     fs.writeFileSync(path.join(dir, 'conversations', 'not-a-uuid.db'), 'x');
     fs.rmSync(path.join(dir, 'conversations', 'keep-me.txt'));
     const out = restoreState(snap);
-    expect(out.removed).toEqual(['brain', `brain/${UUID}`, ...['.db', '.db-shm', '.db-wal', '.meta'].map((e) => `conversations/${UUID}${e}`)].sort());
+    expect(out.removed).toEqual(
+      [
+        'brain',
+        `brain/${UUID}`,
+        ...['.db', '.db-shm', '.db-wal', '.meta'].map((e) => `conversations/${UUID}${e}`),
+      ].sort(),
+    );
     expect(out.left).toEqual(['conversations/not-a-uuid.db']);
     expect(out.missing).toEqual(['conversations/keep-me.txt']);
     expect(out.unchanged).toBe(false);

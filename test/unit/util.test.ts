@@ -2,11 +2,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseDuration } from '../../src/util/duration.js';
-import { writeFileAtomic } from '../../src/util/atomic-write.js';
-import { resolveStateDir, serverHomeFor, defaultBackupDir } from '../../src/core/paths.js';
 import { splitCommandLine } from '../../src/acp/resolve.js';
+import { defaultBackupDir, resolveStateDir, serverHomeFor } from '../../src/core/paths.js';
 import { resolveServerCommand } from '../../src/profiles/server-command.js';
+import { writeFileAtomic } from '../../src/util/atomic-write.js';
+import { parseDuration } from '../../src/util/duration.js';
 
 describe('durations', () => {
   it('parses the forms users type', () => {

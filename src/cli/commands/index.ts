@@ -5,16 +5,28 @@
  */
 import type { Command } from 'commander';
 import type { ActionFactory } from '../action.js';
-import { register as probe } from './probe/register.js';
-import { register as check } from './check/register.js';
-import { register as settings } from './settings/register.js';
-import { register as login } from './login/register.js';
-import { register as logout } from './logout/register.js';
-import { register as sessions } from './sessions/register.js';
 import { register as backup } from './backup/register.js';
-import { register as restore } from './restore/register.js';
-import { register as connect } from './connect/register.js';
-import { register as loginSupervisor } from './login-supervisor/register.js';
+import { register as check } from './check/register.js';
 import { register as completion } from './completion/register.js';
+import { register as connect } from './connect/register.js';
+import { register as login } from './login/register.js';
+import { register as loginSupervisor } from './login-supervisor/register.js';
+import { register as logout } from './logout/register.js';
+import { register as probe } from './probe/register.js';
+import { register as restore } from './restore/register.js';
+import { register as sessions } from './sessions/register.js';
+import { register as settings } from './settings/register.js';
 
-export const COMMANDS: ReadonlyArray<(program: Command, action: ActionFactory) => void> = [probe, check, settings, login, logout, sessions, backup, restore, connect, loginSupervisor, completion];
+export const COMMANDS: ReadonlyArray<(program: Command, action: ActionFactory) => void> = [
+  probe,
+  check,
+  settings,
+  login,
+  logout,
+  sessions,
+  backup,
+  restore,
+  connect,
+  loginSupervisor,
+  completion,
+];

@@ -4,9 +4,9 @@
  * stderr, so `agyctl ... --json | jq` always sees clean JSON.
  */
 import type { TtyWritable } from '../../core/io.js';
-import { PLAIN, type Palette, type Reporter } from '../../core/reporter.js';
+import { type Palette, PLAIN, type Reporter } from '../../core/reporter.js';
 
-export { PLAIN, type Palette };
+export { type Palette, PLAIN };
 
 /** chalk costs ~15 ms to import: pay it only when a TTY will show the colours. */
 export async function loadPalette(enabled: boolean): Promise<Palette> {

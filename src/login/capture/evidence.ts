@@ -39,7 +39,12 @@ export function shorten(text: string, max = 1000): string {
 }
 
 export function describeCandidate(c: Candidate): string {
-  const where = c.channel === 'shim' ? `launcher ${c.via ?? '?'}${c.args ? ` ${c.args.join(' ')}`.trimEnd() : ''}` : c.channel === 'rpc' ? `JSON-RPC ${c.via ?? 'message'}` : c.channel;
+  const where =
+    c.channel === 'shim'
+      ? `launcher ${c.via ?? '?'}${c.args ? ` ${c.args.join(' ')}`.trimEnd() : ''}`
+      : c.channel === 'rpc'
+        ? `JSON-RPC ${c.via ?? 'message'}`
+        : c.channel;
   return `${where}: ${c.url ? `${c.url} — ` : ''}${c.reason}`;
 }
 

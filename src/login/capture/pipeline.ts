@@ -7,11 +7,11 @@
  */
 import fs from 'node:fs';
 import type { JsonRpcMessage } from '../../acp/framing.js';
-import { looksLikeSignInUrl, validateAuthUrl, validateCodeEntryUrl, type AuthUrl } from '../../profiles/auth-url.js';
+import { type AuthUrl, looksLikeSignInUrl, validateAuthUrl, validateCodeEntryUrl } from '../../profiles/auth-url.js';
 import type { ShimDir } from '../shims.js';
-import { EvidenceLog, redactEvidence, shorten, type Candidate, type Channel } from './evidence.js';
-import { launcherUrls, noUrlReason, parseLauncherLog, type LauncherRun } from './launcher-source.js';
-import { messageUrls, type MessageInfo } from './rpc-source.js';
+import { type Candidate, type Channel, EvidenceLog, redactEvidence, shorten } from './evidence.js';
+import { type LauncherRun, launcherUrls, noUrlReason, parseLauncherLog } from './launcher-source.js';
+import { type MessageInfo, messageUrls } from './rpc-source.js';
 import { terminalUrls } from './text-source.js';
 
 export type UrlSource = Channel;
@@ -124,7 +124,14 @@ export class UrlCapture {
     if (v.ok || code?.ok) {
       this.close();
       const auth = v.ok ? v.value : (code as { value: AuthUrl }).value;
-      this.resolve({ auth, source, via: from.via, args: from.args, capturedAt: Date.now(), kind: v.ok ? 'loopback' : 'code-entry' });
+      this.resolve({
+        auth,
+        source,
+        via: from.via,
+        args: from.args,
+        capturedAt: Date.now(),
+        kind: v.ok ? 'loopback' : 'code-entry',
+      });
       return;
     }
     // Anything a launcher got is meant as the sign-in URL; from output and messages, only Google- or OAuth-looking ones are worth a warning.

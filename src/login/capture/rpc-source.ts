@@ -42,12 +42,14 @@ function walk(value: unknown, path: string, inMeta: boolean, w: Walk, depth: num
     return;
   }
   if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) walk(v, path ? `${path}.${k}` : k, inMeta || k === '_meta', w, depth + 1);
+    for (const [k, v] of Object.entries(value as Record<string, unknown>))
+      walk(v, path ? `${path}.${k}` : k, inMeta || k === '_meta', w, depth + 1);
   }
 }
 
 function labelOf(msg: JsonRpcMessage, info: MessageInfo): string {
-  if (typeof msg.method === 'string') return msg.id === undefined || msg.id === null ? `notification ${msg.method}` : `request ${msg.method}`;
+  if (typeof msg.method === 'string')
+    return msg.id === undefined || msg.id === null ? `notification ${msg.method}` : `request ${msg.method}`;
   if (info.solicited) return `answer to ${info.method ?? 'a request'}`;
   return `response to id ${JSON.stringify(msg.id ?? null)} (not ours)`;
 }

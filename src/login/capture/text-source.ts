@@ -7,12 +7,10 @@
  */
 
 // OSC 8 hyperlink: ESC ] 8 ; params ; URI, ended by BEL or ST (ESC \ or 0x9c); 0x9d is the 8-bit OSC.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: terminal escape sequences are what this file parses
 const OSC8 = /(?:\x1b\]|\x9d)8;[^;\x07\x1b\x9c]*;([^\x07\x1b\x9c]*)(?:\x07|\x1b\\|\x9c)/g;
 // CSI (7- and 8-bit), OSC/DCS/APC/PM strings, charset designations (ESC ( B), and other two-byte ESC sequences.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: terminal escape sequences are what this file parses
-const ESCAPES = /\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]|(?:\x1b[\]PX^_]|[\x90\x9d\x98\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[()*+\-./][ -~]|\x1b[ -/]*[0-~]/g;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: terminal escape sequences are what this file parses
+const ESCAPES =
+  /\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]|(?:\x1b[\]PX^_]|[\x90\x9d\x98\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[()*+\-./][ -~]|\x1b[ -/]*[0-~]/g;
 const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f]/g;
 const URL_IN_TEXT = /https?:\/\/[^\s"'<>`\\]+/g;
 /** Sentence punctuation after a URL in prose is not part of it. */
@@ -20,7 +18,9 @@ const TRAILING = /[.,;:!?)\]}]+$/;
 
 /** URLs in plain text, without the punctuation prose puts after them. */
 export function urlsInText(text: string): string[] {
-  return (text.match(URL_IN_TEXT) ?? []).map((u) => u.replace(TRAILING, '')).filter((u) => u.length > 'https://'.length);
+  return (text.match(URL_IN_TEXT) ?? [])
+    .map((u) => u.replace(TRAILING, ''))
+    .filter((u) => u.length > 'https://'.length);
 }
 
 /** The text a terminal would show: every escape sequence and control character removed. */

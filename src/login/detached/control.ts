@@ -9,7 +9,7 @@ import path from 'node:path';
 import { signalGroup } from '../../acp/children.js';
 import { formatDuration } from '../../util/duration.js';
 import { request } from './ipc.js';
-import { isPending, readState, sameProcessAlive, writeState, type LoginState, type RecordPaths } from './record.js';
+import { isPending, type LoginState, type RecordPaths, readState, sameProcessAlive, writeState } from './record.js';
 
 const CANCEL_ANSWER_MS = 5_000;
 /** The login stops its server within its own grace and kill delay (~6 s); allow more. */
@@ -18,7 +18,11 @@ const FINISH_ANSWER_MS = 30_000;
 const POLL_MS = 100;
 export const SUPERVISOR_DIED = 'login-supervisor-died';
 
-export type Liveness = { kind: 'none' } | { kind: 'pending'; state: LoginState } | { kind: 'ended'; state: LoginState } | { kind: 'died'; state: LoginState };
+export type Liveness =
+  | { kind: 'none' }
+  | { kind: 'pending'; state: LoginState }
+  | { kind: 'ended'; state: LoginState }
+  | { kind: 'died'; state: LoginState };
 
 export function supervisorAlive(state: LoginState): boolean {
   return sameProcessAlive(state.pid, state.pidStart);
@@ -63,7 +67,11 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** Poll the record until the login has ended (the supervisor records its outcome), at most timeoutMs. */
-export async function waitEnded(paths: RecordPaths, timeoutMs: number, signal?: AbortSignal): Promise<LoginState | undefined> {
+export async function waitEnded(
+  paths: RecordPaths,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<LoginState | undefined> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const seen = inspect(paths);
@@ -101,15 +109,25 @@ export function timeLeft(state: LoginState): string {
 
 /** The lines that describe a pending login to a person (status, and the "already pending" refusal). */
 export function describePending(state: LoginState): string[] {
-  const lines = [`A login is pending for ${state.stateDir} (${timeLeft(state)} left, supervisor pid ${state.pid}, ${state.phase}).`];
+  const lines = [
+    `A login is pending for ${state.stateDir} (${timeLeft(state)} left, supervisor pid ${state.pid}, ${state.phase}).`,
+  ];
   if (state.url) lines.push(`Sign-in URL: ${state.url}`);
   if (state.tunnel) lines.push(`Tunnel (port ${state.port}): ${state.tunnel}`);
-  else if (state.mode === 'code-entry') lines.push('This login uses code entry: no tunnel; give the code with `agyctl login finish CODE`.');
+  else if (state.mode === 'code-entry')
+    lines.push('This login uses code entry: no tunnel; give the code with `agyctl login finish CODE`.');
   return lines;
 }
 
 export function statusData(state: LoginState, kind: Liveness['kind']): Record<string, unknown> {
-  const status = kind === 'pending' ? 'pending' : kind === 'died' || state.outcome?.code === SUPERVISOR_DIED ? 'died' : state.outcome?.exit === 0 ? 'succeeded' : 'failed';
+  const status =
+    kind === 'pending'
+      ? 'pending'
+      : kind === 'died' || state.outcome?.code === SUPERVISOR_DIED
+        ? 'died'
+        : state.outcome?.exit === 0
+          ? 'succeeded'
+          : 'failed';
   return {
     status,
     id: state.id,
@@ -123,6 +141,14 @@ export function statusData(state: LoginState, kind: Liveness['kind']): Record<st
     startedAt: new Date(state.startedAt).toISOString(),
     deadline: new Date(state.deadline).toISOString(),
     remainingS: Math.max(0, Math.round((state.deadline - Date.now()) / 1000)),
-    outcome: state.outcome ? { exit: state.outcome.exit, code: state.outcome.code ?? null, message: state.outcome.message ?? null, hint: state.outcome.hint ?? null, endedAt: new Date(state.outcome.endedAt).toISOString() } : null,
+    outcome: state.outcome
+      ? {
+          exit: state.outcome.exit,
+          code: state.outcome.code ?? null,
+          message: state.outcome.message ?? null,
+          hint: state.outcome.hint ?? null,
+          endedAt: new Date(state.outcome.endedAt).toISOString(),
+        }
+      : null,
   };
 }

@@ -16,7 +16,10 @@ export type Frame =
   | { t: 'out'; text: string }
   | { t: 'err'; text: string }
   | { t: 'event'; event: Record<string, unknown> }
-  | { t: 'end'; outcome: { exit: number; code?: string; message?: string; hint?: string; details?: Record<string, unknown> } };
+  | {
+      t: 'end';
+      outcome: { exit: number; code?: string; message?: string; hint?: string; details?: Record<string, unknown> };
+    };
 
 /** Split a socket into JSON lines; a line over MAX_LINE or not JSON ends the connection. */
 export function onJsonLines(socket: net.Socket, handle: (value: unknown) => void): void {
@@ -45,7 +48,11 @@ export function sendLine(socket: net.Socket, value: unknown): void {
 }
 
 /** One request, one answer, within timeoutMs; undefined when nobody answers (no supervisor, or it died). */
-export function request<T = Record<string, unknown>>(socketPath: string, req: Request, timeoutMs: number): Promise<T | undefined> {
+export function request<T = Record<string, unknown>>(
+  socketPath: string,
+  req: Request,
+  timeoutMs: number,
+): Promise<T | undefined> {
   return new Promise((resolve) => {
     const socket = net.connect({ path: socketPath });
     let done = false;
@@ -71,7 +78,11 @@ export interface Attachment {
 }
 
 /** Stream the login's output from its start; the connection itself has no deadline (the login's own deadline ends it). */
-export function attach(socketPath: string, onFrame: (frame: Frame) => void, connectTimeoutMs: number): Promise<Attachment | undefined> {
+export function attach(
+  socketPath: string,
+  onFrame: (frame: Frame) => void,
+  connectTimeoutMs: number,
+): Promise<Attachment | undefined> {
   return new Promise((resolveAttach) => {
     const socket = net.connect({ path: socketPath });
     let resolveEnd!: (o: Extract<Frame, { t: 'end' }>['outcome'] | undefined) => void;

@@ -3,11 +3,12 @@
  * has a login pending, e.g. after an SSH session dropped mid-login. Cheap:
  * one small file read, no socket, no cleanup.
  */
-import { isPending, readState, recordPaths, sameProcessAlive } from './record.js';
+
 import { formatDuration } from '../../util/duration.js';
+import { isPending, readState, recordPaths, sameProcessAlive } from './record.js';
 
 export function pendingLoginNotice(env: NodeJS.ProcessEnv, stateDir: string): string | undefined {
-  let state;
+  let state: ReturnType<typeof readState>;
   try {
     state = readState(recordPaths(env, stateDir));
   } catch {

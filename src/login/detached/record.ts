@@ -7,9 +7,9 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { AgyError, EXIT } from '../../core/errors.js';
 import { homeDir, tempRoot } from '../../core/paths.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
-import { AgyError, EXIT } from '../../core/errors.js';
 
 /** A unix socket path must fit in sun_path (108 bytes on Linux); keep a margin. */
 const MAX_SOCKET_PATH = 100;
@@ -65,15 +65,24 @@ function stateBase(env: NodeJS.ProcessEnv): string {
 export function recordPaths(env: NodeJS.ProcessEnv, stateDir: string): RecordPaths {
   const hash = crypto.createHash('sha256').update(path.resolve(stateDir)).digest('hex').slice(0, 16);
   let dir = path.join(stateBase(env), hash);
-  if (Buffer.byteLength(path.join(dir, 'sock')) > MAX_SOCKET_PATH) dir = path.join(tempRoot(env), `agyctl-${process.getuid?.() ?? 'u'}`, 'logins', hash);
-  return { dir, socket: path.join(dir, 'sock'), state: path.join(dir, 'state.json'), request: path.join(dir, 'request.json'), log: path.join(dir, 'supervisor.log') };
+  if (Buffer.byteLength(path.join(dir, 'sock')) > MAX_SOCKET_PATH)
+    dir = path.join(tempRoot(env), `agyctl-${process.getuid?.() ?? 'u'}`, 'logins', hash);
+  return {
+    dir,
+    socket: path.join(dir, 'sock'),
+    state: path.join(dir, 'state.json'),
+    request: path.join(dir, 'request.json'),
+    log: path.join(dir, 'supervisor.log'),
+  };
 }
 
 /** Directories between the record and the base we own (agyctl/logins, or agyctl-<uid>/logins under $TMPDIR) must be ours and not writable by others. */
 const CHECKED_PARENTS = 2;
 
 function unsafe(dir: string, why: string): AgyError {
-  return new AgyError(EXIT.usage, 'login-record-unsafe', `${dir} ${why}, so it cannot hold a login record.`, { hint: `remove it (or fix its owner and mode), then run agyctl login again` });
+  return new AgyError(EXIT.usage, 'login-record-unsafe', `${dir} ${why}, so it cannot hold a login record.`, {
+    hint: `remove it (or fix its owner and mode), then run agyctl login again`,
+  });
 }
 
 /** Create (or check) the record dir: ours, a real directory, mode 0700, in parents only we can change. */
@@ -82,7 +91,12 @@ export function ensureRecordDir(paths: RecordPaths): void {
     fs.mkdirSync(paths.dir, { recursive: true, mode: 0o700 });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? String(err);
-    throw new AgyError(EXIT.usage, 'login-record-unusable', `Cannot create the login record directory ${paths.dir} (${code}).`, { hint: 'make it writable, or set XDG_STATE_HOME to a directory you can write' });
+    throw new AgyError(
+      EXIT.usage,
+      'login-record-unusable',
+      `Cannot create the login record directory ${paths.dir} (${code}).`,
+      { hint: 'make it writable, or set XDG_STATE_HOME to a directory you can write' },
+    );
   }
   const uid = process.getuid?.();
   let dir = paths.dir;

@@ -9,19 +9,23 @@
  *    keeps the login going and `agyctl login status` finds it.
  * With detach, it lets go as soon as the login waits for the browser.
  */
-import type { CommandIO } from '../../core/io.js';
+
 import { AgyError, EXIT, InterruptedError } from '../../core/errors.js';
+import type { CommandIO } from '../../core/io.js';
 import { formatDuration } from '../../util/duration.js';
-import { startPasteReader, type PasteReader } from '../paste.js';
-import { attach, type Frame } from './ipc.js';
+import { type PasteReader, startPasteReader } from '../paste.js';
 import { cancelPending, cleanupAfter, deliver, inspect, SUPERVISOR_DIED } from './control.js';
+import { attach, type Frame } from './ipc.js';
 import type { LoginState, Outcome, RecordPaths } from './record.js';
 
 const ATTACH_TIMEOUT_MS = 10_000;
 const PROMPT_REFRESH_MS = 1_000;
 const END_MARGIN_MS = 30_000;
 
-export type RelayResult = { kind: 'ended'; outcome: Omit<Outcome, 'endedAt'> } | { kind: 'detached'; state: LoginState } | { kind: 'hangup' };
+export type RelayResult =
+  | { kind: 'ended'; outcome: Omit<Outcome, 'endedAt'> }
+  | { kind: 'detached'; state: LoginState }
+  | { kind: 'hangup' };
 
 export interface RelayOptions {
   paths: RecordPaths;
@@ -34,7 +38,12 @@ export interface RelayOptions {
 
 /** The login's recorded error, as the error this process reports (same exit, code, message and hint). */
 export function outcomeError(o: Omit<Outcome, 'endedAt'>): AgyError {
-  return new AgyError(o.exit as AgyError['exit'], o.code ?? 'login-failed', o.message ?? `The login ended with exit code ${o.exit}.`, { ...(o.hint ? { hint: o.hint } : {}), ...(o.details ? { details: o.details } : {}) });
+  return new AgyError(
+    o.exit as AgyError['exit'],
+    o.code ?? 'login-failed',
+    o.message ?? `The login ended with exit code ${o.exit}.`,
+    { ...(o.hint ? { hint: o.hint } : {}), ...(o.details ? { details: o.details } : {}) },
+  );
 }
 
 export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayResult> {
@@ -127,6 +136,23 @@ function afterBreak(paths: RecordPaths, overdue = false): RelayResult {
   if (seen.kind === 'ended' || seen.kind === 'died') return { kind: 'ended', outcome: seen.state.outcome! };
   // Alive but unreachable (or still running past its own end): it cannot be finished, so stop it.
   if (seen.kind === 'pending') cleanupAfter(paths, seen.state);
-  if (overdue) return { kind: 'ended', outcome: { exit: EXIT.timeout, code: 'timeout', message: 'The login supervisor did not end by its own deadline; it was stopped.', hint: 'run `agyctl login` again' } };
-  return { kind: 'ended', outcome: { exit: EXIT.server, code: SUPERVISOR_DIED, message: 'Lost the connection to the login supervisor; the login was stopped.', hint: 'run `agyctl login` again' } };
+  if (overdue)
+    return {
+      kind: 'ended',
+      outcome: {
+        exit: EXIT.timeout,
+        code: 'timeout',
+        message: 'The login supervisor did not end by its own deadline; it was stopped.',
+        hint: 'run `agyctl login` again',
+      },
+    };
+  return {
+    kind: 'ended',
+    outcome: {
+      exit: EXIT.server,
+      code: SUPERVISOR_DIED,
+      message: 'Lost the connection to the login supervisor; the login was stopped.',
+      hint: 'run `agyctl login` again',
+    },
+  };
 }

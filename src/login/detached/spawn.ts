@@ -5,12 +5,12 @@
  * on an extra pipe once its socket listens; the spawner waits for that,
  * bounded, and then lets go of it entirely.
  */
-import { spawn } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { Readable } from 'node:stream';
-import { AgyError, EXIT } from '../../core/errors.js';
+import { fileURLToPath } from 'node:url';
 import { signalGroup } from '../../acp/children.js';
+import { AgyError, EXIT } from '../../core/errors.js';
 import type { RecordPaths } from './record.js';
 
 /** dist/login/detached/spawn.js -> bin/agyctl.js */
@@ -40,9 +40,14 @@ export async function spawnSupervisor(o: SpawnOptions): Promise<number> {
   fs.writeFileSync(o.paths.request, `${JSON.stringify(o.request)}\n`, { mode: 0o600 });
   fs.chmodSync(o.paths.request, 0o600);
   const logFd = fs.openSync(o.paths.log, 'w', 0o600);
-  let child;
+  let child: ChildProcess;
   try {
-    child = spawn(process.execPath, [ENTRY, SUPERVISOR_COMMAND, '--record', o.paths.dir], { detached: true, stdio: ['ignore', logFd, logFd, 'pipe'], env: o.env, cwd: o.cwd });
+    child = spawn(process.execPath, [ENTRY, SUPERVISOR_COMMAND, '--record', o.paths.dir], {
+      detached: true,
+      stdio: ['ignore', logFd, logFd, 'pipe'],
+      env: o.env,
+      cwd: o.cwd,
+    });
   } finally {
     fs.closeSync(logFd);
   }
@@ -73,7 +78,12 @@ export async function spawnSupervisor(o: SpawnOptions): Promise<number> {
   if (!ok || pid === undefined) {
     if (pid !== undefined) signalGroup(pid, 'SIGKILL');
     const said = logTail(o.paths.log);
-    throw new AgyError(EXIT.internal, 'login-supervisor-failed', `The login supervisor did not start${said ? `: ${said}` : '.'}`, { hint: `see ${o.paths.log}` });
+    throw new AgyError(
+      EXIT.internal,
+      'login-supervisor-failed',
+      `The login supervisor did not start${said ? `: ${said}` : '.'}`,
+      { hint: `see ${o.paths.log}` },
+    );
   }
   return pid;
 }

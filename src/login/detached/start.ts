@@ -7,11 +7,11 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import type { CommandIO } from '../../core/io.js';
 import { AgyError, EXIT } from '../../core/errors.js';
+import type { CommandIO } from '../../core/io.js';
 import { cancelPending, describePending, inspect, statusData } from './control.js';
-import { ensureRecordDir, recordPaths, sameProcessAlive, type LoginState } from './record.js';
-import { relayLogin, type RelayResult } from './relay.js';
+import { ensureRecordDir, type LoginState, recordPaths, sameProcessAlive } from './record.js';
+import { type RelayResult, relayLogin } from './relay.js';
 import { spawnSupervisor } from './spawn.js';
 
 /** Start-up may take the server's initialize deadline before the wait begins; the proof has two steps of its own deadline. */
@@ -89,12 +89,19 @@ function claimStart(dir: string, stateDir: string): () => void {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const pid = Number(fs.readFileSync(file, 'utf8').trim());
       if (pid > 0 && pid !== process.pid && sameProcessAlive(pid, undefined)) {
-        throw new AgyError(EXIT.usage, 'login-pending', `Another agyctl login (pid ${pid}) is starting for ${stateDir}.`, { hint: 'see it with `agyctl login status` in a moment' });
+        throw new AgyError(
+          EXIT.usage,
+          'login-pending',
+          `Another agyctl login (pid ${pid}) is starting for ${stateDir}.`,
+          { hint: 'see it with `agyctl login status` in a moment' },
+        );
       }
       fs.rmSync(file, { force: true });
     }
   }
-  throw new AgyError(EXIT.usage, 'login-pending', `Another agyctl login is starting for ${stateDir}.`, { hint: 'see it with `agyctl login status` in a moment' });
+  throw new AgyError(EXIT.usage, 'login-pending', `Another agyctl login is starting for ${stateDir}.`, {
+    hint: 'see it with `agyctl login status` in a moment',
+  });
 }
 
 function makeRequest(io: CommandIO, o: StartOptions): SupervisorRequest {

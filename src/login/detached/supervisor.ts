@@ -10,8 +10,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import { PassThrough, Writable } from 'node:stream';
 import { liveShimDirs } from '../shims.js';
-import { onJsonLines, sendLine, type Frame, type Request } from './ipc.js';
-import { procStart, writeState, type LoginState, type Outcome, type RecordPaths } from './record.js';
+import { type Frame, onJsonLines, type Request, sendLine } from './ipc.js';
+import { type LoginState, type Outcome, procStart, type RecordPaths, writeState } from './record.js';
 
 /** A delivery answers within the listener's own 15 s bound; allow a margin. */
 const FINISH_ANSWER_MS = 20_000;
@@ -78,11 +78,19 @@ export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
   };
 
   const finish = (line: string): Promise<Record<string, unknown>> => {
-    if (state.phase !== 'waiting') return Promise.resolve({ ok: false, reason: state.phase === 'signed-in' ? 'the login already signed in; it is proving the credentials now' : 'the login is not waiting for a redirect yet' });
+    if (state.phase !== 'waiting')
+      return Promise.resolve({
+        ok: false,
+        reason:
+          state.phase === 'signed-in'
+            ? 'the login already signed in; it is proving the credentials now'
+            : 'the login is not waiting for a redirect yet',
+      });
     return new Promise((resolve) => {
       const timer = setTimeout(() => done({ ok: false, reason: 'the login did not answer in time' }), FINISH_ANSWER_MS);
       const waiter = (e: Record<string, unknown>): void => {
-        if (ANSWER_EVENTS.has(String(e.event))) done({ ok: e.event === 'redirect-delivered' || e.event === 'code-sent', event: e });
+        if (ANSWER_EVENTS.has(String(e.event)))
+          done({ ok: e.event === 'redirect-delivered' || e.event === 'code-sent', event: e });
       };
       const done = (answer: Record<string, unknown>): void => {
         clearTimeout(timer);
@@ -145,7 +153,16 @@ export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
   state.outcome = outcome;
   delete state.shimDirs;
   save();
-  broadcast({ t: 'end', outcome: { exit: outcome.exit, ...(outcome.code ? { code: outcome.code } : {}), ...(outcome.message ? { message: outcome.message } : {}), ...(outcome.hint ? { hint: outcome.hint } : {}), ...(outcome.details ? { details: outcome.details } : {}) } });
+  broadcast({
+    t: 'end',
+    outcome: {
+      exit: outcome.exit,
+      ...(outcome.code ? { code: outcome.code } : {}),
+      ...(outcome.message ? { message: outcome.message } : {}),
+      ...(outcome.hint ? { hint: outcome.hint } : {}),
+      ...(outcome.details ? { details: outcome.details } : {}),
+    },
+  });
   await new Promise<void>((resolve) => {
     server.close(() => resolve());
     for (const c of clients) c.end();

@@ -43,9 +43,12 @@ describe('global contract', () => {
     expect(r.stdout).toBe('');
   });
 
-  it.each([['sessions'], ['backup', '--to', 'backups']])('%j with a state dir that has no conversations: exit 2 naming --state-dir', async (...argv) => {
-    const r = await inSandbox([...argv, '--state-dir', 'no-such-dir']);
-    expect(r.exit).toBe(2);
-    expect(r.stderr).toMatch(/error: No conversations directory in .*no-such-dir\.\nhint: point --state-dir/);
-  });
+  it.each([['sessions'], ['backup', '--to', 'backups']])(
+    '%j with a state dir that has no conversations: exit 2 naming --state-dir',
+    async (...argv) => {
+      const r = await inSandbox([...argv, '--state-dir', 'no-such-dir']);
+      expect(r.exit).toBe(2);
+      expect(r.stderr).toMatch(/error: No conversations directory in .*no-such-dir\.\nhint: point --state-dir/);
+    },
+  );
 });

@@ -32,7 +32,8 @@ describe('--help', () => {
       const m = new RegExp(`^ {4}'${path}'\\) echo '([^']*)'`, 'm').exec(script.slice(script.indexOf('_agyctl_opts')));
       return m ? m[1]!.split(' ') : [];
     };
-    const subsOf = (path: string): string[] => new RegExp(`^ {4}'${path}'\\) echo '([^']*)'`, 'm').exec(script)?.[1]?.split(' ') ?? [];
+    const subsOf = (path: string): string[] =>
+      new RegExp(`^ {4}'${path}'\\) echo '([^']*)'`, 'm').exec(script)?.[1]?.split(' ') ?? [];
     for (const extra of Object.values(HELP)) {
       for (const [cmd] of extra.examples) {
         const words = shellQuote.parse(cmd).filter((w): w is string => typeof w === 'string');
@@ -51,11 +52,18 @@ describe('agyctl completion', () => {
   it('is generated from the program as it is: a command added to the tree completes too', () => {
     const program = new Command('agyctl').option('--profile <name>', 'profile');
     program.command('backup').option('--to <dir>', 'where');
-    program.command('later-added').description('a command another change registers').command('deep').option('--depth <n>', 'how deep');
-    for (const shell of ['bash', 'zsh', 'fish'] as const) expect(completionScript(program, shell)).toContain('later-added');
+    program
+      .command('later-added')
+      .description('a command another change registers')
+      .command('deep')
+      .option('--depth <n>', 'how deep');
+    for (const shell of ['bash', 'zsh', 'fish'] as const)
+      expect(completionScript(program, shell)).toContain('later-added');
     expect(describeTree(program).map((c) => c.path)).toEqual(['', 'backup', 'later-added', 'later-added deep']);
     expect(completionScript(program, 'bash')).toContain(`'later-added deep') echo '--depth --help --profile`);
-    expect(completionScript(program, 'fish')).toContain(`complete -c agyctl -n '__agyctl_at \\'later-added deep\\'' -l depth -x -d 'how deep'`);
+    expect(completionScript(program, 'fish')).toContain(
+      `complete -c agyctl -n '__agyctl_at \\'later-added deep\\'' -l depth -x -d 'how deep'`,
+    );
   });
 
   it('offers the profile ids after --profile, and files after a <dir> option', async () => {

@@ -26,7 +26,10 @@ describe('--json', () => {
 
   it('--server that does not exist: exit 4', async () => {
     sandbox = makeSandbox();
-    const r = await runInProcess(['probe', '--server', '/nonexistent/agy_acp_server --debug'], { env: sandbox.env, cwd: sandbox.root });
+    const r = await runInProcess(['probe', '--server', '/nonexistent/agy_acp_server --debug'], {
+      env: sandbox.env,
+      cwd: sandbox.root,
+    });
     expect(r.exit).toBe(4);
   });
 
@@ -41,8 +44,15 @@ describe('--json', () => {
 
   it('a failing command: ok false, the documented exit code and error code', async () => {
     sandbox = makeSandbox();
-    const r = await runInProcess(['settings', 'set-auth', 'no-such-type', '--json'], { env: sandbox.env, cwd: sandbox.root });
+    const r = await runInProcess(['settings', 'set-auth', 'no-such-type', '--json'], {
+      env: sandbox.env,
+      cwd: sandbox.root,
+    });
     expect(r.exit).toBe(2);
-    expect(r.json()).toMatchObject({ schemaVersion: 1, ok: false, error: { exit: 2, message: expect.stringContaining('unknown auth type') } });
+    expect(r.json()).toMatchObject({
+      schemaVersion: 1,
+      ok: false,
+      error: { exit: 2, message: expect.stringContaining('unknown auth type') },
+    });
   });
 });

@@ -12,10 +12,16 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--keep-last <n>', 'after a complete run, keep the N newest snapshots')
     .option('--keep-daily <n>', 'after a complete run, keep the newest snapshot of each of the last N days (UTC)')
     .option('--keep-weekly <n>', 'after a complete run, keep the newest snapshot of each of the last N ISO weeks')
-    .option('--dry-run', 'write and remove nothing: show what a run now would snapshot and what retention would remove (like restic forget --dry-run)')
+    .option(
+      '--dry-run',
+      'write and remove nothing: show what a run now would snapshot and what retention would remove (like restic forget --dry-run)',
+    )
     .option('--busy-timeout <duration>', 'how long to retry a locked database before reporting it failed', '10s')
     .option('--jobs <n>', 'sessions snapshotted at once, in worker threads (default: the number of cores, at most 8)')
-    .option('--archive <file|->', 'also write the new snapshot as one tar stream to FILE or stdout (-), e.g. for restic backup --stdin')
+    .option(
+      '--archive <file|->',
+      'also write the new snapshot as one tar stream to FILE or stdout (-), e.g. for restic backup --stdin',
+    )
     .option('--prometheus <file>', "write backup metrics to FILE for node_exporter's textfile collector")
     .action(
       action(async (io, { options }) => {
@@ -29,7 +35,10 @@ export function register(program: Command, action: ActionFactory): void {
     .description('re-hash and integrity-check every file of a snapshot against its manifest (exit 6 on any mismatch)')
     .argument('<snapshot>', 'snapshot directory, its name in the backup directory, or `latest`')
     .option('--from <dir>', 'backup directory to look SNAPSHOT up in (default: the default backup directory)')
-    .option('--prove', "also restore it into a scratch state dir and have a fresh server load every session (the box's settings and token are borrowed, never copied)")
+    .option(
+      '--prove',
+      "also restore it into a scratch state dir and have a fresh server load every session (the box's settings and token are borrowed, never copied)",
+    )
     .option('--prove-timeout <duration>', 'deadline of each server call while proving', '60s')
     .action(
       action(async (io, { args, options }) => {
@@ -38,4 +47,3 @@ export function register(program: Command, action: ActionFactory): void {
       }),
     );
 }
-

@@ -1,10 +1,11 @@
 /** Human lines and --json shapes for sessions, backup, verify and restore (shapes documented in docs/json.md). */
-import { formatDuration } from '../../../util/duration.js';
-import type { SessionsReport } from '../../../backup/sessions.js';
+
 import { formatBytes } from '../../../backup/progress.js';
-import type { BackupReport } from '../../../backup/run-backup.js';
 import type { RestoreReport } from '../../../backup/restore.js';
+import type { BackupReport } from '../../../backup/run-backup.js';
+import type { SessionsReport } from '../../../backup/sessions.js';
 import type { VerifyReport } from '../../../backup/verify.js';
+import { formatDuration } from '../../../util/duration.js';
 
 export function renderSessions(report: SessionsReport): string[] {
   if (report.sessions.length === 0) return [`no conversations yet in ${report.stateDir}`];
@@ -25,7 +26,17 @@ export function backupJson(r: BackupReport): Record<string, unknown> {
   return {
     backupDir: r.backupDir,
     snapshot: r.snapshot,
-    sessions: r.sessions.map((s) => ({ id: s.id, cwd: s.cwd, status: s.reused ? 'reused' : 'snapshot', file: s.file, bytes: s.bytes, sha256: s.sha256, integrity: s.integrity, rows: s.rows, ...(s.reusedFrom ? { reusedFrom: s.reusedFrom } : {}) })),
+    sessions: r.sessions.map((s) => ({
+      id: s.id,
+      cwd: s.cwd,
+      status: s.reused ? 'reused' : 'snapshot',
+      file: s.file,
+      bytes: s.bytes,
+      sha256: s.sha256,
+      integrity: s.integrity,
+      rows: s.rows,
+      ...(s.reusedFrom ? { reusedFrom: s.reusedFrom } : {}),
+    })),
     failed: r.failed,
     cleanedUp: r.cleanedUp,
     retention: r.retention,
@@ -34,10 +45,22 @@ export function backupJson(r: BackupReport): Record<string, unknown> {
 }
 
 /** A fresh box with no conversations/ yet: nothing written, exit 0 (an hourly timer must not fail until the first conversation). */
-export function noConversationsBackup(stateDir: string, backupDir: string): { lines: string[]; json: Record<string, unknown> } {
+export function noConversationsBackup(
+  stateDir: string,
+  backupDir: string,
+): { lines: string[]; json: Record<string, unknown> } {
   return {
     lines: [`no conversations yet in ${stateDir}; nothing to back up`],
-    json: { backupDir, snapshot: null, sessions: [], failed: [], cleanedUp: [], retention: null, elapsedMs: 0, note: 'no-conversations-yet' },
+    json: {
+      backupDir,
+      snapshot: null,
+      sessions: [],
+      failed: [],
+      cleanedUp: [],
+      retention: null,
+      elapsedMs: 0,
+      note: 'no-conversations-yet',
+    },
   };
 }
 
@@ -50,7 +73,10 @@ export function renderBackup(r: BackupReport): string[] {
   ];
   for (const f of r.failed) lines.push(`  failed ${f.id}: ${f.reason}`);
   if (r.cleanedUp.length > 0) lines.push(`  removed leftovers of interrupted runs: ${r.cleanedUp.join(', ')}`);
-  if (r.retention?.applied) lines.push(`retention: kept ${r.retention.kept.length}, removed ${r.retention.removed.length}${r.retention.removed.length > 0 ? ` (${r.retention.removed.join(', ')})` : ''}`);
+  if (r.retention?.applied)
+    lines.push(
+      `retention: kept ${r.retention.kept.length}, removed ${r.retention.removed.length}${r.retention.removed.length > 0 ? ` (${r.retention.removed.join(', ')})` : ''}`,
+    );
   if (r.retention && !r.retention.applied) lines.push(`retention skipped: ${r.retention.skippedBecause}`);
   return lines;
 }
@@ -61,7 +87,8 @@ export function renderVerify(r: VerifyReport): string[] {
     if (s.ok) lines.push(`  ok       ${s.id}`);
     else for (const p of s.problems) lines.push(`  BAD      ${s.id}: ${p}`);
   }
-  for (const f of r.failedAtBackup) lines.push(`  missing  ${f.id}: the backup run could not snapshot it (${f.reason})`);
+  for (const f of r.failedAtBackup)
+    lines.push(`  missing  ${f.id}: the backup run could not snapshot it (${f.reason})`);
   return lines;
 }
 

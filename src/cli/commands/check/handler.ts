@@ -1,12 +1,12 @@
 /** The check command's flag handling and output, kept out of the command file so --help stays light. */
 import path from 'node:path';
+import { assertMetricsTarget } from '../../../check/metrics-target.js';
+import { type CheckOptions, runCheck } from '../../../check/run.js';
+import { EXIT_FOR } from '../../../check/status.js';
+import { usageError } from '../../../core/errors.js';
 import type { CommandIO, CommandResult } from '../../context.js';
 import { parseDurationOption } from '../../parse-options.js';
-import { usageError } from '../../../core/errors.js';
-import { assertMetricsTarget } from '../../../check/metrics-target.js';
 import { publicCheck, renderChecks } from './render.js';
-import { runCheck, type CheckOptions } from '../../../check/run.js';
-import { EXIT_FOR } from '../../../check/status.js';
 
 export interface PreparedCheck extends CheckOptions {
   prometheus: string | undefined;
@@ -18,8 +18,13 @@ export function prepareCheck(io: CommandIO, raw: Record<string, unknown>): Prepa
   const restart = Boolean(raw.restart);
   const prompt = Boolean(raw.prompt);
   const model = raw.model as string | undefined;
-  if (model !== undefined && !/^[A-Za-z0-9._:/-]+$/.test(model)) throw usageError(`--model must be a model id like gemini-3.8-flash-low (got ${JSON.stringify(model)}).`);
-  if (model !== undefined && !restart && !prompt) throw usageError('--model only matters with --restart or --prompt.', 'add --restart (or --prompt), or drop --model');
+  if (model !== undefined && !/^[A-Za-z0-9._:/-]+$/.test(model))
+    throw usageError(`--model must be a model id like gemini-3.8-flash-low (got ${JSON.stringify(model)}).`);
+  if (model !== undefined && !restart && !prompt)
+    throw usageError(
+      '--model only matters with --restart or --prompt.',
+      'add --restart (or --prompt), or drop --model',
+    );
   const prometheus = typeof raw.prometheus === 'string' ? path.resolve(io.ctx.cwd, raw.prometheus) : undefined;
   if (prometheus) assertMetricsTarget(prometheus);
   return { live: Boolean(raw.live) || restart || prompt, restart, prompt, model, timeoutMs, timeoutLabel, prometheus };

@@ -1,7 +1,8 @@
 /** Human output: one line per check (mark, id, finding, time), the fix under a failure, then the status. */
-import type { Palette } from '../../../core/reporter.js';
+
 import { EXIT_FOR } from '../../../check/status.js';
 import type { CheckResult, Status } from '../../../check/types.js';
+import type { Palette } from '../../../core/reporter.js';
 
 function mark(c: CheckResult, color: Palette): string {
   if (c.ok) return color.green('✓');
@@ -14,7 +15,8 @@ export function renderChecks(checks: readonly CheckResult[], status: Status, col
   const lines: string[] = [];
   for (const c of checks) {
     lines.push(`${mark(c, color)} ${c.id.padEnd(width)}  ${c.message} ${color.dim(`(${c.ms}ms)`)}`);
-    if (!c.ok && c.hint && c.decidedBy !== 'live') lines.push(`  ${' '.repeat(width)}  ${color.bold('fix:')} ${c.hint}`);
+    if (!c.ok && c.hint && c.decidedBy !== 'live')
+      lines.push(`  ${' '.repeat(width)}  ${color.bold('fix:')} ${c.hint}`);
   }
   const exit = EXIT_FOR[status];
   lines.push(status === 'ok' ? `status: ${color.green('ok')}` : `status: ${color.red(status)} (exit ${exit})`);
@@ -22,6 +24,10 @@ export function renderChecks(checks: readonly CheckResult[], status: Status, col
 }
 
 /** The JSON form of a check: the internal failure class stays internal. */
-export function publicCheck({ failure: _failure, liveNote: _note, ...rest }: CheckResult): Omit<CheckResult, 'failure' | 'liveNote'> {
+export function publicCheck({
+  failure: _failure,
+  liveNote: _note,
+  ...rest
+}: CheckResult): Omit<CheckResult, 'failure' | 'liveNote'> {
   return rest;
 }

@@ -1,7 +1,7 @@
 /** agyctl completion bash|zsh|fish: a completion script generated from the program's live command tree. */
 import { Argument, type Command } from 'commander';
-import type { ActionFactory } from '../../action.js';
 import { EXIT } from '../../../core/errors.js';
+import type { ActionFactory } from '../../action.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program

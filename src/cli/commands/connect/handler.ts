@@ -1,17 +1,22 @@
 /** `agyctl connect`: flags -> one host (src/connect/run-connect.ts) or a fleet (src/connect/fleet.ts). */
 import path from 'node:path';
+import { usageError } from '../../../core/errors.js';
 import type { HandlerArgs } from '../../action.js';
 import type { CommandIO, CommandResult } from '../../context.js';
-import { usageError } from '../../../core/errors.js';
 
 export async function connectCommand(io: CommandIO, { args, options }: HandlerArgs): Promise<CommandResult> {
   const { parseDurationOption } = await import('../../parse-options.js');
   const { validateDestination, validateSshOption } = await import('../../../connect/remote-command.js');
   const { runConnect } = await import('../../../connect/run-connect.js');
   const method = options.method === undefined ? undefined : String(options.method);
-  if (method !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(method)) throw usageError(`--method must be an auth method id like oauth-personal (got ${JSON.stringify(method)}).`);
+  if (method !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(method))
+    throw usageError(`--method must be an auth method id like oauth-personal (got ${JSON.stringify(method)}).`);
   const remoteAgyctl = String(options.remoteAgyctl).trim();
-  if (remoteAgyctl === '') throw usageError('--remote-agyctl is empty.', 'pass the command that runs agyctl on the remote box, e.g. --remote-agyctl ~/.local/bin/agyctl');
+  if (remoteAgyctl === '')
+    throw usageError(
+      '--remote-agyctl is empty.',
+      'pass the command that runs agyctl on the remote box, e.g. --remote-agyctl ~/.local/bin/agyctl',
+    );
   const timeout = String(options.timeout);
   const common = {
     sshOptions: ((options.sshOption as string[] | undefined) ?? []).map(validateSshOption),
@@ -25,11 +30,24 @@ export async function connectCommand(io: CommandIO, { args, options }: HandlerAr
   const destinations = (args[0] as string[] | undefined) ?? [];
   const inventory = options.inventory === undefined ? undefined : String(options.inventory);
   if (options.limit !== undefined && inventory === undefined) throw usageError('--limit needs --inventory.');
-  if (inventory !== undefined && destinations.length > 0) throw usageError('pass hosts either as arguments or with --inventory, not both.');
-  if (inventory === undefined && destinations.length === 0) throw usageError('connect needs a destination (or several, or --inventory FILE).', 'e.g. agyctl connect me@box.example.com');
-  if (inventory === undefined && destinations.length === 1) return runConnect(io, { ...common, destination: validateDestination(destinations[0]!) });
+  if (inventory !== undefined && destinations.length > 0)
+    throw usageError('pass hosts either as arguments or with --inventory, not both.');
+  if (inventory === undefined && destinations.length === 0)
+    throw usageError(
+      'connect needs a destination (or several, or --inventory FILE).',
+      'e.g. agyctl connect me@box.example.com',
+    );
+  if (inventory === undefined && destinations.length === 1)
+    return runConnect(io, { ...common, destination: validateDestination(destinations[0]!) });
   const { readInventory, targetsFromArgs } = await import('../../../connect/inventory.js');
   const { runFleetConnect } = await import('../../../connect/fleet.js');
-  const targets = inventory === undefined ? targetsFromArgs(destinations) : await readInventory(path.resolve(io.ctx.cwd, inventory), options.limit === undefined ? undefined : String(options.limit), io.ctx.env);
+  const targets =
+    inventory === undefined
+      ? targetsFromArgs(destinations)
+      : await readInventory(
+          path.resolve(io.ctx.cwd, inventory),
+          options.limit === undefined ? undefined : String(options.limit),
+          io.ctx.env,
+        );
   return runFleetConnect(io, targets, { ...common, force: Boolean(options.force) });
 }

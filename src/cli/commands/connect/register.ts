@@ -6,9 +6,17 @@ import { collect } from '../../repeatable.js';
 export function register(program: Command, action: ActionFactory): void {
   program
     .command('connect')
-    .description('from your laptop: run `agyctl login` on a remote box over SSH, forward its callback port here, open the sign-in URL in your browser')
-    .argument('[destinations...]', '[user@]host, as you would pass it to ssh; several hosts are logged in one after the other')
-    .option('--inventory <file>', 'the hosts of an Ansible inventory (read with ansible-inventory), or a file with one host per line')
+    .description(
+      'from your laptop: run `agyctl login` on a remote box over SSH, forward its callback port here, open the sign-in URL in your browser',
+    )
+    .argument(
+      '[destinations...]',
+      '[user@]host, as you would pass it to ssh; several hosts are logged in one after the other',
+    )
+    .option(
+      '--inventory <file>',
+      'the hosts of an Ansible inventory (read with ansible-inventory), or a file with one host per line',
+    )
     .option('--limit <pattern>', 'with --inventory: only the hosts matching this Ansible pattern')
     .option('--force', 'several hosts: log in even where `agyctl check --live` passes')
     .option('--remote-agyctl <command>', 'how to run agyctl on the remote box (a shell command prefix)', 'agyctl')
@@ -17,10 +25,5 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--timeout <duration>', 'how long the remote login waits for the sign-in', '10m')
     .option('--ssh-timeout <duration>', 'deadline for SSH to connect (a password prompt counts)', '90s')
     .option('--no-open', 'print the URL instead of opening a browser')
-    .action(
-      action(
-        async (io, input) => (await import('./handler.js')).connectCommand(io, input),
-        { streaming: true },
-      ),
-    );
+    .action(action(async (io, input) => (await import('./handler.js')).connectCommand(io, input), { streaming: true }));
 }

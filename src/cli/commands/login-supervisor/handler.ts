@@ -1,15 +1,15 @@
 /** The supervisor's work (see register.ts): read the request, run the login with tapped streams, record the outcome. */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { HandlerArgs } from '../../action.js';
 import { EXIT, InterruptedError, TimeoutError, toAgyError } from '../../../core/errors.js';
-import { Output, loadPalette, type OutputOptions, type Palette } from '../../terminal/output.js';
-import type { CommandIO, CommandResult, GlobalOptions, RunContext, TtyWritable } from '../../context.js';
-import type { LoginOptions, LoginReport } from '../../../login/run-login.js';
-import type { LoginStreams } from '../../../login/detached/supervisor.js';
-import type { SupervisorRequest } from '../../../login/detached/start.js';
 import { nullTracer, type Tracer } from '../../../core/trace.js';
+import type { SupervisorRequest } from '../../../login/detached/start.js';
+import type { LoginStreams } from '../../../login/detached/supervisor.js';
+import type { LoginOptions, LoginReport } from '../../../login/run-login.js';
 import { fsAgyError } from '../../../util/fs-errors.js';
+import type { HandlerArgs } from '../../action.js';
+import type { CommandIO, CommandResult, GlobalOptions, RunContext, TtyWritable } from '../../context.js';
+import { loadPalette, Output, type OutputOptions, type Palette } from '../../terminal/output.js';
 
 export interface LoginRequest extends SupervisorRequest {
   opts: GlobalOptions;
@@ -20,7 +20,13 @@ export interface LoginRequest extends SupervisorRequest {
 
 /** An Output whose events also reach the supervisor, whatever the mode (status and `login finish` answers come from them). */
 class TappedOutput extends Output {
-  constructor(stdout: TtyWritable, stderr: TtyWritable, options: OutputOptions, palette: Palette, private readonly tap: (e: Record<string, unknown>) => void) {
+  constructor(
+    stdout: TtyWritable,
+    stderr: TtyWritable,
+    options: OutputOptions,
+    palette: Palette,
+    private readonly tap: (e: Record<string, unknown>) => void,
+  ) {
     super(stdout, stderr, options, palette);
   }
 
@@ -31,8 +37,11 @@ class TappedOutput extends Output {
 }
 
 export function printLoginSummary(out: Output, report: LoginReport, keepProbeSession: boolean): void {
-  out.print(`Logged in with ${report.method}; a fresh server accepted the credentials (start-up ${report.proof.initMs} ms).`);
-  if (report.tokenFile?.exists) out.print(`Token file: ${report.tokenFile.path} (mode ${report.tokenFile.mode}; contents never shown).`);
+  out.print(
+    `Logged in with ${report.method}; a fresh server accepted the credentials (start-up ${report.proof.initMs} ms).`,
+  );
+  if (report.tokenFile?.exists)
+    out.print(`Token file: ${report.tokenFile.path} (mode ${report.tokenFile.mode}; contents never shown).`);
   if (keepProbeSession) out.print(`Probe session kept: ${report.proof.sessionId}`);
 }
 
@@ -41,7 +50,13 @@ async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, s: LoginStreams
   const stdout: TtyWritable = Object.assign(s.stdout, { isTTY: Boolean(req.tty?.stdout) });
   const stderr: TtyWritable = Object.assign(s.stderr, { isTTY: Boolean(req.tty?.stderr) });
   const color = req.opts.color && Boolean(req.tty?.stdout || req.tty?.stderr);
-  const out = new TappedOutput(stdout, stderr, { json: req.opts.json, color, verbose: req.opts.verbose }, await loadPalette(color), s.onEvent);
+  const out = new TappedOutput(
+    stdout,
+    stderr,
+    { json: req.opts.json, color, verbose: req.opts.verbose },
+    await loadPalette(color),
+    s.onEvent,
+  );
   const ctx: RunContext = { env, cwd: req.cwd, stdin: s.stdin, stdout, stderr, signal: s.signal };
   let tracer: Tracer = nullTracer;
   try {
@@ -56,14 +71,33 @@ async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, s: LoginStreams
     return { exit: EXIT.ok };
   } catch (thrown) {
     // As main does for a foreground command: an ordinary file-system failure (a state dir that is a file) is exit 2 naming the path, not a bug.
-    const roots = [{ dir: req.opts.stateDir, role: 'the state dir', also: 'or point --state-dir (AGYCTL_STATE_DIR) at the right directory' }];
+    const roots = [
+      {
+        dir: req.opts.stateDir,
+        role: 'the state dir',
+        also: 'or point --state-dir (AGYCTL_STATE_DIR) at the right directory',
+      },
+    ];
     let err = fsAgyError(thrown, { roots }) ?? toAgyError(thrown);
     if (s.signal.aborted && err.exit !== EXIT.ok) {
-      err = s.signal.reason === 'deadline' ? new TimeoutError(`The login did not end by its deadline (${new Date(req.hardDeadline).toISOString()}); its server was stopped.`, 'run `agyctl login` again') : new InterruptedError();
+      err =
+        s.signal.reason === 'deadline'
+          ? new TimeoutError(
+              `The login did not end by its deadline (${new Date(req.hardDeadline).toISOString()}); its server was stopped.`,
+              'run `agyctl login` again',
+            )
+          : new InterruptedError();
     }
     // The log (0600, in the record dir) gets a bug's stack; expected failures are in the outcome.
-    if (err.exit === EXIT.internal) process.stderr.write(`${thrown instanceof Error ? String(thrown.stack) : String(thrown)}\n`);
-    return { exit: err.exit, code: err.code, message: err.message, ...(err.hint ? { hint: err.hint } : {}), ...(err.details ? { details: err.details } : {}) };
+    if (err.exit === EXIT.internal)
+      process.stderr.write(`${thrown instanceof Error ? String(thrown.stack) : String(thrown)}\n`);
+    return {
+      exit: err.exit,
+      code: err.code,
+      message: err.message,
+      ...(err.hint ? { hint: err.hint } : {}),
+      ...(err.details ? { details: err.details } : {}),
+    };
   } finally {
     tracer.close();
   }
@@ -76,10 +110,28 @@ export async function supervisorCommand(io: CommandIO, { options }: HandlerArgs)
   const { runSupervisor } = await import('../../../login/detached/supervisor.js');
   const { signalReady } = await import('../../../login/detached/spawn.js');
   const req = JSON.parse(fs.readFileSync(path.join(dir, 'request.json'), 'utf8')) as LoginRequest;
-  const paths = { ...recordPaths(io.ctx.env, req.opts.stateDir), dir, socket: path.join(dir, 'sock'), state: path.join(dir, 'state.json'), request: path.join(dir, 'request.json'), log: path.join(dir, 'supervisor.log') };
+  const paths = {
+    ...recordPaths(io.ctx.env, req.opts.stateDir),
+    dir,
+    socket: path.join(dir, 'sock'),
+    state: path.join(dir, 'state.json'),
+    request: path.join(dir, 'request.json'),
+    log: path.join(dir, 'supervisor.log'),
+  };
   const outcome = await runSupervisor({
     paths,
-    state: { version: 1, id: req.id, stateDir: req.opts.stateDir, pid: process.pid, pidStart: procStart(process.pid), startedAt: req.startedAt, deadline: req.deadline, endBy: req.hardDeadline, phase: 'starting', ...(req.method ? { method: req.method } : {}) },
+    state: {
+      version: 1,
+      id: req.id,
+      stateDir: req.opts.stateDir,
+      pid: process.pid,
+      pidStart: procStart(process.pid),
+      startedAt: req.startedAt,
+      deadline: req.deadline,
+      endBy: req.hardDeadline,
+      phase: 'starting',
+      ...(req.method ? { method: req.method } : {}),
+    },
     hardDeadline: req.hardDeadline,
     signal: io.ctx.signal,
     onReady: signalReady,

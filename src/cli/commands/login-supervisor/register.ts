@@ -14,9 +14,6 @@ export function register(program: Command, action: ActionFactory): void {
     .description('internal: runs a login for `agyctl login`')
     .requiredOption('--record <dir>', 'the login record directory')
     .action(
-      action(
-        async (io, input) => (await import('./handler.js')).supervisorCommand(io, input),
-        { streaming: true },
-      ),
+      action(async (io, input) => (await import('./handler.js')).supervisorCommand(io, input), { streaming: true }),
     );
 }

@@ -3,12 +3,21 @@
  * dir, seen and driven from any shell (a reconnected SSH session, a script).
  */
 import readline from 'node:readline';
+import { AgyError, EXIT, type ExitCode, InterruptedError, usageError } from '../../../core/errors.js';
 import type { CommandIO, CommandResult } from '../../../core/io.js';
-import { AgyError, EXIT, InterruptedError, usageError, type ExitCode } from '../../../core/errors.js';
-import { withDeadline } from '../../../util/deadline.js';
-import { cancelPending, deliver, describePending, inspect, statusData, timeLeft, waitEnded, type Liveness } from '../../../login/detached/control.js';
-import { recordPaths, type LoginState } from '../../../login/detached/record.js';
+import {
+  cancelPending,
+  deliver,
+  describePending,
+  inspect,
+  type Liveness,
+  statusData,
+  timeLeft,
+  waitEnded,
+} from '../../../login/detached/control.js';
+import { type LoginState, recordPaths } from '../../../login/detached/record.js';
 import { outcomeError } from '../../../login/detached/relay.js';
+import { withDeadline } from '../../../util/deadline.js';
 
 /** A reader of stdin gives up after this even when the login has longer left. */
 const STDIN_MAX_MS = 10 * 60_000;
@@ -23,15 +32,21 @@ function render(io: CommandIO, seen: Exclude<Liveness, { kind: 'none' }>, wait: 
   const data = { login: statusData(state, seen.kind) };
   if (seen.kind === 'pending') {
     for (const line of describePending(state)) io.out.print(line);
-    io.out.info('Finish it with `agyctl login finish` (the address your browser ended on), or stop it with `agyctl login cancel`.');
+    io.out.info(
+      'Finish it with `agyctl login finish` (the address your browser ended on), or stop it with `agyctl login cancel`.',
+    );
     return { exit: EXIT.ok, data };
   }
   const o = state.outcome!;
   if (o.exit === EXIT.ok) {
-    io.out.print(`The login for ${state.stateDir} succeeded: signed in${state.method ? ` with ${state.method}` : ''} and proven in a fresh server (${new Date(o.endedAt).toISOString()}).`);
+    io.out.print(
+      `The login for ${state.stateDir} succeeded: signed in${state.method ? ` with ${state.method}` : ''} and proven in a fresh server (${new Date(o.endedAt).toISOString()}).`,
+    );
     return { exit: EXIT.ok, data };
   }
-  io.out.print(`The login for ${state.stateDir} ${seen.kind === 'died' ? 'was lost' : 'failed'} (exit ${o.exit}${o.code ? `, ${o.code}` : ''}): ${o.message ?? ''}`);
+  io.out.print(
+    `The login for ${state.stateDir} ${seen.kind === 'died' ? 'was lost' : 'failed'} (exit ${o.exit}${o.code ? `, ${o.code}` : ''}): ${o.message ?? ''}`,
+  );
   if (o.hint) io.out.print(`hint: ${o.hint}`);
   return { exit: wait ? (o.exit as ExitCode) : EXIT.ok, data };
 }
@@ -40,7 +55,10 @@ export async function loginStatus(io: CommandIO, o: { wait: boolean }): Promise<
   const paths = pathsOf(io);
   let seen = inspect(paths);
   if (seen.kind === 'none') {
-    if (o.wait) throw new AgyError(EXIT.usage, 'no-login', `No login is recorded for ${io.opts.stateDir}.`, { hint: 'start one with `agyctl login --detach`' });
+    if (o.wait)
+      throw new AgyError(EXIT.usage, 'no-login', `No login is recorded for ${io.opts.stateDir}.`, {
+        hint: 'start one with `agyctl login --detach`',
+      });
     io.out.print(`No login is recorded for ${io.opts.stateDir}.`);
     return { exit: EXIT.ok, data: { login: null } };
   }
@@ -49,8 +67,15 @@ export async function loginStatus(io: CommandIO, o: { wait: boolean }): Promise<
     const ended = await waitEnded(paths, Math.max(0, seen.state.endBy - Date.now()) + WAIT_MARGIN_MS, io.ctx.signal);
     if (io.ctx.signal.aborted) throw new InterruptedError();
     seen = inspect(paths);
-    if (!ended && seen.kind === 'pending') throw new AgyError(EXIT.timeout, 'timeout', `The login supervisor (pid ${seen.state.pid}) did not end by its own deadline.`, { hint: 'stop it with `agyctl login cancel`' });
-    if (seen.kind === 'none') throw new AgyError(EXIT.usage, 'no-login', `The login record for ${io.opts.stateDir} was removed while waiting.`);
+    if (!ended && seen.kind === 'pending')
+      throw new AgyError(
+        EXIT.timeout,
+        'timeout',
+        `The login supervisor (pid ${seen.state.pid}) did not end by its own deadline.`,
+        { hint: 'stop it with `agyctl login cancel`' },
+      );
+    if (seen.kind === 'none')
+      throw new AgyError(EXIT.usage, 'no-login', `The login record for ${io.opts.stateDir} was removed while waiting.`);
   }
   return render(io, seen, o.wait);
 }
@@ -58,19 +83,35 @@ export async function loginStatus(io: CommandIO, o: { wait: boolean }): Promise<
 async function readOneLine(io: CommandIO, state: LoginState): Promise<string> {
   const { stdin, stderr } = io.ctx;
   const tty = Boolean(stdin.isTTY);
-  const rl = readline.createInterface({ input: stdin, ...(tty ? { output: stderr, terminal: true } : { terminal: false }) });
+  const rl = readline.createInterface({
+    input: stdin,
+    ...(tty ? { output: stderr, terminal: true } : { terminal: false }),
+  });
   try {
     const line = new Promise<string>((resolve, reject) => {
       rl.on('line', (l) => {
         if (l.trim() !== '') resolve(l);
       });
-      rl.on('close', () => reject(usageError('No address given: pass it as an argument or on stdin.', 'agyctl login finish "http://127.0.0.1:PORT/?state=...&code=..."')));
+      rl.on('close', () =>
+        reject(
+          usageError(
+            'No address given: pass it as an argument or on stdin.',
+            'agyctl login finish "http://127.0.0.1:PORT/?state=...&code=..."',
+          ),
+        ),
+      );
       if (tty) {
-        rl.setPrompt(state.mode === 'code-entry' ? 'paste the authorization code> ' : 'paste the address your browser ended on> ');
+        rl.setPrompt(
+          state.mode === 'code-entry' ? 'paste the authorization code> ' : 'paste the address your browser ended on> ',
+        );
         rl.prompt();
       }
     });
-    return await withDeadline(line, { timeoutMs: Math.min(STDIN_MAX_MS, Math.max(1_000, state.deadline - Date.now())), signal: io.ctx.signal, what: 'reading the address from stdin' });
+    return await withDeadline(line, {
+      timeoutMs: Math.min(STDIN_MAX_MS, Math.max(1_000, state.deadline - Date.now())),
+      signal: io.ctx.signal,
+      what: 'reading the address from stdin',
+    });
   } finally {
     rl.close();
   }
@@ -78,8 +119,13 @@ async function readOneLine(io: CommandIO, state: LoginState): Promise<string> {
 
 function notPending(io: CommandIO, seen: Liveness): AgyError {
   if (seen.kind === 'died') return outcomeError(seen.state.outcome!);
-  const ended = seen.kind === 'ended' ? ` (the last one ended with exit ${seen.state.outcome?.exit}; see \`agyctl login status\`)` : '';
-  return new AgyError(EXIT.usage, 'no-pending-login', `No login is pending for ${io.opts.stateDir}${ended}.`, { hint: 'start one with `agyctl login`' });
+  const ended =
+    seen.kind === 'ended'
+      ? ` (the last one ended with exit ${seen.state.outcome?.exit}; see \`agyctl login status\`)`
+      : '';
+  return new AgyError(EXIT.usage, 'no-pending-login', `No login is pending for ${io.opts.stateDir}${ended}.`, {
+    hint: 'start one with `agyctl login`',
+  });
 }
 
 export async function loginFinish(io: CommandIO, given: string | undefined): Promise<CommandResult> {
@@ -91,14 +137,25 @@ export async function loginFinish(io: CommandIO, given: string | undefined): Pro
   if (!answer) {
     const now = inspect(paths);
     if (now.kind !== 'pending') throw notPending(io, now);
-    throw new AgyError(EXIT.server, 'login-unreachable', `The login supervisor (pid ${seen.state.pid}) did not answer.`, { hint: 'check it with `agyctl login status`' });
+    throw new AgyError(
+      EXIT.server,
+      'login-unreachable',
+      `The login supervisor (pid ${seen.state.pid}) did not answer.`,
+      { hint: 'check it with `agyctl login status`' },
+    );
   }
   if (!answer.ok) {
     const reason = answer.reason ?? String(answer.event?.reason ?? 'refused');
-    throw new AgyError(EXIT.usage, 'redirect-rejected', `Not delivered: ${reason}.`, { hint: 'paste the whole address your browser ended on, from the newest sign-in URL (`agyctl login status` shows it)' });
+    throw new AgyError(EXIT.usage, 'redirect-rejected', `Not delivered: ${reason}.`, {
+      hint: 'paste the whole address your browser ended on, from the newest sign-in URL (`agyctl login status` shows it)',
+    });
   }
   const status = answer.event?.status;
-  io.out.print(seen.state.mode === 'code-entry' ? 'Sent the code to the login.' : `Delivered the redirect to the login listener${typeof status === 'number' ? ` (HTTP ${status})` : ''}.`);
+  io.out.print(
+    seen.state.mode === 'code-entry'
+      ? 'Sent the code to the login.'
+      : `Delivered the redirect to the login listener${typeof status === 'number' ? ` (HTTP ${status})` : ''}.`,
+  );
   io.out.info('The login now finishes and proves the credentials; follow it with `agyctl login status --wait`.');
   return { exit: EXIT.ok, data: { delivered: true, ...(typeof status === 'number' ? { httpStatus: status } : {}) } };
 }
@@ -115,6 +172,8 @@ export async function loginCancel(io: CommandIO): Promise<CommandResult> {
     return { exit: EXIT.ok, data: { cancelled: false } };
   }
   const { forced } = await cancelPending(paths, seen.state);
-  io.out.print(`Cancelled the login (supervisor pid ${seen.state.pid}): its server is stopped, its listener closed and its shim directory removed.`);
+  io.out.print(
+    `Cancelled the login (supervisor pid ${seen.state.pid}): its server is stopped, its listener closed and its shim directory removed.`,
+  );
   return { exit: EXIT.ok, data: { cancelled: true, forced } };
 }

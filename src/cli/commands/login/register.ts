@@ -9,23 +9,26 @@ import type { ActionFactory } from '../../action.js';
 export function register(program: Command, action: ActionFactory): void {
   const login = program
     .command('login')
-    .description('sign the server in on a headless box: prints the sign-in URL and the SSH tunnel command, waits, then proves the token survives a restart')
+    .description(
+      'sign the server in on a headless box: prints the sign-in URL and the SSH tunnel command, waits, then proves the token survives a restart',
+    )
     .option('--method <id>', 'auth method (default: settings.json auth.type, else oauth-personal)')
     .option('--timeout <duration>', 'how long to wait for the sign-in', '10m')
-    .option('--ssh-target <[user@]host[:port]>', 'the host name your laptop uses to reach this box, for the tunnel command')
+    .option(
+      '--ssh-target <[user@]host[:port]>',
+      'the host name your laptop uses to reach this box, for the tunnel command',
+    )
     .option('--qr', 'also show the URL as a QR code (sign in from a phone, then paste the address it ends on)')
     .option('--open', 'open the URL in a browser on this machine (needs a display)')
     .option('--keep-probe-session', 'keep the conversation the proof creates')
     .option('--no-fake-display', 'do not give the server a placeholder DISPLAY')
     .option('--proof-timeout <duration>', 'deadline for the fresh server in the proof', '60s')
-    .option('--detach', 'print the URL and tunnel, then leave the login running in the background (finish with `agyctl login finish`)')
+    .option(
+      '--detach',
+      'print the URL and tunnel, then leave the login running in the background (finish with `agyctl login finish`)',
+    )
     .option('--restart', 'cancel a pending login of this state dir and start a new one')
-    .action(
-      action(
-        async (io, input) => (await import('./handler.js')).loginCommand(io, input),
-        { streaming: true },
-      ),
-    );
+    .action(action(async (io, input) => (await import('./handler.js')).loginCommand(io, input), { streaming: true }));
   login
     .command('status')
     .description('the pending login of this state dir (URL, tunnel, time left, port), or how the last one ended')
@@ -38,7 +41,9 @@ export function register(program: Command, action: ActionFactory): void {
     );
   login
     .command('finish')
-    .description('deliver the address your browser ended on (or a code) to the pending login; from the argument or stdin')
+    .description(
+      'deliver the address your browser ended on (or a code) to the pending login; from the argument or stdin',
+    )
     .argument('[url]', 'the redirect address (prefer stdin: arguments are visible to other users in ps)')
     .action(
       action(async (io, { args }) => {

@@ -1,16 +1,25 @@
 /** `agyctl logout`: flags -> src/login/logout.ts, and what it found for a person. */
+
+import { EXIT } from '../../../core/errors.js';
 import type { HandlerArgs } from '../../action.js';
 import type { CommandIO, CommandResult } from '../../context.js';
-import { EXIT } from '../../../core/errors.js';
 
 export async function logoutCommand(io: CommandIO, { options }: HandlerArgs): Promise<CommandResult> {
   const { parseDurationOption } = await import('../../parse-options.js');
   const { runLogout } = await import('../../../login/logout.js');
-  const report = await runLogout(io, { local: Boolean(options.local), timeoutMs: parseDurationOption('--timeout', String(options.timeout)) });
-  if (report.confirmed) io.out.print(`Logged out (${report.via}); a fresh server now refuses: ${report.serverSaid ?? 'authentication required'}`);
+  const report = await runLogout(io, {
+    local: Boolean(options.local),
+    timeoutMs: parseDurationOption('--timeout', String(options.timeout)),
+  });
+  if (report.confirmed)
+    io.out.print(
+      `Logged out (${report.via}); a fresh server now refuses: ${report.serverSaid ?? 'authentication required'}`,
+    );
   else {
     io.out.print('Credentials still work: a fresh server accepted a new session.');
-    io.out.info('hint: an API key (GEMINI_API_KEY / GOOGLE_API_KEY) or Application Default Credentials in the server environment may still authenticate it; see agyctl settings show');
+    io.out.info(
+      'hint: an API key (GEMINI_API_KEY / GOOGLE_API_KEY) or Application Default Credentials in the server environment may still authenticate it; see agyctl settings show',
+    );
   }
   return { exit: report.confirmed ? EXIT.ok : EXIT.findings, data: { logout: report } };
 }

@@ -5,10 +5,10 @@ import type { ActionFactory } from '../../action.js';
 export function register(program: Command, action: ActionFactory): void {
   program
     .command('logout')
-    .description("log the server out (its own logout when advertised, else remove acp_token.json), then confirm a fresh server refuses")
+    .description(
+      'log the server out (its own logout when advertised, else remove acp_token.json), then confirm a fresh server refuses',
+    )
     .option('--local', 'remove the token file without asking the server')
     .option('--timeout <duration>', 'deadline for each server start and call', '60s')
-    .action(
-      action(async (io, input) => (await import('./handler.js')).logoutCommand(io, input)),
-    );
+    .action(action(async (io, input) => (await import('./handler.js')).logoutCommand(io, input)));
 }

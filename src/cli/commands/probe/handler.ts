@@ -1,14 +1,19 @@
 /** `agyctl probe [--sign-in]`: flags -> src/probe (probe.ts, or sign-in.ts through sign-in-handler.ts), printed with render.ts. */
+
+import { EXIT, usageError } from '../../../core/errors.js';
 import type { HandlerArgs } from '../../action.js';
 import type { CommandIO, CommandResult } from '../../context.js';
-import { EXIT, usageError } from '../../../core/errors.js';
 
 export async function probeCommand(io: CommandIO, { options }: HandlerArgs): Promise<CommandResult> {
   const { parseDurationOption } = await import('../../parse-options.js');
   const timeoutMs = parseDurationOption('--timeout', options.timeout as string);
   if (options.signIn) {
     const { runSignInProbe } = await import('./sign-in-handler.js');
-    return runSignInProbe(io, { timeoutMs, method: options.method as string | undefined, fakeDisplay: options.fakeDisplay !== false });
+    return runSignInProbe(io, {
+      timeoutMs,
+      method: options.method as string | undefined,
+      fakeDisplay: options.fakeDisplay !== false,
+    });
   }
   if (options.method !== undefined) {
     throw usageError('--method only matters with --sign-in.', 'add --sign-in, or drop --method');

@@ -6,11 +6,16 @@ export function register(program: Command, action: ActionFactory): void {
   program
     .command('probe')
     .description('start the server, run initialize, print its build, auth methods, capabilities and start-up time')
-    .option('--timeout <duration>', 'deadline for the server to answer initialize (--sign-in: to show a sign-in URL)', '60s')
-    .option('--sign-in', 'also call authenticate and report how this build offers sign-in (channel, launcher, URL anatomy), without signing in')
-    .option('--method <id>', 'with --sign-in: the auth method to call (default: the profile\'s browser method)')
+    .option(
+      '--timeout <duration>',
+      'deadline for the server to answer initialize (--sign-in: to show a sign-in URL)',
+      '60s',
+    )
+    .option(
+      '--sign-in',
+      'also call authenticate and report how this build offers sign-in (channel, launcher, URL anatomy), without signing in',
+    )
+    .option('--method <id>', "with --sign-in: the auth method to call (default: the profile's browser method)")
     .option('--no-fake-display', 'with --sign-in: do not give the server a placeholder DISPLAY')
-    .action(
-      action(async (io, input) => (await import('./handler.js')).probeCommand(io, input)),
-    );
+    .action(action(async (io, input) => (await import('./handler.js')).probeCommand(io, input)));
 }

@@ -4,7 +4,8 @@ import type { ProbeReport } from '../../../probe/probe.js';
 function flagList(caps: Record<string, unknown>, prefix = ''): string[] {
   const out: string[] = [];
   for (const [k, v] of Object.entries(caps)) {
-    if (v && typeof v === 'object' && Object.keys(v).length > 0) out.push(...flagList(v as Record<string, unknown>, `${prefix}${k}.`));
+    if (v && typeof v === 'object' && Object.keys(v).length > 0)
+      out.push(...flagList(v as Record<string, unknown>, `${prefix}${k}.`));
     else if (v !== false && v !== null) out.push(`${prefix}${k}`);
   }
   return out;

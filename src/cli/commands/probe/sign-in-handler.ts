@@ -1,16 +1,16 @@
 /** `probe --sign-in`: the command's wiring around src/probe/sign-in.ts (server start options, method choice, output). */
 import fs from 'node:fs';
-import type { CommandIO, CommandResult } from '../../context.js';
 import { makeProbeCwd } from '../../../acp/probe-session.js';
-import { geminiCliFiles } from '../../../core/paths.js';
-import { removeProbeProjects } from '../../../profiles/cleanup.js';
-import { serverStartOptions } from '../../../profiles/server-start.js';
 import { EXIT, usageError } from '../../../core/errors.js';
-import { profileOf } from '../../../profiles/index.js';
-import { configuredMethod } from '../../../settings/profile-auth.js';
-import { readSettings } from '../../../settings/index.js';
+import { geminiCliFiles } from '../../../core/paths.js';
 import { describeCandidate } from '../../../login/capture.js';
 import { probeSignIn } from '../../../probe/sign-in.js';
+import { removeProbeProjects } from '../../../profiles/cleanup.js';
+import { profileOf } from '../../../profiles/index.js';
+import { serverStartOptions } from '../../../profiles/server-start.js';
+import { readSettings } from '../../../settings/index.js';
+import { configuredMethod } from '../../../settings/profile-auth.js';
+import type { CommandIO, CommandResult } from '../../context.js';
 import { renderSignInProbe } from './sign-in-render.js';
 
 export interface SignInProbeOptions {
@@ -23,12 +23,18 @@ export interface SignInProbeOptions {
 function chooseMethod(io: CommandIO, requested: string | undefined): string {
   const profile = profileOf(io.opts);
   if (requested !== undefined) {
-    if (!profile.browserMethods.includes(requested)) throw usageError(`--method ${requested} does not sign in through a browser, so there is nothing to probe.`, `use one of: ${profile.browserMethods.join(', ')}`);
+    if (!profile.browserMethods.includes(requested))
+      throw usageError(
+        `--method ${requested} does not sign in through a browser, so there is nothing to probe.`,
+        `use one of: ${profile.browserMethods.join(', ')}`,
+      );
     return requested;
   }
   if (profile.id === 'antigravity') return 'oauth-personal';
   const configured = configuredMethod(profile, readSettings(io.opts.stateDir).data);
-  return configured && profile.browserMethods.includes(configured) ? configured : (profile.browserMethods[0] ?? 'oauth-personal');
+  return configured && profile.browserMethods.includes(configured)
+    ? configured
+    : (profile.browserMethods[0] ?? 'oauth-personal');
 }
 
 /** gemini-cli registers its cwd as a project (projects.json, tmp/, history/): remove the probe's, and a registry that only it needed. */
@@ -69,11 +75,16 @@ export async function runSignInProbe(io: CommandIO, o: SignInProbeOptions): Prom
     fakeDisplay: o.fakeDisplay,
     codeEntry: profile.quirks.codeEntryFallback,
     signal: io.ctx.signal,
-    startOptions: (env, onRawOutputLine) => serverStartOptions(io, { env, signingIn: true, initTimeoutMs: o.timeoutMs, onRawOutputLine }),
+    startOptions: (env, onRawOutputLine) =>
+      serverStartOptions(io, { env, signingIn: true, initTimeoutMs: o.timeoutMs, onRawOutputLine }),
     onRejected: (c) => io.out.verbose(`not a sign-in URL: ${describeCandidate(c)}`),
   }).finally(() => fs.rmSync(cwd, { recursive: true, force: true }));
   if (!io.opts.json) for (const line of renderSignInProbe(report)) io.out.print(line);
-  if (report.settings.rewritten) io.out.warn(`the server ${report.settings.existedBefore ? 'rewrote' : 'created'} ${report.settings.file} when authenticate was called; agyctl ${report.settings.existedBefore ? 'put the original bytes back' : 'removed it'} (a login with this build will change it)`);
-  if (!report.stateDir.unchanged) io.out.warn(`the state dir is not as it was: ${[...report.stateDir.left, ...report.stateDir.missing].join(', ')}`);
+  if (report.settings.rewritten)
+    io.out.warn(
+      `the server ${report.settings.existedBefore ? 'rewrote' : 'created'} ${report.settings.file} when authenticate was called; agyctl ${report.settings.existedBefore ? 'put the original bytes back' : 'removed it'} (a login with this build will change it)`,
+    );
+  if (!report.stateDir.unchanged)
+    io.out.warn(`the state dir is not as it was: ${[...report.stateDir.left, ...report.stateDir.missing].join(', ')}`);
   return { exit: EXIT.ok, data: { signIn: report } };
 }

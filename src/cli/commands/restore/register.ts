@@ -8,12 +8,21 @@ export function register(program: Command, action: ActionFactory): void {
     .command('restore')
     .description('restore conversations from a snapshot; refuses while a process has them open (stop the server first)')
     .argument('[snapshot]', 'snapshot directory, its name in the backup directory, or `latest` (or give --archive)')
-    .option('--archive <file|->', 'restore from a tar stream written by `backup --archive` (FILE, or - for stdin); every hash is checked before anything is written')
+    .option(
+      '--archive <file|->',
+      'restore from a tar stream written by `backup --archive` (FILE, or - for stdin); every hash is checked before anything is written',
+    )
     .option('--session <id>', 'only this conversation (repeatable)', collect)
     .option('--from <dir>', 'backup directory to look SNAPSHOT up in (default: the default backup directory)')
-    .option('--force', 'restore even though /proc shows a process holding the database (never overrides a failed SQLite lock)')
+    .option(
+      '--force',
+      'restore even though /proc shows a process holding the database (never overrides a failed SQLite lock)',
+    )
     .option('--dry-run', 'show what would be replaced, added and kept, and who holds the files; change nothing')
-    .option('--prove', 'after restoring, have a fresh server load every restored session and check its replayed history (exit 6 if any fails)')
+    .option(
+      '--prove',
+      'after restoring, have a fresh server load every restored session and check its replayed history (exit 6 if any fails)',
+    )
     .option('--prove-timeout <duration>', 'deadline of each server call while proving', '60s')
     .action(
       action(async (io, { args, options }) => {

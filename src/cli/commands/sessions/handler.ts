@@ -1,7 +1,8 @@
 /** `agyctl sessions`: src/backup/sessions.ts, printed by backup's render.ts. */
+
+import { EXIT } from '../../../core/errors.js';
 import type { HandlerArgs } from '../../action.js';
 import type { CommandIO, CommandResult } from '../../context.js';
-import { EXIT } from '../../../core/errors.js';
 
 export async function sessionsCommand(io: CommandIO, _input: HandlerArgs): Promise<CommandResult> {
   (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'sessions');

@@ -6,7 +6,5 @@ export function register(program: Command, action: ActionFactory): void {
   program
     .command('sessions')
     .description('list conversations: id, cwd, size of db + WAL, last change, and which process has it open')
-    .action(
-      action(async (io, input) => (await import('./handler.js')).sessionsCommand(io, input)),
-    );
+    .action(action(async (io, input) => (await import('./handler.js')).sessionsCommand(io, input)));
 }

@@ -4,13 +4,22 @@
  * environment variables are reported as set / not set only.
  */
 import { EXIT } from '../../../core/errors.js';
-import type { CommandIO, CommandResult } from '../../context.js';
 import { AUTH_TYPE_INFO, normalizeAuthType } from '../../../settings/auth-types.js';
-import { readSettings, type SettingsFile } from '../../../settings/read.js';
-import { envReport, gcpOf, hasErrors, modeString, problemsOf, rawAuthType, whereToSetEnv, type Problem } from '../../../settings/validate.js';
-import { restartNotice, runningServers, type RunningServer } from '../../../settings/servers.js';
-import { setAuthType, type SetAuthResult } from '../../../settings/write.js';
 import { ownerName } from '../../../settings/owner.js';
+import { readSettings, type SettingsFile } from '../../../settings/read.js';
+import { type RunningServer, restartNotice, runningServers } from '../../../settings/servers.js';
+import {
+  envReport,
+  gcpOf,
+  hasErrors,
+  modeString,
+  type Problem,
+  problemsOf,
+  rawAuthType,
+  whereToSetEnv,
+} from '../../../settings/validate.js';
+import { type SetAuthResult, setAuthType } from '../../../settings/write.js';
+import type { CommandIO, CommandResult } from '../../context.js';
 
 function fileSummary(file: SettingsFile): Record<string, unknown> {
   const raw = rawAuthType(file.data);
@@ -58,10 +67,14 @@ export function runShow(io: CommandIO): CommandResult {
   const problems = problemsOf(file, io.ctx.env);
   if (!io.opts.json) {
     io.out.print(`settings:  ${file.path}${file.symlink ? ` -> ${file.target}` : ''}`);
-    io.out.print(`exists:    ${file.exists ? `yes (mode ${summary.mode ?? '?'}, owner ${summary.owner ?? summary.uid ?? '?'})` : 'no'}`);
+    io.out.print(
+      `exists:    ${file.exists ? `yes (mode ${summary.mode ?? '?'}, owner ${summary.owner ?? summary.uid ?? '?'})` : 'no'}`,
+    );
     const rawType = summary.authTypeRaw;
     const legacy = rawType !== null && rawType !== summary.authType ? ` (written as ${JSON.stringify(rawType)})` : '';
-    io.out.print(`auth.type: ${summary.authType ?? (rawType === null ? '(not set)' : `${JSON.stringify(rawType)} (unknown)`)}${legacy}`);
+    io.out.print(
+      `auth.type: ${summary.authType ?? (rawType === null ? '(not set)' : `${JSON.stringify(rawType)} (unknown)`)}${legacy}`,
+    );
     io.out.print(`gcp:       project ${summary.project ?? '(not set)'}, location ${summary.location ?? '(not set)'}`);
     for (const e of env) io.out.print(`env:       ${e.name} (${e.need}) ${e.set ? 'set' : 'not set'} in this shell`);
     printServers(io, servers);
@@ -76,7 +89,11 @@ export function runValidate(io: CommandIO): CommandResult {
   const usable = !hasErrors(problems);
   const errors = problems.filter((p) => p.severity === 'error').length;
   if (!io.opts.json) {
-    io.out.print(usable ? `${file.path} is usable${problems.length ? ` (${problems.length} warning${problems.length > 1 ? 's' : ''})` : ''}` : `${file.path} is not usable`);
+    io.out.print(
+      usable
+        ? `${file.path} is usable${problems.length ? ` (${problems.length} warning${problems.length > 1 ? 's' : ''})` : ''}`
+        : `${file.path} is not usable`,
+    );
     if (problems.length) printProblems(io, problems);
   }
   const data: Record<string, unknown> = { settings: { path: file.path, exists: file.exists }, problems, usable };
@@ -94,7 +111,12 @@ export interface SetAuthInput {
 }
 
 export function runSetAuth(io: CommandIO, input: SetAuthInput): CommandResult {
-  const result = setAuthType(io.opts.stateDir, input.type, { project: input.project, location: input.location, force: input.force, env: io.ctx.env });
+  const result = setAuthType(io.opts.stateDir, input.type, {
+    project: input.project,
+    location: input.location,
+    force: input.force,
+    env: io.ctx.env,
+  });
   const servers = result.written ? runningServers(io.opts.stateDir, result.type) : [];
   const file = readSettings(io.opts.stateDir);
   const problems = problemsOf(file, io.ctx.env);
@@ -105,31 +127,62 @@ export function runSetAuth(io: CommandIO, input: SetAuthInput): CommandResult {
     exit: EXIT.ok,
     data: {
       settings: {
-        ...fileSummary(file), written: result.written, created: result.created, stateDirCreated: result.stateDirCreated,
-        backup: result.backup ?? null, previousAuthType: result.previousType ?? null, legacyInput: result.legacyInput ?? null,
-        projectSource: result.project?.source ?? null, locationSource: result.location?.source ?? null,
+        ...fileSummary(file),
+        written: result.written,
+        created: result.created,
+        stateDirCreated: result.stateDirCreated,
+        backup: result.backup ?? null,
+        previousAuthType: result.previousType ?? null,
+        legacyInput: result.legacyInput ?? null,
+        projectSource: result.project?.source ?? null,
+        locationSource: result.location?.source ?? null,
       },
-      env, servers, restartRequired: servers.length > 0, notice: notice ?? null, problems,
+      env,
+      servers,
+      restartRequired: servers.length > 0,
+      notice: notice ?? null,
+      problems,
     },
   };
 }
 
-function printSetAuth(io: CommandIO, r: SetAuthResult, servers: readonly RunningServer[], problems: readonly Problem[], notice: string | undefined): void {
+function printSetAuth(
+  io: CommandIO,
+  r: SetAuthResult,
+  servers: readonly RunningServer[],
+  problems: readonly Problem[],
+  notice: string | undefined,
+): void {
   if (r.legacyInput) io.out.info(`note: "${r.legacyInput}" is the old name of ${r.type}; writing ${r.type}.`);
   if (r.stateDirCreated) io.out.info(`note: created the state directory ${io.opts.stateDir} (mode 0700).`);
   if (r.backup) io.out.print(`Moved the unusable settings file aside to ${r.backup}.`);
   const where = r.symlink ? `${r.path} (symlink to ${r.target})` : r.path;
   // Only what this run set: values kept from the file are not news.
-  const gcp = ([['project', r.project, 'GOOGLE_CLOUD_PROJECT'], ['location', r.location, 'GOOGLE_CLOUD_LOCATION']] as const)
+  const gcp = (
+    [
+      ['project', r.project, 'GOOGLE_CLOUD_PROJECT'],
+      ['location', r.location, 'GOOGLE_CLOUD_LOCATION'],
+    ] as const
+  )
     .filter(([, v]) => v && v.source !== 'file')
     .map(([key, v, envName]) => `gcp.${key} ${v!.value}${v!.source === 'env' ? ` (from ${envName})` : ''}`);
-  if (!r.written) io.out.print(`${where} already has auth.type ${r.type}${gcp.length ? `, ${gcp.join(', ')}` : ''}; nothing written.`);
+  if (!r.written)
+    io.out.print(
+      `${where} already has auth.type ${r.type}${gcp.length ? `, ${gcp.join(', ')}` : ''}; nothing written.`,
+    );
   else io.out.print(`Wrote auth.type ${r.type}${gcp.length ? `, ${gcp.join(', ')}` : ''} to ${where}.`);
   const envWarned = problems.some((p) => p.id === 'env-not-set');
-  if (r.type === 'gemini-api-key' && !envWarned) io.out.info(`note: the server reads GEMINI_API_KEY from its own environment, never from settings.json: ${whereToSetEnv('GEMINI_API_KEY')}.`);
-  if (AUTH_TYPE_INFO[r.type].oauth && r.written) io.out.info(`note: ${r.type} logs in through the browser flow: run \`agyctl login\` if the server has no token yet.`);
+  if (r.type === 'gemini-api-key' && !envWarned)
+    io.out.info(
+      `note: the server reads GEMINI_API_KEY from its own environment, never from settings.json: ${whereToSetEnv('GEMINI_API_KEY')}.`,
+    );
+  if (AUTH_TYPE_INFO[r.type].oauth && r.written)
+    io.out.info(
+      `note: ${r.type} logs in through the browser flow: run \`agyctl login\` if the server has no token yet.`,
+    );
   for (const s of servers) {
-    for (const e of s.env) if (e.set === false) io.out.warn(`server pid ${s.pid} does not have ${e.name} in its environment.`);
+    for (const e of s.env)
+      if (e.set === false) io.out.warn(`server pid ${s.pid} does not have ${e.name} in its environment.`);
   }
   for (const p of problems) io.out.warn(`${p.message} (fix: ${p.hint})`);
   if (notice) io.out.print(notice);

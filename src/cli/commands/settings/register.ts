@@ -1,7 +1,7 @@
 /** agyctl settings show | set-auth | validate: the server's settings.json. */
 import type { Command } from 'commander';
-import type { ActionFactory } from '../../action.js';
 import { AUTH_TYPE_LIST } from '../../../settings/auth-types.js';
+import type { ActionFactory } from '../../action.js';
 
 export function register(program: Command, action: ActionFactory): void {
   const settings = program
@@ -9,7 +9,9 @@ export function register(program: Command, action: ActionFactory): void {
     .description("show, change and validate the server's settings.json (read by the server at startup)");
   settings
     .command('show', { isDefault: true })
-    .description('(default) path, mode, owner, auth type, gcp project/location, needed environment variables, running servers, problems')
+    .description(
+      '(default) path, mode, owner, auth type, gcp project/location, needed environment variables, running servers, problems',
+    )
     .action(
       action(async (io) => {
         (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'settings');
