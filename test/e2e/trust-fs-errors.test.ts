@@ -50,31 +50,22 @@ describe('backup destinations that cannot be used', () => {
     );
   });
 
-  it('--to a directory the user cannot write: exit 2 naming it (run as nobody)', async () => {
+  it('--to a directory on a read-only file system: exit 2 naming it', async () => {
+    // A read-only bind mount, not a 0555 dir run as nobody: the test must not depend on whether
+    // the checkout (and so the built agyctl) is reachable by another user, and root ignores modes.
     sandbox = makeSandbox();
     conversation(sandbox);
     const ro = path.join(sandbox.root, 'read-only');
-    fs.mkdirSync(ro, { mode: 0o555 });
-    fs.chmodSync(sandbox.root, 0o755); // nobody must reach the state dir and the destination
-    for (const p of [
-      sandbox.home,
-      path.join(sandbox.home, '.gemini'),
-      sandbox.stateDir,
-      path.join(sandbox.stateDir, 'conversations'),
-    ])
-      fs.chmodSync(p, 0o755);
-    const r = await execa(
-      'setpriv',
-      ['--reuid=nobody', '--regid=nogroup', '--clear-groups', 'node', BIN, 'backup', '--json', '--to', ro],
-      { env: sandbox.env, extendEnv: false, reject: false, timeout: 45_000, cwd: '/' },
-    );
-    expectOrdinary(
-      { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) },
-      2,
-      'fs-permission-denied',
-      ro,
-    );
-    expect(fs.readdirSync(ro)).toEqual([]);
+    fs.mkdirSync(ro);
+    await execa('mount', ['--bind', ro, ro], { timeout: 10_000 });
+    try {
+      await execa('mount', ['-o', 'remount,bind,ro', ro, ro], { timeout: 10_000 });
+      const r = await agyctl(['backup', '--json', '--to', ro], sandbox);
+      expectOrdinary(r, 2, 'fs-read-only', ro);
+      expect(fs.readdirSync(ro)).toEqual([]);
+    } finally {
+      await execa('umount', [ro], { timeout: 10_000, reject: false });
+    }
   });
 
   it('a full destination (file-size limit) is exit 6 and leaves no lock: the next run works at once', async () => {
