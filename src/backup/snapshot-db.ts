@@ -116,21 +116,7 @@ async function vacuumWithRetries(
 ): Promise<number> {
   const deadline = Date.now() + busyBudgetMs;
   for (let attempt = 1; ; attempt += 1) {
-    fs.rmSync(tmp, { force: true });
-    try {
-      vacuumInto(source, tmp, Math.max(10, Math.min(ATTEMPT_MS, deadline - Date.now())));
-      return attempt;
-    } catch (err) {
-      fs.rmSync(tmp, { force: true });
-      if (!isBusy(err)) throw err;
-      if (Date.now() >= deadline) {
-        throw new SnapshotError(
-          `the database stayed locked for ${formatDuration(busyBudgetMs)} (${attempt} attempts)`,
-          'busy',
-          { cause: err },
-        );
-      }
-    }
+    if (vacuumAttempt(source, tmp, deadline, busyBudgetMs, attempt)) return attempt;
     await new Promise((resolve) => setImmediate(resolve));
     if (signal?.aborted) throw new InterruptedError();
   }
@@ -145,22 +131,28 @@ export function vacuumWithRetriesSync(
 ): number {
   const deadline = Date.now() + busyBudgetMs;
   for (let attempt = 1; ; attempt += 1) {
-    fs.rmSync(tmp, { force: true });
-    try {
-      vacuumInto(source, tmp, Math.max(10, Math.min(ATTEMPT_MS, deadline - Date.now())));
-      return attempt;
-    } catch (err) {
-      fs.rmSync(tmp, { force: true });
-      if (!isBusy(err)) throw err;
-      if (Date.now() >= deadline) {
-        throw new SnapshotError(
-          `the database stayed locked for ${formatDuration(busyBudgetMs)} (${attempt} attempts)`,
-          'busy',
-          { cause: err },
-        );
-      }
-    }
+    if (vacuumAttempt(source, tmp, deadline, busyBudgetMs, attempt)) return attempt;
     if (aborted()) throw new InterruptedError();
+  }
+}
+
+/** One VACUUM INTO: true when done, false when the database was busy and the budget allows another try; throws otherwise. */
+function vacuumAttempt(source: string, tmp: string, deadline: number, busyBudgetMs: number, attempt: number): boolean {
+  fs.rmSync(tmp, { force: true });
+  try {
+    vacuumInto(source, tmp, Math.max(10, Math.min(ATTEMPT_MS, deadline - Date.now())));
+    return true;
+  } catch (err) {
+    fs.rmSync(tmp, { force: true });
+    if (!isBusy(err)) throw err;
+    if (Date.now() >= deadline) {
+      throw new SnapshotError(
+        `the database stayed locked for ${formatDuration(busyBudgetMs)} (${attempt} attempts)`,
+        'busy',
+        { cause: err },
+      );
+    }
+    return false;
   }
 }
 
