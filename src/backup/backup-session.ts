@@ -111,7 +111,8 @@ function copyMeta(source: string, job: SessionJob, prev: ManifestSession | undef
   ) {
     return { file, bytes: content.length, sha256 };
   }
-  writeNewFile(target, content);
+  writeNewFile(target, content, 0o600, undefined, { fsync: !job.pool });
+  job.pool?.sync.add(target);
   return { file, bytes: content.length, sha256 };
 }
 

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { fsyncFile, sha256File } from './files.js';
-import { integrityCheck, openReadOnly, rowCounts } from './sqlite.js';
+import { checkFreshCopy } from './sqlite.js';
 
 const PARALLEL_FROM_BYTES = 32 * 1024 * 1024;
 
@@ -22,17 +22,17 @@ export interface CheckedFile {
 export async function checkHashSync(file: string): Promise<CheckedFile> {
   const bytes = fs.statSync(file).size;
   if (bytes < PARALLEL_FROM_BYTES) {
-    const checked = checkDb(file);
+    const checked = checkFreshCopy(file);
     const sha256 = sha256File(file);
     fsyncFile(file);
     return { ...checked, sha256, bytes };
   }
   const hashed = hashInWorker(file);
   const synced = fsyncAsync(file);
-  let checked: ReturnType<typeof checkDb> | undefined;
+  let checked: ReturnType<typeof checkFreshCopy> | undefined;
   let failure: unknown;
   try {
-    checked = checkDb(file);
+    checked = checkFreshCopy(file);
   } catch (err) {
     failure = err;
   }
@@ -41,15 +41,6 @@ export async function checkHashSync(file: string): Promise<CheckedFile> {
   if (hash.status === 'rejected') throw hash.reason;
   if (sync.status === 'rejected') throw sync.reason;
   return { ...checked!, sha256: hash.value, bytes };
-}
-
-function checkDb(file: string): { integrity: string; rows: Record<string, number> } {
-  const db = openReadOnly(file, 0);
-  try {
-    return { integrity: integrityCheck(db), rows: rowCounts(db) };
-  } finally {
-    db.close();
-  }
 }
 
 function hashInWorker(file: string): Promise<string> {

@@ -4,7 +4,7 @@
  * of a large fresh copy split so integrity_check + row counts and sha256 run
  * at the same time on two workers; small copies are checked and hashed in
  * one task (one round trip). Large copies are fsynced meanwhile; small ones
- * are left to the run's SyncBatch.
+ * are left to the run's SyncBatch, which fsyncs every file again after its mode is set.
  */
 import fs from 'node:fs';
 import { InterruptedError } from '../core/errors.js';
@@ -35,11 +35,11 @@ export async function vacuumInPool(
   }
 }
 
-/** `synced`: a large copy is fsynced here, while it is checked and hashed (the disk works while the CPUs do); small ones are left to the batch. */
-export async function checkHashInPool(pool: WorkerPool, file: string): Promise<CheckedFile & { synced: boolean }> {
+/** A large copy is also fsynced here, while it is checked and hashed (the disk works while the CPUs do). */
+export async function checkHashInPool(pool: WorkerPool, file: string): Promise<CheckedFile> {
   const bytes = fs.statSync(file).size;
   if (bytes < SPLIT_FROM_BYTES)
-    return { ...(await pool.run<Omit<CheckedFile, 'bytes'>>({ kind: 'checkHash', file })), bytes, synced: false };
+    return { ...(await pool.run<Omit<CheckedFile, 'bytes'>>({ kind: 'checkHash', file })), bytes };
   const [checked, sha256, synced] = await Promise.allSettled([
     pool.run<{ integrity: string; rows: Record<string, number> }>({ kind: 'check', file }),
     pool.run<string>({ kind: 'hash', file }),
@@ -48,7 +48,7 @@ export async function checkHashInPool(pool: WorkerPool, file: string): Promise<C
   if (checked.status === 'rejected') throw checked.reason;
   if (sha256.status === 'rejected') throw sha256.reason;
   if (synced.status === 'rejected') throw synced.reason;
-  return { ...checked.value, sha256: sha256.value, bytes, synced: true };
+  return { ...checked.value, sha256: sha256.value, bytes };
 }
 
 function fsyncAsync(file: string): Promise<void> {

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { vacuumWithRetriesSync } from './snapshot-db.js';
 import type { Task, TaskReply } from './snapshot-task.js';
-import { integrityCheck, openReadOnly, rowCounts } from './sqlite.js';
+import { checkFreshCopy } from './sqlite.js';
 
 /** Set to 1 by the main thread on Ctrl-C: a vacuum stops between its retries. */
 const abortFlag = new Int32Array((workerData as { abort: SharedArrayBuffer }).abort);
@@ -33,17 +33,6 @@ function sha256(file: string): string {
   return hash.digest('hex');
 }
 
-function check(file: string): { integrity: string; rows: Record<string, number> } {
-  const db = openReadOnly(file, 0);
-  try {
-    // Our own fresh copy, which nothing else touches: mapped instead of one pread per page (bounded, for peak RSS).
-    db.pragma('mmap_size = 16777216');
-    return { integrity: integrityCheck(db), rows: rowCounts(db) };
-  } finally {
-    db.close();
-  }
-}
-
 function run(task: Task): unknown {
   switch (task.kind) {
     case 'vacuum': {
@@ -51,14 +40,14 @@ function run(task: Task): unknown {
       const attempts = vacuumWithRetriesSync(task.source, task.tmp, task.busyBudgetMs, aborted);
       const bytes = fs.statSync(task.tmp).size;
       if (task.checkBelowBytes === undefined || bytes >= task.checkBelowBytes) return { attempts, bytes };
-      return { attempts, bytes, checked: { ...check(task.tmp), sha256: sha256(task.tmp) } };
+      return { attempts, bytes, checked: { ...checkFreshCopy(task.tmp), sha256: sha256(task.tmp) } };
     }
     case 'check':
-      return check(task.file);
+      return checkFreshCopy(task.file);
     case 'hash':
       return sha256(task.file);
     case 'checkHash':
-      return { ...check(task.file), sha256: sha256(task.file) };
+      return { ...checkFreshCopy(task.file), sha256: sha256(task.file) };
   }
 }
 

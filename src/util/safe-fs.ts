@@ -97,13 +97,17 @@ export function fixDescriptor(fd: number, mode: number, owner?: Owner): void {
   }
 }
 
-/** Set mode and owner of a file agyctl just made (e.g. SQLite's VACUUM INTO output), refusing anything but a regular file. */
-export function finishFile(file: string, mode: number, owner?: Owner): void {
+/**
+ * Set mode and owner of a file agyctl just made (e.g. SQLite's VACUUM INTO
+ * output), refusing anything but a regular file, and fsync it; `fsync: false`
+ * when the caller fsyncs it later (backup's SyncBatch).
+ */
+export function finishFile(file: string, mode: number, owner?: Owner, opts: { fsync?: boolean } = {}): void {
   const fd = openNoFollow(file, O_RDONLY | O_NONBLOCK);
   try {
     if (!fs.fstatSync(fd).isFile()) throw Object.assign(new Error(`${file} is not a regular file`), { code: 'EINVAL' });
     fixDescriptor(fd, mode, owner);
-    fs.fsyncSync(fd);
+    if (opts.fsync !== false) fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
   }
@@ -260,13 +264,19 @@ export function assertPrivateDir(dir: string): void {
   }
 }
 
-/** A new file (O_EXCL|O_NOFOLLOW: never an existing name or a link), `mode` whatever the umask, fsynced. */
-export function writeNewFile(file: string, data: Uint8Array, mode = 0o600, owner?: Owner): void {
+/** A new file (O_EXCL|O_NOFOLLOW: never an existing name or a link), `mode` whatever the umask, fsynced unless `fsync: false` (the caller fsyncs it later). */
+export function writeNewFile(
+  file: string,
+  data: Uint8Array,
+  mode = 0o600,
+  owner?: Owner,
+  opts: { fsync?: boolean } = {},
+): void {
   const fd = createExclusive(file, mode);
   try {
     fs.writeSync(fd, data);
     fixDescriptor(fd, mode, owner);
-    fs.fsyncSync(fd);
+    if (opts.fsync !== false) fs.fsyncSync(fd);
   } catch (err) {
     fs.closeSync(fd);
     fs.rmSync(file, { force: true });
