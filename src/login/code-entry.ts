@@ -11,7 +11,7 @@
 import type { AcpServer } from '../acp/server.js';
 import type { CommandIO } from '../core/io.js';
 import { type AuthUrl, findUrls, type Validation, validateCodeEntryUrl } from '../profiles/auth-url.js';
-import { openInBrowser, showQr } from './present.js';
+import { openInBrowser, pasteWhere, showQr } from './present.js';
 import { runWaitLoop, type WaitLoop } from './wait-loop.js';
 
 export interface CodeEntryOptions {
@@ -63,12 +63,12 @@ function checkCode(code: string): Validation<string> {
   return { ok: true, value: code };
 }
 
-export function presentCodeEntry(io: CommandIO, auth: AuthUrl): void {
+export function presentCodeEntry(io: CommandIO, auth: AuthUrl, detached?: boolean): void {
   io.out.event({ event: 'url', mode: 'code-entry', url: auth.url, redirectUri: auth.redirectUri });
   if (io.out.json) return;
   io.out.info(io.out.e.bold('Open this URL in any browser (this server uses code entry: no SSH tunnel needed):'));
   io.out.raw(auth.url);
-  io.out.info('After you sign in, Google shows an authorization code. Paste it here.');
+  io.out.info(`After you sign in, Google shows an authorization code: ${pasteWhere(detached)}.`);
 }
 
 export function waitForCode(io: CommandIO, o: CodeEntryOptions): Promise<void> {

@@ -7,6 +7,13 @@ export interface PresentOptions {
   target: TunnelTarget;
   qr: boolean;
   open: boolean;
+  /** `login --detach`: this command returns, so a pasted address goes to `agyctl login finish`, not here. */
+  detached?: boolean;
+}
+
+/** Where a user without a tunnel gives the address (or the code) the browser ended on. */
+export function pasteWhere(detached: boolean | undefined): string {
+  return detached ? 'give it to `agyctl login finish`' : 'paste it here';
 }
 
 /** Where the URL was caught: the channel (shim, stdout, stderr, rpc) and the launcher or message. */
@@ -34,7 +41,7 @@ export function presentUrl(io: CommandIO, auth: AuthUrl, options: PresentOptions
     io.out.raw(tunnel);
     io.out.info(tunnelExplanation(auth.port));
     io.out.info(
-      `No tunnel? Sign in anyway; when the browser fails to load http://127.0.0.1:${auth.port}/..., paste that address here.`,
+      `No tunnel? Sign in anyway; when the browser fails to load http://127.0.0.1:${auth.port}/..., copy that address and ${pasteWhere(options.detached)}.`,
     );
   }
   return tunnel;

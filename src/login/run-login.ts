@@ -34,6 +34,8 @@ export interface LoginOptions {
   fakeDisplay: boolean;
   keepProbeSession: boolean;
   proofTimeoutMs: number;
+  /** `login --detach`: the foreground command returns once the URL is shown (the wording of the paste hint). */
+  detached?: boolean;
 }
 
 export interface LoginReport {
@@ -208,6 +210,7 @@ export async function runLogin(io: CommandIO, options: LoginOptions): Promise<Lo
     target: options.target,
     qr: options.qr,
     open: options.open,
+    detached: options.detached,
     onStarted,
   };
   const attempt = await signIn(io, signInOptions);

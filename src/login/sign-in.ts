@@ -126,7 +126,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
       }
       const wait = { server, auth: first.auth, authenticate: auth, deadline, startedAt };
       if (first.kind === 'code-entry') {
-        presentCodeEntry(io, first.auth);
+        presentCodeEntry(io, first.auth, options.detached);
         if (options.qr) await showQr(io, first.auth.url);
         if (options.open) await openInBrowser(io, first.auth.url);
         const watchOutput = (w: (line: string) => void): (() => void) => {

@@ -116,6 +116,16 @@ describe('login --detach', () => {
     await expectClean(sandbox, Number(d.port));
   });
 
+  it('in human mode the no-tunnel hint sends the address to `login finish`, not to this command (which returns)', async () => {
+    sandbox = makeSandbox();
+    const result = await agyctl(['login', '--detach', '--timeout', '60s'], sandbox);
+    expect(result.exitCode, result.stderr).toBe(0);
+    const text = result.stdout + result.stderr;
+    expect(text).toMatch(/No tunnel\? .*copy that address and give it to `agyctl login finish`\./);
+    expect(text).not.toMatch(/paste it here/i);
+    expect(text).toMatch(/The login goes on in the background/);
+  });
+
   it('the record is private and holds neither the code nor the token', async () => {
     sandbox = makeSandbox({ XDG_STATE_HOME: '' });
     const d = await detach(sandbox);

@@ -29,6 +29,7 @@ export async function loginCommand(io: CommandIO, { options }: HandlerArgs): Pro
     open: Boolean(options.open),
     fakeDisplay: options.fakeDisplay !== false,
     keepProbeSession: Boolean(options.keepProbeSession),
+    detached: Boolean(options.detach),
   };
   // The supervisor runs the login with these options; --trace is made absolute, it runs elsewhere.
   const opts = {
