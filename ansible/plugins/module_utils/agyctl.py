@@ -50,6 +50,28 @@ def run_agyctl(module, args):
     return rc, doc, err or ''
 
 
+def option_args(params, values=(), switches=()):
+    """agyctl flags from module parameters: `values` are (param, flag) pairs passed with their value when set
+    (an empty string counts as unset: templated `{{ x | default('') }}`), `switches` (param, flag) pairs passed
+    alone when true."""
+    args = []
+    for key, flag in values:
+        if params.get(key) is not None and params.get(key) != '':
+            args += [flag, str(params[key])]
+    for key, flag in switches:
+        if params.get(key):
+            args.append(flag)
+    return args
+
+
+def module_result(doc, rc, changed):
+    """agyctl's JSON document as the task result (without its `ok`, which changed/failed say), with changed and rc."""
+    result = dict(doc)
+    result.pop('ok', None)
+    result.update(changed=changed, rc=rc)
+    return result
+
+
 def fail_with_error(module, rc, doc, **extra):
     """agyctl's own error document: its message and hint, as they are."""
     error = doc.get('error') or {}

@@ -64,7 +64,7 @@ failed:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.agyctl.fleet.plugins.module_utils.agyctl import COMMON_ARGS, fail_with_error, run_agyctl
+from ansible_collections.agyctl.fleet.plugins.module_utils.agyctl import COMMON_ARGS, fail_with_error, module_result, option_args, run_agyctl
 
 
 def main():
@@ -83,15 +83,11 @@ def main():
     p = module.params
     if module.check_mode:
         module.exit_json(changed=True, msg='check mode: agyctl backup would write a snapshot', snapshot=None, sessions=[], failed=[])
-    args = ['backup']
-    for key, flag in (('to', '--to'), ('keep_last', '--keep-last'), ('keep_daily', '--keep-daily'), ('keep_weekly', '--keep-weekly'), ('busy_timeout', '--busy-timeout'), ('prometheus', '--prometheus')):
-        if p[key] is not None:
-            args += [flag, str(p[key])]
+    args = ['backup'] + option_args(p, values=(('to', '--to'), ('keep_last', '--keep-last'), ('keep_daily', '--keep-daily'),
+                                               ('keep_weekly', '--keep-weekly'), ('busy_timeout', '--busy-timeout'), ('prometheus', '--prometheus')))
     rc, doc, err = run_agyctl(module, args)
-    result = dict(doc)
-    result.pop('ok', None)
     snapshot = doc.get('snapshot')
-    result.update(changed=bool(snapshot), rc=rc)
+    result = module_result(doc, rc, changed=bool(snapshot))
     failed = doc.get('failed') or []
     if failed:
         names = ', '.join('%s (%s)' % (f.get('id'), f.get('reason')) for f in failed)

@@ -68,7 +68,7 @@ token:
 '''
 
 from ansible.module_utils.basic import AnsibleModule
-from ansible_collections.agyctl.fleet.plugins.module_utils.agyctl import COMMON_ARGS, fail_with_error, run_agyctl
+from ansible_collections.agyctl.fleet.plugins.module_utils.agyctl import COMMON_ARGS, fail_with_error, module_result, option_args, run_agyctl
 
 
 def failure_message(doc, rc):
@@ -90,23 +90,15 @@ def main():
         supports_check_mode=True,
     )
     p = module.params
-    args = ['check']
-    if p['server']:
-        args = ['--server', p['server']] + args
-    if p['live']:
-        args.append('--live')
-    if p['restart']:
-        args.append('--restart')
-    if p['timeout']:
-        args += ['--timeout', p['timeout']]
+    # --server is a global option: it goes before the command. check mode reads, but writes no metrics file.
+    args = option_args(p, values=(('server', '--server'),)) + ['check'] + option_args(
+        p, values=(('timeout', '--timeout'),), switches=(('live', '--live'), ('restart', '--restart')))
     if p['prometheus'] and not module.check_mode:
         args += ['--prometheus', p['prometheus']]
     rc, doc, err = run_agyctl(module, args)
     if 'status' not in doc:
         fail_with_error(module, rc, doc, changed=False)
-    result = dict(doc)
-    result.pop('ok', None)
-    result.update(changed=False, rc=rc)
+    result = module_result(doc, rc, changed=False)
     if rc != 0:
         hints = [c['hint'] for c in doc.get('checks') or [] if not c.get('ok') and c.get('hint')]
         result['hint'] = '; '.join(hints) if hints else None

@@ -1,0 +1,73 @@
+// connect's rendering of the remote login's events for a person: quiet
+// evidence (`loud: false` url-rejected, e.g. a docs link or `xdg-open
+// --version`) stays out of the way, a loud one warns, and the events that
+// run-connect renders itself print nothing here.
+import { describe, expect, it } from 'vitest';
+import { renderRemoteEvent, summaryLine } from '../../src/connect/relay.js';
+import type { RemoteEvent } from '../../src/connect/remote-login.js';
+import { PLAIN, type Reporter } from '../../src/core/reporter.js';
+
+function recorder(): { out: Reporter; lines: string[] } {
+  const lines: string[] = [];
+  const rec =
+    (kind: string) =>
+    (s = ''): void => {
+      lines.push(`${kind}: ${s}`);
+    };
+  const out: Reporter = {
+    c: PLAIN,
+    e: PLAIN,
+    json: false,
+    stderrIsTTY: false,
+    print: rec('print'),
+    raw: rec('raw'),
+    info: rec('info'),
+    warn: rec('warn'),
+    verbose: rec('verbose'),
+    status: rec('status'),
+    clearStatus: () => {},
+    event: (e) => lines.push(`event: ${JSON.stringify(e)}`),
+    error: rec('error'),
+  };
+  return { out, lines };
+}
+
+const render = (ev: Record<string, unknown>): string[] => {
+  const { out, lines } = recorder();
+  renderRemoteEvent(out, ev as RemoteEvent);
+  return lines;
+};
+
+describe('renderRemoteEvent', () => {
+  it('keeps quiet evidence quiet and warns on a loud rejected URL (also when loud is absent, as older remotes send it)', () => {
+    expect(
+      render({ event: 'url-rejected', loud: false, reason: 'not a Google sign-in URL', source: 'stdout' }),
+    ).toEqual([]);
+    for (const loud of [true, undefined]) {
+      const lines = render({ event: 'url-rejected', loud, reason: 'host is example.com' });
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(/^warn: .*host is example\.com.*still waiting/);
+    }
+  });
+
+  it('renders progress lines and leaves url, waiting, verified and error to run-connect', () => {
+    expect(render({ event: 'server-started', pid: 42, agent: { version: 'v1' }, ms: 900 })).toEqual([
+      'info: Remote server started (pid 42, v1) in 900 ms.',
+    ]);
+    expect(render({ event: 'no-url-yet', afterS: 20 })[0]).toMatch(/^warn: .*after 20s/);
+    expect(render({ event: 'redirect-delivered', status: 200 })).toEqual([
+      'info: The remote login received the pasted address (HTTP 200).',
+    ]);
+    for (const event of ['url', 'waiting', 'verified', 'error', 'settings-changed'])
+      expect(render({ event })).toEqual([]);
+  });
+});
+
+describe('summaryLine', () => {
+  it('names the proof and the token mode when the remote reported them', () => {
+    expect(summaryLine('box', undefined)).toBe('Logged in on box.');
+    expect(
+      summaryLine('box', { event: 'verified', serverStartMs: 812, tokenFile: { mode: '0600' } } as RemoteEvent),
+    ).toBe('Logged in on box: a fresh server there accepted the credentials (start-up 812 ms); token file mode 0600.');
+  });
+});
