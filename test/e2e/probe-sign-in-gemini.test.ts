@@ -1,6 +1,7 @@
 /**
  * `agyctl probe --sign-in` against the REAL gemini-cli (the pinned dev
- * dependency): its browser launch is caught and reported, settings.json is
+ * dependency), asked to sign in and signing in by itself at start-up (the
+ * re-login case): its browser launch is caught and reported, settings.json is
  * left byte for byte as it was (gemini-cli records the method it is asked
  * for), and nothing of its process group or files remains. No network is
  * needed: the probe never signs in.
@@ -39,6 +40,33 @@ describe('probe --sign-in (gemini-cli)', () => {
     expect(r.stateDir).toMatchObject({ unchanged: true, left: [], missing: [] });
     expect(fs.readdirSync(sandbox.root).filter((f) => f.startsWith('agyctl-'))).toEqual([]);
     expect(fs.existsSync(sandbox.tokenFile)).toBe(false);
+    expect(await waitNoProcesses(sandbox, 10_000)).toEqual([]);
+  });
+
+  it('the start-up sign-in (oauth-personal selected, no credentials: gemini-cli signs in before it answers initialize) is reported as such, and leaves nothing', {
+    timeout: 120_000,
+  }, async () => {
+    sandbox = makeGeminiSandbox();
+    sandbox.writeGeminiSettings({ security: { auth: { selectedType: 'oauth-personal' } } });
+    const settingsBefore = fs.readFileSync(sandbox.settingsFile);
+    const result = await agyctl(
+      ['probe', '--sign-in', '--json', '--profile', 'gemini-cli', '--timeout', '60s'],
+      sandbox,
+      { timeoutMs: 100_000 },
+    );
+    expect(result.exitCode, result.stderr).toBe(0);
+    const r = (parseJson(result.stdout) as { signIn: Record<string, any> }).signIn;
+    expect(r).toMatchObject({ method: 'startup', startupSignIn: true, channel: 'shim' });
+    expect(r.url).toMatchObject({
+      host: 'accounts.google.com',
+      redirect: { host: '127.0.0.1', path: '/oauth2callback' },
+      params: { state: '[REDACTED]' },
+    });
+    expect(r.listener).toEqual({ port: r.url.redirect.port, contacted: false });
+    expect(fs.readFileSync(sandbox.settingsFile).equals(settingsBefore)).toBe(true);
+    expect(r.stateDir).toMatchObject({ unchanged: true, left: [], missing: [] });
+    expect(fs.existsSync(sandbox.tokenFile)).toBe(false);
+    expect(fs.readdirSync(sandbox.root).filter((f) => f.startsWith('agyctl-'))).toEqual([]);
     expect(await waitNoProcesses(sandbox, 10_000)).toEqual([]);
   });
 });
