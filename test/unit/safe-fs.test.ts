@@ -13,6 +13,7 @@ import {
   assertPrivateDir,
   copyFileNoFollow,
   createExclusive,
+  createWithContent,
   holdsOpen,
   makePrivateDir,
   ownerFor,
@@ -128,5 +129,27 @@ describe('safe-fs', () => {
     fs.symlinkSync(victim, link);
     expect(() => writeNewFile(link, Buffer.from('meta'))).toThrow(/EEXIST/);
     expect(fs.readFileSync(victim, 'utf8')).toBe('root data\n');
+  });
+});
+
+describe('createWithContent (the login start claim)', () => {
+  it('creates the file with its content whole, or leaves what is there; no temporary file is left either way', () => {
+    const dir = scratch.tmp();
+    const file = path.join(dir, 'starting');
+    expect(createWithContent(file, '4242\n')).toBe(true);
+    expect(fs.readFileSync(file, 'utf8')).toBe('4242\n');
+    expect(createWithContent(file, '99\n')).toBe(false);
+    expect(fs.readFileSync(file, 'utf8')).toBe('4242\n');
+    expect(fs.readdirSync(dir)).toEqual(['starting']);
+  });
+
+  it('never follows a link at the name, dangling or not', () => {
+    const dir = scratch.tmp();
+    const target = path.join(dir, 'target');
+    const file = path.join(dir, 'starting');
+    fs.symlinkSync(target, file);
+    expect(createWithContent(file, '1\n')).toBe(false);
+    expect(fs.existsSync(target)).toBe(false);
+    expect(fs.readdirSync(dir).sort()).toEqual(['starting']);
   });
 });

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AgyError, EXIT } from '../../core/errors.js';
 import type { CommandIO } from '../../core/io.js';
+import { createWithContent } from '../../util/safe-fs.js';
 import { cancelPending, describePending, inspect, statusData } from './control.js';
 import { ensureRecordDir, type LoginState, recordPaths, sameProcessAlive } from './record.js';
 import { type RelayResult, relayLogin } from './relay.js';
@@ -78,30 +79,40 @@ export async function startLogin(io: CommandIO, o: StartOptions): Promise<RelayR
 function claimStart(dir: string, stateDir: string): () => void {
   const file = path.join(dir, 'starting');
   for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      fs.writeFileSync(file, `${process.pid}\n`, { flag: 'wx', mode: 0o600 });
+    if (createWithContent(file, `${process.pid}\n`)) {
       let held = true;
       return () => {
         if (held) fs.rmSync(file, { force: true });
         held = false;
       };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const pid = Number(fs.readFileSync(file, 'utf8').trim());
-      if (pid > 0 && pid !== process.pid && sameProcessAlive(pid, undefined)) {
-        throw new AgyError(
-          EXIT.usage,
-          'login-pending',
-          `Another agyctl login (pid ${pid}) is starting for ${stateDir}.`,
-          { hint: 'see it with `agyctl login status` in a moment' },
-        );
-      }
-      fs.rmSync(file, { force: true });
     }
+    const pid = claimHolder(file);
+    if (pid === undefined) continue; // let go meanwhile: try again
+    if (pid > 0 && pid !== process.pid && sameProcessAlive(pid, undefined)) {
+      throw new AgyError(
+        EXIT.usage,
+        'login-pending',
+        `Another agyctl login (pid ${pid}) is starting for ${stateDir}.`,
+        {
+          hint: 'see it with `agyctl login status` in a moment',
+        },
+      );
+    }
+    fs.rmSync(file, { force: true }); // its starter died before it let go
   }
   throw new AgyError(EXIT.usage, 'login-pending', `Another agyctl login is starting for ${stateDir}.`, {
     hint: 'see it with `agyctl login status` in a moment',
   });
+}
+
+/** The pid in a claim file; undefined when there is none (any more). */
+function claimHolder(file: string): number | undefined {
+  try {
+    return Number(fs.readFileSync(file, 'utf8').trim());
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
 }
 
 function makeRequest(io: CommandIO, o: StartOptions): SupervisorRequest {
