@@ -16,7 +16,8 @@ import type { ResultPromise } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { BIN, makeSandbox, processesOf, ROOT, type Sandbox, SIM } from '../helpers/cli.js';
 import { EventStream } from '../helpers/ndjson.js';
-import { REMOTE_ADDR, requireLab, type SshLab, useSshLab, waitUntil } from '../helpers/netns.js';
+import { REMOTE_ADDR, requireLab, type SshLab, useSshLab } from '../helpers/netns.js';
+import { waitUntil } from '../helpers/ns-lab.js';
 
 const NODE = process.execPath;
 const SHIM = path.join(ROOT, 'test', 'helpers', 'browser-shim.mjs');

@@ -12,7 +12,7 @@ import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ROOT } from '../helpers/cli.js';
 import { type FleetLab, requireFleetLab, useFleetLab } from '../helpers/fleet-lab.js';
-import { which } from '../helpers/netns.js';
+import { which } from '../helpers/ns-lab.js';
 
 const fx = useFleetLab({ hosts: 3 });
 const PLAYBOOKS = path.join(ROOT, 'ansible', 'playbooks');

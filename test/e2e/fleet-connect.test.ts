@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { BIN, makeSandbox, parseEvents, ROOT, type Sandbox } from '../helpers/cli.js';
 import { type FleetLab, requireFleetLab, useFleetLab } from '../helpers/fleet-lab.js';
 import { EventStream } from '../helpers/ndjson.js';
-import { waitUntil } from '../helpers/netns.js';
+import { waitUntil } from '../helpers/ns-lab.js';
 
 const NODE = process.execPath;
 const SHIM = path.join(ROOT, 'test', 'helpers', 'browser-shim.mjs');

@@ -13,7 +13,8 @@ import { describe, expect, it } from 'vitest';
 import { redirectFor } from '../helpers/browser.js';
 import { BIN, makeSandbox, processesOf, type Sandbox, SIM } from '../helpers/cli.js';
 import { EventStream } from '../helpers/ndjson.js';
-import { killGroup, REMOTE_ADDR, requireLab, type SshLab, useSshLab, waitUntil } from '../helpers/netns.js';
+import { REMOTE_ADDR, requireLab, type SshLab, useSshLab } from '../helpers/netns.js';
+import { killGroup, waitUntil } from '../helpers/ns-lab.js';
 
 const NODE = process.execPath;
 const DEST = `root@${REMOTE_ADDR}`;

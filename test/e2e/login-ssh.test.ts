@@ -17,7 +17,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BIN, makeSandbox, processesOf } from '../helpers/cli.js';
 import { EventStream } from '../helpers/ndjson.js';
-import { killGroup, LAPTOP_ADDR, REMOTE_ADDR, requireLab, useSshLab, waitUntil } from '../helpers/netns.js';
+import { LAPTOP_ADDR, REMOTE_ADDR, requireLab, useSshLab } from '../helpers/netns.js';
+import { killGroup, waitUntil } from '../helpers/ns-lab.js';
 
 const NODE = process.execPath;
 const RUN_MS = 45_000;

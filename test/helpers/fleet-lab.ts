@@ -13,20 +13,37 @@
  * The laptop's `ssh` is a PATH wrapper adding `-F <config>` with one `Host
  * h<i>` alias per host, the client key and a known_hosts of every host key:
  * `ssh h2`, Ansible and `agyctl connect h1 h2 h3` all just work there.
- * The two-namespace lab (netns.ts) is unchanged; this one shares its helpers.
+ * Built from ns-lab.ts, as the two-namespace lab (netns.ts) is.
  */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { execa, type ResultPromise } from 'execa';
+import type { ResultPromise } from 'execa';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { BIN, SIM } from './cli.js';
-import { ip, isZombie, keygen, killGroup, namespaceObstacle, type RunInNsOptions, which } from './netns.js';
+import {
+  addNamespace,
+  ip,
+  ipSteps,
+  keygen,
+  killTracked,
+  namespaceObstacle,
+  nsPids,
+  type RunInNs,
+  removeNamespaces,
+  requireLabOf,
+  requireOpenSsh,
+  runnerIn,
+  SSH_CLIENT_DEFAULTS,
+  type SshdControl,
+  sshdConfigLines,
+  sshdControl,
+  sshWrapper,
+} from './ns-lab.js';
 
-const SSHD_READY_MS = 10_000;
 const NODE = process.execPath;
 
-export interface FleetHost {
+export interface FleetHost extends SshdControl {
   /** The ssh alias on the laptop: h1, h2, ... */
   name: string;
   ns: string;
@@ -36,9 +53,6 @@ export interface FleetHost {
   stateDir: string;
   /** The PATH directory with `agyctl` and `agy_acp_server`. */
   bin: string;
-  sshdPid(): number | undefined;
-  startSshd(): Promise<void>;
-  stopSshd(): Promise<void>;
 }
 
 export interface FleetLab {
@@ -51,7 +65,7 @@ export interface FleetLab {
   /** A PATH directory whose `ssh` adds `-F sshConfig`. */
   sshBin: string;
   host(name: string): FleetHost;
-  run(ns: string, file: string, args: string[], options?: RunInNsOptions): ResultPromise;
+  run: RunInNs;
   pids(ns: string): Promise<number[]>;
   teardown(): Promise<void>;
 }
@@ -66,29 +80,15 @@ export interface FleetLabOptions {
 
 let serial = 0;
 
-async function addNamespace(ns: string): Promise<string | undefined> {
-  let r = await ip(['netns', 'add', ns]);
-  if (!r.ok && /exists/i.test(r.out)) {
-    await ip(['netns', 'del', ns]); // a dead worker with our pid left it: the name is ours
-    r = await ip(['netns', 'add', ns]);
-  }
-  return r.ok ? undefined : `\`ip netns add\` failed: ${r.out}`;
-}
-
 async function link(host: string, laptop: string, i: number): Promise<string | undefined> {
-  const steps: string[][] = [
+  return ipSteps([
     ['link', 'add', 'agy0', 'netns', host, 'type', 'veth', 'peer', 'name', `agyh${i}`, 'netns', laptop],
     ['-n', host, 'addr', 'add', `10.204.${i}.1/24`, 'dev', 'agy0'],
     ['-n', laptop, 'addr', 'add', `10.204.${i}.2/24`, 'dev', `agyh${i}`],
     ['-n', host, 'link', 'set', 'lo', 'up'],
     ['-n', host, 'link', 'set', 'agy0', 'up'],
     ['-n', laptop, 'link', 'set', `agyh${i}`, 'up'],
-  ];
-  for (const step of steps) {
-    const r = await ip(step);
-    if (!r.ok) return `\`ip ${step.join(' ')}\` failed: ${r.out}`;
-  }
-  return undefined;
+  ]);
 }
 
 const quoteSetEnv = (k: string, v: string): string => `"${k}=${v.replace(/"/g, '')}"`;
@@ -115,100 +115,25 @@ function writeHost(
     LANG: 'C.UTF-8',
     ...env,
   };
-  fs.writeFileSync(
-    path.join(dir, 'sshd_config'),
-    [
-      'Port 22',
-      `ListenAddress ${addr}`,
-      `HostKey ${path.join(dir, 'host_key')}`,
-      `AuthorizedKeysFile ${path.join(dir, 'authorized_keys')}`,
-      'PermitRootLogin prohibit-password',
-      'PubkeyAuthentication yes',
-      'PasswordAuthentication no',
-      'KbdInteractiveAuthentication no',
-      'UsePAM no',
-      'StrictModes no',
-      `PidFile ${path.join(dir, 'sshd.pid')}`,
-      'AllowTcpForwarding yes',
-      'X11Forwarding no',
-      'PrintMotd no',
-      'MaxStartups 50',
-      'Subsystem sftp internal-sftp',
-      'LogLevel INFO',
-      `SetEnv ${Object.entries(vars)
-        .map(([k, v]) => quoteSetEnv(k, v))
-        .join(' ')}`,
-      '',
-    ].join('\n'),
-  );
+  const setEnv = Object.entries(vars)
+    .map(([k, v]) => quoteSetEnv(k, v))
+    .join(' ');
+  const config = [...sshdConfigLines(dir, addr), 'MaxStartups 50', 'Subsystem sftp internal-sftp', `SetEnv ${setEnv}`];
+  fs.writeFileSync(path.join(dir, 'sshd_config'), `${config.join('\n')}\n`);
   return { home, bin };
-}
-
-function sshdControl(ns: string, sshd: string, config: string): Pick<FleetHost, 'sshdPid' | 'startSshd' | 'stopSshd'> {
-  let daemon: ResultPromise | undefined;
-  const control = {
-    sshdPid: () => (daemon && daemon.exitCode === null ? daemon.pid : undefined),
-    async startSshd() {
-      if (control.sshdPid()) return;
-      let log = '';
-      const child = execa('ip', ['netns', 'exec', ns, sshd, '-D', '-e', '-f', config], {
-        reject: false,
-        stdin: 'ignore',
-        buffer: false,
-        cleanup: true,
-      });
-      daemon = child;
-      await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(
-          () => reject(new Error(`sshd in ${ns} did not start within ${SSHD_READY_MS} ms: ${log}`)),
-          SSHD_READY_MS,
-        );
-        child.stderr!.on('data', (chunk: Buffer) => {
-          log += chunk.toString();
-          if (/Server listening on/.test(log)) {
-            clearTimeout(timer);
-            resolve();
-          }
-        });
-        void child.then(() => {
-          clearTimeout(timer);
-          reject(new Error(`sshd in ${ns} exited at start: ${log}`));
-        });
-      });
-    },
-    async stopSshd() {
-      const child = daemon;
-      daemon = undefined;
-      if (!child || child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      const stopped = await Promise.race([
-        child.then(() => true),
-        new Promise<boolean>((r) => setTimeout(() => r(false), 5_000)),
-      ]);
-      if (!stopped) child.kill('SIGKILL');
-    },
-  };
-  return control;
 }
 
 export async function createFleetLab(options: FleetLabOptions = {}): Promise<FleetLabResult> {
   const count = options.hosts ?? 3;
   const obstacle = await namespaceObstacle();
   if (obstacle) return { unavailable: obstacle };
-  const sshd = which('sshd', ['/usr/sbin', '/sbin']);
-  const ssh = which('ssh');
-  if (!sshd || !ssh || !which('ssh-keygen'))
-    throw new Error(
-      'OpenSSH (openssh-server and openssh-client) is not installed; .ci/run installs it: apt-get install openssh-server openssh-client',
-    );
+  const { sshd, ssh } = requireOpenSsh();
   serial += 1;
   const tag = `${process.pid}-${serial}`;
   const laptop = `agyctl-fl-laptop-${tag}`;
   const names = Array.from({ length: count }, (_, i) => `agyctl-fl-h${i + 1}-${tag}`);
   const created: string[] = [];
-  const undo = async (): Promise<void> => {
-    for (const ns of created) await ip(['netns', 'del', ns]);
-  };
+  const undo = (): Promise<void> => removeNamespaces(created);
   for (const ns of [laptop, ...names]) {
     const failed = await addNamespace(ns);
     if (failed) {
@@ -230,18 +155,11 @@ export async function createFleetLab(options: FleetLabOptions = {}): Promise<Fle
   fs.chmodSync(dir, 0o700);
   const clientKey = path.join(dir, 'client_key');
   await keygen(clientKey);
-  fs.mkdirSync('/run/sshd', { recursive: true, mode: 0o755 });
   const hosts: FleetHost[] = [];
   const known: string[] = [];
   const config = [
-    'Host *',
-    '  User root',
-    '  GlobalKnownHostsFile /dev/null',
+    ...SSH_CLIENT_DEFAULTS,
     `  UserKnownHostsFile ${path.join(dir, 'known_hosts')}`,
-    '  StrictHostKeyChecking yes',
-    '  BatchMode yes',
-    '  ConnectTimeout 5',
-    '  IdentitiesOnly yes',
     `  IdentityFile ${clientKey}`,
   ];
   for (let i = 0; i < count; i += 1) {
@@ -266,9 +184,7 @@ export async function createFleetLab(options: FleetLabOptions = {}): Promise<Fle
   fs.writeFileSync(path.join(dir, 'known_hosts'), `${known.join('\n')}\n`);
   const sshConfig = path.join(dir, 'ssh_config');
   fs.writeFileSync(sshConfig, `${config.join('\n')}\n`);
-  const sshBin = path.join(dir, 'bin');
-  fs.mkdirSync(sshBin);
-  fs.writeFileSync(path.join(sshBin, 'ssh'), `#!/bin/sh\nexec ${ssh} -F ${sshConfig} "$@"\n`, { mode: 0o755 });
+  const sshBin = sshWrapper(path.join(dir, 'bin'), ssh, sshConfig);
 
   const lab: FleetLab = {
     laptop,
@@ -283,38 +199,11 @@ export async function createFleetLab(options: FleetLabOptions = {}): Promise<Fle
       if (!h) throw new Error(`no host ${name} in the fleet lab`);
       return h;
     },
-    run: (ns, file, args, o = {}) =>
-      execa('ip', ['netns', 'exec', ns, file, ...args], {
-        env: o.env ?? process.env,
-        extendEnv: false,
-        reject: false,
-        timeout: o.timeoutMs ?? 120_000,
-        cwd: o.cwd ?? dir,
-        buffer: true,
-        detached: o.detached ?? false,
-        ...(o.input !== undefined ? { input: o.input } : { stdin: o.stdin ?? 'ignore' }),
-      }),
-    async pids(ns) {
-      const r = await ip(['netns', 'pids', ns]);
-      return r.out
-        .split(/\s+/)
-        .filter(Boolean)
-        .map(Number)
-        .filter((pid) => !isZombie(pid));
-    },
+    run: runnerIn(dir, 120_000),
+    pids: nsPids,
     async teardown() {
       for (const h of hosts) await h.stopSshd();
-      for (const ns of [laptop, ...names]) {
-        for (const pid of await lab.pids(ns)) {
-          try {
-            process.kill(pid, 'SIGKILL');
-          } catch {
-            /* gone */
-          }
-        }
-        await ip(['netns', 'del', ns]);
-      }
-      fs.rmSync(dir, { recursive: true, force: true });
+      await removeNamespaces([laptop, ...names], dir);
     },
   };
   try {
@@ -328,10 +217,7 @@ export async function createFleetLab(options: FleetLabOptions = {}): Promise<Fle
 
 /** The lab, or a printed reason and a runtime skip: only when namespaces cannot be created. */
 export function requireFleetLab(result: FleetLabResult | undefined, ctx: { skip: (note?: string) => never }): FleetLab {
-  if (result?.lab) return result.lab;
-  if (!result) throw new Error('the fleet lab was not set up (did beforeAll fail?)');
-  console.warn(`SKIPPED (fleet lab unavailable): ${result.unavailable}`);
-  return ctx.skip(result.unavailable);
+  return requireLabOf('fleet lab', result, ctx);
 }
 
 /** The fleet lab for one test file; children a test tracks are killed (with their group) after it. */
@@ -344,13 +230,7 @@ export function useFleetLab(options: FleetLabOptions = {}): {
   beforeAll(async () => {
     labResult = await createFleetLab(options);
   }, 60_000);
-  afterEach(() => {
-    for (const child of children) {
-      killGroup(child, 'SIGKILL');
-      child.kill('SIGKILL');
-    }
-    children.clear();
-  });
+  afterEach(() => killTracked(children));
   afterAll(async () => {
     await labResult?.lab?.teardown();
   });
