@@ -137,48 +137,55 @@ describe('a dropped SSH session during agyctl login', () => {
   });
 });
 
+/** `agyctl connect` on the laptop to the lab's remote (its own sandboxes), its events streamed; waits for the forward. */
+async function startConnect(lab: SshLab, timeout: string) {
+  const remote = makeSandbox();
+  const laptop = makeSandbox();
+  fx.keep(remote, laptop);
+  laptop.env = { ...laptop.env, PATH: `${lab.sshBareBin}:${process.env.PATH}` };
+  const agy = remoteAgyctlScript(remote);
+  const args = [
+    'connect',
+    DEST,
+    '--json',
+    '--no-open',
+    '--remote-agyctl',
+    agy,
+    '--ssh-option',
+    `IdentityFile=${lab.clientKey}`,
+    '--ssh-option',
+    `UserKnownHostsFile=${lab.knownHosts}`,
+    '--timeout',
+    timeout,
+  ];
+  const child = fx.track(
+    lab.run(lab.laptop, NODE, [BIN, ...args], { env: laptop.env, stdin: 'pipe', timeoutMs: 90_000, cwd: laptop.root }),
+  );
+  const events = new EventStream(child.stdout!);
+  await events.waitFor('forward-added', 30_000);
+  const url = events.find('url')!;
+  return { remote, laptop, agy, child, events, url, port: Number(url.port) };
+}
+
+/** connect's control masters (ssh -M) running on the laptop. */
+async function controlMasters(lab: SshLab): Promise<number[]> {
+  return (await lab.pids(lab.laptop)).filter((pid) => {
+    try {
+      const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      return argv.includes('-M') && argv.includes('ClearAllForwardings=yes');
+    } catch {
+      return false;
+    }
+  });
+}
+
 describe('agyctl connect when its connection drops once', () => {
   it('reconnects, forwards the same port again, and finishes on its own', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const remote = makeSandbox();
-    const laptop = makeSandbox();
-    fx.keep(remote, laptop);
-    laptop.env = { ...laptop.env, PATH: `${lab.sshBareBin}:${process.env.PATH}` };
-    const agy = remoteAgyctlScript(remote);
-    const args = [
-      'connect',
-      DEST,
-      '--json',
-      '--no-open',
-      '--remote-agyctl',
-      agy,
-      '--ssh-option',
-      `IdentityFile=${lab.clientKey}`,
-      '--ssh-option',
-      `UserKnownHostsFile=${lab.knownHosts}`,
-      '--timeout',
-      '60s',
-    ];
-    const child = lab.run(lab.laptop, NODE, [BIN, ...args], {
-      env: laptop.env,
-      stdin: 'pipe',
-      timeoutMs: 90_000,
-      cwd: laptop.root,
-    });
-    fx.track(child);
-    const events = new EventStream(child.stdout!);
-    const url = await events.waitFor('forward-added', 30_000).then(() => events.find('url')!);
-    const port = Number(url.port);
+    const { remote, laptop, child, events, url, port } = await startConnect(lab, '60s');
 
     // Cut the connection: kill connect's control master (the ssh -M process) on the laptop.
-    const masters = (await lab.pids(lab.laptop)).filter((pid) => {
-      try {
-        const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-        return argv.includes('-M') && argv.includes('ClearAllForwardings=yes');
-      } catch {
-        return false;
-      }
-    });
+    const masters = await controlMasters(lab);
     expect(masters).toHaveLength(1);
     process.kill(masters[0]!, 'SIGKILL');
 
@@ -203,41 +210,10 @@ describe('agyctl connect when its connection drops once', () => {
 
   it('when it cannot get back before the deadline: exit 4 with the exact commands to resume by hand', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const remote = makeSandbox();
-    const laptop = makeSandbox();
-    fx.keep(remote, laptop);
-    laptop.env = { ...laptop.env, PATH: `${lab.sshBareBin}:${process.env.PATH}` };
-    const agy = remoteAgyctlScript(remote);
-    const args = [
-      'connect',
-      DEST,
-      '--json',
-      '--no-open',
-      '--remote-agyctl',
-      agy,
-      '--ssh-option',
-      `IdentityFile=${lab.clientKey}`,
-      '--ssh-option',
-      `UserKnownHostsFile=${lab.knownHosts}`,
-      '--timeout',
-      '8s',
-    ];
-    const child = lab.run(lab.laptop, NODE, [BIN, ...args], {
-      env: laptop.env,
-      stdin: 'pipe',
-      timeoutMs: 90_000,
-      cwd: laptop.root,
-    });
-    fx.track(child);
-    const events = new EventStream(child.stdout!);
-    await events.waitFor('forward-added', 30_000);
-    const port = Number(events.find('url')!.port);
+    const { remote, laptop, agy, child, events, port } = await startConnect(lab, '8s');
     try {
       await lab.stopSshd(); // nothing to reconnect to
-      for (const pid of await lab.pids(lab.laptop)) {
-        const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-        if (argv.includes('-M') && argv.includes('ClearAllForwardings=yes')) process.kill(pid, 'SIGKILL');
-      }
+      for (const pid of await controlMasters(lab)) process.kill(pid, 'SIGKILL');
       const result = await child;
       expect(result.exitCode, String(result.stderr)).toBe(4);
       const error = events.events.at(-1)!;
