@@ -5,20 +5,19 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { httpGet, redirectFor, waitForEvent } from '../helpers/browser.js';
 import {
   agyctl,
-  makeSandbox,
   parseJson,
   processesOf,
   type RunResult,
   type Sandbox,
   spawnAgyctl,
-  waitNoProcesses,
   writeSettings,
 } from '../helpers/cli.js';
 import { parseExposition } from '../helpers/exposition.js';
+import { useFreshSandbox } from '../helpers/fresh-sandbox.js';
 import { loginViaSim } from '../helpers/sim-login.js';
 
 interface Check {
@@ -36,19 +35,7 @@ interface Both {
   doc: { ok: boolean; status: string; checks: Check[]; token?: Record<string, unknown> };
 }
 
-let sandbox: Sandbox | undefined;
-
-afterEach(async () => {
-  if (!sandbox) return;
-  expect(await waitNoProcesses(sandbox)).toEqual([]);
-  sandbox.cleanup();
-  sandbox = undefined;
-});
-
-function fresh(env: NodeJS.ProcessEnv = {}): Sandbox {
-  sandbox = makeSandbox(env);
-  return sandbox;
-}
+const fresh = useFreshSandbox();
 
 async function loggedIn(): Promise<Sandbox> {
   const sb = fresh();

@@ -7,23 +7,12 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { LEAK_MARK } from '../../src/sim/leak.js';
-import { agyctl, makeSandbox, type Sandbox, waitNoProcesses } from '../helpers/cli.js';
+import { agyctl, type Sandbox } from '../helpers/cli.js';
+import { useFreshSandbox } from '../helpers/fresh-sandbox.js';
 
-let sandbox: Sandbox | undefined;
-
-afterEach(async () => {
-  if (!sandbox) return;
-  expect(await waitNoProcesses(sandbox)).toEqual([]);
-  sandbox.cleanup();
-  sandbox = undefined;
-});
-
-function fresh(env: NodeJS.ProcessEnv = {}): Sandbox {
-  sandbox = makeSandbox(env);
-  return sandbox;
-}
+const fresh = useFreshSandbox();
 
 /** Every output of one run, labelled, so a failure names the channel that leaked. */
 async function channels(sb: Sandbox, args: string[], label: string): Promise<Record<string, string>> {
