@@ -4,11 +4,13 @@
  * then carries the remote login session, the port forward and the cancel.
  * Its socket lives in a private 0700 directory that is removed on close.
  */
+
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { execa, type ResultPromise } from 'execa';
 import { AgyError, EXIT, InterruptedError, TimeoutError } from '../core/errors.js';
+import { pause } from '../util/deadline.js';
 
 export interface MasterOptions {
   destination: string;
@@ -150,7 +152,7 @@ export class SshMaster {
           'check the host and network, or allow more time with --ssh-timeout (a password prompt counts against it)',
         );
       }
-      await pause(READY_POLL_MS, this.exited, signal);
+      await pause(READY_POLL_MS, { signal, until: this.exited });
     }
   }
 
@@ -214,20 +216,6 @@ export class SshMaster {
 /** The forward connect adds: the laptop's 127.0.0.1:<port> to the remote's 127.0.0.1:<port> (Google redirects the browser to that exact port). */
 export function forwardSpec(port: number): string {
   return `${port}:127.0.0.1:${port}`;
-}
-
-/** A poll interval that ends early when the process exits or on Ctrl-C. */
-function pause(ms: number, exited: Promise<unknown>, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    void exited.then(done);
-  });
 }
 
 export function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {

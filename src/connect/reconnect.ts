@@ -7,10 +7,12 @@
  * command line), and waits with `login status --wait --json`. When it
  * cannot get back in time it prints the exact commands to resume by hand.
  */
+
 import { AgyError, EXIT, type ExitCode, InterruptedError } from '../core/errors.js';
 import type { CommandIO, CommandResult } from '../core/io.js';
 import { tempRoot } from '../core/paths.js';
 import { type PasteReader, startPasteReader } from '../login/paste.js';
+import { pause } from '../util/deadline.js';
 import { SshMaster } from './control-master.js';
 import { checkLocalPort } from './local-port.js';
 import { shellQuote } from './remote-command.js';
@@ -37,18 +39,6 @@ type RemoteStatus = Record<string, unknown> & {
   url?: string;
   outcome?: { exit?: number; code?: string; message?: string; hint?: string } | null;
 };
-
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
 
 function parseStatus(stdout: string | undefined): RemoteStatus | undefined {
   try {
@@ -110,7 +100,7 @@ export async function resumeAfterDrop(
     } finally {
       await master.close();
     }
-    await pause(Math.min(delay, Math.max(0, o.deadline - Date.now())), io.ctx.signal);
+    await pause(Math.min(delay, Math.max(0, o.deadline - Date.now())), { signal: io.ctx.signal });
     delay = Math.min(delay * 2, MAX_BACKOFF_MS);
   }
   const commands = manualResume(o, port);

@@ -56,3 +56,25 @@ export class Budget {
     return Math.max(0, this.totalMs - this.elapsedMs());
   }
 }
+
+/**
+ * A poll interval of `ms` that ends early on Ctrl-C (`signal`) or when
+ * `until` settles (e.g. the process being polled exits). Never rejects: the
+ * caller looks at what changed.
+ */
+export function pause(
+  ms: number,
+  o: { signal?: AbortSignal | undefined; until?: Promise<unknown> } = {},
+): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      o.signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    if (o.signal?.aborted) done();
+    o.signal?.addEventListener('abort', done, { once: true });
+    void o.until?.then(done, done);
+  });
+}

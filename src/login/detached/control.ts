@@ -4,9 +4,11 @@
  * (its server's process group, its shim dirs, its socket), cancel it, and
  * hand it a pasted redirect.
  */
+
 import fs from 'node:fs';
 import path from 'node:path';
 import { signalGroup } from '../../acp/children.js';
+import { pause } from '../../util/deadline.js';
 import { formatDuration } from '../../util/duration.js';
 import { request } from './ipc.js';
 import { isPending, type LoginState, type RecordPaths, readState, sameProcessAlive, writeState } from './record.js';
@@ -62,10 +64,6 @@ export function cleanupAfter(paths: RecordPaths, state: LoginState): void {
   }
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 /** Poll the record until the login has ended (the supervisor records its outcome), at most timeoutMs. */
 export async function waitEnded(
   paths: RecordPaths,
@@ -77,7 +75,7 @@ export async function waitEnded(
     const seen = inspect(paths);
     if (seen.kind === 'ended' || seen.kind === 'died') return seen.state;
     if (seen.kind === 'none' || Date.now() > until || signal?.aborted) return undefined;
-    await sleep(POLL_MS);
+    await pause(POLL_MS, { signal });
   }
 }
 
@@ -87,7 +85,7 @@ export async function cancelPending(paths: RecordPaths, state: LoginState): Prom
   const until = Date.now() + CANCEL_WAIT_MS;
   const ended = await waitEnded(paths, CANCEL_WAIT_MS);
   // The outcome is recorded after the server stopped; the supervisor itself exits right after.
-  while (ended && supervisorAlive(state) && Date.now() < until) await sleep(POLL_MS);
+  while (ended && supervisorAlive(state) && Date.now() < until) await pause(POLL_MS);
   if (ended && !supervisorAlive(state)) return { forced: false };
   cleanupAfter(paths, state);
   return { forced: true };
