@@ -8,28 +8,19 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { httpGet, redirectFor, waitForEvent } from '../helpers/browser.js';
 import { agyctl, parseEvents, parseJson, spawnAgyctl, waitNoProcesses } from '../helpers/cli.js';
-import { FAKE, type FakeGoogle, startFakeGoogle } from '../helpers/fake-google.js';
+import { FAKE, useFakeGoogle } from '../helpers/fake-google.js';
 import { type GeminiSandbox, makeGeminiSandbox } from '../helpers/gemini.js';
 
-let google: FakeGoogle;
-let caDir: string;
+const google = useFakeGoogle();
 let sandbox: GeminiSandbox | undefined;
 
-beforeAll(async () => {
-  caDir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'agyctl-fake-google-'));
-  google = await startFakeGoogle(caDir);
-});
-afterAll(async () => {
-  await google.close();
-  fs.rmSync(caDir, { recursive: true, force: true });
-});
 afterEach(() => sandbox?.cleanup());
 
 function onlineSandbox(): GeminiSandbox {
-  return makeGeminiSandbox({ HTTPS_PROXY: google.proxyUrl, NODE_EXTRA_CA_CERTS: google.caFile });
+  return makeGeminiSandbox({ HTTPS_PROXY: google().proxyUrl, NODE_EXTRA_CA_CERTS: google().caFile });
 }
 
 const SECRETS = [FAKE.code, FAKE.accessToken, FAKE.refreshToken];
@@ -100,7 +91,7 @@ describe('gemini-cli (real package) sign-in against a fake Google', () => {
       telemetry: { enabled: false },
     });
     expectNoSecrets(run.stdout, run.stderr);
-    const served = google.requests.map((r) => `${r.method} ${r.host}${r.path}`);
+    const served = google().requests.map((r) => `${r.method} ${r.host}${r.path}`);
     expect(served).toEqual(
       expect.arrayContaining([
         'POST oauth2.googleapis.com/token',
@@ -108,7 +99,7 @@ describe('gemini-cli (real package) sign-in against a fake Google', () => {
       ]),
     );
     await expectLiveCheckPasses(sandbox);
-    expect(google.refused).toEqual([]); // telemetry and update checks stayed off: no other host was asked for
+    expect(google().refused).toEqual([]); // telemetry and update checks stayed off: no other host was asked for
     expect(probeLeftovers(sandbox)).toEqual([]);
     expect(await waitNoProcesses(sandbox, 10_000)).toEqual([]);
   });

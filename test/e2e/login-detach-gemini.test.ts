@@ -6,23 +6,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { agyctl, parseEvents, parseJson, waitNoProcesses } from '../helpers/cli.js';
-import { FAKE, type FakeGoogle, startFakeGoogle } from '../helpers/fake-google.js';
+import { FAKE, useFakeGoogle } from '../helpers/fake-google.js';
 import { type GeminiSandbox, makeGeminiSandbox } from '../helpers/gemini.js';
 
-let google: FakeGoogle;
-let caDir: string;
+const google = useFakeGoogle();
 let sandbox: GeminiSandbox | undefined;
 
-beforeAll(async () => {
-  caDir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'agyctl-fake-google-'));
-  google = await startFakeGoogle(caDir);
-});
-afterAll(async () => {
-  await google.close();
-  fs.rmSync(caDir, { recursive: true, force: true });
-});
 afterEach(async () => {
   if (sandbox) await agyctl(['login', 'cancel', '--profile', 'gemini-cli'], sandbox);
   sandbox?.cleanup();
@@ -31,7 +22,7 @@ afterEach(async () => {
 
 describe('detached code-entry login (gemini-cli)', () => {
   it('login finish CODE (stdin) sends the code; a malformed one is refused; status --wait exits 0; the code is nowhere', async () => {
-    sandbox = makeGeminiSandbox({ HTTPS_PROXY: google.proxyUrl, NODE_EXTRA_CA_CERTS: google.caFile });
+    sandbox = makeGeminiSandbox({ HTTPS_PROXY: google().proxyUrl, NODE_EXTRA_CA_CERTS: google().caFile });
     const sb = sandbox;
     const detached = await agyctl(
       ['login', '--detach', '--json', '--profile', 'gemini-cli', '--no-fake-display', '--timeout', '90s'],

@@ -16,6 +16,7 @@ import https from 'node:https';
 import type net from 'node:net';
 import path from 'node:path';
 import tls from 'node:tls';
+import { afterAll, beforeAll } from 'vitest';
 
 export const GOOGLE_HOSTS = ['oauth2.googleapis.com', 'www.googleapis.com', 'cloudcode-pa.googleapis.com'] as const;
 
@@ -220,5 +221,27 @@ export async function startFakeGoogle(dir: string): Promise<FakeGoogle> {
         tlsServer.close();
         proxy.close(() => resolve());
       }),
+  };
+}
+
+/**
+ * The fake Google for one test file: started (with its CA in a temp dir)
+ * before its tests, closed and removed after them. Returns a getter, since
+ * it exists only once beforeAll ran.
+ */
+export function useFakeGoogle(): () => FakeGoogle {
+  let google: FakeGoogle | undefined;
+  let caDir: string | undefined;
+  beforeAll(async () => {
+    caDir = fs.mkdtempSync(path.join(process.env.TMPDIR ?? '/tmp', 'agyctl-fake-google-'));
+    google = await startFakeGoogle(caDir);
+  });
+  afterAll(async () => {
+    await google?.close();
+    if (caDir) fs.rmSync(caDir, { recursive: true, force: true });
+  });
+  return () => {
+    if (!google) throw new Error('the fake Google is not running (did beforeAll fail?)');
+    return google;
   };
 }
