@@ -3,8 +3,9 @@
  * session in one worker while other sessions use the others, and the checks
  * of a large fresh copy split so integrity_check + row counts and sha256 run
  * at the same time on two workers; small copies are checked and hashed in
- * one task (one round trip). Large copies are fsynced meanwhile; small ones
- * are left to the run's SyncBatch, which fsyncs every file again after its mode is set.
+ * one task (one round trip). Large copies are also fsynced meanwhile, so the
+ * disk works while the CPUs do; the run's SyncBatch fsyncs every copy once
+ * its mode is set (cheap for one already flushed).
  */
 import fs from 'node:fs';
 import { InterruptedError } from '../core/errors.js';

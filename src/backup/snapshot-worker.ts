@@ -1,7 +1,8 @@
 /**
  * Worker thread of the snapshot pool (worker-pool.ts): runs one task at a
- * time (the pool sends the next only after the reply), off the main thread, so sessions are snapshotted in
- * parallel and the main thread stays free for signals and progress.
+ * time (the pool sends the next only after the reply), off the main thread,
+ * so sessions are snapshotted in parallel and the main thread stays free for
+ * signals and progress.
  * Tasks: `vacuum` (VACUUM INTO with busy retries; a small copy is also
  * checked and hashed in the same task), `check` (integrity_check
  * and row counts of a fresh copy), `hash` (sha256), `checkHash` (both, for

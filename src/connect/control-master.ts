@@ -4,7 +4,6 @@
  * then carries the remote login session, the port forward and the cancel.
  * Its socket lives in a private 0700 directory that is removed on close.
  */
-
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';

@@ -7,7 +7,6 @@
  * command line), and waits with `login status --wait --json`. When it
  * cannot get back in time it prints the exact commands to resume by hand.
  */
-
 import { AgyError, EXIT, type ExitCode, InterruptedError } from '../core/errors.js';
 import type { CommandIO, CommandResult } from '../core/io.js';
 import { tempRoot } from '../core/paths.js';

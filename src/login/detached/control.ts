@@ -4,7 +4,6 @@
  * (its server's process group, its shim dirs, its socket), cancel it, and
  * hand it a pasted redirect.
  */
-
 import fs from 'node:fs';
 import path from 'node:path';
 import { signalGroup } from '../../acp/children.js';
