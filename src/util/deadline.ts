@@ -73,7 +73,7 @@ export function pause(
       resolve();
     };
     const timer = setTimeout(done, ms);
-    if (o.signal?.aborted) done();
+    if (o.signal?.aborted) return done();
     o.signal?.addEventListener('abort', done, { once: true });
     void o.until?.then(done, done);
   });

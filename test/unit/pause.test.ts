@@ -48,5 +48,8 @@ describe('pause', () => {
     await pause(5, { signal: ac.signal });
     expect(added).toBe(1);
     expect(removed).toBe(1);
+    ac.abort();
+    await pause(10_000, { signal: ac.signal }); // already aborted: no listener is added at all
+    expect(added).toBe(1);
   });
 });
