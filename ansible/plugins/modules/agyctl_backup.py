@@ -32,13 +32,8 @@ options:
   prometheus:
     description: Also write node_exporter textfile metrics to this file (C(backup --prometheus), agyctl 0.2 and later).
     type: path
-  state_dir:
-    description: The server state directory. Default the remote user's C(~/.gemini/antigravity-acp).
-    type: path
-  agyctl:
-    description: How to run agyctl on the host.
-    type: str
-    default: agyctl
+extends_documentation_fragment:
+  - agyctl.fleet.agyctl
 '''
 
 EXAMPLES = r'''

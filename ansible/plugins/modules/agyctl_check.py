@@ -32,13 +32,8 @@ options:
   server:
     description: The server command (agyctl's C(--server)); default agyctl's own search (AGYCTL_SERVER, then PATH).
     type: str
-  state_dir:
-    description: The server state directory. Default the remote user's C(~/.gemini/antigravity-acp).
-    type: path
-  agyctl:
-    description: How to run agyctl on the host.
-    type: str
-    default: agyctl
+extends_documentation_fragment:
+  - agyctl.fleet.agyctl
 '''
 
 EXAMPLES = r'''

@@ -25,13 +25,8 @@ options:
   location:
     description: gcp.location, a region like us-central1.
     type: str
-  state_dir:
-    description: The server state directory. Default the remote user's C(~/.gemini/antigravity-acp) (agyctl's default).
-    type: path
-  agyctl:
-    description: How to run agyctl on the host (a command, or a prefix like C(node /opt/agyctl/bin/agyctl.js)).
-    type: str
-    default: agyctl
+extends_documentation_fragment:
+  - agyctl.fleet.agyctl
 '''
 
 EXAMPLES = r'''
