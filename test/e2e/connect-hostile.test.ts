@@ -9,12 +9,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BIN, makeSandbox, ROOT, type Sandbox } from '../helpers/cli.js';
-import { REMOTE_ADDR, requireLab, type SshLab, useSshLab } from '../helpers/netns.js';
+import { connectArgs, requireLab, type SshLab, useSshLab } from '../helpers/netns.js';
 
 const NODE = process.execPath;
 const SHIM = path.join(ROOT, 'test', 'helpers', 'browser-shim.mjs');
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'hostile-remote.mjs');
-const DEST = `root@${REMOTE_ADDR}`;
 const PORT = 45123;
 const GOOD = `https://accounts.google.com/o/oauth2/v2/auth?response_type=code&client_id=x&redirect_uri=${encodeURIComponent(`http://127.0.0.1:${PORT}/`)}&state=s1`;
 
@@ -34,20 +33,7 @@ function laptop(lab: SshLab): { sb: Sandbox; shimLog: string } {
 async function connectTo(lab: SshLab, url: string, port: number, json: boolean) {
   const { sb, shimLog } = laptop(lab);
   const remote = `env HOSTILE_URL=${sq(url)} HOSTILE_PORT=${port} ${NODE} ${FIXTURE}`;
-  const args = [
-    BIN,
-    'connect',
-    DEST,
-    '--remote-agyctl',
-    remote,
-    '--ssh-option',
-    `IdentityFile=${lab.clientKey}`,
-    '--ssh-option',
-    `UserKnownHostsFile=${lab.knownHosts}`,
-    '--timeout',
-    '30s',
-    ...(json ? ['--json'] : []),
-  ];
+  const args = [BIN, ...connectArgs(lab, remote, json ? ['--json'] : [])];
   const child = lab.run(lab.laptop, NODE, args, { env: sb.env, stdin: 'pipe', timeoutMs: 45_000, cwd: sb.root });
   fx.track(child);
   const r = await child;

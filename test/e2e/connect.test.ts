@@ -16,12 +16,11 @@ import type { ResultPromise } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { BIN, makeSandbox, processesOf, ROOT, type Sandbox, SIM } from '../helpers/cli.js';
 import { EventStream } from '../helpers/ndjson.js';
-import { REMOTE_ADDR, requireLab, type SshLab, useSshLab } from '../helpers/netns.js';
+import { connectArgs, DEST, requireLab, type SshLab, useSshLab } from '../helpers/netns.js';
 import { waitUntil } from '../helpers/ns-lab.js';
 
 const NODE = process.execPath;
 const SHIM = path.join(ROOT, 'test', 'helpers', 'browser-shim.mjs');
-const DEST = `root@${REMOTE_ADDR}`;
 const RUN_MS = 45_000;
 
 const fx = useSshLab();
@@ -51,22 +50,6 @@ function remoteAgyctl(remote: Sandbox, extra: Record<string, string> = {}): stri
   return `env ${Object.entries(vars)
     .map(([k, v]) => `${k}=${sq(v)}`)
     .join(' ')} ${NODE} ${BIN}`;
-}
-
-function connectArgs(lab: SshLab, remoteCommand: string, extra: string[] = []): string[] {
-  return [
-    'connect',
-    DEST,
-    '--remote-agyctl',
-    remoteCommand,
-    '--ssh-option',
-    `IdentityFile=${lab.clientKey}`,
-    '--ssh-option',
-    `UserKnownHostsFile=${lab.knownHosts}`,
-    '--timeout',
-    '30s',
-    ...extra,
-  ];
 }
 
 function startConnect(lab: SshLab, s: Sides, args: string[]): { child: ResultPromise; events: EventStream } {

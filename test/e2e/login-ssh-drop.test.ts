@@ -13,11 +13,10 @@ import { describe, expect, it } from 'vitest';
 import { redirectFor } from '../helpers/browser.js';
 import { BIN, makeSandbox, processesOf, type Sandbox, SIM } from '../helpers/cli.js';
 import { EventStream } from '../helpers/ndjson.js';
-import { REMOTE_ADDR, requireLab, type SshLab, useSshLab } from '../helpers/netns.js';
+import { connectArgs, DEST, requireLab, type SshLab, useSshLab } from '../helpers/netns.js';
 import { killGroup, waitUntil } from '../helpers/ns-lab.js';
 
 const NODE = process.execPath;
-const DEST = `root@${REMOTE_ADDR}`;
 const RUN_MS = 60_000;
 const GET = `require('http').get(process.argv[1], (r) => { r.resume(); r.on('end', () => console.log(r.statusCode)); }).on('error', (e) => { console.log('error ' + e.message); process.exitCode = 1; })`;
 
@@ -144,20 +143,7 @@ async function startConnect(lab: SshLab, timeout: string) {
   fx.keep(remote, laptop);
   laptop.env = { ...laptop.env, PATH: `${lab.sshBareBin}:${process.env.PATH}` };
   const agy = remoteAgyctlScript(remote);
-  const args = [
-    'connect',
-    DEST,
-    '--json',
-    '--no-open',
-    '--remote-agyctl',
-    agy,
-    '--ssh-option',
-    `IdentityFile=${lab.clientKey}`,
-    '--ssh-option',
-    `UserKnownHostsFile=${lab.knownHosts}`,
-    '--timeout',
-    timeout,
-  ];
+  const args = connectArgs(lab, agy, ['--json', '--no-open'], timeout);
   const child = fx.track(
     lab.run(lab.laptop, NODE, [BIN, ...args], { env: laptop.env, stdin: 'pipe', timeoutMs: 90_000, cwd: laptop.root }),
   );

@@ -37,6 +37,8 @@ import {
 
 export const REMOTE_ADDR = '10.203.0.1';
 export const LAPTOP_ADDR = '10.203.0.2';
+/** The remote as the laptop's ssh names it. */
+export const DEST = `root@${REMOTE_ADDR}`;
 
 export interface SshLab extends SshdControl {
   remote: string;
@@ -148,6 +150,23 @@ export async function createSshLab(): Promise<LabResult> {
     throw err;
   }
   return { lab };
+}
+
+/** `agyctl connect` to the lab's remote with the lab's key and known_hosts given as ssh options (the bare ssh config). */
+export function connectArgs(lab: SshLab, remoteCommand: string, extra: string[] = [], timeout = '30s'): string[] {
+  return [
+    'connect',
+    DEST,
+    '--remote-agyctl',
+    remoteCommand,
+    '--ssh-option',
+    `IdentityFile=${lab.clientKey}`,
+    '--ssh-option',
+    `UserKnownHostsFile=${lab.knownHosts}`,
+    '--timeout',
+    timeout,
+    ...extra,
+  ];
 }
 
 /** The lab, or a printed reason and a runtime skip: only when namespaces cannot be created. */
