@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs';
 import { InterruptedError } from '../core/errors.js';
-import type { CheckedFile } from './parallel-check.js';
+import type { CheckedFile } from './check-copy.js';
 import type { WorkerPool } from './worker-pool.js';
 
 const SPLIT_FROM_BYTES = 8 * 1024 * 1024;

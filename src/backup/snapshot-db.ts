@@ -22,8 +22,8 @@ import {
   lstatOrNull,
   SwappedError,
 } from '../util/safe-fs.js';
+import { checkInLine } from './check-copy.js';
 import { SNAPSHOT_FILE_MODE } from './files.js';
-import { checkHashSync } from './parallel-check.js';
 import { type Db, isBusy, openReadOnly, VACUUM_CACHE_KIB } from './sqlite.js';
 import type { SyncBatch } from './sync-batch.js';
 import type { WorkerPool } from './worker-pool.js';
@@ -59,8 +59,10 @@ const ATTEMPT_MS = 1000;
 
 /**
  * VACUUM INTO `destDir/.name.<random>.tmp`, check and hash it, make it 0600,
- * fsync, rename to `destDir/name`, fsync the directory (with a pool the vacuum
- * and the checks run in its worker threads, pooled-snapshot.ts). A source database
+ * fsync, rename to `destDir/name`, fsync the directory. A backup run passes
+ * its pool: the vacuum and the checks run in its worker threads and the
+ * fsyncs in its SyncBatch (pooled-snapshot.ts); without one all runs here
+ * (check-copy.ts), for in-process use. A source database
  * (or its `-wal`/`-shm`) that is a symlink is refused: SQLite would follow it
  * out of the state dir. `destDir` must be a directory agyctl just created
  * (the run's private work dir); the random name is a second guard.
@@ -87,7 +89,7 @@ export async function snapshotDb(
       ? { ...vacuumed.checked, bytes: fs.statSync(tmp).size }
       : pooled
         ? await pooled.checkHashInPool(pool!.pool, tmp)
-        : await checkHashSync(tmp);
+        : checkInLine(tmp);
     if (integrity !== 'ok') throw new SnapshotError(`the snapshot failed integrity_check: ${integrity}`, 'integrity');
     // VACUUM INTO creates it 0644 under umask 022; conversations are private.
     finishFile(tmp, SNAPSHOT_FILE_MODE, undefined, { fsync: !pool });
