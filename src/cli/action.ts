@@ -7,21 +7,31 @@
 import type { Command } from 'commander';
 import type { CommandIO, CommandResult, GlobalOptions, RunContext } from './context.js';
 
-export interface HandlerArgs {
+/**
+ * What commander hands a handler. `O` is the command's own flags interface
+ * (declared next to its handler, spelled as commander produces them: camelCase
+ * keys, strings for values, booleans for switches, arrays for repeatables);
+ * the handler checks the values once and turns them into the use case's input.
+ */
+export interface HandlerArgs<O = Record<string, unknown>> {
   /** Positional arguments, in order (variadic ones as arrays). */
   args: unknown[];
   /** This command's own options (globals are in io.opts). */
-  options: Record<string, unknown>;
+  options: O;
 }
 
-export type Handler = (io: CommandIO, input: HandlerArgs) => Promise<CommandResult>;
+// biome-ignore lint/suspicious/noExplicitAny: a handler names its own flags type; the factory accepts any of them
+export type Handler<O = any> = (io: CommandIO, input: HandlerArgs<O>) => Promise<CommandResult>;
 
 export interface ActionSpec {
   /** Streaming commands print NDJSON events in --json mode instead of one document. */
   streaming?: boolean;
 }
 
-export type ActionFactory = (handler: Handler, spec?: ActionSpec) => (...commanderArgs: unknown[]) => Promise<void>;
+export type ActionFactory = <O = Record<string, unknown>>(
+  handler: Handler<O>,
+  spec?: ActionSpec,
+) => (...commanderArgs: unknown[]) => Promise<void>;
 
 export interface Invocation {
   handler: Handler;
@@ -37,7 +47,7 @@ export function makeActionFactory(onInvoke: (inv: Invocation) => Promise<void>):
       const command = commanderArgs[commanderArgs.length - 1] as Command;
       const options = commanderArgs[commanderArgs.length - 2] as Record<string, unknown>;
       const args = commanderArgs.slice(0, -2);
-      await onInvoke({ handler, spec, input: { args, options }, command });
+      await onInvoke({ handler: handler as Handler, spec, input: { args, options }, command });
     };
 }
 
