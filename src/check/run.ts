@@ -5,10 +5,10 @@
  */
 import type { CommandIO } from '../core/io.js';
 import { assertServerCanUse } from '../profiles/guard.js';
-import { profileOf } from '../profiles/index.js';
+import { type ProfileId, profileOf, type ServerProfile } from '../profiles/index.js';
 import { Budget } from '../util/deadline.js';
 import { runProfileStaticChecks } from './profile-checks.js';
-import { runStaticChecks } from './static-checks.js';
+import { runStaticChecks, type StaticInput, type StaticOutcome } from './static-checks.js';
 import { applyLiveEvidence, overallStatus } from './status.js';
 import type { CheckOptions, CheckResult, Metrics, Status, TokenInsight } from './types.js';
 
@@ -23,6 +23,12 @@ export interface CheckReport {
   at: number;
 }
 
+/** antigravity's checks know its settings editor, its token file and its conversation store. */
+const STATIC_CHECKS: Readonly<Record<ProfileId, (input: StaticInput & { profile: ServerProfile }) => StaticOutcome>> = {
+  antigravity: runStaticChecks,
+  'gemini-cli': runProfileStaticChecks,
+};
+
 export async function runCheck(io: CommandIO, o: CheckOptions): Promise<CheckReport> {
   const budget = new Budget(o.timeoutMs);
   const at = Date.now();
@@ -36,7 +42,7 @@ export async function runCheck(io: CommandIO, o: CheckOptions): Promise<CheckRep
     now: at,
     profile,
   };
-  const st = profile.id === 'antigravity' ? runStaticChecks(input) : runProfileStaticChecks(input);
+  const st = STATIC_CHECKS[profile.id](input);
   const checks = [...st.checks];
   const metrics = { ...st.metrics };
   if (o.live && st.serverCommand) {

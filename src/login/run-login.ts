@@ -11,7 +11,7 @@ import { adoptDetectedProfile } from '../profiles/adopt.js';
 import { assertServerCanUse } from '../profiles/guard.js';
 import { profileOf, type ServerProfile } from '../profiles/index.js';
 import { resolveServerCommand } from '../profiles/server-command.js';
-import { AUTH_TYPES, normalizeAuthType, parseSettingsText, readSettings } from '../settings/index.js';
+import { normalizeAuthType, parseSettingsText, readSettings } from '../settings/index.js';
 import {
   authTypeKey,
   configuredMethod,
@@ -97,7 +97,7 @@ function preflight(io: CommandIO, requested: string | undefined): Preflight {
 
 /** `agyctl settings set-auth X` only where X is a type settings accepts (never `set-auth sso`). */
 function setAuthAdvice(profile: ServerProfile, method: string, before: string, after: string): string {
-  return profile.id === 'antigravity' && normalizeAuthType(method)
+  return profile.unsupported.settings === undefined && normalizeAuthType(method)
     ? `${before}agyctl settings set-auth ${method}${after}`
     : '';
 }
@@ -106,14 +106,14 @@ function setAuthAdvice(profile: ServerProfile, method: string, before: string, a
 function refuseUnknownAuthType(profile: ServerProfile, file: string, data: Record<string, unknown> | undefined): void {
   const raw = rawAuthTypeFor(profile, data);
   if (raw === undefined || configuredMethod(profile, data) !== undefined) return;
-  const known = profile.id === 'antigravity' ? AUTH_TYPES : profile.authMethods;
+  const known = profile.authMethods;
   throw new AgyError(
     EXIT.usage,
     'settings-invalid',
     `${file}: ${authTypeKey(profile)} ${JSON.stringify(raw)} is not an auth type the server knows (known: ${known.join(', ')}); nothing was started.`,
     {
       hint:
-        profile.id === 'antigravity'
+        profile.unsupported.settings === undefined
           ? 'run `agyctl settings set-auth <type>` (`agyctl settings validate` lists every problem), then `agyctl login`'
           : `set ${authTypeKey(profile)} to one of ${known.join(', ')} in settings.json, then run agyctl login`,
     },

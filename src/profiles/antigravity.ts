@@ -16,6 +16,7 @@ export const antigravity: ServerProfile = {
     const home = serverHomeFor(stateDir);
     return home ? { ...base, HOME: home } : { ...base };
   },
+  homeVariable: 'HOME',
   canSteer: (stateDir) => serverHomeFor(stateDir) !== undefined,
   stateDirShape: '.gemini/antigravity-acp',
   defaultCommands: [
@@ -28,8 +29,12 @@ export const antigravity: ServerProfile = {
   // Plain JSON: nothing says the server's parser skips comments, so agyctl reports them (json-invalid).
   settingsComments: false,
   authTypePath: ['auth', 'type'],
-  authMethods: ['oauth-personal', 'oauth-business', 'gemini-api-key', 'agent-platform'],
+  // The order of settings' AUTH_TYPES (a unit test keeps them in step): messages list them this way.
+  authMethods: ['oauth-personal', 'gemini-api-key', 'oauth-business', 'agent-platform'],
   browserMethods: ['oauth-personal', 'oauth-business'],
+  defaultSignInMethod: 'oauth-personal',
+  // The probe starts a personal sign-in whatever settings.json says: it only needs to see one start.
+  signInFollowsSettings: false,
   redirectPath: '/',
   unsupported: {},
   quirks: {

@@ -8,9 +8,9 @@
  */
 import path from 'node:path';
 import { usageError } from '../core/errors.js';
-import { defaultStateDir, geminiCliStateDir } from '../core/paths.js';
-
+import { defaultStateDir } from '../core/paths.js';
 import { PROFILE_IDS, type ProfileId, type ProfileSource } from '../core/target.js';
+import { geminiCliStateDir } from './gemini-cli-paths.js';
 
 export { PROFILE_IDS, type ProfileId, type ProfileSource };
 
@@ -54,6 +54,12 @@ export function resolveProfile(
   return guessed ? { id: guessed, source: 'server-command' } : { id: 'antigravity', source: 'default' };
 }
 
+/** Each profile's defaultStateDir, without loading the profile objects (a unit test keeps them in step). */
+const DEFAULT_STATE_DIRS: Readonly<Record<ProfileId, (env: NodeJS.ProcessEnv) => string>> = {
+  antigravity: defaultStateDir,
+  'gemini-cli': geminiCliStateDir,
+};
+
 export function defaultStateDirFor(id: ProfileId): (env: NodeJS.ProcessEnv) => string {
-  return id === 'gemini-cli' ? geminiCliStateDir : defaultStateDir;
+  return DEFAULT_STATE_DIRS[id];
 }

@@ -12,13 +12,40 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { removeConversation } from '../acp/probe-session.js';
-import { geminiCliFiles, tempRoot } from '../core/paths.js';
+import { tempRoot } from '../core/paths.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { ownerFor, readFileNoFollow } from '../util/safe-fs.js';
 import { childPath } from '../util/safe-path.js';
-import type { ServerProfile } from './types.js';
+import { geminiCliFiles } from './gemini-cli-paths.js';
+import type { ProfileId, ServerProfile } from './types.js';
 
 const PROBE_PREFIX = 'agyctl-probe-';
+
+interface ProbeCleanup {
+  /** Remove one probe session's traces; false when something could not be removed. */
+  session(stateDir: string, sessionId: string, env: NodeJS.ProcessEnv): boolean;
+  /** Called before a `probe --sign-in` starts the server; the function it returns cleans up after it stopped. */
+  signIn(stateDir: string, env: NodeJS.ProcessEnv): () => void;
+}
+
+const PROBE_CLEANUP: Readonly<Record<ProfileId, ProbeCleanup>> = {
+  antigravity: {
+    session: (stateDir, sessionId) => removeConversation(stateDir, sessionId),
+    signIn: () => () => {},
+  },
+  'gemini-cli': {
+    session: (stateDir, _sessionId, env) => removeProbeProjects(stateDir, env).failed === 0,
+    // The probe's cwd became a project: remove it, and a registry that only it needed.
+    signIn(stateDir, env) {
+      const registry = geminiCliFiles(stateDir).projects;
+      const registryExisted = fs.existsSync(registry);
+      return () => {
+        removeProbeProjects(stateDir, env);
+        if (!registryExisted && registryIsEmpty(registry)) fs.rmSync(registry, { force: true });
+      };
+    },
+  },
+};
 
 export function removeProbeSession(
   profile: ServerProfile,
@@ -26,8 +53,21 @@ export function removeProbeSession(
   sessionId: string,
   env: NodeJS.ProcessEnv,
 ): boolean {
-  if (profile.id === 'antigravity') return removeConversation(stateDir, sessionId);
-  return removeProbeProjects(stateDir, env).failed === 0;
+  return PROBE_CLEANUP[profile.id].session(stateDir, sessionId, env);
+}
+
+/** What `probe --sign-in` must undo in the state dir once its server stopped (call before starting it). */
+export function signInProbeCleanup(profile: ServerProfile, stateDir: string, env: NodeJS.ProcessEnv): () => void {
+  return PROBE_CLEANUP[profile.id].signIn(stateDir, env);
+}
+
+function registryIsEmpty(file: string): boolean {
+  try {
+    const data = JSON.parse(fs.readFileSync(file, 'utf8')) as { projects?: Record<string, unknown> };
+    return Object.keys(data).every((k) => k === 'projects') && Object.keys(data.projects ?? {}).length === 0;
+  } catch {
+    return false;
+  }
 }
 
 function isStaleProbeDir(owner: string, env: NodeJS.ProcessEnv): boolean {

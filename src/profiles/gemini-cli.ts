@@ -6,7 +6,7 @@
  * group), and it caches a failed sign-in for the life of the process (each
  * `agyctl login` starts a fresh server and never retries in the same one).
  */
-import { geminiCliFiles, geminiCliHomeFor, geminiCliStateDir } from '../core/paths.js';
+import { geminiCliFiles, geminiCliHomeFor, geminiCliStateDir } from './gemini-cli-paths.js';
 import type { ServerProfile } from './types.js';
 
 const NO_BACKUP = {
@@ -32,6 +32,7 @@ export const geminiCli: ServerProfile = {
     const home = geminiCliHomeFor(stateDir);
     return home ? { ...base, GEMINI_CLI_HOME: home } : { ...base };
   },
+  homeVariable: 'GEMINI_CLI_HOME',
   canSteer: (stateDir) => geminiCliHomeFor(stateDir) !== undefined,
   stateDirShape: '.gemini',
   defaultCommands: [{ name: 'gemini', args: ['--acp'] }],
@@ -41,6 +42,8 @@ export const geminiCli: ServerProfile = {
   authTypePath: ['security', 'auth', 'selectedType'],
   authMethods: ['oauth-personal', 'gemini-api-key', 'vertex-ai', 'gateway'],
   browserMethods: ['oauth-personal'],
+  defaultSignInMethod: 'oauth-personal',
+  signInFollowsSettings: true,
   redirectPath: '/oauth2callback',
   unsupported: { backup: NO_BACKUP, restore: NO_BACKUP, sessions: NO_BACKUP, settings: NO_SETTINGS },
   quirks: {

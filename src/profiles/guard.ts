@@ -24,7 +24,7 @@ export function assertCommandApplies(io: CommandIO, command: string): void {
  */
 export function assertServerCanUse(profile: ServerProfile, stateDir: string): void {
   if (profile.canSteer(stateDir)) return;
-  const variable = profile.id === 'gemini-cli' ? 'GEMINI_CLI_HOME' : 'HOME';
+  const variable = profile.homeVariable;
   const home = path.join(path.sep, 'home', 'USER');
   throw new AgyError(
     EXIT.usage,

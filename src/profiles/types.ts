@@ -42,6 +42,8 @@ export interface ServerProfile {
   files(stateDir: string): ProfileFiles;
   /** The server's environment for this state dir (HOME or GEMINI_CLI_HOME steering). */
   serverEnv(base: NodeJS.ProcessEnv, stateDir: string): NodeJS.ProcessEnv;
+  /** The variable serverEnv sets to point the server at a state dir (named in messages). */
+  homeVariable: 'HOME' | 'GEMINI_CLI_HOME';
   /** Whether serverEnv can point the server at this state dir, and the shape it needs for messages. */
   canSteer(stateDir: string): boolean;
   stateDirShape: string;
@@ -57,6 +59,10 @@ export interface ServerProfile {
   authMethods: readonly string[];
   /** Methods that sign in through a browser and leave `files().token` behind. */
   browserMethods: readonly string[];
+  /** The browser method a sign-in uses when nothing chooses one. */
+  defaultSignInMethod: string;
+  /** `probe --sign-in` follows the browser method settings.json names (else it always uses the default). */
+  signInFollowsSettings: boolean;
   /** The OAuth redirect path on the loopback listener. */
   redirectPath: string;
   /** Commands that do not apply (the conversation backup family, antigravity's settings editor): why, and what to do instead. */

@@ -4,15 +4,17 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { classifyAuthError } from '../../src/acp/protocol.js';
 import { AgyError } from '../../src/core/errors.js';
-import { geminiCliHomeFor, geminiCliStateDir, resolveStateDir } from '../../src/core/paths.js';
+import { resolveStateDir } from '../../src/core/paths.js';
 import { parseCode } from '../../src/login/code-entry.js';
 import { Secrets } from '../../src/login/scrub.js';
 import { validateAuthUrl, validateCodeEntryUrl } from '../../src/profiles/auth-url.js';
 import { defaultStateDirFor, PROFILE_IDS, PROGRAM_PROFILES } from '../../src/profiles/choose.js';
 import { removeProbeProjects } from '../../src/profiles/cleanup.js';
+import { geminiCliHomeFor, geminiCliStateDir } from '../../src/profiles/gemini-cli-paths.js';
 import { detectProfile, getProfile, resolveProfile } from '../../src/profiles/index.js';
 import { resolveServerCommand } from '../../src/profiles/server-command.js';
 import { quietServerEnv, signInGuard } from '../../src/profiles/sign-in-guard.js';
+import { AUTH_TYPES } from '../../src/settings/auth-types.js';
 import {
   configuredMethod,
   rawAuthTypeFor,
@@ -75,6 +77,30 @@ describe('choosing a profile', () => {
     expect(PROGRAM_PROFILES).toEqual(fromProfiles);
     for (const id of PROFILE_IDS)
       expect(defaultStateDirFor(id)({ HOME: '/h' })).toBe(getProfile(id).defaultStateDir({ HOME: '/h' }));
+  });
+
+  it('what differs between servers is on the profile, not in id comparisons outside src/profiles', () => {
+    const offenders: string[] = [];
+    const walk = (dir: string): void => {
+      for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+        const p = path.join(dir, e.name);
+        if (e.isDirectory()) {
+          if (p !== path.join('src', 'profiles')) walk(p);
+        } else if (/profile\.id\s*[!=]==/.test(fs.readFileSync(p, 'utf8'))) offenders.push(p);
+      }
+    };
+    walk('src');
+    expect(offenders).toEqual([]);
+    for (const id of PROFILE_IDS) {
+      const p = getProfile(id);
+      expect(p.browserMethods).toContain(p.defaultSignInMethod);
+      const steered = p.serverEnv({}, path.join('/srv/box', p.stateDirShape));
+      expect(steered[p.homeVariable], id).toBe('/srv/box');
+    }
+  });
+
+  it("antigravity's auth methods are settings' auth types, in the same order", () => {
+    expect(getProfile('antigravity').authMethods).toEqual([...AUTH_TYPES]);
   });
 
   it('initialize agentInfo.name identifies the server', () => {

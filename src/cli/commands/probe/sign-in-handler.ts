@@ -2,14 +2,12 @@
 import fs from 'node:fs';
 import { makeProbeCwd } from '../../../acp/probe-session.js';
 import { EXIT, usageError } from '../../../core/errors.js';
-import { geminiCliFiles } from '../../../core/paths.js';
 import { describeCandidate } from '../../../login/capture.js';
 import { probeSignIn } from '../../../probe/sign-in.js';
-import { removeProbeProjects } from '../../../profiles/cleanup.js';
+import { signInProbeCleanup } from '../../../profiles/cleanup.js';
 import { profileOf } from '../../../profiles/index.js';
 import { serverStartOptions } from '../../../profiles/server-start.js';
-import { readSettings } from '../../../settings/index.js';
-import { configuredMethod } from '../../../settings/profile-auth.js';
+import { configuredMethod, readProfileSettings } from '../../../settings/profile-auth.js';
 import type { CommandIO, CommandResult } from '../../context.js';
 import { renderSignInProbe } from './sign-in-render.js';
 
@@ -19,7 +17,7 @@ export interface SignInProbeOptions {
   fakeDisplay: boolean;
 }
 
-/** antigravity: oauth-personal; gemini-cli: the browser method settings.json names, else its first. */
+/** --method when it is a browser method; else the one settings.json names (profiles that follow it), else the profile's default. */
 function chooseMethod(io: CommandIO, requested: string | undefined): string {
   const profile = profileOf(io.opts);
   if (requested !== undefined) {
@@ -30,33 +28,18 @@ function chooseMethod(io: CommandIO, requested: string | undefined): string {
       );
     return requested;
   }
-  if (profile.id === 'antigravity') return 'oauth-personal';
-  const configured = configuredMethod(profile, readSettings(io.opts.stateDir).data);
-  return configured && profile.browserMethods.includes(configured)
-    ? configured
-    : (profile.browserMethods[0] ?? 'oauth-personal');
+  if (!profile.signInFollowsSettings) return profile.defaultSignInMethod;
+  const configured = configuredMethod(profile, readProfileSettings(profile, io.opts.stateDir).data);
+  return configured && profile.browserMethods.includes(configured) ? configured : profile.defaultSignInMethod;
 }
 
-/** gemini-cli registers its cwd as a project (projects.json, tmp/, history/): remove the probe's, and a registry that only it needed. */
+/** The probe's cwd goes, and whatever the profile's server left in the state dir because of it. */
 function cleanUpAfter(io: CommandIO, cwd: string): () => void {
-  const profile = profileOf(io.opts);
-  const registry = geminiCliFiles(io.opts.stateDir).projects;
-  const registryExisted = fs.existsSync(registry);
+  const profileCleanup = signInProbeCleanup(profileOf(io.opts), io.opts.stateDir, io.ctx.env);
   return () => {
     fs.rmSync(cwd, { recursive: true, force: true });
-    if (profile.id === 'antigravity') return;
-    removeProbeProjects(io.opts.stateDir, io.ctx.env);
-    if (!registryExisted && registryIsEmpty(registry)) fs.rmSync(registry, { force: true });
+    profileCleanup();
   };
-}
-
-function registryIsEmpty(file: string): boolean {
-  try {
-    const data = JSON.parse(fs.readFileSync(file, 'utf8')) as { projects?: Record<string, unknown> };
-    return Object.keys(data).every((k) => k === 'projects') && Object.keys(data.projects ?? {}).length === 0;
-  } catch {
-    return false;
-  }
 }
 
 export async function runSignInProbe(io: CommandIO, o: SignInProbeOptions): Promise<CommandResult> {
