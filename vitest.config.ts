@@ -1,12 +1,34 @@
 import { defineConfig } from 'vitest/config';
 
+/**
+ * Three projects, by what a test needs (README, Development):
+ *   unit  test/unit: in process, from src/, no build (`npm run test:unit`, about 15 s);
+ *   sim   test/sim: the simulator's protocol (builds dist/sim itself when stale);
+ *   e2e   test/e2e: the built binary (`npm run test:e2e`, minutes); refuses a dist/ older than src/.
+ * Tags (a `@module-tag` line in a file's header) mark what a file needs from the
+ * machine: `root` (root, network namespaces, OpenSSH), `gemini-cli` (the real
+ * gemini-cli dev dependency), `ansible` (Debian's ansible-core). Leave them
+ * out with e.g. `npx vitest run --project e2e --tags-filter='!root'`.
+ */
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     // e2e tests spawn the built binary and the simulator; give them room but keep a bound.
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
     reporters: ['default'],
+    tags: [
+      { name: 'root', description: 'needs root: network namespaces, sshd, files owned by another user' },
+      { name: 'gemini-cli', description: 'runs the real gemini-cli (the pinned dev dependency)' },
+      { name: 'ansible', description: "runs Debian's ansible-core and ansible-doc" },
+    ],
+    projects: [
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'] } },
+      { extends: true, test: { name: 'sim', include: ['test/sim/**/*.test.ts'] } },
+      {
+        extends: true,
+        test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], globalSetup: ['test/helpers/fresh-dist.ts'] },
+      },
+    ],
   },
 });

@@ -3,6 +3,8 @@
  * module documents its own options and the two every module takes
  * (agyctl, state_dir), which come from one doc fragment
  * (plugins/doc_fragments/agyctl.py), and ansible-doc says nothing else.
+ *
+ * @module-tag ansible
  */
 import fs from 'node:fs';
 import os from 'node:os';

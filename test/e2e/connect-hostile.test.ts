@@ -4,6 +4,8 @@
  * be the one it forwards) before printing or opening it, and strips control
  * characters from everything remote it shows. The remote side is
  * test/fixtures/hostile-remote.mjs behind --remote-agyctl, over real SSH.
+ *
+ * @module-tag root
  */
 import fs from 'node:fs';
 import path from 'node:path';

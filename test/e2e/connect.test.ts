@@ -9,6 +9,8 @@
  * ssh on the laptop side is a PATH wrapper adding `-F <config>` with BatchMode
  * and no key or known_hosts: those come through connect's --ssh-option,
  * which is how these tests check the pass-through.
+ *
+ * @module-tag root
  */
 import fs from 'node:fs';
 import path from 'node:path';

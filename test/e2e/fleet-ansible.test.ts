@@ -5,6 +5,9 @@
  * the built agyctl there. systemd does not run the lab, so the role writes
  * the unit files (into a per-host directory) and does not talk to systemd.
  * A missing ansible-playbook is a failure, not a skip: .ci/run installs it.
+ *
+ * @module-tag root
+ * @module-tag ansible
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -6,6 +6,8 @@
  * every host, the skip of healthy hosts on a rerun, a host whose sshd is
  * down (reported, the others done), --inventory through ansible-inventory
  * with --limit, and Ctrl-C (every host's master and remote login cleaned up).
+ *
+ * @module-tag root
  */
 import fs from 'node:fs';
 import path from 'node:path';

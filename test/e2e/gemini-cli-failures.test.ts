@@ -3,6 +3,8 @@
  * probe, check, and every way a sign-in fails at the loopback listener. No
  * network is involved: each failure happens before gemini-cli would talk to
  * Google. After each run no process of the sandbox and no shim dir remains.
+ *
+ * @module-tag gemini-cli
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -5,6 +5,8 @@
  * CA made for this run. The test plays the user's browser by requesting the
  * redirect with the code and state, or by pasting the code in the
  * code-entry flow. Then `check --live` passes in a fresh server process.
+ *
+ * @module-tag gemini-cli
  */
 import fs from 'node:fs';
 import path from 'node:path';

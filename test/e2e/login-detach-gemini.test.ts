@@ -3,6 +3,8 @@
  * Google behind a proxy): `login finish` delivers the code to the pending
  * login from another process, with the same checks as a paste at the
  * prompt, and the code appears in no output and not in the login record.
+ *
+ * @module-tag gemini-cli
  */
 import fs from 'node:fs';
 import path from 'node:path';

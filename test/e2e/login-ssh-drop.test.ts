@@ -6,6 +6,8 @@
  * the redirect and status reports success. And `agyctl connect` whose
  * control master is killed once mid-login reconnects and finishes on its
  * own. Leftovers are checked on these namespaces' and sandboxes' processes.
+ *
+ * @module-tag root
  */
 import fs from 'node:fs';
 import path from 'node:path';

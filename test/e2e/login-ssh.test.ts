@@ -11,6 +11,8 @@
  * whole line. The laptop runs that line verbatim with `sh -c`, with a PATH
  * whose first `ssh` is a wrapper adding `-F <lab config>` (the throwaway
  * client key, the lab's known_hosts, BatchMode): nothing else is added.
+ *
+ * @module-tag root
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -5,6 +5,8 @@
  * left byte for byte as it was (gemini-cli records the method it is asked
  * for), and nothing of its process group or files remains. No network is
  * needed: the probe never signs in.
+ *
+ * @module-tag gemini-cli
  */
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -6,6 +6,8 @@
  * create, copy or read-for-copying through those links, must refuse with
  * exit 2 (`unsafe-symlink`) where the link is the file it was asked to
  * change, and what it creates there is 0600 and belongs to nobody.
+ *
+ * @module-tag root
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
