@@ -43,6 +43,12 @@ export function globalOptionsFrom(raw: Record<string, unknown>, ctx: RunContext)
   const server = flag ?? (ctx.env.AGYCTL_SERVER || undefined);
   const profile = resolveProfile(raw.profile as string | undefined, ctx.env, server);
   const stateDirFlag = raw.stateDir as string | undefined;
+  // Like --server: an empty --state-dir is an unset variable in a script, not "the default".
+  if (stateDirFlag !== undefined && stateDirFlag.trim() === '')
+    throw usageError(
+      '--state-dir is empty.',
+      'give the server state directory (e.g. --state-dir ~/.gemini/antigravity-acp), or leave --state-dir out for the default',
+    );
   return {
     stateDir: resolveStateDir(stateDirFlag, ctx.env, ctx.cwd, defaultStateDirFor(profile.id)),
     server,

@@ -15,6 +15,7 @@ import { COMMANDS } from './commands/index.js';
 import type { HangupControl, RunContext } from './context.js';
 import { addGlobalOptions, globalOptionsFrom } from './globals.js';
 import { Output } from './terminal/output.js';
+import { usageErrorFrom } from './usage-error.js';
 
 /** Help is about to be shown: the examples module is loaded only then, so other runs start without it. */
 const wantsHelp = (argv: string[]): boolean =>
@@ -28,7 +29,12 @@ async function buildProgram(
   const program = new Command('agyctl')
     .description("Run Google's antigravity-acp agent server on headless boxes: settings, login, checks, backups.")
     .version(agyctlVersion(), '-V, --version', 'print the version')
-    .configureHelp({ showGlobalOptions: true })
+    // A subcommand lists the program's options as global, not its parent's own (`login status` takes no --timeout),
+    // so its help is padded to its own options.
+    .configureHelp({
+      showGlobalOptions: true,
+      visibleGlobalOptions: (cmd) => (cmd.parent ? programOf(cmd).options.filter((o) => !o.hidden) : []),
+    })
     .exitOverride()
     .configureOutput({
       writeOut: (s: string) => ctx.stdout.write(s),
@@ -42,6 +48,8 @@ async function buildProgram(
   if (wantsHelp(argv)) (await import('./help-text.js')).addHelpExtras(program);
   return program;
 }
+
+const programOf = (cmd: Command): Command => (cmd.parent ? programOf(cmd.parent) : cmd);
 
 export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
   const jsonRequested = argv.includes('--json');
@@ -69,11 +77,18 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
     if (opts.json && !streaming) out.document({ ok: exit === EXIT.ok, ...(result.data ?? {}) });
   };
 
+  let program: Command | undefined;
   try {
-    await (await buildProgram(argv, ctx, onInvoke)).parseAsync(argv, { from: 'user' });
+    program = await buildProgram(argv, ctx, onInvoke);
+    if (argv.length === 0) {
+      // As gh: bare `agyctl` is a request for help, answered on stdout with exit 0 (commander would use stderr).
+      program.outputHelp();
+      return EXIT.ok;
+    }
+    await program.parseAsync(argv, { from: 'user' });
     return exit;
   } catch (err) {
-    if (err instanceof CommanderError) return commanderExit(err, out, jsonRequested);
+    if (err instanceof CommanderError && program) return commanderExit(err, program, argv, out, jsonRequested);
     // Ordinary file-system failures are never "bugs": map what a use case did not already.
     const roots =
       stateDir === undefined
@@ -100,14 +115,11 @@ function isLoginCommand(command: Command): boolean {
   return name === 'login' || name.startsWith('__') || command.parent?.name() === 'login';
 }
 
-function commanderExit(err: CommanderError, out: Output, json: boolean): ExitCode {
+function commanderExit(err: CommanderError, program: Command, argv: string[], out: Output, json: boolean): ExitCode {
   if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help')
     return EXIT.ok;
   if (err.code === 'commander.executeSubCommandAsync' && err.exitCode === 0) return EXIT.ok;
-  const message = err.message.replace(/^error:\s*/i, '');
-  const usage = new AgyError(EXIT.usage, 'usage', message, {
-    hint: 'run `agyctl --help` (or `agyctl <command> --help`) for usage',
-  });
+  const usage = usageErrorFrom(err, program, argv);
   if (json) out.document({ ok: false, error: usage.toJSON() });
   else out.error(usage.message, usage.hint);
   return EXIT.usage;

@@ -18,13 +18,17 @@ export const EXIT = {
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
 export const EXIT_TABLE: ReadonlyArray<{ exit: ExitCode; name: keyof typeof EXIT; meaning: string }> = [
-  { exit: 0, name: 'ok', meaning: 'Success. `--help` and `--version` also exit 0.' },
+  {
+    exit: 0,
+    name: 'ok',
+    meaning: 'Success. `--help`, `--version` and a bare `agyctl` (the usage, on stdout) also exit 0.',
+  },
   { exit: 1, name: 'internal', meaning: 'Internal error: a bug in agyctl. Please report it with `--trace`.' },
   {
     exit: 2,
     name: 'usage',
     meaning:
-      'Usage error or invalid input (bad flag, malformed settings file, lock held by another run, a path that cannot be used: not a directory, permission denied, read-only, name too long; a state dir the server cannot be pointed at; an empty HOME or --server).',
+      'Usage error or invalid input (bad flag, malformed settings file, lock held by another run, a path that cannot be used: not a directory, permission denied, read-only, name too long; a state dir the server cannot be pointed at; an empty HOME, --server or --state-dir).',
   },
   { exit: 3, name: 'auth', meaning: 'Not authenticated, or authentication failed or must be redone.' },
   {

@@ -32,15 +32,61 @@ describe('global contract', () => {
   });
 
   it.each([
-    [['probe', '--no-such-flag'], /unknown option '--no-such-flag'/],
-    [['no-such-command'], /unknown command 'no-such-command'/],
-    [['probe', 'extra'], /too many arguments/],
-  ])('%j is a one-line usage error (exit 2) with the hint to --help', async (argv, message) => {
+    [['probe', '--no-such-flag'], /unknown option '--no-such-flag'/, 'hint: run `agyctl probe --help` for usage'],
+    [['no-such-command'], /unknown command 'no-such-command' for 'agyctl'/, 'run `agyctl --help`'],
+    [['probe', 'extra'], /too many arguments/, 'hint: run `agyctl probe --help` for usage'],
+    [['login', 'status', '--bogus'], /unknown option '--bogus'/, 'hint: run `agyctl login status --help` for usage'],
+  ])('%j is a one-line usage error (exit 2) naming the help to read', async (argv, message, hint) => {
     const r = await inSandbox(argv);
     expect(r.exit).toBe(2);
     expect(r.stderr).toMatch(message);
-    expect(r.stderr).toContain('hint: run `agyctl --help`');
+    expect(r.stderr).toContain(hint);
     expect(r.stdout).toBe('');
+  });
+
+  it.each([
+    [['settings', 'shwo'], "unknown command 'shwo' for 'agyctl settings'", '`agyctl settings show`'],
+    [['backup', 'verfy', 'latest'], "unknown command 'verfy' for 'agyctl backup'", '`agyctl backup verify`'],
+    [['login', 'stauts'], "unknown command 'stauts' for 'agyctl login'", '`agyctl login status`'],
+    [['--state-dir', '/tmp/x', 'settings', 'valdate'], "unknown command 'valdate'", '`agyctl settings validate`'],
+    [['version'], "unknown command 'version' for 'agyctl'", '`agyctl --version`'],
+  ])('the typo %j suggests the nearest subcommand', async (argv, message, suggestion) => {
+    const r = await inSandbox(argv);
+    expect(r.exit).toBe(2);
+    expect(r.stderr).toContain(message);
+    expect(r.stderr).toContain(`hint: did you mean ${suggestion}?`);
+    const json = await inSandbox([...argv, '--json']);
+    expect(json.exit).toBe(2);
+    expect((json.json().error as { hint: string }).hint).toContain(suggestion);
+  });
+
+  it('a missing argument says what to give: set-auth lists the four auth types', async () => {
+    const r = await inSandbox(['settings', 'set-auth']);
+    expect(r.exit).toBe(2);
+    expect(r.stderr).toContain("missing required argument 'type'");
+    expect(r.stderr).toContain('oauth-personal, gemini-api-key, oauth-business, agent-platform');
+    expect(r.stderr).toContain('agyctl settings set-auth --help');
+  });
+
+  it('bare agyctl prints the usage on stdout and exits 0, as gh does', async () => {
+    const r = await inSandbox([]);
+    expect(r.exit).toBe(0);
+    expect(r.stdout).toMatch(/^Usage: agyctl \[options\] \[command\]/);
+    expect(r.stderr).toBe('');
+  });
+
+  it('an empty --state-dir is refused, not read as the default', async () => {
+    const r = await inSandbox(['check', '--state-dir', '']);
+    expect(r.exit).toBe(2);
+    expect(r.stderr).toContain('error: --state-dir is empty.');
+  });
+
+  it("a subcommand's help lists the program's options as global and pads to its own options", async () => {
+    const r = await inSandbox(['login', 'status', '--help']);
+    expect(r.exit).toBe(0);
+    expect(r.stdout).not.toContain('--ssh-target'); // login's own option, not status's
+    expect(r.stdout).toMatch(/^ {2}--wait {2,16}block/m);
+    expect(r.stdout).toMatch(/^ {2}--state-dir <dir> {2}server state directory/m);
   });
 
   it.each([['sessions'], ['backup', '--to', 'backups']])(
