@@ -5,6 +5,7 @@
  * messages are never surfaced: V8 quotes the offending text in them.
  */
 import fs from 'node:fs';
+import { lstatOrNull, unsafeSymlinkError } from '../util/safe-fs.js';
 import { LOGIN_HINT } from './check-result.js';
 import type { Status, TokenInsight } from './types.js';
 
@@ -91,7 +92,26 @@ function fileFindings(file: string, st: fs.Stats, uid: number | undefined): Toke
   return findings;
 }
 
+/** The rule login and logout apply (unsafe-symlink): a linked token file is a finding here, not a pass through the link. */
+function linkedToken(file: string): TokenInspection | undefined {
+  if (!lstatOrNull(file)?.isSymbolicLink()) return undefined;
+  const refusal = unsafeSymlinkError(file, 'the token file');
+  return {
+    state: 'present',
+    insight: { mode: '?', modeOk: false, ageS: 0, refreshToken: false, expiresInS: null },
+    findings: [
+      {
+        failure: 'misconfigured',
+        message: refusal.message.replace(/ Nothing was changed\.$/, ' login and logout refuse it.'),
+        hint: refusal.hint ?? `remove it: rm ${file}`,
+      },
+    ],
+  };
+}
+
 export function inspectToken(file: string, now: number, uid = process.getuid?.()): TokenInspection {
+  const linked = linkedToken(file);
+  if (linked) return linked;
   let st: fs.Stats;
   try {
     st = fs.statSync(file);

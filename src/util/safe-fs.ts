@@ -49,7 +49,7 @@ export function unsafeSymlinkError(file: string, what = 'this file'): AgyError {
   return new AgyError(
     EXIT.usage,
     'unsafe-symlink',
-    `${file} (${what}) is a symbolic link to ${target}${leaves ? ', outside its directory' : ''}; agyctl never writes, copies or reads for copying through a link there. Nothing was changed.`,
+    `${file} (${what}) is a symbolic link to ${target}${leaves ? ', outside its directory' : ''}; agyctl does not follow a link there (it would read, write or copy another file). Nothing was changed.`,
     {
       hint: `replace the link with the real file (check where it points first), or remove it: rm ${file}`,
       details: { path: file, target },

@@ -21,6 +21,21 @@ function write(content: string, mode = 0o600): void {
 }
 
 describe('inspectToken', () => {
+  it('a token file that is a symlink is a finding, as login and logout refuse it (unsafe-symlink)', () => {
+    const real = path.join(dir, 'elsewhere.json');
+    fs.writeFileSync(real, JSON.stringify({ access_token: SECRET, refresh_token: '1//r' }), { mode: 0o600 });
+    fs.symlinkSync(real, file);
+    const r = inspectToken(file, NOW);
+    expect(r.state).toBe('present');
+    const findings = r.state === 'present' ? r.findings : [];
+    expect(findings).toHaveLength(1);
+    expect(findings[0]).toMatchObject({ failure: 'misconfigured' });
+    expect(findings[0]?.message).toContain(`${file} (the token file) is a symbolic link to ${real}`);
+    expect(findings[0]?.message).toContain('login and logout refuse it');
+    expect(findings[0]?.hint).toContain(`rm ${file}`);
+    expect(JSON.stringify(r)).not.toContain(SECRET);
+  });
+
   it('reports missing', () => {
     expect(inspectToken(file, NOW).state).toBe('missing');
   });

@@ -1,6 +1,8 @@
 /** Flag parsing and usage errors, in process (test/helpers/in-process.ts): fast, no binary, no server. */
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makeSandbox, type Sandbox } from '../../helpers/cli.js';
+import { makeSandbox, type Sandbox, writeSettings } from '../../helpers/cli.js';
 import { runInProcess } from '../../helpers/in-process.js';
 
 let sandbox: Sandbox | undefined;
@@ -97,4 +99,21 @@ describe('global contract', () => {
       expect(r.stderr).toMatch(/error: No conversations directory in .*no-such-dir\.\nhint: point --state-dir/);
     },
   );
+});
+
+describe('one rule for a linked token file', () => {
+  it('check fails on a symlinked acp_token.json, as logout refuses it', async () => {
+    sandbox ??= makeSandbox();
+    writeSettings(sandbox, { auth: { type: 'oauth-personal' } });
+    const real = path.join(sandbox.root, 'token-elsewhere.json');
+    fs.writeFileSync(real, JSON.stringify({ access_token: 'x', refresh_token: 'y' }), { mode: 0o600 });
+    fs.symlinkSync(real, path.join(sandbox.stateDir, 'acp_token.json'));
+    const check = await inSandbox(['check']);
+    expect(check.exit).not.toBe(0);
+    expect(check.stderr + check.stdout).toContain('is a symbolic link to');
+    expect(check.stdout + check.stderr).not.toContain('regular file, yours, mode 0600');
+    const logout = await inSandbox(['logout', '--json']);
+    expect(logout.exit).toBe(2);
+    expect((logout.json().error as { code: string }).code).toBe('unsafe-symlink');
+  });
 });
