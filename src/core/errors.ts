@@ -52,6 +52,17 @@ export const EXIT_TABLE: ReadonlyArray<{ exit: ExitCode; name: keyof typeof EXIT
   },
 ];
 
+/**
+ * Error codes that meant the same as another: old name -> the one code for
+ * that meaning. `error.code` carries the new name; for one schema version
+ * `error.deprecatedCode` still carries the old one (docs/json.md, "Renamed
+ * codes"), then the old names go from here and from the throw sites.
+ */
+export const DEPRECATED_ERROR_CODES: Readonly<Record<string, string>> = {
+  'no-login': 'no-pending-login',
+  'login-record-unsafe': 'login-record-unusable',
+};
+
 export interface AgyErrorOptions {
   hint?: string;
   cause?: unknown;
@@ -66,6 +77,8 @@ export interface AgyErrorOptions {
  */
 export class AgyError extends Error {
   readonly code: string;
+  /** The old name of `code`, while it is kept as an alias (DEPRECATED_ERROR_CODES). */
+  readonly deprecatedCode: string | undefined;
   readonly exit: ExitCode;
   readonly hint: string | undefined;
   readonly details: Record<string, unknown> | undefined;
@@ -74,13 +87,21 @@ export class AgyError extends Error {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'AgyError';
     this.exit = exit;
-    this.code = code;
+    const renamed = Object.hasOwn(DEPRECATED_ERROR_CODES, code) ? DEPRECATED_ERROR_CODES[code] : undefined;
+    this.code = renamed ?? code;
+    this.deprecatedCode = renamed === undefined ? undefined : code;
     this.hint = options.hint;
     this.details = options.details;
   }
 
-  toJSON(): { code: string; exit: number; message: string; hint?: string } {
-    return { code: this.code, exit: this.exit, message: this.message, ...(this.hint ? { hint: this.hint } : {}) };
+  toJSON(): { code: string; deprecatedCode?: string; exit: number; message: string; hint?: string } {
+    return {
+      code: this.code,
+      ...(this.deprecatedCode ? { deprecatedCode: this.deprecatedCode } : {}),
+      exit: this.exit,
+      message: this.message,
+      ...(this.hint ? { hint: this.hint } : {}),
+    };
   }
 }
 

@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AgyError, EXIT, usageError } from '../core/errors.js';
 import { fsyncDir, writeFileAtomic } from '../util/atomic-write.js';
+import { fsAgyError } from '../util/fs-errors.js';
 import { copyFileNoFollow, lstatOrNull, mkdirOwned, ownerFor } from '../util/safe-fs.js';
 import { AUTH_TYPE_INFO, AUTH_TYPE_LIST, type AuthType, envIsSet, normalizeAuthType } from './auth-types.js';
 import { setStringAt } from './jsonc.js';
@@ -192,7 +193,7 @@ function ensureStateDir(stateDir: string): boolean {
   try {
     mkdirOwned(stateDir);
   } catch (err) {
-    throw writeFailed(stateDir, err);
+    throw writeFailed(stateDir, whyMkdirFailed(stateDir, err));
   }
   return true;
 }
@@ -223,7 +224,32 @@ function commit(stateDir: string, file: SettingsFile, text: string): void {
   }
 }
 
+/**
+ * A recursive mkdir that cannot create a parent reports ENOENT for the leaf
+ * (on a read-only HOME, say). The deepest directory that exists says why:
+ * its own write access error (EROFS, EACCES) is the real one.
+ */
+function whyMkdirFailed(dir: string, err: unknown): unknown {
+  if ((err as NodeJS.ErrnoException).code !== 'ENOENT') return err;
+  let existing = path.resolve(dir);
+  while (!fs.existsSync(existing) && path.dirname(existing) !== existing) existing = path.dirname(existing);
+  try {
+    fs.accessSync(existing, fs.constants.W_OK);
+  } catch (real) {
+    return real;
+  }
+  return err;
+}
+
+/** An ordinary file-system failure is named as one (fs-read-only, fs-permission-denied, …, with path and errno). */
 function writeFailed(target: string, err: unknown): AgyError {
+  const ordinary = fsAgyError(err, { defaultPath: target });
+  if (ordinary)
+    return new AgyError(ordinary.exit, ordinary.code, `cannot write ${target}: ${ordinary.message}`, {
+      hint: `${ordinary.hint}, or pass --state-dir DIR (AGYCTL_STATE_DIR) for a state dir that can be written`,
+      details: ordinary.details,
+      cause: err,
+    });
   return new AgyError(EXIT.usage, 'settings-write-failed', `cannot write ${target}: ${(err as Error).message}`, {
     hint: 'check the permissions of the state directory, or run agyctl as the user the server runs as',
     cause: err,

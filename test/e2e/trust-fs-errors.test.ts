@@ -3,6 +3,8 @@
  * documented exit code (2 for bad paths and permissions, 6 for a full
  * backup destination), names the path and the fix, and never says
  * "Internal error". A full disk leaves no lock behind.
+ *
+ * @module-tag root
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -34,6 +36,27 @@ function expectOrdinary(r: RunResult, exit: number, code: string, mentions: stri
   expect(doc.error.message).toContain(mentions);
   expect(doc.error.hint).toBeTruthy();
 }
+
+describe('a read-only HOME', () => {
+  it('settings set-auth: fs-read-only naming the directory, with path and errno, not ENOENT from mkdir', async () => {
+    sandbox = makeSandbox();
+    fs.mkdirSync(sandbox.home, { recursive: true });
+    await execa('mount', ['--bind', sandbox.home, sandbox.home], { timeout: 10_000 });
+    try {
+      await execa('mount', ['-o', 'remount,bind,ro', sandbox.home, sandbox.home], { timeout: 10_000 });
+      const r = await agyctl(['settings', 'set-auth', 'oauth-personal', '--json'], sandbox);
+      expectOrdinary(r, 2, 'fs-read-only', sandbox.home);
+      const doc = parseJson(r.stdout) as { path: string; errno: string; error: { message: string } };
+      expect(doc).toMatchObject({ path: sandbox.home, errno: 'EROFS' });
+      expect(doc.error.message).not.toContain('ENOENT');
+      const human = await agyctl(['settings', 'set-auth', 'oauth-personal'], sandbox);
+      expect(human.stderr).toContain('the file system is read-only (EROFS)');
+      expect(human.stderr).toContain('--state-dir');
+    } finally {
+      await execa('umount', [sandbox.home], { timeout: 10_000, reject: false });
+    }
+  });
+});
 
 describe('backup destinations that cannot be used', () => {
   it('--to a regular file: exit 2 naming the file', async () => {

@@ -5,7 +5,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { EXIT } from '../../src/core/errors.js';
+import { AgyError, DEPRECATED_ERROR_CODES, EXIT } from '../../src/core/errors.js';
 
 const ROOT = path.resolve(import.meta.dirname, '..', '..');
 
@@ -59,5 +59,26 @@ describe('docs/json.md error codes', () => {
         'timeout',
       ]),
     );
+  });
+});
+
+describe('one code per meaning', () => {
+  it('a renamed code is emitted under its new name, the old one beside it for a version', () => {
+    const err = new AgyError(EXIT.usage, 'no-login', 'No login is recorded.');
+    expect(err.code).toBe('no-pending-login');
+    expect(err.toJSON()).toMatchObject({ code: 'no-pending-login', deprecatedCode: 'no-login', exit: 2 });
+    expect(new AgyError(EXIT.usage, 'login-record-unsafe', 'x').code).toBe('login-record-unusable');
+    expect(new AgyError(EXIT.usage, 'no-pending-login', 'x').toJSON()).not.toHaveProperty('deprecatedCode');
+  });
+
+  it('docs/json.md lists every renamed code with its new name', () => {
+    const doc = fs.readFileSync(path.join(ROOT, 'docs', 'json.md'), 'utf8');
+    const renamed = doc.slice(doc.indexOf('### Renamed codes'));
+    const rows = new Map([...renamed.matchAll(/^\| `([a-z-]+)` \| `([a-z-]+)` \|/gm)].map((m) => [m[1], m[2]]));
+    expect(Object.fromEntries(rows)).toEqual(DEPRECATED_ERROR_CODES);
+    // No other pair of documented codes shares a meaning.
+    const meanings = [...doc.matchAll(/^\| `([a-z-]+)` \| \d+ \| (.+) \|$/gm)].map((m) => m[2]);
+    const shared = meanings.filter((m, i) => meanings.indexOf(m) !== i && !/^a path that cannot be used/.test(m ?? ''));
+    expect(shared).toEqual([]);
   });
 });

@@ -117,3 +117,11 @@ describe('one rule for a linked token file', () => {
     expect((logout.json().error as { code: string }).code).toBe('unsafe-symlink');
   });
 });
+
+describe('renamed error codes', () => {
+  it('login status --wait with no login: no-pending-login, the old no-login beside it', async () => {
+    const r = await inSandbox(['login', 'status', '--wait', '--json']);
+    expect(r.exit).toBe(2);
+    expect(r.json().error).toMatchObject({ code: 'no-pending-login', deprecatedCode: 'no-login' });
+  });
+});
