@@ -5,6 +5,8 @@
  * this file knows that module's shapes.
  */
 
+import fs from 'node:fs';
+import { antigravity } from '../profiles/antigravity.js';
 import { AUTH_TYPE_INFO, type AuthType, envIsSet, neededEnv } from '../settings/auth-types.js';
 import { readSettings } from '../settings/read.js';
 import { authTypeOf, gcpOf, type Problem, problemsOf } from '../settings/validate.js';
@@ -24,8 +26,19 @@ export interface SettingsVerdict {
   data: Record<string, unknown> | undefined;
 }
 
-function errorFinding(problem: Problem): Finding {
-  if (NOT_LOGGED_IN.has(problem.id)) return fail('not-authenticated', problem.message, LOGIN_HINT);
+/**
+ * `agyctl login` only where it can work: it refuses a state dir the server
+ * cannot be pointed at (state-dir-not-steerable), so for one of those the fix
+ * is the state dir itself.
+ */
+function loginHint(stateDir: string): string {
+  if (antigravity.canSteer(stateDir)) return LOGIN_HINT;
+  const missing = fs.existsSync(stateDir) ? '' : ' does not exist and';
+  return `${stateDir}${missing} is not shaped <home>/${antigravity.stateDirShape}, so agyctl login cannot use it: check --state-dir (AGYCTL_STATE_DIR; the server's default is ~/${antigravity.stateDirShape}), then run agyctl login`;
+}
+
+function errorFinding(problem: Problem, stateDir: string): Finding {
+  if (NOT_LOGGED_IN.has(problem.id)) return fail('not-authenticated', problem.message, loginHint(stateDir));
   return fail('misconfigured', problem.message, problem.hint);
 }
 
@@ -37,7 +50,7 @@ export function judgeSettings(stateDir: string, env: NodeJS.ProcessEnv): Setting
   const authType = errors.length === 0 ? authTypeOf(file.data) : undefined;
   const first = errors.find((p) => NOT_LOGGED_IN.has(p.id)) ?? errors[0];
   const settings = first
-    ? { ...errorFinding(first), message: errors.map((p) => p.message).join('; ') }
+    ? { ...errorFinding(first, stateDir), message: errors.map((p) => p.message).join('; ') }
     : pass(`auth type ${authType} (${file.path})`);
   const advice = warnings.length > 0 ? warn(warnings.map((p) => p.message).join('; '), warnings[0]!.hint) : undefined;
   return { settings, advice, authType, oauth: authType ? AUTH_TYPE_INFO[authType].oauth : false, data: file.data };

@@ -44,6 +44,8 @@ export interface SettingsFile {
   error?: SettingsError;
   /** Why the file could not be read at all (permission denied, a directory...). */
   unreadable?: string;
+  /** What to do about it, when that is not "run as the server's user". */
+  unreadableFix?: string;
   mode?: number;
   uid?: number;
   gid?: number;
@@ -81,16 +83,32 @@ export function readSettings(stateDir: string, options: JsonOptions & { noFollow
   if (options.noFollow) return readNoFollow(base, options);
   try {
     st = fs.statSync(file);
-    if (st.isDirectory()) return { ...base, exists: true, unreadable: 'settings.json is a directory, not a file' };
+    if (st.isDirectory()) return isADirectory(base);
     raw = fs.readFileSync(file, 'utf8');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return base;
+    if (code === 'ENOTDIR') return stateDirNotADirectory(base, stateDir);
     return { ...base, exists: true, unreadable: (err as Error).message };
   }
   const found: SettingsFile = { ...base, exists: true, raw, mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
   return { ...found, ...parseSettingsText(raw, options) };
 }
+
+const isADirectory = (base: SettingsFile): SettingsFile => ({
+  ...base,
+  exists: true,
+  unreadable: 'settings.json is a directory, not a file',
+  unreadableFix: `move it aside (mv ${base.path} ${base.path}.dir), then write the file with agyctl settings set-auth <type>`,
+});
+
+/** `--state-dir /etc/passwd`: there is no settings.json because the state dir is not a directory at all. */
+const stateDirNotADirectory = (base: SettingsFile, stateDir: string): SettingsFile => ({
+  ...base,
+  exists: false,
+  unreadable: `the state dir ${stateDir} is not a directory`,
+  unreadableFix: "point --state-dir (AGYCTL_STATE_DIR) at the server's state directory, e.g. ~/.gemini/antigravity-acp",
+});
 
 function readNoFollow(base: SettingsFile, options: JsonOptions): SettingsFile {
   if (base.symlink) throw unsafeSymlinkError(base.path, 'settings.json');
@@ -99,12 +117,13 @@ function readNoFollow(base: SettingsFile, options: JsonOptions): SettingsFile {
     fd = openNoFollow(base.path, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK, 0, 'settings.json');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return base;
+    if ((err as NodeJS.ErrnoException).code === 'ENOTDIR') return stateDirNotADirectory(base, path.dirname(base.path));
     if (err instanceof AgyError) throw err; // unsafe-symlink
     return { ...base, exists: true, unreadable: (err as Error).message };
   }
   try {
     const st = fs.fstatSync(fd);
-    if (st.isDirectory()) return { ...base, exists: true, unreadable: 'settings.json is a directory, not a file' };
+    if (st.isDirectory()) return isADirectory(base);
     if (!st.isFile()) return { ...base, exists: true, unreadable: 'settings.json is not a regular file' };
     const raw = fs.readFileSync(fd, 'utf8');
     return {

@@ -204,6 +204,15 @@ function secretProblems(data: Data): Problem[] {
 
 /** Every problem with the file: existence, readability, syntax, shape, permissions, then the content. */
 export function problemsOf(file: SettingsFile, env: Env, uid = process.getuid?.() ?? -1): Problem[] {
+  if (file.unreadable)
+    return [
+      {
+        id: 'settings-unreadable',
+        severity: 'error',
+        message: `cannot read ${file.path}: ${file.unreadable}`,
+        hint: file.unreadableFix ?? 'run as the user the server runs as, or fix its permissions',
+      },
+    ];
   if (!file.exists)
     return [
       {
@@ -211,15 +220,6 @@ export function problemsOf(file: SettingsFile, env: Env, uid = process.getuid?.(
         severity: 'error',
         message: `${file.path} does not exist: the server answers "Authentication required"`,
         hint: SET_AUTH_HINT,
-      },
-    ];
-  if (file.unreadable)
-    return [
-      {
-        id: 'settings-unreadable',
-        severity: 'error',
-        message: `cannot read ${file.path}: ${file.unreadable}`,
-        hint: 'run as the user the server runs as, or fix the file',
       },
     ];
   const problems: Problem[] = [];

@@ -125,3 +125,33 @@ describe('renamed error codes', () => {
     expect(r.json().error).toMatchObject({ code: 'no-pending-login', deprecatedCode: 'no-login' });
   });
 });
+
+describe('settings paths that are not what they should be', () => {
+  it('settings.json that is a directory: show says so and how to fix it, not "mode ?"', async () => {
+    sandbox ??= makeSandbox();
+    fs.mkdirSync(path.join(sandbox.stateDir, 'settings.json'), { recursive: true });
+    const r = await inSandbox(['settings', 'show']);
+    expect(r.stdout).toContain('exists:    yes, but settings.json is a directory, not a file');
+    expect(r.stdout).not.toContain('mode ?');
+    expect(r.stdout + r.stderr).toContain('move it aside (mv ');
+    expect(r.stdout + r.stderr).not.toContain('run as the user the server runs as');
+  });
+
+  it('--state-dir that is a file: show names the state dir and --state-dir', async () => {
+    sandbox ??= makeSandbox();
+    const file = path.join(sandbox.root, 'a-file');
+    fs.writeFileSync(file, 'x');
+    const r = await inSandbox(['--state-dir', file, 'settings', 'show']);
+    expect(r.stdout).toContain(`exists:    no: the state dir ${file} is not a directory`);
+    expect(r.stdout + r.stderr).toContain('point --state-dir');
+    expect(r.stdout + r.stderr).not.toContain('run as the user the server runs as');
+  });
+
+  it('check on a state dir login cannot use suggests fixing --state-dir, not a login that refuses it', async () => {
+    const r = await inSandbox(['check', '--state-dir', '/nonexistent/dir']);
+    expect(r.stdout).toContain('/nonexistent/dir does not exist and is not shaped <home>/.gemini/antigravity-acp');
+    expect(r.stdout).not.toMatch(/fix: run: agyctl login$/m);
+    const good = await inSandbox(['check']);
+    expect(good.stdout).toMatch(/fix: run: agyctl login$/m);
+  });
+});

@@ -67,9 +67,7 @@ export function runShow(io: CommandIO): CommandResult {
   const problems = problemsOf(file, io.ctx.env);
   if (!io.opts.json) {
     io.out.print(`settings:  ${file.path}${file.symlink ? ` -> ${file.target}` : ''}`);
-    io.out.print(
-      `exists:    ${file.exists ? `yes (mode ${summary.mode ?? '?'}, owner ${summary.owner ?? summary.uid ?? '?'})` : 'no'}`,
-    );
+    io.out.print(`exists:    ${existsLine(file, summary)}`);
     const rawType = summary.authTypeRaw;
     const legacy = rawType !== null && rawType !== summary.authType ? ` (written as ${JSON.stringify(rawType)})` : '';
     io.out.print(
@@ -186,4 +184,13 @@ function printSetAuth(
   }
   for (const p of problems) io.out.warn(`${p.message} (fix: ${p.hint})`);
   if (notice) io.out.print(notice);
+}
+
+/** What is at the path: a file with its mode and owner, nothing, or why it cannot be read (never "mode ?"). */
+function existsLine(
+  file: SettingsFile,
+  summary: { mode?: string | undefined; owner?: string | undefined; uid?: number | undefined },
+): string {
+  if (file.unreadable) return `${file.exists ? 'yes, but' : 'no:'} ${file.unreadable}`;
+  return file.exists ? `yes (mode ${summary.mode ?? '?'}, owner ${summary.owner ?? summary.uid ?? '?'})` : 'no';
 }
