@@ -1,6 +1,6 @@
 /**
  * Import rules for agyctl (docs/architecture.md). Arrows point down only:
- *   cli -> use cases (login check backup settings connect probe) -> profiles -> acp -> core, util
+ *   cli -> probe/connect/backup -> login/check -> settings -> profiles -> acp -> util -> core
  * `npm test` runs `depcruise` with these rules; a violation names the import.
  */
 module.exports = {
@@ -28,10 +28,17 @@ module.exports = {
       to: { path: '^src/(?!acp/|core/|util/)' },
     },
     {
-      name: 'core-and-util-are-leaves',
+      name: 'core-is-the-bottom',
       severity: 'error',
-      comment: 'src/core and src/util import nothing else from src.',
-      from: { path: '^src/(core|util)/' },
+      comment: 'src/core imports nothing from src but core: every arrow points down to it.',
+      from: { path: '^src/core/' },
+      to: { path: '^src/(?!core/)' },
+    },
+    {
+      name: 'util-uses-only-core',
+      severity: 'error',
+      comment: 'src/util imports nothing from src but util and core.',
+      from: { path: '^src/util/' },
       to: { path: '^src/(?!core/|util/)' },
     },
     {

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { conversationFiles, tempRoot } from '../core/paths.js';
-import { childPath, isUuid } from '../util/safe-path.js';
+import { childPath, isUuid } from '../core/safe-path.js';
 import type { CallOptions, Connection } from './connection.js';
 import { closeSession, currentModel, newSession } from './protocol.js';
 

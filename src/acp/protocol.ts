@@ -5,7 +5,7 @@
  */
 import type { InitializeResponse, NewSessionResponse } from '@agentclientprotocol/sdk';
 import { AgyError, EXIT } from '../core/errors.js';
-import { isUuid, showUntrusted } from '../util/safe-path.js';
+import { isUuid, showUntrusted } from '../core/safe-path.js';
 import { AcpError } from './acp-error.js';
 import type { CallOptions, Connection } from './connection.js';
 import { redactText } from './redact.js';

@@ -2,7 +2,8 @@
  * The Examples and Exit codes sections of every `--help`, in one place,
  * keyed by command path ('' is the program itself). buildProgram appends
  * them with commander's addHelpText('after'), so command files stay about
- * flags. Plain data: it is loaded on every start, including `--help`.
+ * flags. Plain data, loaded only when help is about to be shown (main.ts's
+ * wantsHelp), so other runs start without it.
  */
 import type { Command } from 'commander';
 

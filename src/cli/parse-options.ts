@@ -13,3 +13,6 @@ export function parseCountOption(flag: string, value: string): number {
   if (!/^\d+$/.test(value)) throw usageError(`${flag} must be a whole number (got ${JSON.stringify(value)}).`);
   return Number(value);
 }
+
+/** commander's argParser for a repeatable option (`--session A --session B` -> ['A', 'B']). */
+export const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];

@@ -1,8 +1,9 @@
 /**
  * What a use case runs with: the process surroundings (RunContext), the
  * server it works on (ServerTarget), a Reporter for progress and events and
- * a protocol tracer. Tests build one by hand; bin/agyctl.js builds the
- * RunContext from the process and src/cli/main.ts the rest.
+ * a protocol tracer. Tests build one by hand; for the real process,
+ * main() in src/cli/main.ts builds the RunContext (bin/agyctl.js only calls
+ * it) and run() the rest, once commander has parsed the global options.
  */
 import type { Readable, Writable } from 'node:stream';
 import type { ExitCode } from './errors.js';

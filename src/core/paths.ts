@@ -5,8 +5,8 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { childPath } from '../util/safe-path.js';
 import { usageError } from './errors.js';
+import { childPath } from './safe-path.js';
 
 type Env = NodeJS.ProcessEnv;
 

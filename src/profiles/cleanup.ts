@@ -13,9 +13,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { removeConversation } from '../acp/probe-session.js';
 import { tempRoot } from '../core/paths.js';
+import { childPath } from '../core/safe-path.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { ownerFor, readFileNoFollow } from '../util/safe-fs.js';
-import { childPath } from '../util/safe-path.js';
 import { geminiCliFiles } from './gemini-cli-paths.js';
 import type { ProfileId, ServerProfile } from './types.js';
 

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { removeConversation } from '../../src/acp/probe-session.js';
 import { discoverSessions } from '../../src/backup/discover.js';
 import { conversationFiles } from '../../src/core/paths.js';
-import { assertUuid, childPath, isUuid, UnsafePathError } from '../../src/util/safe-path.js';
+import { assertUuid, childPath, isUuid, UnsafePathError } from '../../src/core/safe-path.js';
 
 describe('safe paths', () => {
   it('accepts UUIDs only', () => {

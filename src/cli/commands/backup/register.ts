@@ -1,7 +1,7 @@
 /** agyctl backup [verify SNAPSHOT]: consistent snapshots of live conversation databases (docs/backup.md). */
 import type { Command } from 'commander';
 import type { ActionFactory } from '../../action.js';
-import { collect } from '../../repeatable.js';
+import { collect } from '../../parse-options.js';
 
 export function register(program: Command, action: ActionFactory): void {
   const backup = program

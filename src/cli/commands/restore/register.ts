@@ -1,7 +1,7 @@
 /** agyctl restore SNAPSHOT: put conversations back from a snapshot (the server must be stopped). */
 import type { Command } from 'commander';
 import type { ActionFactory } from '../../action.js';
-import { collect } from '../../repeatable.js';
+import { collect } from '../../parse-options.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program
