@@ -12,12 +12,23 @@ export interface PreparedCheck extends CheckOptions {
   prometheus: string | undefined;
 }
 
-export function prepareCheck(io: CommandIO, raw: Record<string, unknown>): PreparedCheck {
-  const timeoutLabel = String(raw.timeout ?? '60s');
+/** `agyctl check`'s own flags, as commander produces them (register.ts). */
+export interface CheckFlags {
+  live?: boolean;
+  restart?: boolean;
+  prompt?: boolean;
+  model?: string;
+  /** Has a default ('60s'). */
+  timeout: string;
+  prometheus?: string;
+}
+
+export function prepareCheck(io: CommandIO, flags: CheckFlags): PreparedCheck {
+  const timeoutLabel = flags.timeout;
   const timeoutMs = parseDurationOption('--timeout', timeoutLabel);
-  const restart = Boolean(raw.restart);
-  const prompt = Boolean(raw.prompt);
-  const model = raw.model as string | undefined;
+  const restart = flags.restart === true;
+  const prompt = flags.prompt === true;
+  const model = flags.model;
   if (model !== undefined && !/^[A-Za-z0-9._:/-]+$/.test(model))
     throw usageError(`--model must be a model id like gemini-3.8-flash-low (got ${JSON.stringify(model)}).`);
   if (model !== undefined && !restart && !prompt)
@@ -25,9 +36,17 @@ export function prepareCheck(io: CommandIO, raw: Record<string, unknown>): Prepa
       '--model only matters with --restart or --prompt.',
       'add --restart (or --prompt), or drop --model',
     );
-  const prometheus = typeof raw.prometheus === 'string' ? path.resolve(io.ctx.cwd, raw.prometheus) : undefined;
+  const prometheus = flags.prometheus === undefined ? undefined : path.resolve(io.ctx.cwd, flags.prometheus);
   if (prometheus) assertMetricsTarget(prometheus);
-  return { live: Boolean(raw.live) || restart || prompt, restart, prompt, model, timeoutMs, timeoutLabel, prometheus };
+  return {
+    live: flags.live === true || restart || prompt,
+    restart,
+    prompt,
+    model,
+    timeoutMs,
+    timeoutLabel,
+    prometheus,
+  };
 }
 
 export async function runCheckCommand(io: CommandIO, o: PreparedCheck): Promise<CommandResult> {

@@ -1,6 +1,7 @@
 /** agyctl check: are the credentials healthy, for a person and for CI (docs/check.md). */
 import type { Command } from 'commander';
 import type { ActionFactory } from '../../action.js';
+import type { CheckFlags } from './handler.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program
@@ -13,7 +14,7 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--timeout <duration>', 'deadline for the whole check', '60s')
     .option('--prometheus <file>', 'also write node_exporter textfile-collector metrics to FILE, atomically')
     .action(
-      action(async (io, { options }) => {
+      action<CheckFlags>(async (io, { options }) => {
         const { prepareCheck, runCheckCommand } = await import('./handler.js');
         return runCheckCommand(io, prepareCheck(io, options));
       }),

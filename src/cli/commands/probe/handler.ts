@@ -4,17 +4,24 @@ import { EXIT, usageError } from '../../../core/errors.js';
 import type { HandlerArgs } from '../../action.js';
 import type { CommandIO, CommandResult } from '../../context.js';
 
-export async function probeCommand(io: CommandIO, { options }: HandlerArgs): Promise<CommandResult> {
+/** `agyctl probe`'s own flags, as commander produces them (register.ts). */
+export interface ProbeFlags {
+  /** Has a default ('60s'). */
+  timeout: string;
+  signIn?: boolean;
+  method?: string;
+  /** `--no-fake-display` makes it false. */
+  fakeDisplay: boolean;
+}
+
+export async function probeCommand(io: CommandIO, { options }: HandlerArgs<ProbeFlags>): Promise<CommandResult> {
   const { parseDurationOption } = await import('../../parse-options.js');
-  const timeoutMs = parseDurationOption('--timeout', options.timeout as string);
+  const timeoutMs = parseDurationOption('--timeout', options.timeout);
   if (options.signIn) {
     const { runSignInProbe } = await import('./sign-in-handler.js');
-    return runSignInProbe(io, {
-      timeoutMs,
-      method: options.method as string | undefined,
-      fakeDisplay: options.fakeDisplay !== false,
-    });
+    return runSignInProbe(io, { timeoutMs, method: options.method, fakeDisplay: options.fakeDisplay });
   }
+
   if (options.method !== undefined) {
     throw usageError('--method only matters with --sign-in.', 'add --sign-in, or drop --method');
   }

@@ -1,6 +1,7 @@
 /** agyctl probe: start the server, initialize, report what it is and how fast it came up, stop it; --sign-in: how it offers sign-in. */
 import type { Command } from 'commander';
 import type { ActionFactory } from '../../action.js';
+import type { ProbeFlags } from './handler.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program
@@ -17,5 +18,5 @@ export function register(program: Command, action: ActionFactory): void {
     )
     .option('--method <id>', "with --sign-in: the auth method to call (default: the profile's browser method)")
     .option('--no-fake-display', 'with --sign-in: do not give the server a placeholder DISPLAY')
-    .action(action(async (io, input) => (await import('./handler.js')).probeCommand(io, input)));
+    .action(action<ProbeFlags>(async (io, input) => (await import('./handler.js')).probeCommand(io, input)));
 }

@@ -19,6 +19,7 @@ import {
   whereToSetEnv,
 } from '../../../settings/validate.js';
 import { type SetAuthResult, setAuthType } from '../../../settings/write.js';
+import type { HandlerArgs } from '../../action.js';
 import type { CommandIO, CommandResult } from '../../context.js';
 
 function fileSummary(file: SettingsFile): Record<string, unknown> {
@@ -106,6 +107,20 @@ export interface SetAuthInput {
   project: string | undefined;
   location: string | undefined;
   force: boolean;
+}
+
+/** `agyctl settings set-auth`'s own flags, as commander produces them (register.ts). */
+export interface SetAuthFlags {
+  project?: string;
+  location?: string;
+  force?: boolean;
+}
+
+/** commander's values, checked once: `<type>` is required, so commander has refused its absence already. */
+export function setAuthInput({ args, options }: HandlerArgs<SetAuthFlags>): SetAuthInput {
+  const [type] = args;
+  if (typeof type !== 'string') throw new TypeError('set-auth: commander passed no <type>');
+  return { type, project: options.project, location: options.location, force: options.force === true };
 }
 
 export function runSetAuth(io: CommandIO, input: SetAuthInput): CommandResult {

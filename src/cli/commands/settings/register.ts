@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import { AUTH_TYPE_LIST } from '../../../settings/auth-types.js';
 import type { ActionFactory } from '../../action.js';
+import type { SetAuthFlags } from './handler.js';
 
 export function register(program: Command, action: ActionFactory): void {
   const settings = program
@@ -27,15 +28,10 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--location <region>', 'gcp.location, a region like us-central1 (default $GOOGLE_CLOUD_LOCATION)')
     .option('--force', 'move an unparsable settings.json aside to settings.json.bak-<UTC time> and write a fresh one')
     .action(
-      action(async (io, { args, options }) => {
+      action<SetAuthFlags>(async (io, input) => {
         (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'settings');
-        const { runSetAuth } = await import('./handler.js');
-        return runSetAuth(io, {
-          type: args[0] as string,
-          project: options.project as string | undefined,
-          location: options.location as string | undefined,
-          force: options.force === true,
-        });
+        const { runSetAuth, setAuthInput } = await import('./handler.js');
+        return runSetAuth(io, setAuthInput(input));
       }),
     );
   settings
