@@ -33,6 +33,7 @@ export interface CallOptions {
 
 interface Pending {
   method: string;
+  sentAt: number;
   resolve: (value: unknown) => void;
   reject: (err: unknown) => void;
   timer: NodeJS.Timeout | undefined;
@@ -61,6 +62,7 @@ export class Connection {
   private readonly messageHandlers = new Set<ServerMessageHandler>();
   private requestHandler: RequestHandler = defaultRequestHandler;
   private failure: Error | undefined;
+  private callListener: ((method: string, ms: number, ok: boolean) => void) | undefined;
   private readonly splitter: LineSplitter;
   private readonly endHandlers = new Set<() => void>();
   /** For telling "not an ACP server" from "slow": non-JSON stdout lines before any JSON-RPC message. */
@@ -126,6 +128,11 @@ export class Connection {
     return () => this.messageHandlers.delete(handler);
   }
 
+  /** Each call of ours, once settled: its method, how long it took and whether it succeeded (for --verbose). */
+  onCallSettled(listener: (method: string, ms: number, ok: boolean) => void): void {
+    this.callListener = listener;
+  }
+
   setRequestHandler(handler: RequestHandler): void {
     this.requestHandler = handler;
   }
@@ -139,6 +146,7 @@ export class Connection {
       const onAbort = (): void => this.settle(id, new InterruptedError());
       const entry: Pending = {
         method,
+        sentAt: Date.now(),
         resolve: resolve as (v: unknown) => void,
         reject,
         timer: setTimeout(
@@ -188,6 +196,7 @@ export class Connection {
     this.pending.delete(id);
     if (entry.timer) clearTimeout(entry.timer);
     entry.cleanup();
+    this.callListener?.(entry.method, Date.now() - entry.sentAt, !err);
     if (err) entry.reject(err);
     else entry.resolve(value);
   }

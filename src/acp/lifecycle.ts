@@ -42,7 +42,9 @@ export async function startServer(options: StartOptions): Promise<RunningServer>
         'protocol-error',
         'The server answered initialize with something that is not an object.',
       );
-    return { server, init, initMs: Date.now() - server.startedAt };
+    const initMs = Date.now() - server.startedAt;
+    options.onNote?.(`the server answered initialize ${initMs} ms after it was started (pid ${server.pid})`);
+    return { server, init, initMs };
   } catch (err) {
     await server.stop(FAILED_STOP);
     // A deadline passed while the server printed only non-JSON: say what it is, not "slow".

@@ -100,6 +100,10 @@ export class AcpServer {
     const note = (stream: string) => (bytes: number) =>
       o.onNote?.(`dropped a ${bytes}-byte line from the server's ${stream} (longer than agyctl keeps)`);
     this.connection = new Connection(child.stdout!, child.stdin!, tracer, note('stdout'));
+    if (o.onNote) {
+      const onNote = o.onNote;
+      this.connection.onCallSettled((method, ms, ok) => onNote(`${method}: ${ok ? 'answered' : 'failed'} in ${ms} ms`));
+    }
     if (o.onServerMessage) this.connection.onServerMessage(o.onServerMessage);
     // Redacted at the source: the tail, the trace and every display see only serverText().
     const onOutputLine = (line: string, stream: 'stdout' | 'stderr', raw: string): string => {
@@ -142,6 +146,7 @@ export class AcpServer {
 
   static start(options: StartServerOptions): AcpServer {
     const { command } = options;
+    options.onNote?.(`starting the server: ${serverText(command.display, { singleLine: true })} (in ${options.cwd})`);
     const startedAt = Date.now();
     const child = execa(command.file, command.args, {
       cwd: options.cwd,

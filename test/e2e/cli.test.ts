@@ -34,6 +34,20 @@ describe('global contract', () => {
 });
 
 describe('probe', () => {
+  it.each([[['probe']], [['check', '--live']]])(
+    '%j -v shows the server command, its start-up time and each request with its latency',
+    async (argv) => {
+      sandbox = makeSandbox();
+      const verbose = await agyctl([...argv, '-v'], sandbox);
+      expect(verbose.stderr).toMatch(/^starting the server: .*agy-acp-sim/m);
+      expect(verbose.stderr).toMatch(/^initialize: answered in \d+ ms$/m);
+      expect(verbose.stderr).toMatch(/^the server answered initialize \d+ ms after it was started \(pid \d+\)$/m);
+      if (argv[0] === 'check') expect(verbose.stderr).toMatch(/^session\/new: (answered|failed) in \d+ ms$/m);
+      const quiet = await agyctl(argv, sandbox);
+      expect(quiet.stderr).not.toContain('starting the server');
+    },
+  );
+
   it('reports build, protocol, auth methods, capabilities and timing', async () => {
     sandbox = makeSandbox({ AGY_SIM_STARTUP_MS: '300' });
     const r = await agyctl(['probe', '--json'], sandbox);
