@@ -122,7 +122,10 @@ const MAX_REMOTE_LINE = 500;
 const remoteLine = (text: string): string => serverText(text, { singleLine: true }).slice(0, MAX_REMOTE_LINE);
 
 /** A check status is a word (ok, not-authenticated, ...); anything else is shown as what it is not. */
-const remoteStatus = (status: string): string => (/^[a-z][a-z-]{0,40}$/.test(status) ? status : 'unrecognised');
+const remoteStatus = (status: string): string => {
+  const word = remoteLine(status);
+  return /^[a-z][a-z-]{0,40}$/.test(word) ? word : 'unrecognised';
+};
 
 interface CheckDocument {
   status?: unknown;
