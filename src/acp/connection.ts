@@ -7,6 +7,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { AgyError, EXIT, InterruptedError, TimeoutError } from '../core/errors.js';
 import { nullTracer, type Tracer } from '../core/trace.js';
+import { formatDuration } from '../util/duration.js';
 import { AcpError } from './acp-error.js';
 import { encodeMessage, type JsonRpcId, type JsonRpcMessage, LineSplitter, parseLine } from './framing.js';
 import { serverText, serverValue } from './redact.js';
@@ -153,7 +154,7 @@ export class Connection {
           () =>
             this.settle(
               id,
-              new TimeoutError(`The server did not answer ${method} within ${Math.round(timeoutMs / 1000)}s.`),
+              new TimeoutError(`The server did not answer ${method} within ${formatDuration(timeoutMs)}.`),
             ),
           timeoutMs,
         ),

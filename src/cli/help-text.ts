@@ -26,6 +26,10 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
   '': {
     examples: [
       ['agyctl check', 'is the server configured and signed in?'],
+      [
+        'agyctl check --live --timeout 2min',
+        'durations as systemd spells them: 500ms, 90s, 2min, 1h 30min, 1d (a unit is required; at most 24d)',
+      ],
       ['agyctl login --ssh-target box.example.com', 'sign a headless box in over SSH'],
       ['source <(agyctl completion bash)', 'tab completion for this shell'],
     ],
@@ -241,7 +245,11 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
   completion: {
     examples: [
       ['source <(agyctl completion bash)', 'bash, this shell; add the line to ~/.bashrc to keep it'],
-      ['source <(agyctl completion zsh)', 'zsh (uses bashcompinit); add the line to ~/.zshrc to keep it'],
+      [
+        'agyctl completion zsh > ~/.zfunc/_agyctl',
+        'zsh: a native completion function; put ~/.zfunc on $fpath before compinit in ~/.zshrc',
+      ],
+      ['source <(agyctl completion zsh)', 'zsh, this shell (after compinit)'],
       ['agyctl completion fish > ~/.config/fish/completions/agyctl.fish', 'fish'],
     ],
     exits: [

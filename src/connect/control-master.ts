@@ -8,8 +8,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { execa, type ResultPromise } from 'execa';
+import { serverText } from '../acp/redact.js';
 import { AgyError, EXIT, InterruptedError, TimeoutError } from '../core/errors.js';
 import { pause } from '../util/deadline.js';
+import { formatDuration } from '../util/duration.js';
 
 export interface MasterOptions {
   destination: string;
@@ -19,7 +21,7 @@ export interface MasterOptions {
   tempRoot: string;
   /** Give ssh the terminal so it can ask for a password or a host key confirmation. */
   interactive: boolean;
-  /** Each line ssh writes to stderr (shown with --verbose). */
+  /** Each line ssh writes to stderr (shown with --verbose), redacted and without control characters. */
   onLog?: (line: string) => void;
 }
 
@@ -109,7 +111,9 @@ export class SshMaster {
     return this.exitInfo !== undefined;
   }
 
-  private log(line: string): void {
+  /** ssh's stderr carries the remote side's words too (banners, its shell's errors): made safe to show on arrival. */
+  private log(raw: string): void {
+    const line = remoteText(raw);
     if (line.trim() === '') return;
     this.tail.push(line);
     if (this.tail.length > TAIL_LINES) this.tail.shift();
@@ -147,7 +151,7 @@ export class SshMaster {
       }
       if (Date.now() >= deadline) {
         throw new TimeoutError(
-          `SSH to ${this.destination} did not finish connecting within ${Math.round(timeoutMs / 1000)}s.`,
+          `SSH to ${this.destination} did not finish connecting within ${formatDuration(timeoutMs)}.`,
           'check the host and network, or allow more time with --ssh-timeout (a password prompt counts against it)',
         );
       }
@@ -165,10 +169,10 @@ export class SshMaster {
       timeout: timeoutMs,
       detached: true, // not in our process group: a Ctrl-C on the terminal must not cut a cleanup step short
     });
-    const message = `${String(r.stderr)}\n${String(r.stdout)}`.trim();
+    const message = remoteText(`${String(r.stderr)}\n${String(r.stdout)}`.trim());
     return {
       ok: r.exitCode === 0,
-      message: r.timedOut ? `ssh -O ${op} did not answer within ${timeoutMs / 1000}s` : message,
+      message: r.timedOut ? `ssh -O ${op} did not answer within ${formatDuration(timeoutMs)}` : message,
     };
   }
 
@@ -192,7 +196,7 @@ export class SshMaster {
     });
     return {
       ok: r.exitCode === 0,
-      message: String(r.stderr).trim(),
+      message: remoteText(String(r.stderr).trim()),
       stdout: String(r.stdout),
       exitCode: typeof r.exitCode === 'number' ? r.exitCode : null,
     };
@@ -211,6 +215,9 @@ export class SshMaster {
     }
   }
 }
+
+/** Text from ssh or the remote box, safe to keep and show: one line, redacted, no control characters. */
+const remoteText = (text: string): string => serverText(text, { singleLine: true });
 
 /** The forward connect adds: the laptop's 127.0.0.1:<port> to the remote's 127.0.0.1:<port> (Google redirects the browser to that exact port). */
 export function forwardSpec(port: number): string {

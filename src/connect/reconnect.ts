@@ -7,11 +7,14 @@
  * command line), and waits with `login status --wait --json`. When it
  * cannot get back in time it prints the exact commands to resume by hand.
  */
+import { serverText, serverValue } from '../acp/redact.js';
 import { AgyError, EXIT, type ExitCode, InterruptedError } from '../core/errors.js';
 import type { CommandIO, CommandResult } from '../core/io.js';
 import { tempRoot } from '../core/paths.js';
 import { type PasteReader, startPasteReader } from '../login/paste.js';
+import { validateAuthUrl, validateCodeEntryUrl } from '../profiles/auth-url.js';
 import { pause } from '../util/deadline.js';
+import { sanitizeForTerminal } from '../util/terminal-text.js';
 import { SshMaster } from './control-master.js';
 import { checkLocalPort } from './local-port.js';
 import { shellQuote } from './remote-command.js';
@@ -39,27 +42,54 @@ type RemoteStatus = Record<string, unknown> & {
   outcome?: { exit?: number; code?: string; message?: string; hint?: string } | null;
 };
 
+/** The remote `login status --json` document: every string redacted and stripped of control characters (the URL only stripped). */
 function parseStatus(stdout: string | undefined): RemoteStatus | undefined {
+  let login: unknown;
   try {
-    const doc = JSON.parse(stdout ?? '') as { login?: RemoteStatus | null };
-    return doc.login ?? undefined;
+    login = (JSON.parse(stdout ?? '') as { login?: unknown }).login;
   } catch {
     return undefined;
   }
+  if (!login || typeof login !== 'object' || Array.isArray(login)) return undefined;
+  const url = (login as { url?: unknown }).url;
+  const safe = serverValue(login) as RemoteStatus;
+  if (typeof url === 'string') safe.url = sanitizeForTerminal(url, { singleLine: true });
+  return safe;
 }
 
-/** The commands a person runs to pick the login up by hand. */
+/** A resumed login's URL is shown only when it is a sign-in URL login itself would show. */
+function shownUrl(url: unknown): string {
+  const text = typeof url === 'string' ? url : '';
+  return validateAuthUrl(text).ok || validateCodeEntryUrl(text).ok
+    ? text
+    : '(the remote login status gave no Google sign-in URL; not shown)';
+}
+
+/**
+ * The commands a person runs to pick the login up by hand: every word quoted
+ * for a POSIX shell, and `--` before the destination, as ssh gets it from us.
+ */
 export function manualResume(o: ResumeOptions, port: number | undefined): string[] {
-  const ssh = ['ssh', ...o.sshOptions.flatMap((opt) => ['-o', shellQuote(opt)])].join(' ');
-  const lines = [`${ssh} ${o.destination} ${shellQuote(`${o.remoteAgyctl} login status`)}`];
+  const ssh = (options: string[], remote?: string): string =>
+    [
+      'ssh',
+      ...o.sshOptions.flatMap((opt) => ['-o', opt]),
+      ...options,
+      '--',
+      o.destination,
+      ...(remote === undefined ? [] : [remote]),
+    ]
+      .map(shellQuote)
+      .join(' ');
+  const lines = [ssh([], `${o.remoteAgyctl} login status`)];
   if (port !== undefined)
     lines.push(
-      `${ssh} -N -L ${port}:127.0.0.1:${port} -o ExitOnForwardFailure=yes ${o.destination}   # then sign in with the URL status shows`,
+      `${ssh(['-N', '-L', `${port}:127.0.0.1:${port}`, '-o', 'ExitOnForwardFailure=yes'])}   # then sign in with the URL status shows`,
     );
   lines.push(
-    `${ssh} ${o.destination} ${shellQuote(`${o.remoteAgyctl} login finish`)}   # without a tunnel: paste the address the browser ended on`,
+    `${ssh([], `${o.remoteAgyctl} login finish`)}   # without a tunnel: paste the address the browser ended on`,
   );
-  lines.push(`${ssh} ${o.destination} ${shellQuote(`${o.remoteAgyctl} login status --wait`)}`);
+  lines.push(ssh([], `${o.remoteAgyctl} login status --wait`));
   return lines;
 }
 
@@ -162,7 +192,7 @@ async function resumeOn(
         `Reconnected to ${o.destination}; the login there is still waiting${fwd.ok ? ` and 127.0.0.1:${port} is forwarded again` : ` (cannot forward port ${port}: ${fwd.message})`}.`,
       );
       out.info(out.e.bold('Finish signing in (open the URL again if your browser lost it):'));
-      out.raw(String(status.url));
+      out.raw(shownUrl(status.url));
     }
   }
   const paste: PasteReader = startPasteReader(
@@ -171,7 +201,8 @@ async function resumeOn(
     (line) => {
       if (line.trim())
         void master.runRemote(`${o.remoteAgyctl} login finish`, STATUS_TIMEOUT_MS, `${line.trim()}\n`).then((f) => {
-          if (!f.ok && !out.json) out.warn(`not delivered: ${(f.stdout ?? '').trim() || f.message}`);
+          if (!f.ok && !out.json)
+            out.warn(`not delivered: ${serverText((f.stdout ?? '').trim(), { singleLine: true }) || f.message}`);
         });
     },
   );

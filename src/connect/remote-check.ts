@@ -7,6 +7,7 @@
  */
 import { execa } from 'execa';
 import { registerGroup, unregisterGroup } from '../acp/children.js';
+import { serverText } from '../acp/redact.js';
 import { type SshMaster, settlesWithin } from './control-master.js';
 import { PID_MARKER, shellQuote } from './remote-command.js';
 
@@ -17,8 +18,9 @@ export interface RemoteCheck {
   status: string | undefined;
   /** The live check's own duration (mostly the server's start-up), when it ran. */
   liveMs: number | null;
-  /** Its failed checks' messages, for the summary. */
+  /** Its failed checks' messages, for the summary (redacted, one line each, like every remote string here). */
   findings: string[];
+  /** The last lines of its stderr, redacted and without control characters. */
   stderr: string;
   interrupted: boolean;
   timedOut: boolean;
@@ -80,18 +82,20 @@ export async function runRemoteCheck(
   const stderr = String(r.stderr ?? '');
   const doc = parseDocument(String(r.stdout ?? ''));
   const live = doc?.checks?.find((c) => c.id === 'live');
+  // Everything below comes from the remote box: redacted and stripped of control characters before it is kept.
   const findings = (doc?.checks ?? [])
     .filter((c) => c.ok === false && c.severity === 'error')
-    .map((c) => `${String(c.id)}: ${String(c.message)}`);
+    .map((c) => remoteLine(`${String(c.id)}: ${String(c.message)}`));
   return {
     exit: typeof r.exitCode === 'number' ? r.exitCode : null,
-    status: typeof doc?.status === 'string' ? doc.status : undefined,
+    status: typeof doc?.status === 'string' ? remoteStatus(doc.status) : undefined,
     findings,
     liveMs: typeof live?.ms === 'number' ? live.ms : null,
     stderr: stderr
       .split('\n')
       .filter((l) => l.trim() && !l.startsWith(PID_MARKER))
       .slice(-4)
+      .map(remoteLine)
       .join('\n'),
     interrupted,
     timedOut: Boolean(r.timedOut),
@@ -112,6 +116,16 @@ async function cancelRemote(
   if (pid !== undefined) await master.runRemote(`kill -TERM ${pid}`);
   if (!(await settlesWithin(child, CANCEL_WAIT_MS))) child.kill('SIGKILL');
 }
+
+const MAX_REMOTE_LINE = 500;
+
+const remoteLine = (text: string): string => serverText(text, { singleLine: true }).slice(0, MAX_REMOTE_LINE);
+
+/** A check status is a word (ok, not-authenticated, ...); anything else is shown as what it is not. */
+const remoteStatus = (status: string): string => {
+  const word = remoteLine(status);
+  return /^[a-z][a-z-]{0,40}$/.test(word) ? word : 'unrecognised';
+};
 
 interface CheckDocument {
   status?: unknown;

@@ -4,19 +4,34 @@
  * arguments with spaces and hands them to the remote user's shell, so the
  * string is built here with POSIX quoting, never by concatenating raw input.
  */
-import { usageError } from '../core/errors.js';
+import { AgyError, EXIT, usageError } from '../core/errors.js';
 import { shellQuote } from '../util/shell-quote.js';
+import { sanitizeForTerminal } from '../util/terminal-text.js';
 
 /** The remote wrapper prints this before it execs agyctl, so a cancel can signal the right process. */
 export const PID_MARKER = 'agyctl-connect-remote-pid';
 
-/** [USER@]HOST or an ssh_config alias; never something ssh would parse as an option. */
+/** A user name as ssh and useradd take it. */
+const USER = '[A-Za-z0-9._][A-Za-z0-9._-]*';
+/** A host name, an IPv4 address or an ssh_config alias (never starting with `-`), or an IPv6 address, bare or in brackets. */
+const HOST = '[A-Za-z0-9_][A-Za-z0-9._-]*|\\[?[0-9A-Fa-f:.]*:[0-9A-Fa-f:.%A-Za-z]*\\]?';
+const DESTINATION = new RegExp(`^(?:${USER}@)?(?:${HOST})$`);
+
+/**
+ * [USER@]HOST or an ssh_config alias, in characters a shell takes as they are:
+ * never something ssh would parse as an option, and nothing (`$()`, `;`, quotes,
+ * backticks, spaces) that could do more than name a host in a command we print to paste.
+ */
 export function validateDestination(text: string): string {
   const dest = text.trim();
-  if (!/^(?!-)(?:[^@\s]+@)?[^\s@-][^\s@]*$/.test(dest)) {
-    throw usageError(
-      `The destination must look like host or user@host (got ${JSON.stringify(text)}).`,
-      'pass ssh settings such as the port with --ssh-option Port=2222',
+  if (!DESTINATION.test(dest)) {
+    throw new AgyError(
+      EXIT.usage,
+      'unsafe-destination',
+      `The destination must look like host or user@host, in letters, digits and . _ - (got ${sanitizeForTerminal(JSON.stringify(text))}).`,
+      {
+        hint: 'pass ssh settings such as the port with --ssh-option Port=2222, or name a Host alias from ~/.ssh/config',
+      },
     );
   }
   return dest;

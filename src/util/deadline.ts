@@ -3,6 +3,7 @@
  * wait is unbounded and Ctrl-C (an AbortSignal) ends it promptly.
  */
 import { InterruptedError, TimeoutError } from '../core/errors.js';
+import { formatDuration } from './duration.js';
 
 export interface WaitOptions {
   timeoutMs: number;
@@ -25,7 +26,7 @@ export function withDeadline<T>(work: Promise<T>, options: WaitOptions): Promise
     };
     const timer = setTimeout(() => {
       cleanup();
-      reject(new TimeoutError(`Timed out after ${Math.round(timeoutMs / 1000)}s ${options.what}.`, options.hint));
+      reject(new TimeoutError(`Timed out after ${formatDuration(timeoutMs)} ${options.what}.`, options.hint));
     }, timeoutMs);
     const cleanup = (): void => {
       clearTimeout(timer);

@@ -1,23 +1,94 @@
-/** Parse durations like `90`, `90s`, `10m`, `1h30m`, `500ms` into milliseconds. */
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+/**
+ * Durations as systemd spells them (systemd.time(7)): `500ms`, `90s`, `5min`,
+ * `1h 30min`, `1h30min`, `2d`. The role's unit files and agyctl's flags then
+ * take the same values. A bare number has no unit here: systemd reads it as
+ * seconds in one place and microseconds in another, so we ask instead.
+ */
 
-export function parseDuration(text: string): number | undefined {
+/** Milliseconds per unit, by every spelling systemd.time(7) gives for it. */
+const UNIT_MS: Readonly<Record<string, number>> = {
+  us: 0.001,
+  usec: 0.001,
+  µs: 0.001,
+  ms: 1,
+  msec: 1,
+  s: 1000,
+  sec: 1000,
+  second: 1000,
+  seconds: 1000,
+  m: 60_000,
+  min: 60_000,
+  minute: 60_000,
+  minutes: 60_000,
+  h: 3_600_000,
+  hr: 3_600_000,
+  hour: 3_600_000,
+  hours: 3_600_000,
+  d: 86_400_000,
+  day: 86_400_000,
+  days: 86_400_000,
+  w: 604_800_000,
+  week: 604_800_000,
+  weeks: 604_800_000,
+};
+
+/** The longest delay Node's timers keep (2^31-1 ms, about 24.8 days); a longer one fires at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/**
+ * The longest duration a flag takes: a round 24 days, below the timer limit with
+ * hours to spare for the margins commands add to a deadline.
+ */
+export const MAX_DURATION_MS = 24 * 86_400_000;
+
+export type DurationParse = { ok: true; ms: number } | { ok: false; reason: 'no-unit' | 'malformed' };
+
+/** Parse a systemd-style duration into milliseconds (rounded to whole ms). */
+export function parseDurationText(text: string): DurationParse {
   const trimmed = text.trim();
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
-  const re = /(\d+(?:\.\d+)?)(ms|s|m|h)/gy;
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return { ok: false, reason: 'no-unit' };
+  // A number, optional spaces, a unit made of letters; components may be separated by spaces.
+  const re = /\s*(\d+(?:\.\d+)?)\s*([a-zµ]+)/gy;
   let total = 0;
   let consumed = 0;
   for (let m = re.exec(trimmed); m; m = re.exec(trimmed)) {
-    total += Number(m[1]) * UNIT_MS[m[2] as string]!;
+    const unit = UNIT_MS[m[2] as string];
+    if (unit === undefined) return { ok: false, reason: 'malformed' };
+    total += Number(m[1]) * unit;
     consumed = re.lastIndex;
   }
-  return consumed === trimmed.length && consumed > 0 ? Math.round(total) : undefined;
+  if (consumed === 0 || consumed !== trimmed.length) return { ok: false, reason: 'malformed' };
+  return { ok: true, ms: Math.round(total) };
 }
 
+/** Milliseconds, or undefined when `text` is not a duration with units. */
+export function parseDuration(text: string): number | undefined {
+  const r = parseDurationText(text);
+  return r.ok ? r.ms : undefined;
+}
+
+/**
+ * A duration for people: `250ms`, `45s`, `2m05s`, `3h10m`, `2d4h`. Under a
+ * second it stays in ms, so a short wait never reads as `0s`.
+ */
 export function formatDuration(ms: number): string {
-  if (ms < 1000) return `${Math.round(ms)}ms`;
+  if (ms < 999.5) return `${Math.max(0, Math.round(ms))}ms`;
   const s = Math.round(ms / 1000);
   if (s < 60) return `${s}s`;
   const m = Math.floor(s / 60);
-  return `${m}m${String(s % 60).padStart(2, '0')}s`;
+  if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return `${h}h${String(m % 60).padStart(2, '0')}m`;
+  return h % 24 === 0 ? `${h / 24}d` : `${Math.floor(h / 24)}d${h % 24}h`;
+}
+
+/**
+ * `ms` as a flag value every agyctl reads, older ones included (they took
+ * ms, s, m and h only): for the --timeout connect passes to the remote login.
+ */
+export function durationArg(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
 }

@@ -2,6 +2,7 @@
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { forwardSpec } from '../../src/connect/control-master.js';
+import { manualResume } from '../../src/connect/reconnect.js';
 import {
   PID_MARKER,
   remoteLoginCommand,
@@ -59,6 +60,56 @@ describe('validation', () => {
     for (const bad of ['-oProxyCommand=touch /tmp/x', '-oProxyCommand=x@host', 'a b', 'me@', '@box', 'me@-box', '']) {
       expect(() => validateDestination(bad), bad).toThrow(/destination must look like/);
     }
+  });
+
+  it('refuses destinations that would do more than name a host in a pasted command (exit 2, unsafe-destination)', () => {
+    for (const good of ['root@10.203.0.1', 'ops.team@db-1.example.com', 'my_alias', '::1', 'me@[fe80::1%eth0]'])
+      expect(validateDestination(good), good).toBe(good);
+    for (const bad of [
+      'box$(touch /tmp/x)',
+      'me@box;id',
+      'box`id`',
+      "me@box'",
+      'box"',
+      'a|b',
+      'box&',
+      'a\nb',
+      'b\u001b]0;x\u0007',
+    ]) {
+      let err: unknown;
+      try {
+        validateDestination(bad);
+      } catch (e) {
+        err = e;
+      }
+      expect(err, bad).toMatchObject({ code: 'unsafe-destination', exit: 2 });
+      expect((err as Error).message).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+    }
+  });
+
+  it('prints resume commands that a shell runs as ssh -- DEST, each word quoted', async () => {
+    const lines = manualResume(
+      {
+        destination: 'ops@box',
+        sshOptions: ['ProxyCommand=nc %h %p', "IdentityFile=/k'ey"],
+        remoteAgyctl: 'env HOME=/h agyctl',
+        sshTimeoutMs: 1,
+        deadline: 0,
+      },
+      4242,
+    );
+    // Each line, run by sh with `ssh` replaced by printf, gives back exactly the argv ssh would get.
+    for (const line of lines) {
+      const argv = (await viaShell(`ssh() { printf '%s\\n' "$@"; }; ${line.replace(/ {3}#.*$/, '')}`)).stdout.split(
+        '\n',
+      );
+      expect(argv.slice(0, 4)).toEqual(['-o', 'ProxyCommand=nc %h %p', '-o', "IdentityFile=/k'ey"]);
+      const dash = argv.indexOf('--');
+      expect(dash, line).toBeGreaterThan(3);
+      expect(argv[dash + 1]).toBe('ops@box');
+    }
+    expect(lines[0]).toContain("-- ops@box 'env HOME=/h agyctl login status'");
+    expect(lines[1]).toContain('-N -L 4242:127.0.0.1:4242 -o ExitOnForwardFailure=yes -- ops@box');
   });
 
   it('accepts ssh_config settings for --ssh-option and refuses flags', () => {

@@ -87,3 +87,55 @@ describe('readInventory', () => {
     expect(() => targetsFromArgs(['-oX=y'])).toThrow(/must look like host/);
   });
 });
+
+describe('an inventory that names hosts with terminal tricks or tokens (issue 21.4)', () => {
+  // eslint-disable-next-line no-control-regex
+  const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+  const ESC = '\u001b]0;pwned\u0007\u001b[2J\u009b31m';
+
+  /** A stand-in for ansible-inventory (a dynamic inventory's names come from a cloud API or a CMDB). */
+  function fakeAnsible(doc: unknown, exit = 0, stderr = ''): NodeJS.ProcessEnv {
+    const bin = path.join(path.dirname(file('doc.json', '')), 'bin');
+    fs.mkdirSync(bin);
+    const json = file('doc.json', JSON.stringify(doc));
+    const err = file('err.txt', stderr);
+    fs.writeFileSync(
+      path.join(bin, 'ansible-inventory'),
+      `#!/bin/sh\ncat '${json}'\ncat '${err}' >&2\nexit ${exit}\n`,
+      {
+        mode: 0o755,
+      },
+    );
+    return { PATH: `${bin}:/usr/bin:/bin`, HOME: os.tmpdir() };
+  }
+
+  it('shows host names without control characters and with tokens redacted', async () => {
+    const name = `web${ESC}-ya29.a0LEAKEDtoken0123`;
+    const env = fakeAnsible({
+      all: { children: ['web'] },
+      web: { hosts: [name] },
+      _meta: { hostvars: { [name]: { ansible_host: '10.0.0.7' } } },
+    });
+    const [target] = await readInventory(file('inv.yml', 'x'), undefined, env);
+    expect(target!.destination).toBe('10.0.0.7');
+    expect(target!.name).not.toMatch(CONTROL);
+    expect(target!.name).not.toContain('LEAKED');
+    expect(target!.name).toMatch(/^web.*\[REDACTED\]/);
+  });
+
+  it('a host name used as the destination is refused as unsafe, and the message is clean', async () => {
+    const env = fakeAnsible({ all: { hosts: [`box$(id)${ESC}`] } });
+    const err = await readInventory(file('inv.yml', 'x'), undefined, env).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'unsafe-destination', exit: 2 });
+    expect((err as Error).message).not.toMatch(CONTROL);
+  });
+
+  it("ansible-inventory's own complaint is shown clean", async () => {
+    const env = fakeAnsible({}, 1, `bad file ${ESC} token ya29.a0LEAKEDtoken0123\n`);
+    const err = (await readInventory(file('inv.yml', 'x'), undefined, env).catch((e: unknown) => e)) as AgyError;
+    expect(err.exit).toBe(2);
+    expect(err.message).toContain('bad file');
+    expect(err.message).not.toMatch(CONTROL);
+    expect(err.message).not.toContain('LEAKED');
+  });
+});

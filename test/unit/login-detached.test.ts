@@ -153,13 +153,13 @@ describe('resuming by hand after connect gives up', () => {
       },
       4242,
     );
-    expect(lines[0]).toBe("ssh -o Port=2222 -o 'IdentityFile=/k ey' ops@box 'env HOME=/h agyctl login status'");
+    expect(lines[0]).toBe("ssh -o Port=2222 -o 'IdentityFile=/k ey' -- ops@box 'env HOME=/h agyctl login status'");
     expect(lines[1]).toMatch(
-      /^ssh -o Port=2222 -o 'IdentityFile=\/k ey' -N -L 4242:127\.0\.0\.1:4242 -o ExitOnForwardFailure=yes ops@box/,
+      /^ssh -o Port=2222 -o 'IdentityFile=\/k ey' -N -L 4242:127\.0\.0\.1:4242 -o ExitOnForwardFailure=yes -- ops@box/,
     );
     expect(lines.join('\n')).toContain("'env HOME=/h agyctl login finish'");
     expect(lines.at(-1)).toBe(
-      "ssh -o Port=2222 -o 'IdentityFile=/k ey' ops@box 'env HOME=/h agyctl login status --wait'",
+      "ssh -o Port=2222 -o 'IdentityFile=/k ey' -- ops@box 'env HOME=/h agyctl login status --wait'",
     );
   });
 });

@@ -6,18 +6,47 @@ import { splitCommandLine } from '../../src/acp/resolve.js';
 import { defaultBackupDir, resolveStateDir, serverHomeFor } from '../../src/core/paths.js';
 import { resolveServerCommand } from '../../src/profiles/server-command.js';
 import { writeFileAtomic } from '../../src/util/atomic-write.js';
-import { parseDuration } from '../../src/util/duration.js';
+import { formatDuration, MAX_DURATION_MS, parseDuration, parseDurationText } from '../../src/util/duration.js';
 
 describe('durations', () => {
-  it('parses the forms users type', () => {
-    expect(parseDuration('90')).toBe(90_000);
+  it('parses systemd.time(7) spellings, alone and combined', () => {
     expect(parseDuration('90s')).toBe(90_000);
+    expect(parseDuration('5min')).toBe(300_000);
+    expect(parseDuration('2min')).toBe(120_000);
     expect(parseDuration('10m')).toBe(600_000);
+    expect(parseDuration('1h30min')).toBe(5_400_000);
+    expect(parseDuration('1h 30min')).toBe(5_400_000);
     expect(parseDuration('1h30m')).toBe(5_400_000);
     expect(parseDuration('250ms')).toBe(250);
-    expect(parseDuration('ten')).toBeUndefined();
-    expect(parseDuration('5x')).toBeUndefined();
-    expect(parseDuration('')).toBeUndefined();
+    expect(parseDuration('1500us')).toBe(2);
+    expect(parseDuration('5 sec')).toBe(5_000);
+    expect(parseDuration('2 minutes')).toBe(120_000);
+    expect(parseDuration('1 second')).toBe(1_000);
+    expect(parseDuration('2hr')).toBe(7_200_000);
+    expect(parseDuration('3 hours')).toBe(10_800_000);
+    expect(parseDuration('1d')).toBe(86_400_000);
+    expect(parseDuration('2 days')).toBe(172_800_000);
+    expect(parseDuration('1.5h')).toBe(5_400_000);
+    for (const bad of ['ten', '5x', '', '5MIN', '-5s', '5s5', 'min', '1h,30min'])
+      expect(parseDuration(bad), bad).toBeUndefined();
+  });
+
+  it('calls a bare number what it is: a value without a unit', () => {
+    expect(parseDurationText('90')).toEqual({ ok: false, reason: 'no-unit' });
+    expect(parseDurationText(' 1.5 ')).toEqual({ ok: false, reason: 'no-unit' });
+    expect(parseDurationText('90x')).toEqual({ ok: false, reason: 'malformed' });
+  });
+
+  it('formats short waits truthfully and long ones compactly', () => {
+    expect(formatDuration(1)).toBe('1ms');
+    expect(formatDuration(999)).toBe('999ms');
+    expect(formatDuration(1_500)).toBe('2s');
+    expect(formatDuration(5_000)).toBe('5s');
+    expect(formatDuration(59_000)).toBe('59s');
+    expect(formatDuration(125_000)).toBe('2m05s');
+    expect(formatDuration(3_600_000 * 3 + 600_000)).toBe('3h10m');
+    expect(formatDuration(MAX_DURATION_MS)).toBe('24d');
+    expect(formatDuration(86_400_000 * 2 + 3_600_000 * 4)).toBe('2d4h');
   });
 });
 

@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseDurationOption } from '../../../src/cli/parse-options.js';
 import { makeSandbox, type Sandbox, writeSettings } from '../../helpers/cli.js';
 import { runInProcess } from '../../helpers/in-process.js';
 
@@ -31,6 +32,48 @@ describe('global contract', () => {
     expect(human.exit).toBe(2);
     expect(human.stderr).toContain('--timeout must be a duration');
     expect(human.stdout).toBe('');
+  });
+
+  it.each([
+    [['probe', '--timeout', '5'], '--timeout 5 has no unit: write 5s or 5min.'],
+    [['check', '--timeout', '90'], '--timeout 90 has no unit: write 90s or 90min.'],
+    [['backup', '--busy-timeout', '10', '--to', 'b'], '--busy-timeout 10 has no unit: write 10s or 10min.'],
+    [['connect', 'box', '--ssh-timeout', '30'], '--ssh-timeout 30 has no unit: write 30s or 30min.'],
+    [['logout', '--timeout', '60'], '--timeout 60 has no unit: write 60s or 60min.'],
+    [['probe', '--timeout', '99999h'], '--timeout 99999h is longer than agyctl can wait: at most 24d.'],
+    [['check', '--timeout', '25d'], '--timeout 25d is longer than agyctl can wait: at most 24d.'],
+    [['probe', '--timeout', '0s'], '--timeout must be at least 1ms (got "0s").'],
+  ])('%j is refused at once (exit 2) with the fix spelled out', async (argv, message) => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      const r = await inSandbox(argv);
+      expect(r.exit, r.stderr).toBe(2);
+      expect(r.stderr.split('\n')[0]).toBe(`error: ${message}`);
+      expect(r.stdout).toBe('');
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).toEqual([]);
+  });
+
+  it('takes systemd spellings (5min, 1h 30min) wherever a duration goes', async () => {
+    sandbox ??= makeSandbox();
+    fs.mkdirSync(path.join(sandbox.home, '.gemini/antigravity-acp/conversations'), { recursive: true });
+    fs.mkdirSync(path.join(sandbox.root, 'b'));
+    for (const value of ['2min', '1h 30min']) {
+      const r = await inSandbox(['backup', '--dry-run', '--to', 'b', '--busy-timeout', value]);
+      expect(r.exit, `${value}: ${r.stderr}`).toBe(0);
+    }
+    for (const [value, ms] of [
+      ['5min', 300_000],
+      ['1h30min', 5_400_000],
+      ['500ms', 500],
+      ['2 minutes', 120_000],
+      ['24d', 24 * 86_400_000],
+    ] as const)
+      expect(parseDurationOption('--timeout', value), value).toBe(ms);
   });
 
   it.each([

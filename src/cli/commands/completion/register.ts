@@ -1,7 +1,10 @@
-/** agyctl completion bash|zsh|fish: a completion script generated from the program's live command tree. */
+/**
+ * agyctl completion bash|zsh|fish: a completion script generated from the program's live command tree;
+ * and the hidden `agyctl __complete snapshots [--from DIR]` those scripts call for snapshot names.
+ */
 import { Argument, type Command } from 'commander';
-import { EXIT } from '../../../core/errors.js';
 import type { ActionFactory } from '../../action.js';
+import type { CompleteFlags, CompletionFlags } from './handler.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program
@@ -9,13 +12,15 @@ export function register(program: Command, action: ActionFactory): void {
     .description('print a shell completion script (bash, zsh or fish) for every command and option of this agyctl')
     .addArgument(new Argument('<shell>', 'bash, zsh or fish').choices(['bash', 'zsh', 'fish']))
     .action(
-      action(async (io, { args }) => {
-        const { completionScript } = await import('../../completion.js');
-        const shell = args[0] as 'bash' | 'zsh' | 'fish';
+      action<CompletionFlags>(async (io, input) =>
         // `program` is the root: generated at run time, it holds every command registered by then.
-        const script = completionScript(program, shell);
-        io.out.print(script.trimEnd());
-        return { exit: EXIT.ok, data: { completion: { shell, script } } };
-      }),
+        (await import('./handler.js')).completionCommand(io, input, program),
+      ),
     );
+  program
+    .command('__complete', { hidden: true })
+    .description('values for shell completion, one per line (used by the completion scripts)')
+    .addArgument(new Argument('<kind>', 'what to list').choices(['snapshots']))
+    .option('--from <dir>', 'backup directory (default: the default backup directory)')
+    .action(action<CompleteFlags>(async (io, input) => (await import('./handler.js')).completeValues(io, input)));
 }

@@ -4,32 +4,51 @@ import { usageError } from '../../../core/errors.js';
 import type { HandlerArgs } from '../../action.js';
 import type { CommandIO, CommandResult } from '../../context.js';
 
-export async function connectCommand(io: CommandIO, { args, options }: HandlerArgs): Promise<CommandResult> {
+/** connect's flags, as commander gives them (register.ts declares them). */
+export interface ConnectFlags {
+  inventory: string | undefined;
+  limit: string | undefined;
+  force: boolean | undefined;
+  remoteAgyctl: string;
+  sshOption: string[] | undefined;
+  method: string | undefined;
+  timeout: string;
+  sshTimeout: string;
+  /** `--no-open` makes it false. */
+  open: boolean;
+}
+
+export async function connectCommand(
+  io: CommandIO,
+  { args, options }: HandlerArgs<ConnectFlags>,
+): Promise<CommandResult> {
   const { parseDurationOption } = await import('../../parse-options.js');
+  const { durationArg } = await import('../../../util/duration.js');
   const { validateDestination, validateSshOption } = await import('../../../connect/remote-command.js');
   const { runConnect } = await import('../../../connect/run-connect.js');
-  const method = options.method === undefined ? undefined : String(options.method);
+  const { method } = options;
   if (method !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(method))
     throw usageError(`--method must be an auth method id like oauth-personal (got ${JSON.stringify(method)}).`);
-  const remoteAgyctl = String(options.remoteAgyctl).trim();
+  const remoteAgyctl = options.remoteAgyctl.trim();
   if (remoteAgyctl === '')
     throw usageError(
       '--remote-agyctl is empty.',
       'pass the command that runs agyctl on the remote box, e.g. --remote-agyctl ~/.local/bin/agyctl',
     );
-  const timeout = String(options.timeout);
+  const timeoutMs = parseDurationOption('--timeout', options.timeout);
   const common = {
-    sshOptions: ((options.sshOption as string[] | undefined) ?? []).map(validateSshOption),
+    sshOptions: (options.sshOption ?? []).map(validateSshOption),
     remoteAgyctl,
     method,
-    timeout,
-    timeoutMs: parseDurationOption('--timeout', timeout),
-    open: options.open !== false,
-    sshTimeoutMs: parseDurationOption('--ssh-timeout', String(options.sshTimeout)),
+    // The remote agyctl may be older than this one: it gets the value in units every version reads.
+    timeout: durationArg(timeoutMs),
+    timeoutMs,
+    open: options.open,
+    sshTimeoutMs: parseDurationOption('--ssh-timeout', options.sshTimeout),
   };
   const destinations = (args[0] as string[] | undefined) ?? [];
-  const inventory = options.inventory === undefined ? undefined : String(options.inventory);
-  if (options.limit !== undefined && inventory === undefined) throw usageError('--limit needs --inventory.');
+  const { inventory, limit } = options;
+  if (limit !== undefined && inventory === undefined) throw usageError('--limit needs --inventory.');
   if (inventory !== undefined && destinations.length > 0)
     throw usageError('pass hosts either as arguments or with --inventory, not both.');
   if (inventory === undefined && destinations.length === 0)
@@ -44,10 +63,6 @@ export async function connectCommand(io: CommandIO, { args, options }: HandlerAr
   const targets =
     inventory === undefined
       ? targetsFromArgs(destinations)
-      : await readInventory(
-          path.resolve(io.ctx.cwd, inventory),
-          options.limit === undefined ? undefined : String(options.limit),
-          io.ctx.env,
-        );
-  return runFleetConnect(io, targets, { ...common, force: Boolean(options.force) });
+      : await readInventory(path.resolve(io.ctx.cwd, inventory), limit, io.ctx.env);
+  return runFleetConnect(io, targets, { ...common, force: options.force === true });
 }

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import type { ActionFactory } from '../../action.js';
 import { collect } from '../../parse-options.js';
+import type { ConnectFlags } from './handler.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program
@@ -25,5 +26,9 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--timeout <duration>', 'how long the remote login waits for the sign-in', '10m')
     .option('--ssh-timeout <duration>', 'deadline for SSH to connect (a password prompt counts)', '90s')
     .option('--no-open', 'print the URL instead of opening a browser')
-    .action(action(async (io, input) => (await import('./handler.js')).connectCommand(io, input), { streaming: true }));
+    .action(
+      action<ConnectFlags>(async (io, input) => (await import('./handler.js')).connectCommand(io, input), {
+        streaming: true,
+      }),
+    );
 }
