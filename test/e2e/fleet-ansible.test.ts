@@ -149,7 +149,7 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
           auth: { type: 'oauth-personal' },
         });
         expect(execStart(unitOf(lab, h.name, 'agyctl-check.service'))).toBe(
-          `${h.bin}/agyctl check --live --timeout 90s --prometheus ${h.dir}/textfile/agyctl.prom`,
+          `${h.bin}/agyctl check --live --timeout 90s --prometheus ${h.dir}/textfile/agyctl/agyctl.prom`,
         );
         expect(execStart(unitOf(lab, h.name, 'agyctl-backup.service'))).toBe(
           `${h.bin}/agyctl backup --keep-last 48 --keep-daily 14 --keep-weekly 8`,
@@ -160,7 +160,14 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
         expect(check).toMatch(/^SuccessExitStatus=3 4 5 6$/m);
         expect(fs.readFileSync(unitOf(lab, h.name, 'agyctl-check.timer'), 'utf8')).toMatch(/^OnUnitActiveSec=5min$/m);
         expect(fs.readFileSync(unitOf(lab, h.name, 'agyctl-backup.timer'), 'utf8')).toMatch(/^OnCalendar=hourly$/m);
+        // The textfile directory is root's; agyctl writes its own subdirectory, linked from there.
         expect(fs.statSync(path.join(h.dir, 'textfile')).isDirectory()).toBe(true);
+        expect(fs.readlinkSync(path.join(h.dir, 'textfile', 'agyctl.prom'))).toBe(
+          `${h.dir}/textfile/agyctl/agyctl.prom`,
+        );
+        expect(fs.readFileSync(path.join(h.dir, 'textfile', 'agyctl_schedule.prom'), 'utf8')).toMatch(
+          /^agyctl_check_schedule_interval_seconds 300$[\s\S]*^agyctl_backup_schedule_max_gap_seconds 3600$/m,
+        );
       }
       const second = await play(lab, path.join(PLAYBOOKS, 'site.yml'));
       expect(second.code, second.out).toBe(0);
@@ -356,7 +363,7 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
       expect(execStart(unitOf(lab, 'h1', 'agyctl-check.service'))).toMatch(new RegExp(`^${prefix}/bin/agyctl check `));
       // The backup metrics, once switched on, land beside the check's in the textfile directory.
       expect(execStart(unitOf(lab, 'h1', 'agyctl-backup.service'))).toBe(
-        `${prefix}/bin/agyctl backup --keep-last 48 --keep-daily 14 --keep-weekly 8 --prometheus ${h.dir}/textfile/agyctl_backup.prom`,
+        `${prefix}/bin/agyctl backup --keep-last 48 --keep-daily 14 --keep-weekly 8 --prometheus ${h.dir}/textfile/agyctl/agyctl_backup.prom`,
       );
       const second = await play(lab, path.join(PLAYBOOKS, 'site.yml'), vars);
       expect(second.recap.get('h1'), second.out).toMatchObject({ changed: 0, failed: 0 });
