@@ -72,15 +72,17 @@ export async function startDaemon(
   throw new Error(`${bin} found no free port in 5 attempts`);
 }
 
-/** node_exporter with only the textfile collector, reading `dir`. */
-export function startNodeExporter(dir: string): Promise<Daemon> {
+/** node_exporter with only the textfile collector, reading `dir`; as `user` (through setpriv) when given. */
+export function startNodeExporter(dir: string, user?: string): Promise<Daemon> {
   if (!NODE_EXPORTER)
     throw new Error(
       'prometheus-node-exporter is not installed; .ci/run installs it: apt-get install prometheus-node-exporter',
     );
+  const asUser = user ? [`--reuid=${user}`, `--regid=${user}`, '--init-groups', '--', NODE_EXPORTER] : [];
   return startDaemon(
-    NODE_EXPORTER,
+    user ? 'setpriv' : NODE_EXPORTER,
     (port) => [
+      ...asUser,
       '--web.listen-address',
       `127.0.0.1:${port}`,
       '--collector.disable-defaults',
