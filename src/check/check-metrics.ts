@@ -46,10 +46,24 @@ export function checkMetrics(r: MetricsInput): MetricFamily[] {
       '1 if acp_token.json has mode 0600, else 0 (absent without a token file).',
       one(r.metrics.tokenModeOk),
     ),
-    gauge('agyctl_token_file_age_seconds', 'Seconds since acp_token.json was last written.', one(r.metrics.tokenAgeS)),
+    gauge(
+      'agyctl_token_file_age_seconds',
+      'Deprecated, use time() - agyctl_token_file_mtime_timestamp_seconds: seconds since acp_token.json was last written, at the time of the run.',
+      one(r.metrics.tokenAgeS),
+    ),
+    gauge(
+      'agyctl_token_file_mtime_timestamp_seconds',
+      'Unix time acp_token.json was last written (absent without a token file).',
+      one(r.metrics.tokenWrittenS),
+    ),
+    gauge(
+      'agyctl_token_fields_known',
+      '1 if acp_token.json holds a field agyctl recognises (access or refresh token, expiry), else 0: the refresh-token gauge is then absent, not 0.',
+      one(r.metrics.tokenFieldsKnown),
+    ),
     gauge(
       'agyctl_token_refresh_token_present',
-      '1 if acp_token.json holds a refresh token, else 0 (absent without a token file).',
+      '1 if acp_token.json holds a refresh token, else 0 (absent without a token file or when its fields are not ones agyctl knows).',
       one(r.metrics.tokenRefresh),
     ),
     gauge(
@@ -68,8 +82,13 @@ export function checkMetrics(r: MetricsInput): MetricFamily[] {
       one(r.metrics.serverStartS),
     ),
     gauge(
-      'agyctl_last_check_timestamp_seconds',
+      'agyctl_check_last_run_timestamp_seconds',
       'Unix time of the last agyctl check run.',
+      one(Math.round(r.at / 1000)),
+    ),
+    gauge(
+      'agyctl_last_check_timestamp_seconds',
+      'Deprecated, use agyctl_check_last_run_timestamp_seconds (same value).',
       one(Math.round(r.at / 1000)),
     ),
   ];

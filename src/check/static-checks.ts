@@ -73,7 +73,9 @@ export function tokenChecks(file: string, now: number, out: StaticOutcome): void
   out.token = inspection.insight;
   out.metrics.tokenModeOk = inspection.insight.modeOk;
   out.metrics.tokenAgeS = inspection.insight.ageS;
-  out.metrics.tokenRefresh = inspection.insight.refreshToken;
+  if (inspection.writtenMs !== undefined) out.metrics.tokenWrittenS = Math.round(inspection.writtenMs / 1000);
+  out.metrics.tokenFieldsKnown = inspection.fieldsKnown;
+  if (inspection.fieldsKnown) out.metrics.tokenRefresh = inspection.insight.refreshToken;
   if (inspection.insight.expiresInS !== null)
     out.metrics.tokenExpiryS = Math.round(now / 1000) + inspection.insight.expiresInS;
   const insight = inspection.insight;

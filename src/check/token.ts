@@ -19,7 +19,15 @@ export interface TokenFinding {
 
 export type TokenInspection =
   | { state: 'missing' }
-  | { state: 'present'; findings: TokenFinding[]; insight: TokenInsight };
+  | {
+      state: 'present';
+      findings: TokenFinding[];
+      insight: TokenInsight;
+      /** The file holds a field agyctl recognises; without one, "no refresh token" means "not known" (a guess about the format). */
+      fieldsKnown: boolean;
+      /** ms since the epoch, the file's mtime. */
+      writtenMs?: number;
+    };
 
 /** Nested objects some token writers use ({"token": {...}}); one level is enough. */
 function candidates(doc: Record<string, unknown>): Array<Record<string, unknown>> {
@@ -42,7 +50,7 @@ function epochMs(v: unknown): number | undefined {
 
 export function expiryMs(doc: Record<string, unknown>): number | undefined {
   for (const c of candidates(doc)) {
-    for (const key of ['expiry_date', 'expires_at', 'expiry', 'expiresAt', 'expiryDate']) {
+    for (const key of EXPIRY_KEYS) {
       const ms = epochMs(c[key]);
       if (ms !== undefined) return ms;
     }
@@ -50,10 +58,17 @@ export function expiryMs(doc: Record<string, unknown>): number | undefined {
   return undefined;
 }
 
+const ACCESS_KEYS = ['access_token', 'accessToken'];
+const REFRESH_KEYS = ['refresh_token', 'refreshToken'];
+const EXPIRY_KEYS = ['expiry_date', 'expires_at', 'expiry', 'expiresAt', 'expiryDate'];
+
+/** Any field whose meaning agyctl guesses (docs/assumptions.md): then the absence of a refresh token is a finding, not "unknown". */
+export function hasKnownFields(doc: Record<string, unknown>): boolean {
+  return candidates(doc).some((c) => [...ACCESS_KEYS, ...REFRESH_KEYS, ...EXPIRY_KEYS].some((k) => k in c));
+}
+
 export function hasRefreshToken(doc: Record<string, unknown>): boolean {
-  return candidates(doc).some((c) =>
-    ['refresh_token', 'refreshToken'].some((k) => typeof c[k] === 'string' && (c[k] as string).length > 0),
-  );
+  return candidates(doc).some((c) => REFRESH_KEYS.some((k) => typeof c[k] === 'string' && (c[k] as string).length > 0));
 }
 
 /** Parse without letting the text escape: 'unreadable', or undefined for anything not a JSON object. */
@@ -122,6 +137,7 @@ export function inspectToken(file: string, now: number, uid = process.getuid?.()
     return {
       state: 'present',
       insight,
+      fieldsKnown: false,
       findings: [
         {
           failure: 'misconfigured',
@@ -139,10 +155,13 @@ export function inspectToken(file: string, now: number, uid = process.getuid?.()
     refreshToken: false,
     expiresInS: null,
   };
+  const writtenMs = st.mtimeMs;
   if (!st.isFile()) {
     return {
       state: 'present',
       insight,
+      fieldsKnown: false,
+      writtenMs,
       findings: [
         { failure: 'misconfigured', message: `${file} is not a regular file`, hint: `remove it and ${LOGIN_HINT}` },
       ],
@@ -157,7 +176,7 @@ export function inspectToken(file: string, now: number, uid = process.getuid?.()
       hint: `run: chmod 600 ${file}`,
       whereNot: true,
     });
-    return { state: 'present', insight, findings };
+    return { state: 'present', insight, findings, fieldsKnown: false, writtenMs };
   }
   if (!doc) {
     findings.push({
@@ -166,12 +185,12 @@ export function inspectToken(file: string, now: number, uid = process.getuid?.()
       hint: LOGIN_HINT,
       whereNot: true,
     });
-    return { state: 'present', insight, findings };
+    return { state: 'present', insight, findings, fieldsKnown: false, writtenMs };
   }
   insight.refreshToken = hasRefreshToken(doc);
   const exp = expiryMs(doc);
   insight.expiresInS = exp === undefined ? null : Math.round((exp - now) / 1000);
-  return { state: 'present', insight, findings };
+  return { state: 'present', insight, findings, fieldsKnown: hasKnownFields(doc), writtenMs };
 }
 
 /** One line about the credential's lifetime; an expired access token with a refresh token is normal. */

@@ -46,7 +46,11 @@ export interface TokenInsight {
 export interface Metrics {
   tokenModeOk?: boolean;
   tokenAgeS?: number;
-  /** A refresh token is in the token file (absent without a token file). */
+  /** Unix time (s) the token file was last written. */
+  tokenWrittenS?: number;
+  /** The token file holds a field agyctl recognises (access/refresh token, expiry): only then does a missing refresh token mean one. */
+  tokenFieldsKnown?: boolean;
+  /** A refresh token is in the token file (absent without a token file, or when its fields are not ones agyctl knows). */
   tokenRefresh?: boolean;
   /** Unix time (s) the access token expires, when the token file records it. */
   tokenExpiryS?: number;

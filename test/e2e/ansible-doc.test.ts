@@ -48,3 +48,23 @@ describe('ansible-doc agyctl.fleet.*', () => {
     });
   }
 });
+
+describe('ansible-doc -t role agyctl.fleet.agyctl', () => {
+  it('documents every variable of the role defaults (meta/argument_specs.yml), and nothing else', async () => {
+    const r = await execa('ansible-doc', ['-t', 'role', '--json', 'agyctl.fleet.agyctl'], {
+      env: { ...process.env, ANSIBLE_COLLECTIONS_PATH: dir, ANSIBLE_NOCOLOR: '1' },
+      reject: false,
+      timeout: 60_000,
+    });
+    expect(r.exitCode, r.stderr).toBe(0);
+    const doc = JSON.parse(r.stdout)['agyctl.fleet.agyctl'] as {
+      entry_points: { main: { short_description: string; options: Record<string, { description: unknown }> } };
+    };
+    const documented = Object.keys(doc.entry_points.main.options).sort();
+    const defaults = fs.readFileSync(path.join(ROOT, 'ansible', 'roles', 'agyctl', 'defaults', 'main.yml'), 'utf8');
+    const variables = [...defaults.matchAll(/^(agyctl_[a-z_]+):/gm)].map((m) => m[1]!).sort();
+    expect(documented).toEqual(variables);
+    expect(doc.entry_points.main.short_description).toMatch(/Install agyctl/);
+    for (const [name, o] of Object.entries(doc.entry_points.main.options)) expect(o.description, name).toBeTruthy();
+  });
+});

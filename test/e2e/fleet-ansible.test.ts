@@ -13,8 +13,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/cli.js';
+import { BIN, ROOT, SIM } from '../helpers/cli.js';
 import { type FleetLab, requireFleetLab, useFleetLab } from '../helpers/fleet-lab.js';
+import { type Daemon, NODE_EXPORTER as EXPORTER, series, startNodeExporter } from '../helpers/loopback-daemon.js';
 import { which } from '../helpers/ns-lab.js';
 
 const fx = useFleetLab({ hosts: 3 });
@@ -36,6 +37,10 @@ interface PlayRun {
 }
 
 let controller = '';
+let exporter: Daemon | undefined;
+/** The unprivileged user the non-root test runs agyctl as (Debian's nobody:nogroup). */
+const NOBODY = 65534;
+const NOGROUP = 65534;
 
 beforeAll(() => {
   if (!which('ansible-playbook'))
@@ -108,6 +113,17 @@ async function play(lab: FleetLab, playbook: string, extra: string[] = []): Prom
 const settingsOf = (lab: FleetLab, name: string): string => path.join(lab.host(name).stateDir, 'settings.json');
 const unitOf = (lab: FleetLab, name: string, unit: string): string => path.join(lab.host(name).dir, 'systemd', unit);
 
+/** `systemd-analyze security --offline=true` of a unit file: its overall exposure (0 safest .. 10). */
+async function exposure(lab: FleetLab, unit: string): Promise<{ score: number; out: string }> {
+  const r = await lab.run(lab.laptop, 'systemd-analyze', ['security', '--offline=true', '--no-pager', unit], {
+    timeoutMs: 60_000,
+  });
+  const out = `${String(r.stdout)}\n${String(r.stderr)}`;
+  const m = /Overall exposure level for \S+: (\d+(?:\.\d+)?) (\S+)/.exec(out);
+  if (!m) throw new Error(`systemd-analyze security said no score for ${unit}: ${out}`);
+  return { score: Number(m[1]), out };
+}
+
 function execStart(file: string): string {
   return /^ExecStart=(.*)$/m.exec(fs.readFileSync(file, 'utf8'))?.[1] ?? '';
 }
@@ -152,7 +168,7 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
           auth: { type: 'oauth-personal' },
         });
         expect(execStart(unitOf(lab, h.name, 'agyctl-check.service'))).toBe(
-          `${h.bin}/agyctl check --live --timeout 90s --prometheus ${h.dir}/textfile/agyctl.prom`,
+          `${h.bin}/agyctl check --live --timeout 90s --prometheus ${h.dir}/textfile/agyctl/agyctl.prom`,
         );
         expect(execStart(unitOf(lab, h.name, 'agyctl-backup.service'))).toBe(
           `${h.bin}/agyctl backup --keep-last 48 --keep-daily 14 --keep-weekly 8`,
@@ -163,8 +179,31 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
         expect(check).toMatch(/^SuccessExitStatus=3 4 5 6$/m);
         expect(fs.readFileSync(unitOf(lab, h.name, 'agyctl-check.timer'), 'utf8')).toMatch(/^OnUnitActiveSec=5min$/m);
         expect(fs.readFileSync(unitOf(lab, h.name, 'agyctl-backup.timer'), 'utf8')).toMatch(/^OnCalendar=hourly$/m);
+        // The textfile directory is root's; agyctl writes its own subdirectory, linked from there.
         expect(fs.statSync(path.join(h.dir, 'textfile')).isDirectory()).toBe(true);
+        expect(fs.readlinkSync(path.join(h.dir, 'textfile', 'agyctl.prom'))).toBe(
+          `${h.dir}/textfile/agyctl/agyctl.prom`,
+        );
+        expect(fs.readFileSync(path.join(h.dir, 'textfile', 'agyctl_schedule.prom'), 'utf8')).toMatch(
+          /^agyctl_check_schedule_interval_seconds 300$[\s\S]*^agyctl_backup_schedule_max_gap_seconds 3600$/m,
+        );
       }
+      // Sandboxed: systemd's own score, OK (<= 2.0) for both services; write access only where they write.
+      const h1 = lab.host('h1');
+      for (const unit of ['agyctl-check.service', 'agyctl-backup.service']) {
+        const { score, out } = await exposure(lab, unitOf(lab, 'h1', unit));
+        expect(score, out).toBeLessThanOrEqual(2.0);
+        const text = fs.readFileSync(unitOf(lab, 'h1', unit), 'utf8');
+        expect(text).toMatch(/^UMask=0077$/m);
+        expect(text).toMatch(/^ProtectSystem=strict$/m);
+        expect(text).toMatch(/^TimeoutStartSec=(5min|1h)$/m);
+      }
+      expect(fs.readFileSync(unitOf(lab, 'h1', 'agyctl-check.service'), 'utf8')).toMatch(
+        new RegExp(`^ReadWritePaths=${h1.stateDir} ${h1.dir}/textfile/agyctl$`, 'm'),
+      );
+      expect(fs.readFileSync(unitOf(lab, 'h1', 'agyctl-backup.service'), 'utf8')).toMatch(
+        new RegExp(`^ReadWritePaths=${h1.stateDir} ${h1.home}/.local/state/agyctl/backups$`, 'm'),
+      );
       const second = await play(lab, path.join(PLAYBOOKS, 'site.yml'));
       expect(second.code, second.out).toBe(0);
       for (const h of lab.hosts) expect(second.recap.get(h.name), second.out).toMatchObject({ changed: 0, failed: 0 });
@@ -353,17 +392,171 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
       const first = await play(lab, path.join(PLAYBOOKS, 'site.yml'), vars);
       expect(first.code, first.out).toBe(0);
       expect(fs.readFileSync(log, 'utf8').trim().split('\n')).toEqual([
-        `install --global --prefix ${prefix} ${h.dir}/cache/agyctl-0.1.0.tgz`,
+        `install --global --prefix ${prefix} ${h.dir}/cache/agyctl-0.1.0.tgz --allow-scripts=better-sqlite3`,
       ]);
       expect(fs.readFileSync(path.join(h.dir, 'cache', 'agyctl-0.1.0.tgz'), 'utf8')).toBe('a release tarball');
       expect(execStart(unitOf(lab, 'h1', 'agyctl-check.service'))).toMatch(new RegExp(`^${prefix}/bin/agyctl check `));
       // The backup metrics, once switched on, land beside the check's in the textfile directory.
       expect(execStart(unitOf(lab, 'h1', 'agyctl-backup.service'))).toBe(
-        `${prefix}/bin/agyctl backup --keep-last 48 --keep-daily 14 --keep-weekly 8 --prometheus ${h.dir}/textfile/agyctl_backup.prom`,
+        `${prefix}/bin/agyctl backup --keep-last 48 --keep-daily 14 --keep-weekly 8 --prometheus ${h.dir}/textfile/agyctl/agyctl_backup.prom`,
       );
       const second = await play(lab, path.join(PLAYBOOKS, 'site.yml'), vars);
       expect(second.recap.get('h1'), second.out).toMatchObject({ changed: 0, failed: 0 });
       expect(fs.readFileSync(log, 'utf8').trim().split('\n')).toHaveLength(1);
+    },
+    PLAY_TEST_MS,
+  );
+  it(
+    'a backup calendar systemd cannot read, or a value the argument specs refuse, fails the host before anything is written',
+    async (ctx) => {
+      const lab = requireFleetLab(fx.result(), ctx);
+      const h = lab.host('h1');
+      const units = path.join(h.dir, 'systemd-fresh');
+      fs.mkdirSync(units);
+      const calendar = await play(lab, path.join(PLAYBOOKS, 'site.yml'), [
+        '--limit',
+        'h1',
+        '-e',
+        `agyctl_systemd_dir=${units}`,
+        '-e',
+        'agyctl_backup_calendar="every tuesday"',
+      ]);
+      expect(calendar.code, calendar.out).not.toBe(0);
+      expect(calendar.recap.get('h1'), calendar.out).toMatchObject({ failed: 1, changed: 0 });
+      expect(calendar.out).toMatch(
+        /fatal: \[h1\]: FAILED! => .*agyctl_backup_calendar is \\"every tuesday\\", which systemd cannot read \(Failed to parse calendar specification/,
+      );
+      expect(fs.readdirSync(units)).toEqual([]);
+      const spec = await play(lab, path.join(PLAYBOOKS, 'site.yml'), [
+        '--limit',
+        'h1',
+        '-e',
+        `agyctl_systemd_dir=${units}`,
+        '-e',
+        'agyctl_auth_type=oauth-personnel',
+      ]);
+      expect(spec.recap.get('h1'), spec.out).toMatchObject({ failed: 1, changed: 0 });
+      expect(spec.out).toMatch(/agyctl_auth_type.*must be one of: oauth-personal, gemini-api-key/);
+      expect(fs.readdirSync(units)).toEqual([]);
+    },
+    PLAY_TEST_MS,
+  );
+
+  it(
+    "run as a non-root agyctl_user against a textfile directory laid out like Debian's, the role's defaults get agyctl_ samples scraped",
+    async (ctx) => {
+      const lab = requireFleetLab(fx.result(), ctx);
+      const h = lab.host('h2');
+      // The role's default is node_exporter's own: Debian's package reads /var/lib/prometheus/node-exporter
+      // (compiled in; /etc/default/prometheus-node-exporter leaves it).
+      const help = await lab.run(lab.laptop, EXPORTER!, ['--help'], { timeoutMs: 30_000 });
+      expect(`${String(help.stdout)}${String(help.stderr)}`).toMatch(
+        /--collector\.textfile\.directory="\/var\/lib\/prometheus\/node-exporter"/,
+      );
+      expect(fs.readFileSync(path.join(ROOT, 'ansible/roles/agyctl/defaults/main.yml'), 'utf8')).toMatch(
+        /^agyctl_textfile_dir: \/var\/lib\/prometheus\/node-exporter$/m,
+      );
+      // A box of its own outside the lab's private directory, so other users can reach it: node_exporter's
+      // directory as the package leaves it (root:root 0755), a state directory and agyctl for the user nobody.
+      const box = fs.mkdtempSync('/tmp/agyctl-debian-box-');
+      try {
+        fs.chmodSync(box, 0o755);
+        const textfile = path.join(box, 'node-exporter');
+        fs.mkdirSync(textfile, { mode: 0o755 });
+        const bin = path.join(box, 'bin');
+        fs.mkdirSync(bin, { mode: 0o755 });
+        fs.writeFileSync(path.join(bin, 'agyctl'), `#!/bin/sh\nexec ${process.execPath} ${BIN} "$@"\n`, {
+          mode: 0o755,
+        });
+        fs.writeFileSync(path.join(bin, 'agy_acp_server'), `#!/bin/sh\nexec ${process.execPath} ${SIM} "$@"\n`, {
+          mode: 0o755,
+        });
+        // nobody's own directory (its passwd HOME, /nonexistent, does not exist): state and backups below it.
+        const mine = path.join(box, 'nobody');
+        fs.mkdirSync(mine, { mode: 0o700 });
+        fs.chownSync(mine, NOBODY, NOGROUP);
+        // The server finds its state from HOME, so the state dir has the server's shape below that directory.
+        const state = path.join(mine, '.gemini', 'antigravity-acp');
+        fs.mkdirSync(state, { recursive: true, mode: 0o700 });
+        fs.chownSync(path.dirname(state), NOBODY, NOGROUP);
+        fs.chownSync(state, NOBODY, NOGROUP);
+        const backups = path.join(mine, 'backups');
+        const units = path.join(box, 'systemd');
+        fs.mkdirSync(units);
+        const vars = [
+          '--limit',
+          'h2',
+          '-e',
+          'agyctl_user=nobody',
+          '-e',
+          `agyctl_state_dir=${state}`,
+          '-e',
+          `agyctl_backup_dir=${backups}`,
+          '-e',
+          `agyctl_bin=${bin}/agyctl`,
+          '-e',
+          `agyctl_textfile_dir=${textfile}`,
+          '-e',
+          `agyctl_systemd_dir=${units}`,
+          '-e',
+          'ansible_become_method=su',
+          '-e',
+          "ansible_become_flags='-s /bin/sh'",
+        ];
+        const r = await play(lab, path.join(PLAYBOOKS, 'site.yml'), vars);
+        expect(r.code, r.out).toBe(0);
+        // node_exporter's directory is as it was; agyctl's subdirectory and the file in it belong to nobody.
+        const st = fs.statSync(textfile);
+        expect([st.uid, st.gid, st.mode & 0o7777]).toEqual([0, 0, 0o755]);
+        const own = fs.statSync(path.join(textfile, 'agyctl'));
+        expect([own.uid, own.mode & 0o7777]).toEqual([NOBODY, 0o755]);
+        expect(fs.lstatSync(path.join(textfile, 'agyctl.prom')).isSymbolicLink()).toBe(true);
+        const unit = fs.readFileSync(path.join(units, 'agyctl-check.service'), 'utf8');
+        expect(unit).toMatch(/^User=nobody$/m);
+        expect((await exposure(lab, path.join(units, 'agyctl-check.service'))).score).toBeLessThanOrEqual(2.0);
+        expect((await exposure(lab, path.join(units, 'agyctl-backup.service'))).score).toBeLessThanOrEqual(2.0);
+
+        // Signed in, then the check unit's command as systemd would run it: as nobody, with the unit's HOME.
+        fs.writeFileSync(
+          path.join(state, 'acp_token.json'),
+          JSON.stringify({ access_token: 'a', refresh_token: 'r', expiry_date: Date.now() + 3_600_000 }),
+          { mode: 0o600 },
+        );
+        fs.chownSync(path.join(state, 'acp_token.json'), NOBODY, NOGROUP);
+        const argv = execStart(path.join(units, 'agyctl-check.service')).split(' ');
+        const home = /^Environment=HOME=(.*)$/m.exec(unit)![1]!;
+        const check = await lab.run(
+          h.ns,
+          'setpriv',
+          [
+            '--reuid=nobody',
+            '--regid=nogroup',
+            '--clear-groups',
+            '--',
+            'env',
+            '-i',
+            `HOME=${home}`,
+            `PATH=${bin}:/usr/bin:/bin`,
+            ...argv,
+          ],
+          { timeoutMs: 120_000, cwd: '/' },
+        );
+        expect(check.exitCode, `${String(check.stdout)}${String(check.stderr)}`).toBe(0);
+        expect(fs.statSync(path.join(textfile, 'agyctl', 'agyctl.prom')).uid).toBe(NOBODY);
+
+        // node_exporter as Debian runs it (user prometheus), reading the directory the role left alone.
+        exporter = await startNodeExporter(textfile, 'prometheus');
+        const text = await (await fetch(`${exporter.base}/metrics`)).text();
+        expect(series(text, 'node_textfile_scrape_error').get(''), text).toBe(0);
+        expect(series(text, 'agyctl_check_ok').get('')).toBe(1);
+        expect(series(text, 'agyctl_check_schedule_interval_seconds').get('')).toBe(300);
+        expect(series(text, 'agyctl_backup_schedule_max_gap_seconds').get('')).toBe(3600);
+        expect(series(text, 'agyctl_credentials_elsewhere').get('')).toBe(0);
+      } finally {
+        await exporter?.stop();
+        exporter = undefined;
+        fs.rmSync(box, { recursive: true, force: true });
+      }
     },
     PLAY_TEST_MS,
   );

@@ -7,93 +7,24 @@
  * A missing node_exporter is a failure, not a skip: .ci/run installs it.
  */
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
-import { execa, type ResultPromise } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agyctl, makeSandbox, type Sandbox, writeSettings } from '../helpers/cli.js';
-
-const EXPORTER = ['/usr/bin/prometheus-node-exporter', '/usr/sbin/prometheus-node-exporter'].find((p) =>
-  fs.existsSync(p),
-);
+import { type Daemon, series, startNodeExporter } from '../helpers/loopback-daemon.js';
 
 let sandbox: Sandbox | undefined;
-let exporter: ResultPromise | undefined;
+let exporter: Daemon | undefined;
 
 afterEach(async () => {
-  exporter?.kill('SIGKILL');
-  await exporter;
+  await exporter?.stop();
   exporter = undefined;
   sandbox?.cleanup();
   sandbox = undefined;
 });
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-/** Start node_exporter with only the textfile collector; retry on a port another process took meanwhile. */
 async function startExporter(dir: string): Promise<string> {
-  if (!EXPORTER)
-    throw new Error(
-      'prometheus-node-exporter is not installed; .ci/run installs it: apt-get install prometheus-node-exporter',
-    );
-  for (let attempt = 0; attempt < 5; attempt += 1) {
-    const port = await freePort();
-    let log = '';
-    const child = execa(
-      EXPORTER,
-      [
-        '--web.listen-address',
-        `127.0.0.1:${port}`,
-        '--collector.disable-defaults',
-        '--collector.textfile',
-        `--collector.textfile.directory=${dir}`,
-      ],
-      { reject: false, stdin: 'ignore', buffer: false, timeout: 60_000 },
-    );
-    child.stderr!.on('data', (c: Buffer) => (log += c.toString()));
-    const ready = await new Promise<boolean>((resolve) => {
-      const timer = setTimeout(() => resolve(false), 10_000);
-      const poll = setInterval(() => {
-        if (/Listening on|msg="Listening/.test(log)) {
-          clearInterval(poll);
-          clearTimeout(timer);
-          resolve(true);
-        }
-      }, 50);
-      void child.then(() => {
-        clearInterval(poll);
-        clearTimeout(timer);
-        resolve(false);
-      });
-    });
-    if (ready) {
-      exporter = child;
-      return `http://127.0.0.1:${port}/metrics`;
-    }
-    child.kill('SIGKILL');
-    await child;
-    if (!/address already in use/.test(log)) throw new Error(`node_exporter did not start: ${log}`);
-  }
-  throw new Error('node_exporter found no free port in 5 attempts');
-}
-
-/** `name{labels} value` lines of one metric, as label-string -> value. */
-function series(text: string, name: string): Map<string, number> {
-  const found = new Map<string, number>();
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? (\S+)$/.exec(line);
-    if (m && m[1] === name) found.set(m[2] ?? '', Number(m[3]));
-  }
-  return found;
+  exporter = await startNodeExporter(dir);
+  return `${exporter.base}/metrics`;
 }
 
 const only = (text: string, name: string): number | undefined => series(text, name).get('');
@@ -121,6 +52,13 @@ describe('node_exporter reads agyctl check --prometheus', () => {
     expect(series(text, 'agyctl_check_status').get('{status="not-authenticated"}')).toBe(0);
     expect(only(text, 'agyctl_token_file_mode_ok')).toBe(1);
     expect(only(text, 'agyctl_token_refresh_token_present')).toBe(1);
+    expect(only(text, 'agyctl_token_fields_known')).toBe(1);
+    expect(only(text, 'agyctl_token_file_mtime_timestamp_seconds')).toBe(
+      Math.round(fs.statSync(tokenFile).mtimeMs / 1000),
+    );
+    const ran = only(text, 'agyctl_check_last_run_timestamp_seconds')!;
+    expect(Math.abs(ran - Date.now() / 1000)).toBeLessThan(120);
+    expect(only(text, 'agyctl_last_check_timestamp_seconds')).toBe(ran);
     expect(Math.abs(only(text, 'agyctl_token_expiry_timestamp_seconds')! - expiry / 1000)).toBeLessThanOrEqual(1);
     expect(series(text, 'agyctl_check_passed').get('{check="token-file",severity="error"}')).toBe(1);
     expect(text).toMatch(/^# TYPE agyctl_token_expiry_timestamp_seconds gauge$/m);

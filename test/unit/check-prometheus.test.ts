@@ -82,6 +82,8 @@ describe('check metrics', () => {
         metrics: {
           tokenModeOk: false,
           tokenAgeS: 42,
+          tokenWrittenS: 1_699_999_958,
+          tokenFieldsKnown: true,
           serverStartS: 1.25,
           tokenRefresh: true,
           tokenExpiryS: 1_700_003_600,
@@ -101,6 +103,9 @@ describe('check metrics', () => {
       'agyctl_token_expiry_timestamp_seconds',
       'agyctl_server_start_seconds',
       'agyctl_last_check_timestamp_seconds',
+      'agyctl_check_last_run_timestamp_seconds',
+      'agyctl_token_file_mtime_timestamp_seconds',
+      'agyctl_token_fields_known',
     ]) {
       expect(fams.get(name)?.type, name).toBe('gauge');
       expect(fams.get(name)?.help, name).toBeTruthy();
@@ -111,7 +116,15 @@ describe('check metrics', () => {
     expect(status).toHaveLength(6);
     expect(fams.get('agyctl_check_duration_seconds')!.samples.find((s) => s.labels.check === 'live')!.value).toBe(1.5);
     expect(fams.get('agyctl_token_file_mode_ok')!.samples[0]!.value).toBe(0);
+    expect(fams.get('agyctl_check_last_run_timestamp_seconds')!.samples[0]!.value).toBe(1_700_000_000);
+    // The deprecated names stay for one version, with the same values and a HELP that names the replacement.
     expect(fams.get('agyctl_last_check_timestamp_seconds')!.samples[0]!.value).toBe(1_700_000_000);
+    expect(fams.get('agyctl_last_check_timestamp_seconds')!.help).toMatch(/^Deprecated, use agyctl_check_last_run/);
+    expect(fams.get('agyctl_token_file_age_seconds')!.help).toMatch(
+      /^Deprecated, use time\(\) - agyctl_token_file_mtime/,
+    );
+    expect(fams.get('agyctl_token_file_mtime_timestamp_seconds')!.samples[0]!.value).toBe(1_699_999_958);
+    expect(fams.get('agyctl_token_fields_known')!.samples[0]!.value).toBe(1);
     expect(fams.get('agyctl_token_refresh_token_present')!.samples[0]!.value).toBe(1);
     expect(fams.get('agyctl_token_expiry_timestamp_seconds')!.samples[0]!.value).toBe(1_700_003_600);
   });
@@ -125,5 +138,21 @@ describe('check metrics', () => {
     expect(fams.has('agyctl_token_refresh_token_present')).toBe(false);
     expect(fams.has('agyctl_token_expiry_timestamp_seconds')).toBe(false);
     expect(fams.get('agyctl_check_ok')!.samples[0]!.value).toBe(1);
+  });
+
+  it('a token file whose fields agyctl does not know: fields_known 0 and no refresh-token sample', () => {
+    const fams = parseExposition(
+      renderExposition(
+        checkMetrics({
+          status: 'ok',
+          checks: [],
+          metrics: { tokenModeOk: true, tokenFieldsKnown: false },
+          durationMs: 5,
+          at: 0,
+        }),
+      ),
+    );
+    expect(fams.get('agyctl_token_fields_known')!.samples[0]!.value).toBe(0);
+    expect(fams.has('agyctl_token_refresh_token_present')).toBe(false);
   });
 });

@@ -57,6 +57,22 @@ describe('inspectToken', () => {
     expect(expiryMs({ access_token: 'x' })).toBeUndefined();
   });
 
+  it('says whether it knows the fields: only then is a missing refresh token a fact', () => {
+    write(JSON.stringify({ access_token: SECRET, expiry_date: NOW + 3_600_000 }));
+    const known = inspectToken(file, NOW);
+    expect(known.state === 'present' && [known.fieldsKnown, known.insight.refreshToken]).toEqual([true, false]);
+    expect(known.state === 'present' && known.writtenMs).toBe(fs.statSync(file).mtimeMs);
+    write(JSON.stringify({ token: { refreshToken: 'r' } }));
+    const nested = inspectToken(file, NOW);
+    expect(nested.state === 'present' && [nested.fieldsKnown, nested.insight.refreshToken]).toEqual([true, true]);
+    write(JSON.stringify({ credential: 'opaque', kind: 'something new' }));
+    const unknown = inspectToken(file, NOW);
+    expect(unknown.state === 'present' && unknown.fieldsKnown).toBe(false);
+    write('not json');
+    const broken = inspectToken(file, NOW);
+    expect(broken.state === 'present' && broken.fieldsKnown).toBe(false);
+  });
+
   it('flags mode 0644 with the chmod that fixes it', () => {
     write(JSON.stringify({ refresh_token: 'r' }), 0o644);
     const r = inspectToken(file, NOW);

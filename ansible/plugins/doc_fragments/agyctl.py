@@ -1,4 +1,6 @@
 # -*- coding: utf-8 -*-
+# Copyright: agyctl maintainers
+# SPDX-License-Identifier: Apache-2.0
 # The options every agyctl.fleet module takes (module_utils/agyctl.py COMMON_ARGS), documented once.
 from __future__ import absolute_import, division, print_function
 

@@ -1,4 +1,6 @@
 # -*- coding: utf-8 -*-
+# Copyright: agyctl maintainers
+# SPDX-License-Identifier: Apache-2.0
 # Shared by the agyctl.fleet modules: build the agyctl command line, run it
 # with --json in the task's environment, and parse its one JSON document.
 # Nothing here interprets agyctl's findings; the modules only map them to

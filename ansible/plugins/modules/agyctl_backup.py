@@ -1,5 +1,8 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
+# Copyright: agyctl maintainers
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# SPDX-License-Identifier: Apache-2.0
 # agyctl_backup: `agyctl backup --json` on the host, with retention. changed
 # when a snapshot was written; sessions that could not be snapshotted fail
 # the task with their ids and reasons (the others are still in the snapshot).
@@ -9,6 +12,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r'''
 module: agyctl_backup
+author: agyctl maintainers (@agyctl)
 short_description: Back up antigravity-acp conversations with agyctl
 description:
   - Runs C(agyctl backup --json) (a consistent snapshot of every conversation, docs/backup.md) and applies retention.

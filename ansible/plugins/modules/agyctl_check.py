@@ -1,5 +1,8 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
+# Copyright: agyctl maintainers
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# SPDX-License-Identifier: Apache-2.0
 # agyctl_check: `agyctl check --json` on the host. Its JSON is the result;
 # a failing exit code fails the host with agyctl's status and the failed
 # checks' messages and fixes. A check changes nothing, so never `changed`.
@@ -9,10 +12,12 @@ __metaclass__ = type
 
 DOCUMENTATION = r'''
 module: agyctl_check
+author: agyctl maintainers (@agyctl)
 short_description: Check antigravity-acp credentials with agyctl
 description:
   - Runs C(agyctl check --json) (static checks; C(live) or C(restart) also start the server) and returns its document.
-  - Fails the host when agyctl exits non-zero (status C(not-authenticated), C(reauth-required), C(misconfigured), C(server-error), C(timeout)), naming the failed checks and their fixes.
+  - Fails the host when agyctl exits non-zero (status C(not-authenticated), C(reauth-required), C(misconfigured),
+    C(server-error), C(timeout)), naming the failed checks and their fixes.
   - The task's C(environment:) reaches agyctl (key types need their variables there).
 options:
   live:

@@ -1,5 +1,8 @@
 #!/usr/bin/python
 # -*- coding: utf-8 -*-
+# Copyright: agyctl maintainers
+# Apache License 2.0 (see LICENSE or https://www.apache.org/licenses/LICENSE-2.0)
+# SPDX-License-Identifier: Apache-2.0
 # agyctl_settings: the auth type (and gcp project/location) in the server's
 # settings.json, through `agyctl settings set-auth`. Idempotent, check mode
 # and --diff; a malformed file fails with agyctl's message and is not touched.
@@ -9,6 +12,7 @@ __metaclass__ = type
 
 DOCUMENTATION = r'''
 module: agyctl_settings
+author: agyctl maintainers (@agyctl)
 short_description: Set the antigravity-acp auth type with agyctl
 description:
   - Runs C(agyctl settings show --json) and, when the file says something else, C(agyctl settings set-auth TYPE --json).
@@ -107,7 +111,8 @@ def main():
     after = doc.get('settings') or {}
     written = bool(after.get('written'))
     diff['after'] = summary(after.get('authTypeRaw'), after.get('project'), after.get('location'))
-    module.exit_json(changed=written, diff=diff if written else None, settings=after, restart_required=doc.get('restartRequired', False), notice=doc.get('notice'))
+    module.exit_json(changed=written, diff=diff if written else None, settings=after,
+                     restart_required=doc.get('restartRequired', False), notice=doc.get('notice'))
 
 
 if __name__ == '__main__':
