@@ -114,6 +114,7 @@ function linkedToken(file: string): TokenInspection | undefined {
   return {
     state: 'present',
     insight: { mode: '?', modeOk: false, ageS: 0, refreshToken: false, expiresInS: null },
+    fieldsKnown: false,
     findings: [
       {
         failure: 'misconfigured',
