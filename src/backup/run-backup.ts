@@ -13,8 +13,9 @@ import { AgyError, EXIT, InterruptedError, usageError } from '../core/errors.js'
 import type { Reporter } from '../core/reporter.js';
 import { agyctlVersion } from '../core/version.js';
 import { fsyncDir } from '../util/atomic-write.js';
+import { describeUnrecognised, unrecognisedEntries } from '../util/conversation-names.js';
 import { backupSession, type Previous } from './backup-session.js';
-import { discoverSessions, noConversationsDirectory, type SessionInfo } from './discover.js';
+import { conversationsDir, discoverSessions, noConversationsDirectory, type SessionInfo } from './discover.js';
 import { errorText, isNoSpace, noSpaceText, sameIdentity } from './files.js';
 import { freshName, listSnapshots, partialName, removeLeftovers } from './layout.js';
 import { acquireLock } from './lock.js';
@@ -64,6 +65,8 @@ export interface BackupReport {
 export async function runBackup(opts: BackupOptions): Promise<BackupReport> {
   const started = Date.now();
   const sessions = selectSessions(opts.stateDir, opts.sessionIds);
+  const unrecognised = unrecognisedEntries(conversationsDir(opts.stateDir));
+  if (unrecognised.length > 0) opts.out.warn(describeUnrecognised(unrecognised));
   fs.mkdirSync(opts.backupDir, { recursive: true, mode: 0o700 });
   const lock = acquireLock(opts.backupDir);
   try {

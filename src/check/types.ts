@@ -38,15 +38,18 @@ export interface TokenInsight {
   mode: string;
   modeOk: boolean;
   ageS: number;
-  refreshToken: boolean;
+  /** A refresh token is in the file; null when the file's fields are not ones agyctl knows (a guess: docs/assumptions.md). */
+  refreshToken: boolean | null;
   /** Seconds until the access token expires (negative: expired), when the file records it. */
   expiresInS: number | null;
+  /** known: google-auth-library field names; unknown: a JSON object without them; not-json: contents agyctl cannot read. */
+  fields: 'known' | 'unknown' | 'not-json';
 }
 
 export interface Metrics {
   tokenModeOk?: boolean;
   tokenAgeS?: number;
-  /** A refresh token is in the token file (absent without a token file). */
+  /** A refresh token is in the token file (absent without a token file, or when its fields are not ones agyctl knows). */
   tokenRefresh?: boolean;
   /** Unix time (s) the access token expires, when the token file records it. */
   tokenExpiryS?: number;

@@ -37,8 +37,8 @@ const TOKEN_STORES: readonly TokenStore[] = ['file', 'keyring'];
 export type NoiseMode = 'off' | 'garbage' | 'ansi' | 'both';
 
 // --- assumptions area (issue 23.2): "the other shape" of what the reference leaves open (docs/assumptions.md). ---
-/** rc01: google-auth-library field names. renamed: the same facts under other names. opaque: not JSON at all. */
-export type TokenShape = 'rc01' | 'renamed' | 'opaque';
+/** rc01: google-auth-library field names. renamed: the same facts under other names. no-expiry: rc01's without expiry_date. opaque: not JSON at all. */
+export type TokenShape = 'rc01' | 'renamed' | 'no-expiry' | 'opaque';
 /** rc01: `<uuid>.db` (+ -wal, -shm). sqlite: `<uuid>.sqlite` (+ -wal, -shm), a name agyctl does not know. */
 export type ConversationNaming = 'rc01' | 'sqlite';
 /** rc01: `{"cwd"}`. extended: more keys beside cwd. renamed: the cwd under another key. none: no .meta file. */
@@ -60,7 +60,7 @@ export interface AssumptionSwitches {
 
 function assumptionSwitches(env: Env): AssumptionSwitches {
   return {
-    tokenShape: choice(env, 'AGY_SIM_TOKEN_SHAPE', ['rc01', 'renamed', 'opaque'] as const, 'rc01'),
+    tokenShape: choice(env, 'AGY_SIM_TOKEN_SHAPE', ['rc01', 'renamed', 'no-expiry', 'opaque'] as const, 'rc01'),
     tokenExpired: flag(env, 'AGY_SIM_TOKEN_EXPIRED'),
     conversationNaming: choice(env, 'AGY_SIM_CONVERSATION_NAMING', ['rc01', 'sqlite'] as const, 'rc01'),
     metaShape: choice(env, 'AGY_SIM_META_SHAPE', ['rc01', 'extended', 'renamed', 'none'] as const, 'rc01'),

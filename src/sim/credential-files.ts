@@ -26,13 +26,16 @@ export function fakeToken(now: number, shape: TokenSwitches = RC01_TOKEN): strin
   const expiry = now + (shape.tokenExpired ? -3600_000 : 3600_000);
   if (shape.tokenShape === 'opaque') return `SIMTOKEN1 ${access} ${refresh} ${expiry}`;
   if (shape.tokenShape === 'renamed')
-    return JSON.stringify({ credential: { bearer: access, renewWith: refresh, notAfter: expiry }, kind: 'oauth2' });
+    return JSON.stringify({
+      credential: { bearer: access, renewWith: refresh, expiresAt: new Date(expiry).toISOString() },
+      kind: 'oauth2',
+    });
   const token = {
     access_token: access,
     refresh_token: refresh,
     scope: OAUTH_SCOPES.join(' '),
     token_type: 'Bearer',
-    expiry_date: expiry,
+    ...(shape.tokenShape === 'no-expiry' ? {} : { expiry_date: expiry }),
   };
   return JSON.stringify(token);
 }

@@ -7,6 +7,12 @@ import type { CommandIO, CommandResult } from '../../context.js';
 export async function probeCommand(io: CommandIO, { options }: HandlerArgs): Promise<CommandResult> {
   const { parseDurationOption } = await import('../../parse-options.js');
   const timeoutMs = parseDurationOption('--timeout', options.timeout as string);
+  if (options.assumptions) {
+    if (options.signIn || options.method !== undefined)
+      throw usageError('--assumptions runs on its own.', 'drop --sign-in and --method, or run them separately');
+    const { runAssumptionsProbe } = await import('./assumptions-handler.js');
+    return runAssumptionsProbe(io, timeoutMs);
+  }
   if (options.signIn) {
     const { runSignInProbe } = await import('./sign-in-handler.js');
     return runSignInProbe(io, {
