@@ -27,7 +27,7 @@ import { withScratchDir } from '../backup/scratch-dir.js';
 import { snapshotDb } from '../backup/snapshot-db.js';
 import { conversationFiles, stateFiles } from '../core/paths.js';
 import { AUTH_TYPE_INFO, normalizeAuthType, rawAuthType, readSettings } from '../settings/index.js';
-import { copyFileNoFollow } from '../util/safe-fs.js';
+import { copyFileNoFollow, lstatOrNull } from '../util/safe-fs.js';
 import { type Assumption, differs, held, unknown, type Verdict } from './assumption.js';
 import { stateDirAssumptions } from './assumptions-state.js';
 import { fingerprintState, type StateFingerprint, sameState } from './state-fingerprint.js';
@@ -109,20 +109,33 @@ function hasCredentials(stateDir: string): boolean {
   return AUTH_TYPE_INFO[type].oauth ? fs.existsSync(stateFiles(stateDir).token) : true;
 }
 
-/** The smallest readable conversation, or why none is loaded. */
+/** A conversation with neither -wal nor -shm: closed and checkpointed, its .db alone is the whole of it. */
+function isClosed(stateDir: string, s: SessionInfo): boolean {
+  const f = conversationFiles(stateDir, s.id);
+  return lstatOrNull(f.wal) === null && lstatOrNull(f.shm) === null;
+}
+
+/** The smallest readable conversation, a closed one first (copying it touches nothing), or why none is loaded. */
 function loadCandidate(stateDir: string): SessionInfo | string {
   if (!hasCredentials(stateDir)) return 'no credentials on this box (nothing is signed in by a probe)';
   const readable = (discoverSessions(stateDir, { holders: false }) ?? []).filter((s) => s.readable);
   if (readable.length === 0) return 'no conversation to load (a probe creates none)';
-  return readable.sort((a, b) => a.bytes - b.bytes)[0]!;
+  const rank = (s: SessionInfo): number => (isClosed(stateDir, s) ? 0 : 1);
+  return readable.sort((a, b) => rank(a) - rank(b) || a.bytes - b.bytes)[0]!;
 }
 
-/** The conversation's database as backup copies it (VACUUM INTO, the live files untouched), and its .meta. */
+/**
+ * The conversation's database and .meta, copied into the scratch state dir.
+ * A closed one is copied as bytes: opening it with SQLite would leave new
+ * -wal and -shm files in the live dir. An open one (its sidecars exist) is
+ * copied as backup copies it, with VACUUM INTO, which creates nothing there.
+ */
 async function copySession(input: AssumptionsInput, s: SessionInfo, scratch: string): Promise<SessionInfo | string> {
   const from = conversationFiles(input.stateDir, s.id);
   const to = conversationFiles(scratch, s.id);
   try {
-    await snapshotDb(from.db, path.dirname(to.db), path.basename(to.db), COPY_BUSY_BUDGET_MS, input.signal);
+    if (isClosed(input.stateDir, s)) copyFileNoFollow(from.db, to.db, 0o600);
+    else await snapshotDb(from.db, path.dirname(to.db), path.basename(to.db), COPY_BUSY_BUDGET_MS, input.signal);
     if (fs.existsSync(from.meta)) copyFileNoFollow(from.meta, to.meta, 0o600);
     return s;
   } catch (err) {
