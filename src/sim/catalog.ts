@@ -23,13 +23,13 @@ export function isAuthMethodId(v: string): v is AuthMethodId {
   return AUTH_METHODS.some((m) => m.id === v);
 }
 
-/** AGY_SIM_INIT_SHAPE=other: what a later build might answer instead (other ids, fewer capabilities, protocol 2). */
+/** AGY_SIM_INIT_SHAPE=other: what a later build might answer instead (another name, other ids, fewer capabilities, protocol 2). */
 function otherInitializeResult(version: string): Record<string, unknown> {
   return {
     protocolVersion: 2,
     agentCapabilities: { loadSession: false, promptCapabilities: { image: true } },
     authMethods: [{ id: 'google-login', name: 'Log in with Google', description: 'Sign in with a Google account' }],
-    agentInfo: { name: 'antigravity-acp', title: 'Google Antigravity', version },
+    agentInfo: { name: 'antigravity', title: 'Google Antigravity', version },
   };
 }
 

@@ -43,9 +43,9 @@ export type TokenShape = 'rc01' | 'renamed' | 'no-expiry' | 'opaque';
 export type ConversationNaming = 'rc01' | 'sqlite';
 /** rc01: `{"cwd"}`. extended: more keys beside cwd. renamed: the cwd under another key. none: no .meta file. */
 export type MetaShape = 'rc01' | 'extended' | 'renamed' | 'none';
-/** rc01: one chunk per replayed message (full text). chunked: each replayed message in several chunks. */
-export type ReplayShape = 'rc01' | 'chunked';
-/** rc01: RC01's initialize result. other: other auth method ids, no loadSession, no auth.logout, protocol 2. */
+/** rc01: one chunk per replayed message (full text). chunked: each replayed message in two chunks. user-only: the prompts, no answers. */
+export type ReplayShape = 'rc01' | 'chunked' | 'user-only';
+/** rc01: RC01's initialize result. other: another agent name, other auth method ids, no loadSession, no auth.logout, protocol 2. */
 export type InitShape = 'rc01' | 'other';
 
 export interface AssumptionSwitches {
@@ -64,7 +64,7 @@ function assumptionSwitches(env: Env): AssumptionSwitches {
     tokenExpired: flag(env, 'AGY_SIM_TOKEN_EXPIRED'),
     conversationNaming: choice(env, 'AGY_SIM_CONVERSATION_NAMING', ['rc01', 'sqlite'] as const, 'rc01'),
     metaShape: choice(env, 'AGY_SIM_META_SHAPE', ['rc01', 'extended', 'renamed', 'none'] as const, 'rc01'),
-    replayShape: choice(env, 'AGY_SIM_REPLAY_SHAPE', ['rc01', 'chunked'] as const, 'rc01'),
+    replayShape: choice(env, 'AGY_SIM_REPLAY_SHAPE', ['rc01', 'chunked', 'user-only'] as const, 'rc01'),
     initShape: choice(env, 'AGY_SIM_INIT_SHAPE', ['rc01', 'other'] as const, 'rc01'),
   };
 }

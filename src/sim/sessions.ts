@@ -91,7 +91,8 @@ function loadSession(ctx: SimContext, p: Params): Record<string, unknown> {
   }
   for (const turn of session.db.history()) {
     replayMessage(ctx, id, 'user_message_chunk', turn.user);
-    if (turn.agent !== undefined) replayMessage(ctx, id, 'agent_message_chunk', turn.agent);
+    if (turn.agent !== undefined && ctx.config.shapes.replayShape !== 'user-only')
+      replayMessage(ctx, id, 'agent_message_chunk', turn.agent);
   }
   update(ctx, id, availableCommandsUpdate());
   return sessionStateResult(session.config);

@@ -147,6 +147,7 @@ describe('agyctl probe --assumptions', () => {
       'meta.cwd',
       'brain.layout',
       'init.protocol-version',
+      'init.agent-name',
       'init.auth-methods',
       'init.load-session',
       'init.logout',
@@ -175,6 +176,17 @@ describe('agyctl probe --assumptions', () => {
       'load.params': 'differs',
     });
     expect(opaque.get('load.params')!.seen).toMatch(/not found/i);
+  });
+
+  it('a replay without the answers differs (replay.pairs)', async () => {
+    const sb = fresh();
+    signedIn(sb);
+    conversation(sb);
+    const rows = await probe(sb, { AGY_SIM_REPLAY_SHAPE: 'user-only' });
+    expect(rows.get('replay.pairs')).toMatchObject({
+      verdict: 'differs',
+      seen: '2 user and 0 agent chunk(s) in 1 message(s)',
+    });
   });
 
   it('a token without expiry and settings whose auth.type is not a string differ; nothing is loaded without credentials', async () => {
