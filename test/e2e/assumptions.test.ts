@@ -178,6 +178,27 @@ describe('agyctl probe --assumptions', () => {
     expect(opaque.get('load.params')!.seen).toMatch(/not found/i);
   });
 
+  it('a conversation a server has open (its -wal and -shm exist) is copied with VACUUM INTO and loads', async () => {
+    const sb = fresh();
+    signedIn(sb);
+    const id = crypto.randomUUID();
+    const open = ConversationDb.create(statePaths({ HOME: sb.home }), id, '/work/sim');
+    try {
+      open.appendTurn('question', 'answer', 'gemini-3.7-flash-high');
+      const conv = path.join(sb.stateDir, 'conversations');
+      expect(fs.existsSync(path.join(conv, `${id}.db-wal`))).toBe(true);
+      const names = fs.readdirSync(conv).sort();
+      const r = await agyctl(['probe', '--assumptions', '--json'], sb);
+      expect(r.exitCode, r.stderr).toBe(0);
+      const doc = parseJson(r.stdout) as { assumptions: { loadedSession: string; assumptions: Row[] } };
+      expect(doc.assumptions.loadedSession).toBe(id);
+      expect(doc.assumptions.assumptions.find((a) => a.id === 'replay.pairs')).toMatchObject({ verdict: 'held' });
+      expect(fs.readdirSync(conv).sort()).toEqual(names);
+    } finally {
+      open.close();
+    }
+  });
+
   it('a replay without the answers differs (replay.pairs)', async () => {
     const sb = fresh();
     signedIn(sb);
