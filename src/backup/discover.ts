@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type AgyError, usageError } from '../core/errors.js';
 import { conversationFiles, stateFiles } from '../core/paths.js';
+import { CONVERSATION_FILE } from '../util/conversation-names.js';
 import { holders } from '../util/procfs.js';
 import { lstatOrNull, readFileNoFollow } from '../util/safe-fs.js';
 import { errorText, type FileIdentity, identityOf } from './files.js';
@@ -19,7 +20,6 @@ export const noConversationsDirectory = (stateDir: string): AgyError =>
   );
 
 export const SESSION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const CONVERSATION_FILE = /^(.+)\.(db|db-wal|db-shm|meta)$/;
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
 export interface SessionInfo {

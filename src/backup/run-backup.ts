@@ -13,8 +13,9 @@ import { AgyError, EXIT, InterruptedError, usageError } from '../core/errors.js'
 import type { Reporter } from '../core/reporter.js';
 import { agyctlVersion } from '../core/version.js';
 import { fsyncDir } from '../util/atomic-write.js';
+import { describeUnrecognised, unrecognisedEntries } from '../util/conversation-names.js';
 import { backupSession, type Previous } from './backup-session.js';
-import { discoverSessions, noConversationsDirectory, type SessionInfo } from './discover.js';
+import { conversationsDir, discoverSessions, noConversationsDirectory, type SessionInfo } from './discover.js';
 import { errorText, isNoSpace, noSpaceText, sameIdentity } from './files.js';
 import { freshName, listSnapshots, partialName, removeLeftovers } from './layout.js';
 import { acquireLock } from './lock.js';
@@ -63,7 +64,7 @@ export interface BackupReport {
 
 export async function runBackup(opts: BackupOptions): Promise<BackupReport> {
   const started = Date.now();
-  const sessions = selectSessions(opts.stateDir, opts.sessionIds);
+  const sessions = withoutStrays(opts, selectSessions(opts.stateDir, opts.sessionIds));
   fs.mkdirSync(opts.backupDir, { recursive: true, mode: 0o700 });
   const lock = acquireLock(opts.backupDir);
   try {
@@ -97,6 +98,23 @@ function selectSessions(stateDir: string, ids: string[]): SessionInfo[] {
   if (missing.length > 0)
     throw usageError(`No conversation ${missing.join(', ')} in ${stateDir}.`, 'run `agyctl sessions` to list the ids');
   return all.filter((s) => wanted.includes(s.id));
+}
+
+/**
+ * RC01's file naming is a fact of the reference, not a law (docs/assumptions.md):
+ * files named otherwise, and a stem with no database and no WAL (a `.meta`
+ * alone, as a build that names its databases otherwise leaves), are named
+ * in a note and left alone, never counted as a failed session.
+ */
+function withoutStrays(opts: BackupOptions, sessions: SessionInfo[]): SessionInfo[] {
+  const unrecognised = unrecognisedEntries(conversationsDir(opts.stateDir));
+  if (unrecognised.length > 0) opts.out.warn(describeUnrecognised(unrecognised));
+  const strays = sessions.filter((s) => s.db === null && s.wal === null);
+  if (strays.length > 0)
+    opts.out.warn(
+      `${strays.map((s) => s.id).join(', ')}: no database beside ${strays.length === 1 ? 'its' : 'their'} other files (a .meta or -shm alone); nothing to back up`,
+    );
+  return sessions.filter((s) => !strays.includes(s));
 }
 
 /** The newest complete snapshot whose manifest reads, for reuse. */

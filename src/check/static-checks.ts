@@ -9,6 +9,7 @@ import { AgyError, EXIT } from '../core/errors.js';
 import { stateFiles } from '../core/paths.js';
 import { resolveServerCommand } from '../profiles/server-command.js';
 import type { ServerProfile } from '../profiles/types.js';
+import { describeUnrecognised, unrecognisedEntries } from '../util/conversation-names.js';
 import { type Finding, fail, LOGIN_HINT, pass, timed, toResult, warn } from './check-result.js';
 import { envFinding, judgeSettings, type SettingsVerdict } from './settings-view.js';
 import { describeInsight, inspectToken } from './token.js';
@@ -58,7 +59,10 @@ export function tokenChecks(file: string, now: number, out: StaticOutcome): void
         `${LOGIN_HINT} (or: agyctl check --live)`,
       );
     const worst = inspection.findings.find((f) => f.failure !== 'misconfigured') ?? inspection.findings[0];
-    if (!worst) return pass(`${file}: regular file, yours, mode 0600, parses as JSON`);
+    if (!worst)
+      return pass(
+        `${file}: regular file, yours, mode 0600${inspection.insight.fields === 'not-json' ? '' : ', parses as JSON'}`,
+      );
     const message = inspection.findings.map((f) => f.message).join('; ');
     const whereNot = inspection.findings.every((f) => f.whereNot);
     return {
@@ -74,8 +78,8 @@ export function tokenChecks(file: string, now: number, out: StaticOutcome): void
   out.metrics.tokenModeOk = inspection.insight.modeOk;
   out.metrics.tokenAgeS = inspection.insight.ageS;
   if (inspection.writtenMs !== undefined) out.metrics.tokenWrittenS = Math.round(inspection.writtenMs / 1000);
-  out.metrics.tokenFieldsKnown = inspection.fieldsKnown;
-  if (inspection.fieldsKnown) out.metrics.tokenRefresh = inspection.insight.refreshToken;
+  out.metrics.tokenFieldsKnown = inspection.insight.fields === 'known';
+  if (inspection.insight.refreshToken !== null) out.metrics.tokenRefresh = inspection.insight.refreshToken;
   if (inspection.insight.expiresInS !== null)
     out.metrics.tokenExpiryS = Math.round(now / 1000) + inspection.insight.expiresInS;
   const insight = inspection.insight;
@@ -83,7 +87,7 @@ export function tokenChecks(file: string, now: number, out: StaticOutcome): void
     timed('token', () => {
       const d = describeInsight(insight);
       return d.warning
-        ? warn(`${d.text}: ${d.warning}`, 'run: agyctl check --live to see whether the server still accepts it')
+        ? warn(`${d.text}: ${d.warning}`, 'run: agyctl check --live to see whether the server accepts it')
         : pass(d.text, { severity: 'warning' });
     }),
   );
@@ -113,6 +117,8 @@ function conversationsFinding(dir: string): Finding {
   } catch {
     return fail('misconfigured', `${dir} is not readable by you`, `run: chmod u+rwx ${dir}`);
   }
+  const unrecognised = unrecognisedEntries(dir);
+  if (unrecognised.length > 0) return warn(describeUnrecognised(unrecognised));
   return pass(`${dir} is readable`);
 }
 

@@ -23,8 +23,6 @@ export type TokenInspection =
       state: 'present';
       findings: TokenFinding[];
       insight: TokenInsight;
-      /** The file holds a field agyctl recognises; without one, "no refresh token" means "not known" (a guess about the format). */
-      fieldsKnown: boolean;
       /** ms since the epoch, the file's mtime. */
       writtenMs?: number;
     };
@@ -62,13 +60,19 @@ const ACCESS_KEYS = ['access_token', 'accessToken'];
 const REFRESH_KEYS = ['refresh_token', 'refreshToken'];
 const EXPIRY_KEYS = ['expiry_date', 'expires_at', 'expiry', 'expiresAt', 'expiryDate'];
 
-/** Any field whose meaning agyctl guesses (docs/assumptions.md): then the absence of a refresh token is a finding, not "unknown". */
-export function hasKnownFields(doc: Record<string, unknown>): boolean {
-  return candidates(doc).some((c) => [...ACCESS_KEYS, ...REFRESH_KEYS, ...EXPIRY_KEYS].some((k) => k in c));
-}
+const hasString = (c: Record<string, unknown>, keys: readonly string[]): boolean =>
+  keys.some((k) => typeof c[k] === 'string' && (c[k] as string).length > 0);
 
-export function hasRefreshToken(doc: Record<string, unknown>): boolean {
-  return candidates(doc).some((c) => REFRESH_KEYS.some((k) => typeof c[k] === 'string' && (c[k] as string).length > 0));
+/**
+ * true: a refresh token under a name agyctl knows. false: the file has the
+ * access token by a known name but no refresh token beside it. null: neither
+ * name is there, so the file's shape is not one agyctl knows and the
+ * absence of a refresh token proves nothing (docs/assumptions.md).
+ */
+export function hasRefreshToken(doc: Record<string, unknown>): boolean | null {
+  const all = candidates(doc);
+  if (all.some((c) => hasString(c, REFRESH_KEYS))) return true;
+  return all.some((c) => hasString(c, ACCESS_KEYS)) ? false : null;
 }
 
 /** Parse without letting the text escape: 'unreadable', or undefined for anything not a JSON object. */
@@ -113,8 +117,7 @@ function linkedToken(file: string): TokenInspection | undefined {
   const refusal = unsafeSymlinkError(file, 'the token file');
   return {
     state: 'present',
-    insight: { mode: '?', modeOk: false, ageS: 0, refreshToken: false, expiresInS: null },
-    fieldsKnown: false,
+    insight: { mode: '?', modeOk: false, ageS: 0, refreshToken: null, expiresInS: null, fields: 'unknown' },
     findings: [
       {
         failure: 'misconfigured',
@@ -134,11 +137,17 @@ export function inspectToken(file: string, now: number, uid = process.getuid?.()
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return { state: 'missing' };
-    const insight: TokenInsight = { mode: '?', modeOk: false, ageS: 0, refreshToken: false, expiresInS: null };
+    const insight: TokenInsight = {
+      mode: '?',
+      modeOk: false,
+      ageS: 0,
+      refreshToken: null,
+      expiresInS: null,
+      fields: 'unknown',
+    };
     return {
       state: 'present',
       insight,
-      fieldsKnown: false,
       findings: [
         {
           failure: 'misconfigured',
@@ -153,15 +162,15 @@ export function inspectToken(file: string, now: number, uid = process.getuid?.()
     mode: (st.mode & 0o7777).toString(8).padStart(4, '0'),
     modeOk: (st.mode & 0o7777) === 0o600,
     ageS: Math.max(0, Math.round((now - st.mtimeMs) / 1000)),
-    refreshToken: false,
+    refreshToken: null,
     expiresInS: null,
+    fields: 'unknown',
   };
   const writtenMs = st.mtimeMs;
   if (!st.isFile()) {
     return {
       state: 'present',
       insight,
-      fieldsKnown: false,
       writtenMs,
       findings: [
         { failure: 'misconfigured', message: `${file} is not a regular file`, hint: `remove it and ${LOGIN_HINT}` },
@@ -177,30 +186,43 @@ export function inspectToken(file: string, now: number, uid = process.getuid?.()
       hint: `run: chmod 600 ${file}`,
       whereNot: true,
     });
-    return { state: 'present', insight, findings, fieldsKnown: false, writtenMs };
+    return { state: 'present', insight, findings, writtenMs };
   }
+  if (st.size === 0) {
+    findings.push({ failure: 'not-authenticated', message: `${file} is empty`, hint: LOGIN_HINT, whereNot: true });
+    return { state: 'present', insight, findings, writtenMs };
+  }
+  // That the file is JSON is a guess (the reference gives its name, mode and size only): other contents are a note.
   if (!doc) {
-    findings.push({
-      failure: 'not-authenticated',
-      message: `${file} is ${st.size === 0 ? 'empty' : 'not a JSON object'}`,
-      hint: LOGIN_HINT,
-      whereNot: true,
-    });
-    return { state: 'present', insight, findings, fieldsKnown: false, writtenMs };
+    insight.fields = 'not-json';
+    return { state: 'present', insight, findings, writtenMs };
   }
   insight.refreshToken = hasRefreshToken(doc);
   const exp = expiryMs(doc);
   insight.expiresInS = exp === undefined ? null : Math.round((exp - now) / 1000);
-  return { state: 'present', insight, findings, fieldsKnown: hasKnownFields(doc), writtenMs };
+  insight.fields = insight.refreshToken === null && exp === undefined ? 'unknown' : 'known';
+  return { state: 'present', insight, findings, writtenMs };
 }
 
 /** One line about the credential's lifetime; an expired access token with a refresh token is normal. */
 export function describeInsight(i: TokenInsight): { text: string; warning?: string } {
-  const refresh = i.refreshToken ? 'refresh token present' : 'no refresh token';
+  if (i.fields === 'not-json')
+    return {
+      text: 'contents are not JSON agyctl can read: refresh token and expiry unknown',
+      warning: 'this server build may store its token differently; `agyctl check --live` shows whether it is accepted',
+    };
+  if (i.fields === 'unknown')
+    return { text: 'fields are not ones agyctl knows (see docs/assumptions.md): refresh token and expiry unknown' };
+  const refresh =
+    i.refreshToken === null
+      ? 'refresh token unknown (not under a name agyctl knows)'
+      : i.refreshToken
+        ? 'refresh token present'
+        : 'no refresh token';
   if (i.expiresInS === null) return { text: `${refresh}; expiry not recorded` };
   const when =
     i.expiresInS >= 0 ? `access token expires in ${i.expiresInS}s` : `access token expired ${-i.expiresInS}s ago`;
-  if (i.expiresInS < 0 && !i.refreshToken)
+  if (i.expiresInS < 0 && i.refreshToken === false)
     return {
       text: `${refresh}; ${when}`,
       warning: 'the access token has expired and there is no refresh token to renew it',

@@ -38,9 +38,12 @@ export interface TokenInsight {
   mode: string;
   modeOk: boolean;
   ageS: number;
-  refreshToken: boolean;
+  /** A refresh token is in the file; null when the file's fields are not ones agyctl knows (a guess: docs/assumptions.md). */
+  refreshToken: boolean | null;
   /** Seconds until the access token expires (negative: expired), when the file records it. */
   expiresInS: number | null;
+  /** known: google-auth-library field names; unknown: a JSON object without them; not-json: contents agyctl cannot read. */
+  fields: 'known' | 'unknown' | 'not-json';
 }
 
 export interface Metrics {

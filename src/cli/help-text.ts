@@ -49,6 +49,10 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
       ['agyctl probe', "the server's build, auth methods and start-up time"],
       ['agyctl probe --server "/opt/agy/agy_acp_server --debug" --json', 'a server off the PATH, as JSON'],
       ['agyctl probe --sign-in', 'how this server build offers sign-in, without signing in'],
+      [
+        'agyctl probe --assumptions --json',
+        "which of agyctl's facts about the server hold on this box (docs/assumptions.md)",
+      ],
     ],
     exits: [[0, 'the server answered initialize'], USAGE, SERVER, TIMEOUT, INTERRUPTED],
   },

@@ -23,7 +23,7 @@ function loginWithOAuth(ctx: SimContext, method: AuthMethodId): Promise<Record<s
       writeStderrLine: (line) => process.stderr.write(`${line}\n`),
     },
     onAuthorized: () => {
-      writeToken(ctx.paths.token);
+      writeToken(ctx.paths.token, ctx.config.shapes);
       if (ctx.config.authWritesSettings && method === 'oauth-personal') {
         rewriteSettingsAuthType(ctx.paths.settings, 'oauth-personal');
       }

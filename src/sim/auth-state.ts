@@ -42,13 +42,19 @@ export function readSettings(path: string): Settings {
   return { authType: str(auth.type), gcpProject: str(gcp.project), gcpLocation: str(gcp.location) };
 }
 
-/** undefined when the file is absent or not JSON (the server then ignores it). */
-export function readToken(path: string): Record<string, unknown> | undefined {
+/** undefined when the file is absent or not JSON (the server then ignores it); `opaque` (AGY_SIM_TOKEN_SHAPE): any non-empty file. */
+export function readToken(path: string, opaque = false): Record<string, unknown> | undefined {
+  let text: string;
   try {
-    const parsed: unknown = JSON.parse(readFileSync(path, 'utf8'));
-    return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : undefined;
+    text = readFileSync(path, 'utf8');
   } catch {
     return undefined;
+  }
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return parsed && typeof parsed === 'object' ? (parsed as Record<string, unknown>) : undefined;
+  } catch {
+    return opaque && text.length > 0 ? {} : undefined;
   }
 }
 
@@ -77,12 +83,13 @@ export function startupAuth(
   settings: Settings,
   env: Env,
   forceRevoked: boolean,
+  opaqueToken = false,
 ): AuthState | undefined {
   switch (settings.authType) {
     case 'oauth-personal':
     case 'oauth-business': {
       if (settings.authType === 'oauth-business' && !businessConfigured(settings)) return undefined;
-      const token = readToken(paths.token);
+      const token = readToken(paths.token, opaqueToken);
       if (!token) return undefined;
       return { method: settings.authType, source: 'token-file', revoked: forceRevoked || token.sim_revoked === true };
     }

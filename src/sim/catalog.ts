@@ -23,7 +23,22 @@ export function isAuthMethodId(v: string): v is AuthMethodId {
   return AUTH_METHODS.some((m) => m.id === v);
 }
 
-export function initializeResult(version: string, paddingBytes: number): Record<string, unknown> {
+/** AGY_SIM_INIT_SHAPE=other: what a later build might answer instead (another name, other ids, fewer capabilities, protocol 2). */
+function otherInitializeResult(version: string): Record<string, unknown> {
+  return {
+    protocolVersion: 2,
+    agentCapabilities: { loadSession: false, promptCapabilities: { image: true } },
+    authMethods: [{ id: 'google-login', name: 'Log in with Google', description: 'Sign in with a Google account' }],
+    agentInfo: { name: 'antigravity', title: 'Google Antigravity', version },
+  };
+}
+
+export function initializeResult(
+  version: string,
+  paddingBytes: number,
+  shape: 'rc01' | 'other' = 'rc01',
+): Record<string, unknown> {
+  if (shape === 'other') return otherInitializeResult(version);
   const result: Record<string, unknown> = {
     protocolVersion: 1,
     agentCapabilities: {

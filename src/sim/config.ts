@@ -36,6 +36,40 @@ const TOKEN_STORES: readonly TokenStore[] = ['file', 'keyring'];
 // --- end URL capture area ---
 export type NoiseMode = 'off' | 'garbage' | 'ansi' | 'both';
 
+// --- assumptions area (issue 23.2): "the other shape" of what the reference leaves open (docs/assumptions.md). ---
+/** rc01: google-auth-library field names. renamed: the same facts under other names. no-expiry: rc01's without expiry_date. opaque: not JSON at all. */
+export type TokenShape = 'rc01' | 'renamed' | 'no-expiry' | 'opaque';
+/** rc01: `<uuid>.db` (+ -wal, -shm). sqlite: `<uuid>.sqlite` (+ -wal, -shm), a name agyctl does not know. */
+export type ConversationNaming = 'rc01' | 'sqlite';
+/** rc01: `{"cwd"}`. extended: more keys beside cwd. renamed: the cwd under another key. none: no .meta file. */
+export type MetaShape = 'rc01' | 'extended' | 'renamed' | 'none';
+/** rc01: one chunk per replayed message (full text). chunked: each replayed message in two chunks. user-only: the prompts, no answers. */
+export type ReplayShape = 'rc01' | 'chunked' | 'user-only';
+/** rc01: RC01's initialize result. other: another agent name, other auth method ids, no loadSession, no auth.logout, protocol 2. */
+export type InitShape = 'rc01' | 'other';
+
+export interface AssumptionSwitches {
+  tokenShape: TokenShape;
+  /** The token file's access token is already expired (its refresh token renews it at first use). */
+  tokenExpired: boolean;
+  conversationNaming: ConversationNaming;
+  metaShape: MetaShape;
+  replayShape: ReplayShape;
+  initShape: InitShape;
+}
+
+function assumptionSwitches(env: Env): AssumptionSwitches {
+  return {
+    tokenShape: choice(env, 'AGY_SIM_TOKEN_SHAPE', ['rc01', 'renamed', 'no-expiry', 'opaque'] as const, 'rc01'),
+    tokenExpired: flag(env, 'AGY_SIM_TOKEN_EXPIRED'),
+    conversationNaming: choice(env, 'AGY_SIM_CONVERSATION_NAMING', ['rc01', 'sqlite'] as const, 'rc01'),
+    metaShape: choice(env, 'AGY_SIM_META_SHAPE', ['rc01', 'extended', 'renamed', 'none'] as const, 'rc01'),
+    replayShape: choice(env, 'AGY_SIM_REPLAY_SHAPE', ['rc01', 'chunked', 'user-only'] as const, 'rc01'),
+    initShape: choice(env, 'AGY_SIM_INIT_SHAPE', ['rc01', 'other'] as const, 'rc01'),
+  };
+}
+// --- end assumptions area ---
+
 export interface SimConfig {
   /** Cold-start delay, measured from process start, before any request is served. */
   startupMs: number;
@@ -85,6 +119,9 @@ export interface SimConfig {
   rawLineBytes: number;
   /** End stdout (the protocol channel) on this request and keep running. */
   closeStdout: 'off' | 'authenticate' | 'session/new';
+
+  /** Assumptions area (issue 23.2). */
+  shapes: AssumptionSwitches;
 }
 
 export type LeakMode = 'off' | 'session' | 'init';
@@ -179,6 +216,8 @@ export function loadConfig(env: Env): SimConfig {
     leakSecrets: leakMode(env),
     rawLineBytes: intVar(env, 'AGY_SIM_RAW_LINE_BYTES', 0) ?? 0,
     closeStdout: choice(env, 'AGY_SIM_CLOSE_STDOUT', ['off', 'authenticate', 'session/new'] as const, 'off'),
+
+    shapes: assumptionSwitches(env),
   };
 }
 

@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { AssumptionSwitches } from './config.js';
 
 export const OAUTH_SCOPES = [
   'https://www.googleapis.com/auth/cloud-platform',
@@ -11,14 +12,30 @@ export const OAUTH_SCOPES = [
   'https://www.googleapis.com/auth/aicode',
 ];
 
-/** A token of the real file's size (~510 bytes) and shape, useless to anyone. */
-export function fakeToken(now: number): string {
+type TokenSwitches = Pick<AssumptionSwitches, 'tokenShape' | 'tokenExpired'>;
+const RC01_TOKEN: TokenSwitches = { tokenShape: 'rc01', tokenExpired: false };
+
+/**
+ * A token of the real file's size (~510 bytes), useless to anyone. rc01: the
+ * google-auth-library fields. renamed (AGY_SIM_TOKEN_SHAPE): the same facts
+ * under names agyctl does not know. opaque: bytes that are not JSON.
+ */
+export function fakeToken(now: number, shape: TokenSwitches = RC01_TOKEN): string {
+  const access = `ya29.sim-${randomBytes(125).toString('base64url')}`;
+  const refresh = `1//sim-${randomBytes(72).toString('base64url')}`;
+  const expiry = now + (shape.tokenExpired ? -3600_000 : 3600_000);
+  if (shape.tokenShape === 'opaque') return `SIMTOKEN1 ${access} ${refresh} ${expiry}`;
+  if (shape.tokenShape === 'renamed')
+    return JSON.stringify({
+      credential: { bearer: access, renewWith: refresh, expiresAt: new Date(expiry).toISOString() },
+      kind: 'oauth2',
+    });
   const token = {
-    access_token: `ya29.sim-${randomBytes(125).toString('base64url')}`,
-    refresh_token: `1//sim-${randomBytes(72).toString('base64url')}`,
+    access_token: access,
+    refresh_token: refresh,
     scope: OAUTH_SCOPES.join(' '),
     token_type: 'Bearer',
-    expiry_date: now + 3600_000,
+    ...(shape.tokenShape === 'no-expiry' ? {} : { expiry_date: expiry }),
   };
   return JSON.stringify(token);
 }
@@ -37,8 +54,8 @@ export function writeFileAtomic(path: string, data: string, mode: number): void 
   renameSync(tmp, path);
 }
 
-export function writeToken(path: string): void {
-  writeFileAtomic(path, fakeToken(Date.now()), 0o600);
+export function writeToken(path: string, shape: TokenSwitches = RC01_TOKEN): void {
+  writeFileAtomic(path, fakeToken(Date.now(), shape), 0o600);
 }
 
 export function deleteToken(path: string): void {

@@ -68,7 +68,7 @@ export function runSimulator(exit: (code: number) => never): void {
   // The client went away: nothing left to talk to.
   process.stdout.on('error', () => exit(0));
 
-  const paths = statePaths(env, config.tokenStore);
+  const paths = statePaths(env, config.tokenStore, config.shapes.conversationNaming, config.shapes.metaShape);
   const settings = readSettings(paths.settings);
   let stdoutClosed = false;
   const rpc = new RpcConnection(config.noise, (chunk) => {
@@ -81,7 +81,7 @@ export function runSimulator(exit: (code: number) => never): void {
     paths,
     settings,
     rpc,
-    auth: startupAuth(paths, settings, env, config.tokenRevoked),
+    auth: startupAuth(paths, settings, env, config.tokenRevoked, config.shapes.tokenShape === 'opaque'),
     oauthFlow: undefined,
     sessions: new Map(),
     crash() {
@@ -92,7 +92,7 @@ export function runSimulator(exit: (code: number) => never): void {
   rpc.on('initialize', (p) => {
     if (config.leakSecrets === 'init') leakAndDie(die);
     if (p.protocolVersion === undefined) throw missingField('protocolVersion');
-    return initializeResult(config.version, config.hugeLineBytes);
+    return initializeResult(config.version, config.hugeLineBytes, config.shapes.initShape);
   });
   registerAuthMethods(ctx);
   registerSessionMethods(ctx);

@@ -62,6 +62,18 @@ function newSession(ctx: SimContext, p: Params): WithFollowUp {
   );
 }
 
+/** RC01 replays a message as one full-text chunk; AGY_SIM_REPLAY_SHAPE=chunked sends it in two. */
+function replayMessage(
+  ctx: SimContext,
+  id: string,
+  kind: 'agent_message_chunk' | 'user_message_chunk',
+  text: string,
+): void {
+  const cut = ctx.config.shapes.replayShape === 'chunked' ? Math.ceil(text.length / 2) : text.length;
+  for (const piece of cut < text.length ? [text.slice(0, cut), text.slice(cut)] : [text])
+    update(ctx, id, textChunk(kind, piece));
+}
+
 /** Replays history as FULL-text user/agent pairs, then the commands; config resets to defaults. */
 function loadSession(ctx: SimContext, p: Params): Record<string, unknown> {
   const id = requireString(p, 'sessionId');
@@ -78,8 +90,9 @@ function loadSession(ctx: SimContext, p: Params): Record<string, unknown> {
     session = openSession(ctx, id, cwd, db);
   }
   for (const turn of session.db.history()) {
-    update(ctx, id, textChunk('user_message_chunk', turn.user));
-    if (turn.agent !== undefined) update(ctx, id, textChunk('agent_message_chunk', turn.agent));
+    replayMessage(ctx, id, 'user_message_chunk', turn.user);
+    if (turn.agent !== undefined && ctx.config.shapes.replayShape !== 'user-only')
+      replayMessage(ctx, id, 'agent_message_chunk', turn.agent);
   }
   update(ctx, id, availableCommandsUpdate());
   return sessionStateResult(session.config);

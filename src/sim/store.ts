@@ -47,6 +47,22 @@ function openWal(path: string, mustExist: boolean): Database.Database {
   return db;
 }
 
+/** RC01 writes `{"cwd"}`; AGY_SIM_META_SHAPE gives the shapes a later build might write instead. */
+function metaText(shape: StatePaths['metaShape'], cwd: string): string | undefined {
+  if (shape === 'none') return undefined;
+  if (shape === 'renamed') return JSON.stringify({ workspace: { path: cwd } });
+  if (shape === 'extended') return JSON.stringify({ cwd, title: 'sim session', createdAt: new Date().toISOString() });
+  return JSON.stringify({ cwd });
+}
+
+/** The cwd a .meta records: RC01's `cwd`, or the renamed shape's `workspace.path`. */
+function metaCwd(meta: unknown): string {
+  if (!meta || typeof meta !== 'object') return '';
+  const m = meta as { cwd?: unknown; workspace?: { path?: unknown } };
+  if (typeof m.cwd === 'string') return m.cwd;
+  return typeof m.workspace?.path === 'string' ? m.workspace.path : '';
+}
+
 export class ConversationDb {
   private constructor(private readonly db: Database.Database) {}
 
@@ -61,7 +77,8 @@ export class ConversationDb {
         jsonBlob({ cwd, createdAt: new Date().toISOString(), simulator: true }),
       );
     })();
-    writeFileSync(conversationMeta(paths, sessionId), JSON.stringify({ cwd }));
+    const meta = metaText(paths.metaShape, cwd);
+    if (meta !== undefined) writeFileSync(conversationMeta(paths, sessionId), meta);
     return new ConversationDb(db);
   }
 
@@ -149,14 +166,12 @@ export function listConversations(paths: StatePaths): StoredSession[] {
   }
   const out: StoredSession[] = [];
   for (const name of names) {
-    if (!name.endsWith('.db')) continue;
-    const sessionId = name.slice(0, -3);
+    if (!name.endsWith(paths.dbSuffix)) continue;
+    const sessionId = name.slice(0, -paths.dbSuffix.length);
     if (!isSessionId(sessionId)) continue;
     let cwd = '';
     try {
-      const meta: unknown = JSON.parse(readFileSync(conversationMeta(paths, sessionId), 'utf8'));
-      if (meta && typeof meta === 'object' && typeof (meta as { cwd?: unknown }).cwd === 'string')
-        cwd = (meta as { cwd: string }).cwd;
+      cwd = metaCwd(JSON.parse(readFileSync(conversationMeta(paths, sessionId), 'utf8')));
     } catch {
       // a .db without .meta still lists, with an empty cwd
     }

@@ -60,17 +60,17 @@ describe('inspectToken', () => {
   it('says whether it knows the fields: only then is a missing refresh token a fact', () => {
     write(JSON.stringify({ access_token: SECRET, expiry_date: NOW + 3_600_000 }));
     const known = inspectToken(file, NOW);
-    expect(known.state === 'present' && [known.fieldsKnown, known.insight.refreshToken]).toEqual([true, false]);
+    expect(known.state === 'present' && [known.insight.fields, known.insight.refreshToken]).toEqual(['known', false]);
     expect(known.state === 'present' && known.writtenMs).toBe(fs.statSync(file).mtimeMs);
     write(JSON.stringify({ token: { refreshToken: 'r' } }));
     const nested = inspectToken(file, NOW);
-    expect(nested.state === 'present' && [nested.fieldsKnown, nested.insight.refreshToken]).toEqual([true, true]);
+    expect(nested.state === 'present' && [nested.insight.fields, nested.insight.refreshToken]).toEqual(['known', true]);
     write(JSON.stringify({ credential: 'opaque', kind: 'something new' }));
     const unknown = inspectToken(file, NOW);
-    expect(unknown.state === 'present' && unknown.fieldsKnown).toBe(false);
+    expect(unknown.state === 'present' && [unknown.insight.fields, unknown.insight.refreshToken]).toEqual(['unknown', null]);
     write('not json');
     const broken = inspectToken(file, NOW);
-    expect(broken.state === 'present' && broken.fieldsKnown).toBe(false);
+    expect(broken.state === 'present' && broken.insight.fields).toBe('not-json');
   });
 
   it('flags mode 0644 with the chmod that fixes it', () => {
@@ -89,17 +89,34 @@ describe('inspectToken', () => {
     expect(r.state === 'present' && r.findings.map((f) => f.message).join()).toMatch(/owned by uid/);
   });
 
-  it('calls an empty or broken file "not logged in" and never echoes its text', () => {
+  it('calls an empty file "not logged in"', () => {
     write('');
     const empty = inspectToken(file, NOW);
     expect(empty.state === 'present' && empty.findings[0]).toMatchObject({
       failure: 'not-authenticated',
       hint: 'run: agyctl login',
     });
+  });
+
+  it('a file that is not JSON is a guess gone wrong, not "not logged in": no finding, fields not-json, text never echoed', () => {
     write(`{"access_token": "${SECRET}", oops`);
     const broken = inspectToken(file, NOW);
-    expect(broken.state === 'present' && broken.findings[0]!.failure).toBe('not-authenticated');
+    expect(broken.state === 'present' && broken.findings).toEqual([]);
+    expect(broken.state === 'present' && broken.insight).toMatchObject({ fields: 'not-json', refreshToken: null });
     expect(JSON.stringify(broken)).not.toContain('SECRET');
+  });
+
+  it('fields under names agyctl does not know: refresh token unknown (null), never "no refresh token"', () => {
+    write(JSON.stringify({ credential: { bearer: SECRET, renewWith: '1//r' }, kind: 'oauth2' }));
+    const r = inspectToken(file, NOW);
+    expect(r.state === 'present' && r.insight).toMatchObject({
+      refreshToken: null,
+      expiresInS: null,
+      fields: 'unknown',
+    });
+    write(JSON.stringify({ access_token: SECRET, expiry_date: NOW }));
+    const known = inspectToken(file, NOW);
+    expect(known.state === 'present' && known.insight).toMatchObject({ refreshToken: false, fields: 'known' });
   });
 
   it('refuses a directory in place of the file', () => {
@@ -110,12 +127,22 @@ describe('inspectToken', () => {
 });
 
 describe('describeInsight', () => {
-  const base = { mode: '0600', modeOk: true, ageS: 1 };
+  const base = { mode: '0600', modeOk: true, ageS: 1, fields: 'known' as const };
   it('an expired access token with a refresh token is fine', () => {
     expect(describeInsight({ ...base, refreshToken: true, expiresInS: -600 }).warning).toBeUndefined();
   });
   it('an expired access token without a refresh token is a warning', () => {
     expect(describeInsight({ ...base, refreshToken: false, expiresInS: -600 }).warning).toMatch(/no refresh token/);
+  });
+  it('an expired access token whose refresh token is unknown is no warning', () => {
+    const d = describeInsight({ ...base, refreshToken: null, expiresInS: -600 });
+    expect(d.warning).toBeUndefined();
+    expect(d.text).toMatch(/refresh token unknown/);
+  });
+  it('contents that are not JSON are a note (a warning that fails nothing), not a verdict', () => {
+    const d = describeInsight({ ...base, fields: 'not-json', refreshToken: null, expiresInS: null });
+    expect(d.text).toMatch(/not JSON/);
+    expect(d.warning).toMatch(/check --live/);
   });
   it('says when the expiry is not recorded', () => {
     expect(describeInsight({ ...base, refreshToken: true, expiresInS: null }).text).toMatch(/not recorded/);

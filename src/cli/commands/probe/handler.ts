@@ -9,6 +9,7 @@ export interface ProbeFlags {
   /** Has a default ('60s'). */
   timeout: string;
   signIn?: boolean;
+  assumptions?: boolean;
   method?: string;
   /** `--no-fake-display` makes it false. */
   fakeDisplay: boolean;
@@ -17,6 +18,12 @@ export interface ProbeFlags {
 export async function probeCommand(io: CommandIO, { options }: HandlerArgs<ProbeFlags>): Promise<CommandResult> {
   const { parseDurationOption } = await import('../../parse-options.js');
   const timeoutMs = parseDurationOption('--timeout', options.timeout);
+  if (options.assumptions) {
+    if (options.signIn || options.method !== undefined)
+      throw usageError('--assumptions runs on its own.', 'drop --sign-in and --method, or run them separately');
+    const { runAssumptionsProbe } = await import('./assumptions-handler.js');
+    return runAssumptionsProbe(io, timeoutMs);
+  }
   if (options.signIn) {
     const { runSignInProbe } = await import('./sign-in-handler.js');
     return runSignInProbe(io, { timeoutMs, method: options.method, fakeDisplay: options.fakeDisplay });

@@ -18,5 +18,9 @@ export function register(program: Command, action: ActionFactory): void {
     )
     .option('--method <id>', "with --sign-in: the auth method to call (default: the profile's browser method)")
     .option('--no-fake-display', 'with --sign-in: do not give the server a placeholder DISPLAY')
+    .option(
+      '--assumptions',
+      'check what agyctl assumes about the server (docs/assumptions.md) on this box: held, differs or unknown; signs nothing in, creates no session, writes nothing in the state dir',
+    )
     .action(action<ProbeFlags>(async (io, input) => (await import('./handler.js')).probeCommand(io, input)));
 }

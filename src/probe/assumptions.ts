@@ -1,0 +1,250 @@
+/**
+ * `agyctl probe --assumptions`: each fact of docs/assumptions.md that this
+ * box can show, as held, differs or unknown. The state dir is only read.
+ * The server runs in a scratch state dir (0700, removed on every exit path)
+ * that borrows the box's settings.json and token by symlink (never a copy),
+ * so it never opens the live conversations; it signs nothing in and creates
+ * no session. Only when the box has credentials is one existing
+ * conversation (the smallest) copied there, as backup copies it, and loaded
+ * to see how history replays.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { AcpError } from '../acp/acp-error.js';
+import type { Connection } from '../acp/connection.js';
+import { type StartOptions, withServer } from '../acp/lifecycle.js';
+import {
+  classifyAuthError,
+  closeSession,
+  type InitializeResult,
+  loadSession,
+  supportsLogout,
+} from '../acp/protocol.js';
+import { discoverSessions, type SessionInfo } from '../backup/discover.js';
+import { errorText } from '../backup/files.js';
+import { scratchStateDir } from '../backup/prove-scratch.js';
+import { withScratchDir } from '../backup/scratch-dir.js';
+import { snapshotDb } from '../backup/snapshot-db.js';
+import { conversationFiles, stateFiles } from '../core/paths.js';
+import { AUTH_TYPE_INFO, normalizeAuthType, rawAuthType, readSettings } from '../settings/index.js';
+import { copyFileNoFollow, lstatOrNull } from '../util/safe-fs.js';
+import { type Assumption, differs, held, unknown, type Verdict } from './assumption.js';
+import { stateDirAssumptions } from './assumptions-state.js';
+import { fingerprintState, type StateFingerprint, sameState } from './state-fingerprint.js';
+
+/** RC01's four auth method ids (the reference's initialize result). */
+const RC01_AUTH_METHODS = ['oauth-personal', 'oauth-business', 'gemini-api-key', 'agent-platform'];
+const COPY_BUSY_BUDGET_MS = 5_000;
+
+export interface AssumptionsInput {
+  stateDir: string;
+  now: number;
+  /** Each server call's deadline (initialize's comes with `startOptions`). */
+  callTimeoutMs: number;
+  /** Where the scratch state dir goes (the OS temp dir). */
+  scratchRoot: string;
+  signal: AbortSignal;
+  /** Start options for a server on `stateDir`; `onStdoutNoise` gets each non-JSON stdout line (redacted). */
+  startOptions(stateDir: string, onStdoutNoise: (line: string) => void): StartOptions;
+}
+
+export interface AssumptionsReport {
+  server: string;
+  /** The conversation loaded (a copy of it, in the scratch state dir), or null. */
+  loadedSession: string | null;
+  assumptions: Assumption[];
+  counts: Record<Verdict, number>;
+  /** The live state dir before and after, compared by name, size, mtime and inode of every entry. */
+  stateDir: { path: string; unchanged: boolean };
+}
+
+export async function probeAssumptions(input: AssumptionsInput): Promise<AssumptionsReport> {
+  const before = fingerprintState(input.stateDir);
+  const rows = stateDirAssumptions(input.stateDir, input.now);
+  const candidate = loadCandidate(input.stateDir);
+  let server = '';
+  let loadedSession: string | null = null;
+  await withScratchDir(input.scratchRoot, 'agyctl-assumptions-', async (root) => {
+    const scratch = scratchStateDir(root, input.stateDir);
+    const copied = typeof candidate === 'string' ? candidate : await copySession(input, candidate, scratch);
+    const noise: string[] = [];
+    const options = input.startOptions(scratch, (line) => noise.push(line));
+    server = options.command.display;
+    await withServer(options, async ({ server: running, init, initMs }) => {
+      rows.push(...initAssumptions(init, initMs, input.callTimeoutMs));
+      if (typeof copied === 'string') rows.push(...replayUnknown(copied));
+      else {
+        const outcome = await loadAndWatch(running.connection, copied, input);
+        rows.push(...outcome.rows);
+        if (outcome.loaded) loadedSession = copied.id;
+      }
+    });
+    rows.push(stdoutRow(noise));
+  });
+  return report(input.stateDir, server, loadedSession, rows, before);
+}
+
+function report(
+  stateDir: string,
+  server: string,
+  loadedSession: string | null,
+  rows: Assumption[],
+  before: StateFingerprint,
+): AssumptionsReport {
+  const counts: Record<Verdict, number> = { held: 0, differs: 0, unknown: 0 };
+  for (const r of rows) counts[r.verdict] += 1;
+  return {
+    server,
+    loadedSession,
+    assumptions: rows,
+    counts,
+    stateDir: { path: stateDir, unchanged: sameState(before, fingerprintState(stateDir)) },
+  };
+}
+
+/** The box has credentials the server would use: an OAuth type with its token file, or a type that needs none on disk. */
+function hasCredentials(stateDir: string): boolean {
+  const type = normalizeAuthType(rawAuthType(readSettings(stateDir, { noFollow: true }).data))?.type;
+  if (!type) return false;
+  return AUTH_TYPE_INFO[type].oauth ? fs.existsSync(stateFiles(stateDir).token) : true;
+}
+
+/** A conversation with neither -wal nor -shm: closed and checkpointed, its .db alone is the whole of it. */
+function isClosed(stateDir: string, s: SessionInfo): boolean {
+  const f = conversationFiles(stateDir, s.id);
+  return lstatOrNull(f.wal) === null && lstatOrNull(f.shm) === null;
+}
+
+/** The smallest readable conversation, a closed one first (copying it touches nothing), or why none is loaded. */
+function loadCandidate(stateDir: string): SessionInfo | string {
+  if (!hasCredentials(stateDir)) return 'no credentials on this box (nothing is signed in by a probe)';
+  const readable = (discoverSessions(stateDir, { holders: false }) ?? []).filter((s) => s.readable);
+  if (readable.length === 0) return 'no conversation to load (a probe creates none)';
+  const rank = (s: SessionInfo): number => (isClosed(stateDir, s) ? 0 : 1);
+  return readable.sort((a, b) => rank(a) - rank(b) || a.bytes - b.bytes)[0]!;
+}
+
+/**
+ * The conversation's database and .meta, copied into the scratch state dir.
+ * A closed one is copied as bytes: opening it with SQLite would leave new
+ * -wal and -shm files in the live dir. An open one (its sidecars exist) is
+ * copied as backup copies it, with VACUUM INTO, which creates nothing there.
+ */
+async function copySession(input: AssumptionsInput, s: SessionInfo, scratch: string): Promise<SessionInfo | string> {
+  const from = conversationFiles(input.stateDir, s.id);
+  const to = conversationFiles(scratch, s.id);
+  try {
+    if (isClosed(input.stateDir, s)) copyFileNoFollow(from.db, to.db, 0o600);
+    else await snapshotDb(from.db, path.dirname(to.db), path.basename(to.db), COPY_BUSY_BUDGET_MS, input.signal);
+    if (fs.existsSync(from.meta)) copyFileNoFollow(from.meta, to.meta, 0o600);
+    return s;
+  } catch (err) {
+    return `the conversation could not be copied: ${errorText(err)}`;
+  }
+}
+
+/** agyctl's deadlines assume a start-up of seconds (RC01: 5-6 s): more than half the --timeout is a start-up they do not fit. */
+function initAssumptions(init: InitializeResult, initMs: number, timeoutMs: number): Assumption[] {
+  const ids = Array.isArray(init.authMethods) ? init.authMethods.map((m) => String(m?.id)) : [];
+  const missing = RC01_AUTH_METHODS.filter((m) => !ids.includes(m));
+  const name = init.agentInfo?.name;
+  const caps = init.agentCapabilities;
+  const fact = {
+    protocol: 'initialize answers protocolVersion 1',
+    name: 'initialize names the server agentInfo.name "antigravity-acp" (how agyctl picks the profile)',
+    methods: `authMethods advertises ${RC01_AUTH_METHODS.join(', ')}`,
+    load: 'agentCapabilities.loadSession is true (session/load replays history)',
+    logout: 'agentCapabilities.auth.logout is advertised (logout over the protocol)',
+    start: 'the server answers initialize within seconds, well inside --timeout (RC01: 5-6 s; default 60 s)',
+  };
+  return [
+    init.protocolVersion === 1
+      ? held('init.protocol-version', fact.protocol)
+      : differs(
+          'init.protocol-version',
+          fact.protocol,
+          `protocolVersion ${JSON.stringify(init.protocolVersion ?? null)}`,
+        ),
+    name === 'antigravity-acp'
+      ? held('init.agent-name', fact.name)
+      : differs('init.agent-name', fact.name, `agentInfo.name ${JSON.stringify(name ?? null)}`),
+    missing.length === 0
+      ? held('init.auth-methods', fact.methods)
+      : differs(
+          'init.auth-methods',
+          fact.methods,
+          `missing ${missing.join(', ')}; advertised: ${ids.join(', ') || 'none'}`,
+        ),
+    caps?.loadSession === true
+      ? held('init.load-session', fact.load)
+      : differs('init.load-session', fact.load, `loadSession ${JSON.stringify(caps?.loadSession ?? null)}`),
+    supportsLogout(init) ? held('init.logout', fact.logout) : differs('init.logout', fact.logout, 'no auth.logout'),
+    initMs <= timeoutMs / 2
+      ? held('start.time', fact.start, `${initMs} ms`)
+      : differs('start.time', fact.start, `${initMs} ms from spawn to the initialize answer, over half of --timeout`),
+  ];
+}
+
+function stdoutRow(noise: string[]): Assumption {
+  const fact = "the server's stdout carries only JSON-RPC lines";
+  return noise.length === 0
+    ? held('start.stdout-json', fact)
+    : differs('start.stdout-json', fact, `${noise.length} other line(s), e.g. ${noise[0]!.slice(0, 80)}`);
+}
+
+const REPLAY_FACTS = {
+  load: 'session/load takes {sessionId, cwd, mcpServers} and works without authenticate after a restart',
+  pairs: 'a loaded session replays its history as user_message_chunk / agent_message_chunk pairs, in turn order',
+  full: 'each replayed message arrives as one chunk (full text)',
+};
+
+function replayUnknown(why: string): Assumption[] {
+  return [
+    unknown('load.params', REPLAY_FACTS.load, why),
+    unknown('replay.pairs', REPLAY_FACTS.pairs, why),
+    unknown('replay.full-text', REPLAY_FACTS.full, why),
+  ];
+}
+
+async function loadAndWatch(
+  conn: Connection,
+  s: SessionInfo,
+  input: AssumptionsInput,
+): Promise<{ rows: Assumption[]; loaded: boolean }> {
+  const kinds: Array<'user' | 'agent'> = [];
+  const stop = conn.onNotification((method, params) => {
+    const p = params as { sessionId?: unknown; update?: { sessionUpdate?: unknown } } | undefined;
+    if (method !== 'session/update' || p?.sessionId !== s.id) return;
+    if (p.update?.sessionUpdate === 'user_message_chunk') kinds.push('user');
+    if (p.update?.sessionUpdate === 'agent_message_chunk') kinds.push('agent');
+  });
+  const call = { timeoutMs: input.callTimeoutMs, signal: input.signal };
+  try {
+    await loadSession(conn, s.id, s.cwd ?? input.scratchRoot, call);
+  } catch (err) {
+    if (!(err instanceof AcpError)) throw err;
+    const auth = classifyAuthError(err);
+    const rows = auth
+      ? replayUnknown(`session/load: the server did not accept the credentials (${err.serverMessage})`)
+      : [differs('load.params', REPLAY_FACTS.load, err.message), ...replayUnknown('session/load failed').slice(1)];
+    return { rows, loaded: false };
+  } finally {
+    stop();
+  }
+  await closeSession(conn, s.id, call).catch(() => undefined);
+  return { rows: [held('load.params', REPLAY_FACTS.load), ...replayRows(kinds)], loaded: true };
+}
+
+/** Runs of one kind are messages; more chunks than runs means a message came in pieces. */
+function replayRows(kinds: Array<'user' | 'agent'>): Assumption[] {
+  const runs = kinds.filter((k, i) => i === 0 || kinds[i - 1] !== k);
+  const users = kinds.filter((k) => k === 'user').length;
+  const seen = `${users} user and ${kinds.length - users} agent chunk(s) in ${runs.length} message(s)`;
+  const paired = runs.length >= 2 && runs[0] === 'user' && users > 0 && users < kinds.length;
+  return [
+    paired ? held('replay.pairs', REPLAY_FACTS.pairs, seen) : differs('replay.pairs', REPLAY_FACTS.pairs, seen),
+    kinds.length === runs.length
+      ? held('replay.full-text', REPLAY_FACTS.full)
+      : differs('replay.full-text', REPLAY_FACTS.full, seen),
+  ];
+}
