@@ -7,7 +7,7 @@ import { readFileNoFollow, writeNewFile } from '../util/safe-fs.js';
 import { identityOf, sha256File } from './files.js';
 import type { ManifestFile, ManifestSession } from './manifest.js';
 import { canReuse, reuseFile, type SourceState } from './reuse.js';
-import { type Pooled, snapshotDb } from './snapshot-db.js';
+import { type SnapshotRun, snapshotDb } from './snapshot-db.js';
 
 export interface Previous {
   name: string;
@@ -22,9 +22,8 @@ export interface SessionJob {
   workDir: string;
   previous: Previous | undefined;
   busyBudgetMs: number;
-  signal?: AbortSignal;
-  /** Worker threads for the vacuum and the checks, fsyncs batched; without, all on this thread, each file fsynced at once. */
-  pool?: Pooled;
+  /** The run's worker pool for the vacuum and the checks, and its background fsyncs. */
+  run: SnapshotRun;
 }
 
 export async function backupSession(job: SessionJob): Promise<ManifestSession> {
@@ -49,7 +48,7 @@ async function backupFiles(job: SessionJob): Promise<ManifestSession> {
     const meta = copyMeta(files.meta, job, prev);
     return { ...entry(job, name, prev, meta, source), reused: true, reusedFrom: job.previous.name };
   }
-  const snap = await snapshotDb(files.db, job.workDir, name, job.busyBudgetMs, job.signal, job.pool);
+  const snap = await snapshotDb(files.db, job.workDir, name, job.busyBudgetMs, job.run);
   const meta = copyMeta(files.meta, job, prev);
   return entry(
     job,
@@ -111,8 +110,8 @@ function copyMeta(source: string, job: SessionJob, prev: ManifestSession | undef
   ) {
     return { file, bytes: content.length, sha256 };
   }
-  writeNewFile(target, content, 0o600, undefined, { fsync: !job.pool });
-  job.pool?.sync.add(target);
+  writeNewFile(target, content, 0o600, undefined, { fsync: false });
+  job.run.sync.add(target);
   return { file, bytes: content.length, sha256 };
 }
 
