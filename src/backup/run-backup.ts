@@ -13,6 +13,7 @@ import { AgyError, EXIT, InterruptedError, usageError } from '../core/errors.js'
 import type { Reporter } from '../core/reporter.js';
 import { agyctlVersion } from '../core/version.js';
 import { fsyncDir } from '../util/atomic-write.js';
+import { sanitizeForTerminal } from '../util/terminal-text.js';
 import { backupSession, type Previous } from './backup-session.js';
 import { discoverSessions, noConversationsDirectory, type SessionInfo } from './discover.js';
 import { errorText, isNoSpace, noSpaceText, sameIdentity } from './files.js';
@@ -209,6 +210,10 @@ async function backupOne(
       busyBudgetMs: opts.busyBudgetMs,
       run,
     });
+    for (const skipped of entry.brain?.skipped ?? [])
+      opts.out.warn(
+        sanitizeForTerminal(`${s.id}: brain/${s.id}/${skipped.path} skipped: ${skipped.reason}`, { singleLine: true }),
+      );
     opts.out.verbose(
       `${s.id}: ${entry.reused ? `reused from ${entry.reusedFrom}` : `snapshot ${entry.bytes} bytes`} in ${Date.now() - t0} ms`,
     );

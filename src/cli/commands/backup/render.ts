@@ -35,6 +35,14 @@ export function backupJson(r: BackupReport): Record<string, unknown> {
       sha256: s.sha256,
       integrity: s.integrity,
       rows: s.rows,
+      brain: s.brain
+        ? {
+            files: s.brain.files.length,
+            bytes: s.brain.files.reduce((n, f) => n + f.bytes, 0),
+            reused: s.brain.files.filter((f) => f.reused).length,
+            skipped: s.brain.skipped,
+          }
+        : null,
       ...(s.reusedFrom ? { reusedFrom: s.reusedFrom } : {}),
     })),
     failed: r.failed,
