@@ -36,12 +36,18 @@ export interface RestorePlan {
   servers: number[];
   /** Snapshot files that no longer match the manifest (a real restore would stop with snapshot-damaged). */
   damaged: string[];
-  /** Whether a real restore would refuse (a process holds a target). */
+  /** Whether a real restore would refuse (a process holds a target, and no --force). */
   wouldRefuse: boolean;
 }
 
 /** `label` names the snapshot in the report (a directory, or the archive it was unpacked from into `dir`). */
-export function planRestore(label: string, stateDir: string, chosen: ManifestSession[], dir: string): RestorePlan {
+export function planRestore(
+  label: string,
+  stateDir: string,
+  chosen: ManifestSession[],
+  dir: string,
+  opts: { force: boolean } = { force: false },
+): RestorePlan {
   const targets = (id: string): string[] => [
     conversationFiles(stateDir, id).db,
     conversationFiles(stateDir, id).wal,
@@ -74,6 +80,6 @@ export function planRestore(label: string, stateDir: string, chosen: ManifestSes
     kept,
     servers: findServersFor(stateDir).map((p) => p.pid),
     damaged: mismatchedFiles(dir, chosen),
-    wouldRefuse: sessions.some((s) => s.openBy.length > 0),
+    wouldRefuse: !opts.force && sessions.some((s) => s.openBy.length > 0),
   };
 }
