@@ -3,7 +3,8 @@
  * staging directory, checking everything before the caller restores from it.
  * The archive is untrusted: the first entry must be manifest.json (at most
  * 16 MB, a valid manifest); every later entry must be a regular file whose
- * plain name the manifest lists (`<id>.db` or `<id>.meta`, no paths, no
+ * name the manifest lists (`<id>.db` or `<id>.meta`, or `brain/<id>/<path>`
+ * with the plain segments the manifest was checked for; no other paths, no
  * links, no directories, no tar extensions), once, with exactly the size the
  * manifest gives; its sha256 is computed while it is written and must match.
  * Anything else stops the read with ArchiveError and nothing is restored.
@@ -12,6 +13,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
+import { brainEntryName } from './brain.js';
 import { checkManifest, MANIFEST, type Manifest, ManifestError } from './manifest.js';
 import { BLOCK, parseHeader, type TarHeader } from './tar.js';
 
@@ -78,7 +80,7 @@ async function nextHeader(r: StreamReader): Promise<TarHeader | undefined> {
     );
   if (
     header.name.length === 0 ||
-    header.name.includes('/') ||
+    (header.name.includes('/') && !header.name.startsWith('brain/')) ||
     header.name === '.' ||
     header.name === '..' ||
     header.name.includes('\0')
@@ -114,6 +116,11 @@ function expectedFiles(manifest: Manifest): Map<string, Expected> {
   for (const s of manifest.sessions) {
     add(s.file, s.bytes, s.sha256, `${s.id}.db`);
     if (s.meta) add(s.meta.file, s.meta.bytes, s.meta.sha256, `${s.id}.meta`);
+    // Brain names were checked with the manifest (plain segments inside brain/<id>/).
+    for (const f of s.brain?.files ?? []) {
+      const name = brainEntryName(s.id, f.path);
+      add(name, f.bytes, f.sha256, name);
+    }
   }
   return files;
 }
@@ -141,8 +148,11 @@ async function readManifestEntry(r: StreamReader, staging: string): Promise<Mani
 
 async function readFileEntry(r: StreamReader, header: TarHeader, want: Expected, staging: string): Promise<void> {
   const hash = crypto.createHash('sha256');
+  const target = path.join(staging, ...header.name.split('/'));
+  // A brain file's directories, made by us inside our private staging dir (the name is one the manifest lists).
+  if (header.name.includes('/')) fs.mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
   const fd = fs.openSync(
-    path.join(staging, header.name),
+    target,
     fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW,
     0o600,
   );

@@ -1,6 +1,7 @@
 /**
  * `backup --archive FILE|-`: a complete snapshot as one tar stream
- * (manifest.json first, then each session's database and .meta), for
+ * (manifest.json first, then each session's database, .meta and brain
+ * files, the latter named `brain/<id>/<path>`), for
  * `restic backup --stdin` or `rclone rcat`. The manifest comes first so a
  * reader knows every name, size and hash before any file arrives.
  */
@@ -8,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { fsyncFile } from './files.js';
-import { MANIFEST, readManifest } from './manifest.js';
+import { MANIFEST, readManifest, sessionFiles } from './manifest.js';
 import { END, fileHeader, padding } from './tar.js';
 
 const CHUNK = 1 << 20;
@@ -59,9 +60,9 @@ export async function writeArchive(dir: string, out: Writable, signal?: AbortSig
   try {
     let bytes = await writeFile(out, path.join(dir, MANIFEST), MANIFEST, mtime);
     for (const s of manifest.sessions) {
-      for (const name of [s.file, ...(s.meta ? [s.meta.file] : [])]) {
+      for (const { name } of sessionFiles(s)) {
         signal?.throwIfAborted();
-        bytes += await writeFile(out, path.join(dir, name), name, mtime);
+        bytes += await writeFile(out, path.join(dir, ...name.split('/')), name, mtime);
       }
     }
     await write(out, END);

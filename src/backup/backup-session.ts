@@ -4,10 +4,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { conversationFiles } from '../core/paths.js';
 import { readFileNoFollow, writeNewFile } from '../util/safe-fs.js';
+import { type BrainScan, copyBrain, type ManifestBrain, scanBrain } from './brain.js';
 import { identityOf, sha256File } from './files.js';
 import type { ManifestFile, ManifestSession } from './manifest.js';
 import { canReuse, reuseFile, type SourceState } from './reuse.js';
-import { type Pooled, snapshotDb } from './snapshot-db.js';
+import { type SnapshotRun, snapshotDb } from './snapshot-db.js';
 
 export interface Previous {
   name: string;
@@ -22,9 +23,8 @@ export interface SessionJob {
   workDir: string;
   previous: Previous | undefined;
   busyBudgetMs: number;
-  signal?: AbortSignal;
-  /** Worker threads for the vacuum and the checks, fsyncs batched; without, all on this thread, each file fsynced at once. */
-  pool?: Pooled;
+  /** The run's worker pool for the vacuum and the checks, and its background fsyncs. */
+  run: SnapshotRun;
 }
 
 export async function backupSession(job: SessionJob): Promise<ManifestSession> {
@@ -32,7 +32,8 @@ export async function backupSession(job: SessionJob): Promise<ManifestSession> {
     return await backupFiles(job);
   } catch (err) {
     // A failed session leaves nothing behind in the snapshot: no db or .meta without a manifest entry.
-    for (const f of [`${job.id}.db`, `${job.id}.meta`]) fs.rmSync(path.join(job.workDir, f), { force: true });
+    for (const f of [`${job.id}.db`, `${job.id}.meta`, path.join('brain', job.id)])
+      fs.rmSync(path.join(job.workDir, f), { recursive: true, force: true });
     throw err;
   }
 }
@@ -41,23 +42,33 @@ async function backupFiles(job: SessionJob): Promise<ManifestSession> {
   const files = conversationFiles(job.stateDir, job.id);
   // Stat before the snapshot: a commit landing during VACUUM makes the next run see a change, never miss one.
   const source = currentState(files.db, files.wal);
+  const brainScan = scanBrain(job.stateDir, job.id);
   const prev = job.previous?.sessions.get(job.id);
   const name = `${job.id}.db`;
   if (job.previous && prev && canReuse(prev, source, job.previous.dir)) {
     reuseFile(job.previous.dir, prev.file, job.workDir);
     if (prev.file !== name) fs.renameSync(path.join(job.workDir, prev.file), path.join(job.workDir, name));
     const meta = copyMeta(files.meta, job, prev);
-    return { ...entry(job, name, prev, meta, source), reused: true, reusedFrom: job.previous.name };
+    const brain = brainOf(brainScan, job, prev);
+    return { ...entry(job, name, prev, meta, source, brain), reused: true, reusedFrom: job.previous.name };
   }
-  const snap = await snapshotDb(files.db, job.workDir, name, job.busyBudgetMs, job.signal, job.pool);
+  const snap = await snapshotDb(files.db, job.workDir, name, job.busyBudgetMs, job.run);
   const meta = copyMeta(files.meta, job, prev);
+  const brain = brainOf(brainScan, job, prev);
   return entry(
     job,
     name,
     { bytes: snap.bytes, sha256: snap.sha256, integrity: snap.integrity, rows: snap.rows },
     meta,
     source,
+    brain,
   );
+}
+
+function brainOf(scan: BrainScan | null, job: SessionJob, prev: ManifestSession | undefined): ManifestBrain | null {
+  if (scan === null) return null;
+  const previous = job.previous && prev ? { dir: job.previous.dir, brain: prev.brain ?? undefined } : undefined;
+  return copyBrain(scan, job.id, job.workDir, previous, job.run.sync);
 }
 
 function entry(
@@ -66,6 +77,7 @@ function entry(
   data: Pick<ManifestSession, 'bytes' | 'sha256' | 'integrity' | 'rows'>,
   meta: ManifestFile | null,
   source: SourceState,
+  brain: ManifestBrain | null,
 ): ManifestSession {
   return {
     id: job.id,
@@ -78,6 +90,7 @@ function entry(
     meta,
     reused: false,
     source,
+    brain,
   };
 }
 
@@ -111,8 +124,8 @@ function copyMeta(source: string, job: SessionJob, prev: ManifestSession | undef
   ) {
     return { file, bytes: content.length, sha256 };
   }
-  writeNewFile(target, content, 0o600, undefined, { fsync: !job.pool });
-  job.pool?.sync.add(target);
+  writeNewFile(target, content, 0o600, undefined, { fsync: false });
+  job.run.sync.add(target);
   return { file, bytes: content.length, sha256 };
 }
 

@@ -12,10 +12,10 @@ import { holders } from '../util/procfs.js';
 import { lstatOrNull, readFileNoFollow } from '../util/safe-fs.js';
 import { errorText, type FileIdentity, identityOf } from './files.js';
 
-/** discoverSessions found no conversations directory: the state dir is wrong (exit 2). */
+/** discoverSessions found no conversations directory: the state dir is wrong (exit 2); the message says which part is missing. */
 export const noConversationsDirectory = (stateDir: string): AgyError =>
   usageError(
-    `No conversations directory in ${stateDir}.`,
+    isDir(stateDir) ? `No conversations directory in ${stateDir}.` : `The state dir ${stateDir} does not exist.`,
     'point --state-dir (or AGYCTL_STATE_DIR) at the server state dir, ~/.gemini/antigravity-acp by default',
   );
 
@@ -199,4 +199,17 @@ export function newestMtimeMs(s: Pick<SessionInfo, 'db' | 'wal'>): number {
 
 function newestFirst(a: SessionInfo, b: SessionInfo): number {
   return newestMtimeMs(b) - newestMtimeMs(a) || a.id.localeCompare(b.id);
+}
+
+/** `agyctl sessions`: every conversation in the state dir, from the file system and /proc only. */
+export interface SessionsReport {
+  stateDir: string;
+  sessions: Array<Omit<SessionInfo, 'db' | 'wal' | 'readable'>>;
+}
+
+export function listSessionsReport(stateDir: string): SessionsReport {
+  if (noConversationsYet(stateDir)) return { stateDir, sessions: [] };
+  const found = discoverSessions(stateDir);
+  if (found === undefined) throw noConversationsDirectory(stateDir);
+  return { stateDir, sessions: found.map(({ db: _db, wal: _wal, readable: _r, ...rest }) => rest) };
 }

@@ -4,15 +4,18 @@
  * locked or removed. The plan assumes every selected readable session is
  * snapshotted; a real run in which a session fails removes nothing at all.
  */
+import fs from 'node:fs';
 import { usageError } from '../core/errors.js';
-import { discoverSessions } from './discover.js';
-import { freshName } from './layout.js';
+import { discoverSessions, noConversationsDirectory } from './discover.js';
+import { freshName, snapshotName } from './layout.js';
 import { dryRunRetention, type RetentionResult } from './prune.js';
 import type { RetentionPolicy } from './retention.js';
 
 export interface DryRunReport {
   dryRun: true;
   backupDir: string;
+  /** The backup directory does not exist yet: a run would create it. */
+  createsBackupDir: boolean;
   /** The snapshot a run now would write (not written). */
   wouldCreate: string;
   /** Sessions a run now would back up. */
@@ -28,11 +31,7 @@ export function dryRunBackup(opts: {
   now?: Date;
 }): DryRunReport {
   const all = discoverSessions(opts.stateDir);
-  if (all === undefined)
-    throw usageError(
-      `No conversations directory in ${opts.stateDir}.`,
-      'point --state-dir (or AGYCTL_STATE_DIR) at the server state dir, ~/.gemini/antigravity-acp by default',
-    );
+  if (all === undefined) throw noConversationsDirectory(opts.stateDir);
   const wanted = [...new Set(opts.sessionIds)];
   const missing = wanted.filter((id) => !all.some((s) => s.id === id));
   if (missing.length > 0)
@@ -42,22 +41,8 @@ export function dryRunBackup(opts: {
     );
   const sessions = all.filter((s) => s.readable && (wanted.length === 0 || wanted.includes(s.id))).map((s) => s.id);
   const created = opts.now ?? new Date();
-  const name = freshName(opts.backupDir, created);
+  const createsBackupDir = !fs.existsSync(opts.backupDir);
+  const name = createsBackupDir ? snapshotName(created) : freshName(opts.backupDir, created);
   const retention = dryRunRetention(opts.backupDir, opts.retention, { name, dir: '', created, sessions });
-  return { dryRun: true, backupDir: opts.backupDir, wouldCreate: name, sessions, retention };
-}
-
-export function renderDryRun(r: DryRunReport): string[] {
-  const lines = [
-    'dry run: nothing was written or removed',
-    `  would snapshot ${r.sessions.length} session(s) into ${r.backupDir}/${r.wouldCreate}`,
-  ];
-  if (!r.retention) lines.push('  retention: no --keep-* option, so nothing would be removed');
-  else {
-    const gone = r.retention.wouldRemove ?? [];
-    lines.push(
-      `  retention: would keep ${r.retention.kept.length}, would remove ${gone.length}${gone.length > 0 ? ` (${gone.join(', ')})` : ''}`,
-    );
-  }
-  return lines;
+  return { dryRun: true, backupDir: opts.backupDir, createsBackupDir, wouldCreate: name, sessions, retention };
 }

@@ -3,11 +3,13 @@ import path from 'node:path';
 import { AgyError, EXIT, usageError } from '../core/errors.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { assertPrivateDir, readFileNoFollow } from '../util/safe-fs.js';
+import { brainEntryName, type ManifestBrain, validBrainPath } from './brain.js';
 import { SESSION_ID } from './discover.js';
 import type { FileIdentity } from './files.js';
 
 export const MANIFEST = 'manifest.json';
-export const MANIFEST_SCHEMA = 1;
+/** 2 added `brain` to sessions; a schemaVersion 1 manifest reads as sessions with no brain files recorded. */
+export const MANIFEST_SCHEMA = 2;
 
 export interface ManifestFile {
   file: string;
@@ -27,6 +29,8 @@ export interface ManifestSession extends ManifestFile {
   reusedFrom?: string;
   /** The source files as they were just before the snapshot (what the next run compares). */
   source: { db: FileIdentity; wal: FileIdentity | null; checkedAt: string };
+  /** The session's brain/<id>/ files, under `brain/<id>/` in the snapshot; null when it had none, absent before schemaVersion 2. */
+  brain?: ManifestBrain | null;
 }
 
 export interface ManifestFailure {
@@ -119,7 +123,8 @@ export function checkManifest(parsed: unknown, file: string): Manifest {
       !SESSION_ID.test(s.id) ||
       typeof s.sha256 !== 'string' ||
       !plainName(s.file) ||
-      (s.meta != null && !plainName(s.meta.file));
+      (s.meta != null && !plainName(s.meta.file)) ||
+      (s.brain != null && !wellFormedBrain(s.id, s.brain));
     if (bad) {
       throw new ManifestError(`${file} has a malformed session entry`);
     }
@@ -130,4 +135,30 @@ export function checkManifest(parsed: unknown, file: string): Manifest {
 /** Files named in a manifest stay inside the snapshot directory: no separators, no `..`. */
 function plainName(name: unknown): boolean {
   return typeof name === 'string' && name.length > 0 && path.basename(name) === name && name !== '..' && name !== '.';
+}
+
+/** Brain paths stay inside brain/<id>/ of the snapshot: plain segments, bounded depth, each named once. */
+function wellFormedBrain(id: string, brain: ManifestBrain): boolean {
+  if (typeof brain !== 'object' || !Array.isArray(brain.files) || !Array.isArray(brain.skipped)) return false;
+  const seen = new Set<string>();
+  for (const f of brain.files) {
+    if (!f || !validBrainPath(id, f.path) || typeof f.sha256 !== 'string' || !Number.isSafeInteger(f.bytes))
+      return false;
+    if (seen.has(f.path)) return false;
+    seen.add(f.path);
+  }
+  // A file may not also be a directory of another (a/b and a/b/c).
+  return brain.files.every((f) => {
+    const parts = f.path.split('/');
+    return parts.slice(1).every((_, i) => !seen.has(parts.slice(0, i + 1).join('/')));
+  });
+}
+
+/** Every file of a session in a snapshot (names relative to the snapshot directory, '/'-separated), with its manifest size and hash. */
+export function sessionFiles(s: ManifestSession): Array<{ name: string; bytes: number; sha256: string }> {
+  return [
+    { name: s.file, bytes: s.bytes, sha256: s.sha256 },
+    ...(s.meta ? [{ name: s.meta.file, bytes: s.meta.bytes, sha256: s.meta.sha256 }] : []),
+    ...(s.brain?.files ?? []).map((f) => ({ name: brainEntryName(s.id, f.path), bytes: f.bytes, sha256: f.sha256 })),
+  ];
 }

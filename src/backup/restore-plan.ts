@@ -5,12 +5,12 @@
  * processes hold any target open (a real restore would refuse), and whether
  * the snapshot's files still match their manifest hashes.
  */
-import path from 'node:path';
 import { conversationFiles } from '../core/paths.js';
 import { findServersFor, holders } from '../util/procfs.js';
 import { discoverSessions } from './discover.js';
-import { errorText, identityOf, sha256File } from './files.js';
+import { identityOf } from './files.js';
 import type { ManifestSession } from './manifest.js';
+import { brainFilesNow, mismatchedFiles } from './restore.js';
 
 export interface PlannedSession {
   id: string;
@@ -19,6 +19,10 @@ export interface PlannedSession {
   snapshotBytes: number;
   /** db + WAL in the state dir now (0 when added). */
   currentBytes: number;
+  /** Files the snapshot holds under brain/<id>/ (0: the current brain directory is left alone). */
+  brainFiles: number;
+  /** Regular files under brain/<id>/ now (kept beside it as a pre-restore copy when the snapshot has brain files). */
+  currentBrainFiles: number;
   openBy: number[];
 }
 
@@ -32,25 +36,36 @@ export interface RestorePlan {
   servers: number[];
   /** Snapshot files that no longer match the manifest (a real restore would stop with snapshot-damaged). */
   damaged: string[];
-  /** Whether a real restore would refuse (a process holds a target). */
+  /** Whether a real restore would refuse (a process holds a target, and no --force). */
   wouldRefuse: boolean;
 }
 
 /** `label` names the snapshot in the report (a directory, or the archive it was unpacked from into `dir`). */
-export function planRestore(label: string, stateDir: string, chosen: ManifestSession[], dir: string): RestorePlan {
-  const found = holders(
-    chosen.flatMap((s) => [conversationFiles(stateDir, s.id).db, conversationFiles(stateDir, s.id).wal]),
-  );
+export function planRestore(
+  label: string,
+  stateDir: string,
+  chosen: ManifestSession[],
+  dir: string,
+  opts: { force: boolean } = { force: false },
+): RestorePlan {
+  const targets = (id: string): string[] => [
+    conversationFiles(stateDir, id).db,
+    conversationFiles(stateDir, id).wal,
+    ...brainFilesNow(stateDir, id),
+  ];
+  const found = holders(chosen.flatMap((s) => targets(s.id)));
   const sessions = chosen.map((s): PlannedSession => {
     const f = conversationFiles(stateDir, s.id);
     const db = identityOf(f.db);
     const wal = identityOf(f.wal);
-    const openBy = [...new Set([...(found.get(f.db) ?? []), ...(found.get(f.wal) ?? [])])].sort((a, b) => a - b);
+    const openBy = [...new Set(targets(s.id).flatMap((t) => found.get(t) ?? []))].sort((a, b) => a - b);
     return {
       id: s.id,
       action: db ? 'replace' : 'add',
       snapshotBytes: s.bytes,
       currentBytes: (db?.size ?? 0) + (wal?.size ?? 0),
+      brainFiles: s.brain?.files.length ?? 0,
+      currentBrainFiles: brainFilesNow(stateDir, s.id).length,
       openBy,
     };
   });
@@ -64,24 +79,7 @@ export function planRestore(label: string, stateDir: string, chosen: ManifestSes
     sessions,
     kept,
     servers: findServersFor(stateDir).map((p) => p.pid),
-    damaged: damagedFiles(dir, chosen),
-    wouldRefuse: sessions.some((s) => s.openBy.length > 0),
+    damaged: mismatchedFiles(dir, chosen),
+    wouldRefuse: !opts.force && sessions.some((s) => s.openBy.length > 0),
   };
-}
-
-function damagedFiles(dir: string, sessions: ManifestSession[]): string[] {
-  const bad: string[] = [];
-  for (const s of sessions) {
-    for (const f of [
-      { file: s.file, sha256: s.sha256 },
-      ...(s.meta ? [{ file: s.meta.file, sha256: s.meta.sha256 }] : []),
-    ]) {
-      try {
-        if (sha256File(path.join(dir, f.file)) !== f.sha256) bad.push(`${f.file} does not match its manifest hash`);
-      } catch (err) {
-        bad.push(`${f.file}: ${errorText(err)}`);
-      }
-    }
-  }
-  return bad;
 }

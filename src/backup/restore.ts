@@ -9,9 +9,11 @@ import { AgyError, EXIT, InterruptedError, usageError } from '../core/errors.js'
 import { conversationFiles, stateFiles } from '../core/paths.js';
 import type { Reporter } from '../core/reporter.js';
 import { findServersFor, holders } from '../util/procfs.js';
-import { assertNotSymlink, mkdirOwned, sweepPrivateDirs } from '../util/safe-fs.js';
+import { assertNotSymlink, mkdirOwned, ownerFor, sweepPrivateDirs } from '../util/safe-fs.js';
+import { brainDir, restoreBrain, scanBrain } from './brain.js';
 import { errorText, sha256File } from './files.js';
-import { ManifestError, type ManifestSession, manifestAgyError, readManifest } from './manifest.js';
+import { snapshotName } from './layout.js';
+import { ManifestError, type ManifestSession, manifestAgyError, readManifest, sessionFiles } from './manifest.js';
 import { assertConversationNotLinked, LockedError, OpenElsewhereError, restoreOne } from './restore-one.js';
 
 export interface RestoreOptions {
@@ -27,6 +29,10 @@ export interface RestoredSession {
   id: string;
   restored: boolean;
   preRestore: string | null;
+  /** Files put back under brain/<id>/ (0 when the snapshot has none: the current brain directory is left alone). */
+  brainFiles: number;
+  /** The brain directory that was there, kept beside it; null when there was none or it was left alone. */
+  brainPreRestore: string | null;
   reason?: string;
 }
 
@@ -43,6 +49,7 @@ export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
   const targets = (id: string): string[] => [
     conversationFiles(opts.stateDir, id).db,
     conversationFiles(opts.stateDir, id).wal,
+    ...brainFilesNow(opts.stateDir, id),
   ];
   refuseIfOpen(
     chosen.flatMap((s) => targets(s.id)),
@@ -50,8 +57,9 @@ export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
   );
   refuseLinks(opts.stateDir, chosen);
   mkdirOwned(stateFiles(opts.stateDir).conversations);
-  for (const name of sweepPrivateDirs(stateFiles(opts.stateDir).conversations, 'restore'))
-    opts.out.verbose(`removed ${name}, left by a restore that was killed`);
+  for (const dir of [stateFiles(opts.stateDir).conversations, path.join(opts.stateDir, 'brain')])
+    for (const name of sweepPrivateDirs(dir, 'restore'))
+      opts.out.verbose(`removed ${name}, left by a restore that was killed`);
   const sessions: RestoredSession[] = [];
   for (const session of chosen) {
     await new Promise((resolve) => setImmediate(resolve));
@@ -65,12 +73,35 @@ export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
         recheck,
         force: opts.force,
       });
-      sessions.push({ id: session.id, restored: true, preRestore });
+      const brain = session.brain ?? undefined;
+      const stamp = snapshotName(new Date());
+      const brainPreRestore = restoreBrain(
+        opts.snapshotDir,
+        opts.stateDir,
+        session.id,
+        brain,
+        ownerFor(opts.stateDir),
+        stamp,
+      );
+      sessions.push({
+        id: session.id,
+        restored: true,
+        preRestore,
+        brainFiles: brain?.files.length ?? 0,
+        brainPreRestore,
+      });
     } catch (err) {
       if (err instanceof AgyError) throw err;
       const reason = explain(err);
       opts.out.warn(`${session.id}: not restored: ${reason}`);
-      sessions.push({ id: session.id, restored: false, preRestore: null, reason });
+      sessions.push({
+        id: session.id,
+        restored: false,
+        preRestore: null,
+        brainFiles: 0,
+        brainPreRestore: null,
+        reason,
+      });
     }
   }
   return { snapshot: opts.snapshotDir, stateDir: opts.stateDir, forced: opts.force, sessions };
@@ -97,20 +128,7 @@ export function selectSessions(opts: Pick<RestoreOptions, 'snapshotDir' | 'sessi
 
 /** A damaged snapshot is caught before anything in the state dir changes. */
 function checkSnapshotFiles(dir: string, sessions: ManifestSession[]): void {
-  const bad: string[] = [];
-  for (const s of sessions) {
-    const files = [
-      { file: s.file, sha256: s.sha256 },
-      ...(s.meta ? [{ file: s.meta.file, sha256: s.meta.sha256 }] : []),
-    ];
-    for (const f of files) {
-      try {
-        if (sha256File(path.join(dir, f.file)) !== f.sha256) bad.push(`${f.file} does not match its manifest hash`);
-      } catch (err) {
-        bad.push(`${f.file}: ${errorText(err)}`);
-      }
-    }
-  }
+  const bad = mismatchedFiles(dir, sessions);
   if (bad.length > 0) {
     throw new AgyError(
       EXIT.findings,
@@ -121,10 +139,40 @@ function checkSnapshotFiles(dir: string, sessions: ManifestSession[]): void {
   }
 }
 
+/** Snapshot files (databases, .meta, brain files) that no longer match their manifest hashes. */
+export function mismatchedFiles(dir: string, sessions: ManifestSession[]): string[] {
+  const bad: string[] = [];
+  for (const s of sessions) {
+    for (const f of sessionFiles(s)) {
+      try {
+        if (sha256File(path.join(dir, ...f.name.split('/'))) !== f.sha256)
+          bad.push(`${f.name} does not match its manifest hash`);
+      } catch (err) {
+        bad.push(`${f.name}: ${errorText(err)}`);
+      }
+    }
+  }
+  return bad;
+}
+
 /** Before anything changes: a linked conversations dir or conversation file is refused (exit 2, `unsafe-symlink`). */
 function refuseLinks(stateDir: string, sessions: ManifestSession[]): void {
   assertNotSymlink(stateFiles(stateDir).conversations, 'the conversations directory');
   for (const s of sessions) assertConversationNotLinked(conversationFiles(stateDir, s.id));
+  if (sessions.some((s) => (s.brain?.files.length ?? 0) > 0)) {
+    assertNotSymlink(path.join(stateDir, 'brain'), 'the brain directory');
+    for (const s of sessions)
+      if (s.brain?.files.length) assertNotSymlink(brainDir(stateDir, s.id), "a session's brain directory");
+  }
+}
+
+/** The regular files in brain/<id>/ now (a process holding one open holds the session). */
+export function brainFilesNow(stateDir: string, id: string): string[] {
+  try {
+    return (scanBrain(stateDir, id)?.found ?? []).map((f) => f.abs);
+  } catch {
+    return []; // over the size limits: the directory is moved aside whole, not read
+  }
 }
 
 function refuseIfOpen(paths: string[], opts: RestoreOptions): void {

@@ -14,6 +14,7 @@ import type { Reporter } from '../core/reporter.js';
 import { agyctlVersion } from '../core/version.js';
 import { fsyncDir } from '../util/atomic-write.js';
 import { describeUnrecognised, unrecognisedEntries } from '../util/conversation-names.js';
+import { sanitizeForTerminal } from '../util/terminal-text.js';
 import { backupSession, type Previous } from './backup-session.js';
 import { conversationsDir, discoverSessions, noConversationsDirectory, type SessionInfo } from './discover.js';
 import { errorText, isNoSpace, noSpaceText, sameIdentity } from './files.js';
@@ -31,7 +32,7 @@ import { Progress } from './progress.js';
 import { applyRetention, type RetentionResult } from './prune.js';
 import type { RetentionPolicy } from './retention.js';
 import { runBounded } from './run-bounded.js';
-import type { Pooled } from './snapshot-db.js';
+import type { SnapshotRun } from './snapshot-db.js';
 import { SyncBatch } from './sync-batch.js';
 import { WorkerPool } from './worker-pool.js';
 
@@ -175,18 +176,17 @@ async function backupAll(
     sessions.reduce((n, s) => n + s.bytes, 0),
   );
   const jobs = opts.jobs ?? defaultJobs();
-  const pool = new WorkerPool(jobs);
-  // A session that changed since the previous snapshot needs the workers: boot them while the rest is prepared.
   const changed = sessions.filter((s) => s.readable && !looksReusable(s, previous)).length;
-  if (changed > 0) pool.warm();
   // With a single session to snapshot its vacuum runs here, while the workers boot for its checks.
-  const vacuumHere = changed === 1;
+  const pool = new WorkerPool(jobs, { firstVacuumHere: changed === 1 });
+  // A session that changed since the previous snapshot needs the workers: boot them while the rest is prepared.
+  if (changed > 0) pool.warm();
   const onAbort = (): void => pool.abort();
   opts.signal.addEventListener('abort', onAbort, { once: true });
   try {
     const one = async (s: SessionInfo): Promise<ManifestSession | ManifestFailure> => {
       progress.start(s.id);
-      const result = await backupOne(opts, s, previous, work, { pool, sync, vacuumHere });
+      const result = await backupOne(opts, s, previous, work, { pool, sync });
       progress.advance(s.bytes, s.id);
       return result;
     };
@@ -214,7 +214,7 @@ async function backupOne(
   s: SessionInfo,
   previous: Previous | undefined,
   work: string,
-  pool: Pooled,
+  run: SnapshotRun,
 ): Promise<ManifestSession | ManifestFailure> {
   if (!s.readable) return { id: s.id, reason: s.problem ?? 'unreadable' };
   const t0 = Date.now();
@@ -226,9 +226,12 @@ async function backupOne(
       workDir: work,
       previous,
       busyBudgetMs: opts.busyBudgetMs,
-      signal: opts.signal,
-      pool,
+      run,
     });
+    for (const skipped of entry.brain?.skipped ?? [])
+      opts.out.warn(
+        sanitizeForTerminal(`${s.id}: brain/${s.id}/${skipped.path} skipped: ${skipped.reason}`, { singleLine: true }),
+      );
     opts.out.verbose(
       `${s.id}: ${entry.reused ? `reused from ${entry.reusedFrom}` : `snapshot ${entry.bytes} bytes`} in ${Date.now() - t0} ms`,
     );

@@ -10,8 +10,7 @@ export type Db = Database.Database;
 /**
  * Page cache for a VACUUM INTO (the copy gets the same). Small is faster here:
  * the data streams through once, and pages handed back to the kernel early
- * stay in the CPU caches (269 MB session: 16 MB cache 310-340 ms, 256 KB
- * 220-260 ms; bench/backup).
+ * stay in the CPU caches (figures: docs/backup.md, Speed).
  */
 export const VACUUM_CACHE_KIB = 256;
 
@@ -19,7 +18,7 @@ export const VACUUM_CACHE_KIB = 256;
  * integrity_check and row counts of a fresh copy agyctl just made, which
  * nothing else touches: mapped instead of one pread per page (bounded, for
  * peak RSS), and a small cache for the same reason as the vacuum's
- * (269 MB: 115 ms with the default 16 MB cache, 75 ms with 512 KB).
+ * (figures: docs/backup.md, Speed).
  */
 export function checkFreshCopy(file: string): { integrity: string; rows: Record<string, number> } {
   const db = openReadOnly(file, 0);

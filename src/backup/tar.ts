@@ -1,7 +1,8 @@
 /**
- * The little of POSIX ustar that snapshot archives need: regular files with
- * plain names, written and read as a stream. Hand-written (about 100 lines)
- * rather than a dependency: we only ever write flat regular files, and the
+ * The little of POSIX ustar that snapshot archives need: regular files,
+ * written and read as a stream (names longer than 100 bytes use the ustar
+ * prefix field). Hand-written (about 100 lines)
+ * rather than a dependency: we only ever write regular files, and the
  * reader must reject everything else anyway (links, directories, paths, pax
  * and GNU extensions), which is simpler to prove for our own few lines.
  * Sizes of 8 GiB and more use the GNU base-256 size field, which GNU tar,
@@ -41,10 +42,32 @@ function writeSize(buf: Buffer, value: number): void {
   }
 }
 
+/**
+ * Where a name longer than the 100-byte name field is split between ustar's
+ * prefix (155 bytes) and name fields: at a '/'. undefined when it cannot be.
+ */
+function splitName(name: string): { prefix: string; rest: string } | undefined {
+  if (Buffer.byteLength(name) <= 100) return { prefix: '', rest: name };
+  for (let i = name.indexOf('/'); i > 0; i = name.indexOf('/', i + 1)) {
+    const prefix = name.slice(0, i);
+    const rest = name.slice(i + 1);
+    if (Buffer.byteLength(prefix) <= 155 && Buffer.byteLength(rest) <= 100 && rest.length > 0) return { prefix, rest };
+  }
+  return undefined;
+}
+
+/** Whether `name` fits a ustar header (name, or prefix + name). */
+export function ustarFits(name: string): boolean {
+  return splitName(name) !== undefined;
+}
+
 /** One 512-byte ustar header for a regular file. */
 export function fileHeader(name: string, size: number, mtimeSec: number, mode = 0o600): Buffer {
   const buf = Buffer.alloc(BLOCK);
-  writeString(buf, 0, 100, name);
+  const split = splitName(name);
+  if (!split) throw new Error(`tar field too long: ${name}`);
+  writeString(buf, 0, 100, split.rest);
+  writeString(buf, 345, 155, split.prefix);
   writeOctal(buf, 100, 8, mode);
   writeOctal(buf, 108, 8, 0);
   writeOctal(buf, 116, 8, 0);

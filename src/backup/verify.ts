@@ -1,6 +1,7 @@
-/** `agyctl backup verify SNAPSHOT`: every file re-hashed and integrity-checked against the manifest. */
+/** `agyctl backup verify SNAPSHOT`: every file (databases, .meta, brain files) re-hashed, databases integrity-checked, against the manifest. */
 import fs from 'node:fs';
 import path from 'node:path';
+import { brainEntryName } from './brain.js';
 import { errorText, sha256File } from './files.js';
 import { type ManifestSession, readManifest } from './manifest.js';
 import { integrityCheck, openReadOnly, rowCounts } from './sqlite.js';
@@ -38,14 +39,28 @@ function verifyOne(dir: string, s: ManifestSession): VerifiedSession {
   const file = path.join(dir, s.file);
   if (checkFile(file, s.bytes, s.sha256, problems)) checkDatabase(file, s, problems);
   if (s.meta) checkFile(path.join(dir, s.meta.file), s.meta.bytes, s.meta.sha256, problems);
+  for (const f of s.brain?.files ?? []) {
+    const name = brainEntryName(s.id, f.path);
+    checkFile(path.join(dir, ...name.split('/')), f.bytes, f.sha256, problems, name);
+  }
   return { id: s.id, file: s.file, ok: problems.length === 0, problems };
 }
 
-function checkFile(file: string, bytes: number, sha256: string, problems: string[]): boolean {
-  const name = path.basename(file);
+function checkFile(
+  file: string,
+  bytes: number,
+  sha256: string,
+  problems: string[],
+  name = path.basename(file),
+): boolean {
   let size: number;
   try {
-    size = fs.statSync(file).size;
+    const st = fs.lstatSync(file);
+    if (!st.isFile()) {
+      problems.push(`${name}: not a regular file`);
+      return false;
+    }
+    size = st.size;
   } catch (err) {
     problems.push(`${name}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'missing' : errorText(err)}`);
     return false;

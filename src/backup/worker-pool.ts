@@ -1,12 +1,33 @@
 /**
- * A small pool of worker threads for snapshot work (snapshot-worker.ts).
- * Workers start lazily, on the first task, so a run that only reuses
- * unchanged sessions never pays for them. Tasks queue FIFO; each worker runs
- * one at a time. `abort()` tells running vacuums to stop between retries;
- * `close()` terminates the workers (call it in finally).
+ * A small pool of worker threads for snapshot work (snapshot-work.ts, run by
+ * the shim snapshot-worker.ts). Workers start lazily, on the first task, so
+ * a run that only reuses unchanged sessions never pays for them. Tasks queue
+ * FIFO; each worker runs one at a time. `abort()` tells running vacuums to
+ * stop between retries; `close()` terminates the workers (call it in finally).
+ *
+ * Two policies run tasks on the calling thread instead:
+ * - `inThread`: every task, no workers at all. For the unit tests, which run
+ *   from the TypeScript sources where a worker cannot load; the work is the
+ *   same functions either way.
+ * - `firstVacuumHere`: the first vacuum, while the workers boot for the
+ *   checks that follow (a run with a single session to snapshot: the boot
+ *   is then off its critical path).
  */
 import { Worker } from 'node:worker_threads';
-import type { Task, TaskReply } from './snapshot-task.js';
+import { runTask, type Task } from './snapshot-work.js';
+
+/** What the worker shim posts back for one task. */
+export interface TaskReply {
+  id: number;
+  ok: boolean;
+  value?: unknown;
+  error?: { message: string; code?: unknown; name: string };
+}
+
+export interface PoolPolicy {
+  inThread?: boolean;
+  firstVacuumHere?: boolean;
+}
 
 interface Pending {
   id: number;
@@ -35,11 +56,16 @@ export class WorkerPool {
   private started = false;
   private closed = false;
   private nextId = 1;
+  private vacuumedHere = false;
 
-  constructor(readonly size: number) {}
+  constructor(
+    readonly size: number,
+    private readonly policy: PoolPolicy = {},
+  ) {}
 
   run<T>(task: Task): Promise<T> {
     if (this.closed) return Promise.reject(new Error('the snapshot pool is closed'));
+    if (this.runsHere(task)) return this.runHere<T>(task);
     this.start();
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ id: this.nextId++, task, resolve: resolve as (v: unknown) => void, reject });
@@ -69,8 +95,21 @@ export class WorkerPool {
     await Promise.all(all.map((w) => w.terminate()));
   }
 
+  private runsHere(task: Task): boolean {
+    if (this.policy.inThread) return true;
+    if (!this.policy.firstVacuumHere || this.vacuumedHere || task.kind !== 'vacuum') return false;
+    this.vacuumedHere = true;
+    this.start(); // the workers boot meanwhile, for the checks
+    return true;
+  }
+
+  private async runHere<T>(task: Task): Promise<T> {
+    await new Promise((resolve) => setImmediate(resolve)); // the caller goes on first, as with a worker
+    return (await runTask(task, () => this.aborted)) as T;
+  }
+
   private start(): void {
-    if (this.started) return;
+    if (this.started || this.policy.inThread) return;
     this.started = true;
     for (let i = 0; i < this.size; i += 1) this.idle.push(this.spawn());
   }

@@ -183,8 +183,8 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
       ['agyctl sessions --json | jq -r ".sessions[].id"', 'just the ids'],
     ],
     exits: [
-      [0, 'listed'],
-      [2, 'no conversations directory in the state dir'],
+      [0, 'listed (also none yet: a state dir without conversations/)'],
+      [2, 'the state dir does not exist (a wrong --state-dir)'],
     ],
   },
   backup: {
@@ -207,7 +207,10 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
   'backup verify': {
     examples: [
       ['agyctl backup verify latest', 'the newest snapshot in the default directory'],
-      ['agyctl backup verify 20260903T101500Z --from /srv/agy-backups --json', 'one snapshot elsewhere, as JSON'],
+      [
+        'agyctl backup verify 2026-12-01T21-29-54.253Z --from /srv/agy-backups --json',
+        'one snapshot elsewhere, as JSON',
+      ],
     ],
     exits: [
       [0, 'every file matches its manifest'],
@@ -219,7 +222,7 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
   restore: {
     examples: [
       ['agyctl restore latest', 'every conversation of the newest snapshot (stop the server first)'],
-      ['agyctl restore 20260903T101500Z --session 3f2a9c1e-0000-4000-8000-000000000000', 'one conversation'],
+      ['agyctl restore 2026-12-01T21-29-54.253Z --session 3f2a9c1e-0000-4000-8000-000000000000', 'one conversation'],
     ],
     exits: [
       [0, 'restored'],

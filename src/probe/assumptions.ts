@@ -25,6 +25,8 @@ import { errorText } from '../backup/files.js';
 import { scratchStateDir } from '../backup/prove-scratch.js';
 import { withScratchDir } from '../backup/scratch-dir.js';
 import { snapshotDb } from '../backup/snapshot-db.js';
+import { SyncBatch } from '../backup/sync-batch.js';
+import { WorkerPool } from '../backup/worker-pool.js';
 import { conversationFiles, stateFiles } from '../core/paths.js';
 import { AUTH_TYPE_INFO, normalizeAuthType, rawAuthType, readSettings } from '../settings/index.js';
 import { copyFileNoFollow, lstatOrNull } from '../util/safe-fs.js';
@@ -135,11 +137,23 @@ async function copySession(input: AssumptionsInput, s: SessionInfo, scratch: str
   const to = conversationFiles(scratch, s.id);
   try {
     if (isClosed(input.stateDir, s)) copyFileNoFollow(from.db, to.db, 0o600);
-    else await snapshotDb(from.db, path.dirname(to.db), path.basename(to.db), COPY_BUSY_BUDGET_MS, input.signal);
+    else await copyOpenDatabase(from.db, to.db);
     if (fs.existsSync(from.meta)) copyFileNoFollow(from.meta, to.meta, 0o600);
     return s;
   } catch (err) {
     return `the conversation could not be copied: ${errorText(err)}`;
+  }
+}
+
+/** One database, copied as backup copies it: the pool's first vacuum runs here, so no worker starts. */
+async function copyOpenDatabase(source: string, dest: string): Promise<void> {
+  const pool = new WorkerPool(1, { firstVacuumHere: true });
+  const sync = new SyncBatch();
+  try {
+    await snapshotDb(source, path.dirname(dest), path.basename(dest), COPY_BUSY_BUDGET_MS, { pool, sync });
+    await sync.flush();
+  } finally {
+    await pool.close();
   }
 }
 

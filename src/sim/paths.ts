@@ -48,3 +48,8 @@ export function conversationDb(paths: StatePaths, sessionId: string): string {
 export function conversationMeta(paths: StatePaths, sessionId: string): string {
   return join(paths.conversations, `${sessionId}.meta`);
 }
+
+/** Where the server keeps a session's artifacts (the /plan flow writes its plan here; reference, /plan command flow). */
+export function brainDir(paths: StatePaths, sessionId: string): string {
+  return join(paths.stateDir, 'brain', sessionId);
+}

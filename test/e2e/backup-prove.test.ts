@@ -113,7 +113,7 @@ describe('restore --dry-run', () => {
     const before = dirState(conv(sandbox));
 
     const r = await agyctl(['restore', snapshot, '--dry-run', '--json'], sandbox);
-    expect(r.exitCode).toBe(0);
+    expect(r.exitCode).toBe(6); // as the real restore would: it refuses while the writer holds the database
     const plan = (parseJson(r.stdout) as any).restorePlan;
     const byId = Object.fromEntries(plan.sessions.map((s: any) => [s.id, s]));
     expect(byId[replaced]).toMatchObject({ action: 'replace', openBy: [writer.pid] });

@@ -118,7 +118,7 @@ describe('agyctl backup', () => {
     expect(count(path.join(dir, `${A}.db`))).toBe(w.initialRows);
     const manifest = JSON.parse(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8'));
     expect(manifest).toMatchObject({
-      schemaVersion: 1,
+      schemaVersion: 2, // 2: sessions carry their brain/<id>/ files
       kind: 'agyctl-backup',
       sourceStateDir: sandbox.stateDir,
       failed: [],

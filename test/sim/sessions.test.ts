@@ -178,6 +178,19 @@ describe('sessions', () => {
     await newSession(sim);
   });
 
+  it('a /plan prompt writes brain/<sessionId>/implementation_plan.md, as the real server does', async () => {
+    const home = tmp();
+    const sim = await authedSim({}, home);
+    const { sessionId } = await newSession(sim);
+    await sim.result('session/prompt', {
+      sessionId,
+      prompt: [{ type: 'text', text: '/plan Organize a birthday party' }],
+    });
+    const plan = join(stateDir(home), 'brain', sessionId, 'implementation_plan.md');
+    expect(readFileSync(plan, 'utf8')).toContain('Organize a birthday party');
+    expect(statSync(plan).mode & 0o777).toBe(0o600);
+  });
+
   it('session/list lists the stored conversations with their cwd', async () => {
     const sim = await authedSim();
     const a = await newSession(sim, '/work/a');

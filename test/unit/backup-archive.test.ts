@@ -55,6 +55,13 @@ function entry(name: string, data: Buffer, type = '0'): Buffer {
   return Buffer.concat([h, data, padding(data.length)]);
 }
 
+const PLAN = Buffer.from('# plan\n');
+const brainOf = (p: string): unknown => ({
+  files: [{ path: p, bytes: PLAN.length, sha256: sha(PLAN) }],
+  skipped: [],
+  checkedAt: new Date(0).toISOString(),
+});
+
 async function read(parts: Buffer[]): Promise<unknown> {
   const dir = tmp();
   return readArchive(Readable.from([Buffer.concat(parts)]), dir);
@@ -122,12 +129,53 @@ describe('snapshot archives', () => {
     ['a missing file (truncated at an entry boundary)', [entry('manifest.json', manifest())], /lacks/],
     ['a truncated entry', [entry('manifest.json', manifest()), entry(`${ID}.db`, DB).subarray(0, 600)], /truncated/],
     ['not a tar at all', [Buffer.alloc(1024, 0x41)], /checksum/],
+    [
+      'a manifest whose brain path climbs out of brain/<id>/',
+      [entry('manifest.json', manifest({ brain: brainOf('../../evil') })), END],
+      /malformed session entry/,
+    ],
+    [
+      'a brain entry the manifest does not list',
+      [
+        entry('manifest.json', manifest({ brain: brainOf('plan.md') })),
+        entry(`${ID}.db`, DB),
+        entry(`brain/${ID}/other.md`, PLAN),
+        END,
+      ],
+      /does not list/,
+    ],
+    [
+      'a brain entry with a traversal in its name',
+      [
+        entry('manifest.json', manifest({ brain: brainOf('plan.md') })),
+        entry(`${ID}.db`, DB),
+        entry(`brain/${ID}/../../plan.md`, PLAN),
+        END,
+      ],
+      /does not list/,
+    ],
   ])('rejects %s', async (_what, parts, message) => {
     const dir = tmp();
     const err = await readArchive(Readable.from([Buffer.concat(parts as Buffer[])]), dir).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ArchiveError);
     expect((err as Error).message).toMatch(message);
     expect(fs.readdirSync(dir).filter((n) => n !== 'manifest.json' && !n.endsWith('.db'))).toEqual([]);
+  });
+
+  it("carries a session's brain files, nested and with names past tar's 100-byte field, into the same paths", async () => {
+    const deep = `notes/${'d'.repeat(60)}/${'e'.repeat(60)}/plan.md`;
+    const snap = tmp();
+    fs.writeFileSync(path.join(snap, `${ID}.db`), DB);
+    fs.mkdirSync(path.join(snap, 'brain', ID, ...deep.split('/').slice(0, -1)), { recursive: true });
+    fs.writeFileSync(path.join(snap, 'brain', ID, ...deep.split('/')), PLAN);
+    fs.writeFileSync(path.join(snap, 'manifest.json'), manifest({ brain: brainOf(deep) }));
+    const out = new PassThrough();
+    const chunks: Buffer[] = [];
+    out.on('data', (c: Buffer) => chunks.push(c));
+    await writeArchive(snap, out);
+    const dest = tmp();
+    await readArchive(Readable.from([Buffer.concat(chunks)]), dest);
+    expect(fs.readFileSync(path.join(dest, 'brain', ID, ...deep.split('/')))).toEqual(PLAN);
   });
 
   it('encodes sizes of 8 GiB and more in base-256 and reads them back', () => {

@@ -4,8 +4,11 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { sha256File } from '../../src/backup/files.js';
-import { SnapshotError, snapshotDb } from '../../src/backup/snapshot-db.js';
+import { snapshotDb } from '../../src/backup/snapshot-db.js';
+import { SnapshotError } from '../../src/backup/snapshot-work.js';
 import { openReadOnly } from '../../src/backup/sqlite.js';
+import { SyncBatch } from '../../src/backup/sync-batch.js';
+import { WorkerPool } from '../../src/backup/worker-pool.js';
 import { useScratch } from '../helpers/scratch.js';
 import { startWriter } from '../helpers/wal-writer.js';
 
@@ -20,6 +23,11 @@ const SEVEN = [
 ];
 
 const { tmp, keepWriter } = useScratch('agyctl-snap-');
+
+/** The pool in its in-thread mode: the same task functions a backup run's workers run, on this thread. */
+function inThread(): { pool: WorkerPool; sync: SyncBatch } {
+  return { pool: new WorkerPool(2, { inThread: true }), sync: new SyncBatch() };
+}
 
 function tables(file: string): string[] {
   const db = new Database(file, { readonly: true, fileMustExist: true });
@@ -46,7 +54,7 @@ describe('snapshotDb', () => {
 
     const out = path.join(dir, 'out');
     fs.mkdirSync(out);
-    const result = await snapshotDb(db, out, 'snap.db', 5000);
+    const result = await snapshotDb(db, out, 'snap.db', 5000, inThread());
     expect(tables(path.join(out, 'snap.db'))).toEqual(SEVEN);
     expect(result.integrity).toBe('ok');
     expect(result.rows.steps).toBe(writer.initialRows);
@@ -66,7 +74,7 @@ describe('snapshotDb', () => {
     fs.mkdirSync(out);
     for (let i = 0; i < 3; i += 1) {
       const name = `snap${i}.db`;
-      const result = await snapshotDb(db, out, name, 5000);
+      const result = await snapshotDb(db, out, name, 5000, inThread());
       expect(result.integrity).toBe('ok');
       const snap = openReadOnly(path.join(out, name), 0);
       const steps = snap.prepare('SELECT count(*) AS n, min(idx) AS lo, max(idx) AS hi FROM steps').get() as {
@@ -99,7 +107,7 @@ describe('snapshotDb', () => {
     const started = Date.now();
     let caught: unknown;
     try {
-      await snapshotDb(db, out, 'x.db', 600);
+      await snapshotDb(db, out, 'x.db', 600, inThread());
     } catch (err) {
       caught = err;
     }
@@ -110,10 +118,32 @@ describe('snapshotDb', () => {
     expect(fs.readdirSync(out)).toEqual([]);
   });
 
+  it('checks and hashes a large copy in two tasks at once, the path a backup run takes for it', async () => {
+    const dir = tmp();
+    const db = path.join(dir, 'big.db');
+    const conn = new Database(db);
+    conn.exec('CREATE TABLE steps (idx INTEGER PRIMARY KEY, data BLOB)');
+    const insert = conn.prepare('INSERT INTO steps (data) VALUES (randomblob(65536))');
+    conn.transaction(() => {
+      for (let i = 0; i < 160; i += 1) insert.run();
+    })();
+    conn.close();
+    const out = path.join(dir, 'out');
+    fs.mkdirSync(out);
+    const run = inThread();
+    const result = await snapshotDb(db, out, 'big.db', 5000, run);
+    await run.sync.flush();
+    expect(result.bytes).toBeGreaterThan(8 * 1024 * 1024);
+    expect(result.rows).toEqual({ steps: 160 });
+    expect(result.integrity).toBe('ok');
+    expect(result.sha256).toBe(sha256File(path.join(out, 'big.db')));
+    expect(fs.statSync(path.join(out, 'big.db')).mode & 0o777).toBe(0o600);
+  });
+
   it('never creates a database at a wrong path', async () => {
     const dir = tmp();
     const missing = path.join(dir, 'nope.db');
-    await expect(snapshotDb(missing, dir, 'x.db', 100)).rejects.toThrow();
+    await expect(snapshotDb(missing, dir, 'x.db', 100, inThread())).rejects.toThrow();
     expect(fs.readdirSync(dir)).toEqual([]);
   });
 });

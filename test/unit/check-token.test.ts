@@ -67,7 +67,10 @@ describe('inspectToken', () => {
     expect(nested.state === 'present' && [nested.insight.fields, nested.insight.refreshToken]).toEqual(['known', true]);
     write(JSON.stringify({ credential: 'opaque', kind: 'something new' }));
     const unknown = inspectToken(file, NOW);
-    expect(unknown.state === 'present' && [unknown.insight.fields, unknown.insight.refreshToken]).toEqual(['unknown', null]);
+    expect(unknown.state === 'present' && [unknown.insight.fields, unknown.insight.refreshToken]).toEqual([
+      'unknown',
+      null,
+    ]);
     write('not json');
     const broken = inspectToken(file, NOW);
     expect(broken.state === 'present' && broken.insight.fields).toBe('not-json');

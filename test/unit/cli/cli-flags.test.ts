@@ -135,11 +135,11 @@ describe('global contract', () => {
   });
 
   it.each([['sessions'], ['backup', '--to', 'backups']])(
-    '%j with a state dir that has no conversations: exit 2 naming --state-dir',
+    '%j with a state dir that does not exist: exit 2 saying so, naming --state-dir',
     async (...argv) => {
       const r = await inSandbox([...argv, '--state-dir', 'no-such-dir']);
       expect(r.exit).toBe(2);
-      expect(r.stderr).toMatch(/error: No conversations directory in .*no-such-dir\.\nhint: point --state-dir/);
+      expect(r.stderr).toMatch(/error: The state dir .*no-such-dir does not exist\.\nhint: point --state-dir/);
     },
   );
 });

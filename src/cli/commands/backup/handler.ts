@@ -1,34 +1,61 @@
-/** The handlers behind `backup`, `backup verify` and `restore`: options in, report out, exit code decided. */
+/** The handlers behind `backup` and `backup verify`: flags checked once, report out, exit code decided. */
 import fs from 'node:fs';
 import path from 'node:path';
 import { noConversationsYet } from '../../../backup/discover.js';
 import { errorText } from '../../../backup/files.js';
-import { renderPlan, renderProve } from '../../../backup/render-restore.js';
 import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
 import type { RetentionPolicy } from '../../../backup/retention.js';
 import type { BackupReport } from '../../../backup/run-backup.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
-import { defaultBackupDir, expandTilde, tempRoot } from '../../../core/paths.js';
+import { defaultBackupDir, expandTilde } from '../../../core/paths.js';
 import { type FsErrorContext, withFsErrors } from '../../../util/fs-errors.js';
 import type { CommandIO, CommandResult } from '../../context.js';
 import { parseCountOption, parseDurationOption } from '../../parse-options.js';
-import { backupJson, noConversationsBackup, renderBackup, renderRestore, renderVerify } from './render.js';
+import { backupJson, noConversationsBackup, renderBackup, renderDryRun, renderProve, renderVerify } from './render.js';
 
-type Opts = Record<string, unknown>;
-
-function dirOption(io: CommandIO, value: unknown): string {
-  return typeof value === 'string'
-    ? path.resolve(io.ctx.cwd, expandTilde(value, io.ctx.env))
-    : defaultBackupDir(io.ctx.env);
+/** `agyctl backup`'s flags, as commander gives them. */
+export interface BackupFlags {
+  to?: string;
+  session?: string[];
+  keepLast?: string;
+  keepDaily?: string;
+  keepWeekly?: string;
+  dryRun?: boolean;
+  busyTimeout: string;
+  jobs?: string;
+  archive?: string;
+  prometheus?: string;
 }
 
-function retentionFrom(options: Opts): RetentionPolicy {
-  const count = (flag: string, v: unknown): number | undefined =>
-    typeof v === 'string' ? parseCountOption(flag, v) : undefined;
+/** `agyctl backup verify`'s flags. */
+export interface VerifyFlags {
+  from?: string;
+  prove?: boolean;
+  proveTimeout: string;
+}
+
+/** BackupFlags checked: what a run (or its dry run: the same checks) gets. */
+interface BackupInput {
+  backupDir: string;
+  sessionIds: string[];
+  retention: RetentionPolicy;
+  busyBudgetMs: number;
+  jobs: number | undefined;
+  archive: string | undefined;
+  prometheus: string | undefined;
+}
+
+export function dirOption(io: CommandIO, value: string | undefined): string {
+  return value !== undefined ? path.resolve(io.ctx.cwd, expandTilde(value, io.ctx.env)) : defaultBackupDir(io.ctx.env);
+}
+
+function retentionFrom(flags: BackupFlags): RetentionPolicy {
+  const count = (flag: string, v: string | undefined): number | undefined =>
+    v === undefined ? undefined : parseCountOption(flag, v);
   const policy = {
-    keepLast: count('--keep-last', options.keepLast),
-    keepDaily: count('--keep-daily', options.keepDaily),
-    keepWeekly: count('--keep-weekly', options.keepWeekly),
+    keepLast: count('--keep-last', flags.keepLast),
+    keepDaily: count('--keep-daily', flags.keepDaily),
+    keepWeekly: count('--keep-weekly', flags.keepWeekly),
   };
   const given = Object.values(policy).filter((v) => v !== undefined);
   if (given.length > 0 && given.every((v) => v === 0))
@@ -39,8 +66,8 @@ function retentionFrom(options: Opts): RetentionPolicy {
   return policy;
 }
 
-function jobsOption(value: unknown): number | undefined {
-  if (typeof value !== 'string') return undefined;
+function jobsOption(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
   const n = parseCountOption('--jobs', value);
   if (n < 1 || n > 64)
     throw usageError(`--jobs must be between 1 and 64 (got ${n}).`, 'the default, one per core, is usually right');
@@ -48,7 +75,7 @@ function jobsOption(value: unknown): number | undefined {
 }
 
 /** Backup, verify and restore name their two directories in file-system errors; backup's full destination is backup-write-failed (6). */
-function fsContext(
+export function fsContext(
   io: CommandIO,
   backupDir: string,
   flag: string,
@@ -69,48 +96,53 @@ function fsContext(
   };
 }
 
-export function backupCommand(io: CommandIO, options: Opts): Promise<CommandResult> {
-  const backupDir = dirOption(io, options.to);
+export function backupCommand(io: CommandIO, flags: BackupFlags): Promise<CommandResult> {
+  const backupDir = dirOption(io, flags.to);
   return withFsErrors(fsContext(io, backupDir, '--to', { to: backupDir, fullCode: 'backup-write-failed' }), () =>
-    backupRun(io, options),
+    backupRun(io, flags),
   );
 }
 
-async function backupRun(io: CommandIO, options: Opts): Promise<CommandResult> {
-  const retention = retentionFrom(options);
-  const sessionIds = (options.session as string[] | undefined) ?? [];
-  if (sessionIds.length === 0 && noConversationsYet(io.opts.stateDir)) {
-    const fresh = noConversationsBackup(io.opts.stateDir, dirOption(io, options.to));
+/** Every flag checked here, once, before anything runs: a dry run accepts exactly what a real run accepts. */
+async function checkBackupFlags(io: CommandIO, flags: BackupFlags): Promise<BackupInput> {
+  const input: BackupInput = {
+    backupDir: dirOption(io, flags.to),
+    sessionIds: flags.session ?? [],
+    retention: retentionFrom(flags),
+    busyBudgetMs: parseDurationOption('--busy-timeout', flags.busyTimeout),
+    jobs: jobsOption(flags.jobs),
+    archive: archiveTarget(io, flags.archive),
+    prometheus: flags.prometheus === undefined ? undefined : path.resolve(io.ctx.cwd, flags.prometheus),
+  };
+  if (input.prometheus) (await import('../../../check/metrics-target.js')).assertMetricsTarget(input.prometheus);
+  return input;
+}
+
+async function backupRun(io: CommandIO, flags: BackupFlags): Promise<CommandResult> {
+  const input = await checkBackupFlags(io, flags);
+  if (input.sessionIds.length === 0 && noConversationsYet(io.opts.stateDir)) {
+    const fresh = noConversationsBackup(io.opts.stateDir, input.backupDir);
     if (!io.opts.json) for (const line of fresh.lines) io.out.print(line);
     return { exit: EXIT.ok, data: fresh.json };
   }
-  if (options.dryRun) {
-    const { dryRunBackup, renderDryRun } = await import('../../../backup/dry-run.js');
-    const report = dryRunBackup({
-      stateDir: io.opts.stateDir,
-      backupDir: dirOption(io, options.to),
-      sessionIds,
-      retention,
-    });
+  if (flags.dryRun) {
+    const { dryRunBackup } = await import('../../../backup/dry-run.js');
+    const report = dryRunBackup({ ...input, stateDir: io.opts.stateDir });
     if (!io.opts.json) for (const line of renderDryRun(report)) io.out.print(line);
     return { exit: EXIT.ok, data: { ...report } };
   }
-  const busyBudgetMs = parseDurationOption('--busy-timeout', options.busyTimeout as string);
-  const jobs = jobsOption(options.jobs);
-  const archive = archiveTarget(io, options.archive);
-  const prometheus = typeof options.prometheus === 'string' ? path.resolve(io.ctx.cwd, options.prometheus) : undefined;
-  if (prometheus) (await import('../../../check/metrics-target.js')).assertMetricsTarget(prometheus);
+  const { archive, prometheus } = input;
   const { runBackup } = await import('../../../backup/run-backup.js');
   const started = Date.now();
   let report: Awaited<ReturnType<typeof runBackup>> | undefined;
   try {
     report = await runBackup({
       stateDir: io.opts.stateDir,
-      backupDir: dirOption(io, options.to),
-      sessionIds,
-      retention,
-      busyBudgetMs,
-      ...(jobs ? { jobs } : {}),
+      backupDir: input.backupDir,
+      sessionIds: input.sessionIds,
+      retention: input.retention,
+      busyBudgetMs: input.busyBudgetMs,
+      ...(input.jobs ? { jobs: input.jobs } : {}),
       signal: io.ctx.signal,
       out: io.out,
     });
@@ -130,8 +162,8 @@ async function backupRun(io: CommandIO, options: Opts): Promise<CommandResult> {
 }
 
 /** `--archive FILE|-`, checked before the run so a bad target costs nothing. */
-function archiveTarget(io: CommandIO, value: unknown): string | undefined {
-  if (typeof value !== 'string') return undefined;
+function archiveTarget(io: CommandIO, value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
   if (value === '-') {
     if (io.opts.json)
       throw usageError(
@@ -209,12 +241,14 @@ async function writeMetrics(
   });
 }
 
-export function verifyCommand(io: CommandIO, snapshot: string, options: Opts): Promise<CommandResult> {
-  return withFsErrors(fsContext(io, dirOption(io, options.from), '--from'), () => verifyRun(io, snapshot, options));
+export function verifyCommand(io: CommandIO, snapshot: string, flags: VerifyFlags): Promise<CommandResult> {
+  return withFsErrors(fsContext(io, dirOption(io, flags.from), '--from'), () => verifyRun(io, snapshot, flags));
 }
 
-async function verifyRun(io: CommandIO, snapshot: string, options: Opts): Promise<CommandResult> {
-  const dir = resolveSnapshot(snapshot, dirOption(io, options.from), io.ctx.cwd);
+async function verifyRun(io: CommandIO, snapshot: string, flags: VerifyFlags): Promise<CommandResult> {
+  const proveTimeout = flags.prove ? { proveTimeout: flags.proveTimeout } : undefined;
+  if (proveTimeout) parseDurationOption('--prove-timeout', proveTimeout.proveTimeout);
+  const dir = resolveSnapshot(snapshot, dirOption(io, flags.from), io.ctx.cwd);
   const { verifySnapshot } = await import('../../../backup/verify.js');
   const { ManifestError, manifestAgyError } = await import('../../../backup/manifest.js');
   let report: ReturnType<typeof verifySnapshot>;
@@ -225,91 +259,9 @@ async function verifyRun(io: CommandIO, snapshot: string, options: Opts): Promis
     throw err;
   }
   if (!io.opts.json) for (const line of renderVerify(report)) io.out.print(line);
-  if (!options.prove) return { exit: report.ok ? EXIT.ok : EXIT.findings, data: { verify: report } };
+  if (!proveTimeout) return { exit: report.ok ? EXIT.ok : EXIT.findings, data: { verify: report } };
   // A snapshot that fails its hashes is not worth a server start: the mismatch already exits 6.
-  const prove = report.ok ? await (await import('./prove-handler.js')).proveInScratch(io, dir, options) : null;
+  const prove = report.ok ? await (await import('./prove-handler.js')).proveInScratch(io, dir, proveTimeout) : null;
   if (prove && !io.opts.json) for (const line of renderProve(prove)) io.out.print(line);
   return { exit: report.ok && prove?.ok ? EXIT.ok : EXIT.findings, data: { verify: report, prove } };
-}
-
-export function restoreCommand(io: CommandIO, snapshot: string | undefined, options: Opts): Promise<CommandResult> {
-  return withFsErrors(fsContext(io, dirOption(io, options.from), '--from', { to: io.opts.stateDir }), () =>
-    restoreRun(io, snapshot, options),
-  );
-}
-
-async function restoreRun(io: CommandIO, snapshot: string | undefined, options: Opts): Promise<CommandResult> {
-  const archive = typeof options.archive === 'string' ? options.archive : undefined;
-  if ((snapshot === undefined) === (archive === undefined))
-    throw usageError(
-      'Give either a SNAPSHOT or --archive FILE|-, not both or neither.',
-      'agyctl restore latest, or agyctl restore --archive agy.tar',
-    );
-  if (options.dryRun && options.prove)
-    throw usageError('--dry-run and --prove cannot be combined: a dry run restores nothing to prove.');
-  if (archive === undefined)
-    return restoreFrom(io, resolveSnapshot(snapshot!, dirOption(io, options.from), io.ctx.cwd), options);
-  const source = archive === '-' ? '-' : path.resolve(io.ctx.cwd, expandTilde(archive, io.ctx.env));
-  if (source !== '-' && !fs.existsSync(source))
-    throw usageError(
-      `--archive ${source} does not exist.`,
-      'give the archive file `agyctl backup --archive` wrote, or - for stdin',
-    );
-  const { withArchiveSnapshot } = await import('../../../backup/archive-restore.js');
-  const { ArchiveError } = await import('../../../backup/archive-read.js');
-  try {
-    return await withArchiveSnapshot(source, io.ctx.stdin, tempRoot(io.ctx.env), io.ctx.signal, (dir) =>
-      restoreFrom(io, dir, options, source),
-    );
-  } catch (err) {
-    if (err instanceof ArchiveError) {
-      throw new AgyError(
-        EXIT.findings,
-        'archive-damaged',
-        `The archive was rejected; nothing was restored: ${err.message}.`,
-        {
-          hint: 'check that it is a whole `agyctl backup --archive` stream (restic dump / rclone cat of the same file)',
-        },
-      );
-    }
-    if (io.ctx.signal.aborted) throw new InterruptedError();
-    throw err;
-  }
-}
-
-async function restoreFrom(io: CommandIO, dir: string, options: Opts, archive?: string): Promise<CommandResult> {
-  const sessionIds = (options.session as string[] | undefined) ?? [];
-  const { runRestore, selectSessions } = await import('../../../backup/restore.js');
-  if (options.dryRun) {
-    const { planRestore } = await import('../../../backup/restore-plan.js');
-    const plan = planRestore(
-      archive === '-' ? 'the archive on stdin' : (archive ?? dir),
-      io.opts.stateDir,
-      selectSessions({ snapshotDir: dir, sessionIds }),
-      dir,
-    );
-    if (!io.opts.json) for (const line of renderPlan(plan)) io.out.print(line);
-    return { exit: plan.damaged.length > 0 ? EXIT.findings : EXIT.ok, data: { restorePlan: plan } };
-  }
-  const report = await runRestore({
-    snapshotDir: dir,
-    stateDir: io.opts.stateDir,
-    sessionIds,
-    force: Boolean(options.force),
-    signal: io.ctx.signal,
-    out: io.out,
-  });
-  if (archive) report.snapshot = archive;
-  if (!io.opts.json) for (const line of renderRestore(report)) io.out.print(line);
-  const restoredOk = report.sessions.every((s) => s.restored);
-  if (!options.prove) return { exit: restoredOk ? EXIT.ok : EXIT.findings, data: { restore: report } };
-  const { proveRestored } = await import('./prove-handler.js');
-  const prove = await proveRestored(
-    io,
-    dir,
-    report.sessions.filter((s) => s.restored).map((s) => s.id),
-    options,
-  );
-  if (!io.opts.json) for (const line of renderProve(prove)) io.out.print(line);
-  return { exit: restoredOk && prove.ok ? EXIT.ok : EXIT.findings, data: { restore: report, prove } };
 }

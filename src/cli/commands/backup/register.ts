@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import type { ActionFactory } from '../../action.js';
 import { collect } from '../../parse-options.js';
+import type { BackupFlags, VerifyFlags } from './handler.js';
 
 export function register(program: Command, action: ActionFactory): void {
   const backup = program
@@ -24,7 +25,7 @@ export function register(program: Command, action: ActionFactory): void {
     )
     .option('--prometheus <file>', "write backup metrics to FILE for node_exporter's textfile collector")
     .action(
-      action(async (io, { options }) => {
+      action<BackupFlags>(async (io, { options }) => {
         (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'backup');
         const { backupCommand } = await import('./handler.js');
         return backupCommand(io, options);
@@ -41,9 +42,9 @@ export function register(program: Command, action: ActionFactory): void {
     )
     .option('--prove-timeout <duration>', 'deadline of each server call while proving', '60s')
     .action(
-      action(async (io, { args, options }) => {
+      action<VerifyFlags>(async (io, { args, options }) => {
         const { verifyCommand } = await import('./handler.js');
-        return verifyCommand(io, args[0] as string, options);
+        return verifyCommand(io, String(args[0]), options);
       }),
     );
 }

@@ -1,26 +1,11 @@
-/** Human lines and --json shapes for sessions, backup, verify and restore (shapes documented in docs/json.md). */
+/** Human lines and --json shapes for backup, its dry run, verify and --prove (shapes documented in docs/json.md). */
 
+import type { DryRunReport } from '../../../backup/dry-run.js';
 import { formatBytes } from '../../../backup/progress.js';
-import type { RestoreReport } from '../../../backup/restore.js';
+import type { ProveReport } from '../../../backup/prove.js';
 import type { BackupReport } from '../../../backup/run-backup.js';
-import type { SessionsReport } from '../../../backup/sessions.js';
 import type { VerifyReport } from '../../../backup/verify.js';
 import { formatDuration } from '../../../util/duration.js';
-
-export function renderSessions(report: SessionsReport): string[] {
-  if (report.sessions.length === 0) return [`no conversations yet in ${report.stateDir}`];
-  const lines = [row('ID', 'SIZE', 'MODIFIED', 'OPEN BY', 'CWD')];
-  for (const s of report.sessions) {
-    const modified = s.modified ? s.modified.replace('T', ' ').replace(/\.\d+Z$/, 'Z') : '-';
-    lines.push(row(s.id, formatBytes(s.bytes), modified, s.openBy.length > 0 ? s.openBy.join(',') : '-', s.cwd ?? '?'));
-    if (s.problem) lines.push(`    problem: ${s.problem}`);
-  }
-  return lines;
-}
-
-function row(id: string, size: string, modified: string, openBy: string, cwd: string): string {
-  return `${id.padEnd(36)}  ${size.padStart(8)}  ${modified.padEnd(20)}  ${openBy.padEnd(8)}  ${cwd}`;
-}
 
 export function backupJson(r: BackupReport): Record<string, unknown> {
   return {
@@ -35,6 +20,14 @@ export function backupJson(r: BackupReport): Record<string, unknown> {
       sha256: s.sha256,
       integrity: s.integrity,
       rows: s.rows,
+      brain: s.brain
+        ? {
+            files: s.brain.files.length,
+            bytes: s.brain.files.reduce((n, f) => n + f.bytes, 0),
+            reused: s.brain.files.filter((f) => f.reused).length,
+            skipped: s.brain.skipped,
+          }
+        : null,
       ...(s.reusedFrom ? { reusedFrom: s.reusedFrom } : {}),
     })),
     failed: r.failed,
@@ -92,12 +85,32 @@ export function renderVerify(r: VerifyReport): string[] {
   return lines;
 }
 
-export function renderRestore(r: RestoreReport): string[] {
-  const lines: string[] = [];
-  for (const s of r.sessions) {
-    if (s.restored) lines.push(`restored ${s.id}${s.preRestore ? ` (previous database kept as ${s.preRestore})` : ''}`);
-    else lines.push(`NOT restored ${s.id}: ${s.reason}`);
+export function renderDryRun(r: DryRunReport): string[] {
+  const lines = [
+    'dry run: nothing was written or removed',
+    ...(r.createsBackupDir ? [`  would create the backup directory ${r.backupDir}`] : []),
+    `  would snapshot ${r.sessions.length} session(s) into ${r.backupDir}/${r.wouldCreate}`,
+  ];
+  if (!r.retention) lines.push('  retention: no --keep-* option, so nothing would be removed');
+  else {
+    const gone = r.retention.wouldRemove ?? [];
+    lines.push(
+      `  retention: would keep ${r.retention.kept.length}, would remove ${gone.length}${gone.length > 0 ? ` (${gone.join(', ')})` : ''}`,
+    );
   }
-  if (r.sessions.length === 0) lines.push(`nothing to restore in ${r.snapshot}`);
+  return lines;
+}
+
+export function renderProve(p: ProveReport): string[] {
+  const lines = [
+    `${p.ok ? 'proved' : 'NOT proved'}: a fresh server loaded ${p.sessions.filter((s) => s.loaded).length}/${p.sessions.length} session(s)`,
+  ];
+  for (const s of p.sessions) {
+    if (s.ok)
+      lines.push(
+        `  ok       ${s.id}: replayed ${s.replayed?.user ?? 0} user and ${s.replayed?.agent ?? 0} agent messages`,
+      );
+    else lines.push(`  FAILED   ${s.id}: ${s.problem}`);
+  }
   return lines;
 }

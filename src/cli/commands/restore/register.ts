@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import type { ActionFactory } from '../../action.js';
 import { collect } from '../../parse-options.js';
+import type { RestoreFlags } from './handler.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program
@@ -25,10 +26,10 @@ export function register(program: Command, action: ActionFactory): void {
     )
     .option('--prove-timeout <duration>', 'deadline of each server call while proving', '60s')
     .action(
-      action(async (io, { args, options }) => {
+      action<RestoreFlags>(async (io, { args, options }) => {
         (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'restore');
-        const { restoreCommand } = await import('../backup/handler.js');
-        return restoreCommand(io, args[0] as string | undefined, options);
+        const { restoreCommand } = await import('./handler.js');
+        return restoreCommand(io, typeof args[0] === 'string' ? args[0] : undefined, options);
       }),
     );
 }

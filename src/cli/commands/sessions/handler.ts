@@ -1,14 +1,17 @@
-/** `agyctl sessions`: src/backup/sessions.ts, printed by backup's render.ts. */
+/** `agyctl sessions`: backup/discover.ts lists, render.ts prints. */
 
 import { EXIT } from '../../../core/errors.js';
 import type { HandlerArgs } from '../../action.js';
 import type { CommandIO, CommandResult } from '../../context.js';
 
-export async function sessionsCommand(io: CommandIO, _input: HandlerArgs): Promise<CommandResult> {
+/** `sessions` has no options of its own (globals are in io.opts). */
+export type SessionsFlags = Record<string, never>;
+
+export async function sessionsCommand(io: CommandIO, _input: HandlerArgs<SessionsFlags>): Promise<CommandResult> {
   (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'sessions');
-  const { listSessionsReport } = await import('../../../backup/sessions.js');
-  const { renderSessions } = await import('../backup/render.js');
-  const report = await listSessionsReport(io.opts.stateDir);
+  const { listSessionsReport } = await import('../../../backup/discover.js');
+  const { renderSessions } = await import('./render.js');
+  const report = listSessionsReport(io.opts.stateDir);
   if (!io.opts.json) for (const line of renderSessions(report)) io.out.print(line);
   return { exit: EXIT.ok, data: { ...report } };
 }

@@ -1,0 +1,298 @@
+/**
+ * A session's artifacts under `brain/<id>/` (the server writes its `/plan`
+ * there and the agent edits it): part of the session, so snapshots,
+ * archives, restore and verify carry them beside the database.
+ *
+ * The directory is untrusted (the server, or anyone who can write the state
+ * dir, puts things there): only regular files are copied, read through a
+ * descriptor opened without following links; links, FIFOs, sockets and
+ * devices are never followed or opened and are reported as skipped, as are
+ * names agyctl does not accept and directories nested too deep. Sizes are
+ * bounded: a brain directory over the limits fails the session with a
+ * message that names them, rather than filling the backup disk.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { childPath } from '../core/safe-path.js';
+import { fsyncDir } from '../util/atomic-write.js';
+import {
+  assertNotSymlink,
+  copyFileNoFollow,
+  createExclusive,
+  fixDescriptor,
+  lstatOrNull,
+  makePrivateDir,
+  mkdirOwned,
+  type Owner,
+  openNoFollow,
+  rmPrivateDir,
+} from '../util/safe-fs.js';
+import { type FileIdentity, identityOf, linkOrCopy, SNAPSHOT_FILE_MODE, sameIdentity } from './files.js';
+import { ustarFits } from './tar.js';
+
+export const BRAIN_LIMITS = {
+  /** Directory levels below brain/<id>/. */
+  depth: 8,
+  files: 10_000,
+  fileBytes: 256 * 1024 * 1024,
+  totalBytes: 1024 * 1024 * 1024,
+} as const;
+
+/** A write in the same mtime tick as the last one could leave (size, mtime) unchanged: only files quiet this long are reused. */
+const QUIET_MS = 2000;
+
+export interface BrainFile {
+  /** Relative to brain/<id>/, '/'-separated. */
+  path: string;
+  bytes: number;
+  sha256: string;
+  /** The source file as it was when the snapshot looked at it (what the next run compares for reuse). */
+  source?: FileIdentity;
+  reused?: boolean;
+}
+
+export interface BrainSkipped {
+  path: string;
+  reason: string;
+}
+
+/** What a snapshot holds of a session's brain directory (manifest schemaVersion 2). */
+export interface ManifestBrain {
+  files: BrainFile[];
+  skipped: BrainSkipped[];
+  checkedAt: string;
+}
+
+export class BrainLimitError extends Error {}
+
+export function brainDir(stateDir: string, id: string): string {
+  return childPath(path.join(stateDir, 'brain'), id);
+}
+
+/** A brain file's name inside a snapshot directory (and an archive): `brain/<id>/<path>`. */
+export function brainEntryName(id: string, rel: string): string {
+  return `brain/${id}/${rel}`;
+}
+
+/** Control characters (C0, DEL, C1) and separators: never in a name agyctl writes or prints. */
+function badChar(c: string): boolean {
+  const code = c.charCodeAt(0);
+  return code < 0x20 || (code >= 0x7f && code <= 0x9f) || c === '/' || c === '\\';
+}
+
+function validSegment(name: string): boolean {
+  return name.length > 0 && name !== '.' && name !== '..' && ![...name].some(badChar) && Buffer.byteLength(name) <= 255;
+}
+
+/** A relative path a manifest may name: plain segments, at most BRAIN_LIMITS.depth + 1 of them, that fit an archive header. */
+export function validBrainPath(id: string, rel: unknown): rel is string {
+  if (typeof rel !== 'string') return false;
+  const parts = rel.split('/');
+  return parts.length <= BRAIN_LIMITS.depth + 1 && parts.every(validSegment) && ustarFits(brainEntryName(id, rel));
+}
+
+interface Found {
+  path: string;
+  abs: string;
+  identity: FileIdentity;
+}
+
+export interface BrainScan {
+  found: Found[];
+  skipped: BrainSkipped[];
+  checkedAt: string;
+}
+
+/** What brain/<id>/ holds now (lstat only, nothing opened); null when the session has none. */
+export function scanBrain(stateDir: string, id: string): BrainScan | null {
+  const parent = path.join(stateDir, 'brain');
+  const root = brainDir(stateDir, id);
+  const checkedAt = new Date().toISOString();
+  const top = lstatOrNull(parent);
+  if (top === null) return null;
+  if (!top.isDirectory()) return { found: [], skipped: [{ path: '.', reason: notFollowed(top, 'brain/') }], checkedAt };
+  const st = lstatOrNull(root);
+  if (st === null) return null;
+  if (!st.isDirectory())
+    return { found: [], skipped: [{ path: '.', reason: notFollowed(st, `brain/${id}`) }], checkedAt };
+  const scan: BrainScan = { found: [], skipped: [], checkedAt };
+  walk(root, '', 0, scan, id);
+  return scan;
+}
+
+function notFollowed(st: fs.Stats, what: string): string {
+  return st.isSymbolicLink() ? `${what} is a symbolic link; not followed` : `${what} is not a directory; not copied`;
+}
+
+function walk(dir: string, rel: string, depth: number, scan: BrainScan, id: string): void {
+  for (const name of fs.readdirSync(dir).sort()) {
+    const relPath = rel === '' ? name : `${rel}/${name}`;
+    if (!validSegment(name) || !ustarFits(brainEntryName(id, relPath))) {
+      scan.skipped.push({ path: relPath, reason: 'a name agyctl does not accept (control characters, too long)' });
+      continue;
+    }
+    const abs = path.join(dir, name);
+    const st = lstatOrNull(abs);
+    if (st === null) continue; // removed meanwhile
+    if (st.isSymbolicLink()) scan.skipped.push({ path: relPath, reason: 'symbolic link; not followed' });
+    else if (st.isDirectory()) {
+      if (depth + 1 > BRAIN_LIMITS.depth)
+        scan.skipped.push({ path: relPath, reason: `nested deeper than ${BRAIN_LIMITS.depth} levels; not copied` });
+      else walk(abs, relPath, depth + 1, scan, id);
+    } else if (st.isFile()) addFound(scan, id, relPath, abs);
+    else scan.skipped.push({ path: relPath, reason: 'not a regular file (FIFO, socket or device); not opened' });
+  }
+}
+
+function addFound(scan: BrainScan, id: string, relPath: string, abs: string): void {
+  const identity = identityOf(abs);
+  if (identity === null) return;
+  scan.found.push({ path: relPath, abs, identity });
+  const total = scan.found.reduce((n, f) => n + f.identity.size, 0);
+  if (identity.size > BRAIN_LIMITS.fileBytes)
+    throw limitError(id, `brain/${id}/${relPath} is ${identity.size} bytes`, `${BRAIN_LIMITS.fileBytes} bytes a file`);
+  if (scan.found.length > BRAIN_LIMITS.files)
+    throw limitError(id, `brain/${id}/ holds more than ${BRAIN_LIMITS.files} files`, `${BRAIN_LIMITS.files} files`);
+  if (total > BRAIN_LIMITS.totalBytes)
+    throw limitError(id, `brain/${id}/ holds more than ${total} bytes`, `${BRAIN_LIMITS.totalBytes} bytes in all`);
+}
+
+function limitError(id: string, what: string, limit: string): BrainLimitError {
+  return new BrainLimitError(
+    `${what}; agyctl backs up at most ${limit} of a session's brain directory (move what is not the session's out of brain/${id}/)`,
+  );
+}
+
+/**
+ * The scanned files into `workDir/brain/<id>/`: hard-linked from the previous
+ * snapshot when unchanged and quiet (as databases are), else copied and
+ * hashed in one pass; `sync` fsyncs them before the snapshot is complete.
+ */
+export function copyBrain(
+  scan: BrainScan,
+  id: string,
+  workDir: string,
+  previous: { dir: string; brain: ManifestBrain | undefined } | undefined,
+  sync: { add(file: string): void },
+): ManifestBrain {
+  const files: BrainFile[] = [];
+  const skipped = [...scan.skipped];
+  const root = path.join(workDir, 'brain', id);
+  const old = new Map((previous?.brain?.files ?? []).map((f) => [f.path, f]));
+  for (const f of scan.found) {
+    const dest = path.join(root, ...f.path.split('/'));
+    fs.mkdirSync(path.dirname(dest), { recursive: true, mode: 0o700 });
+    const prev = old.get(f.path);
+    if (previous && prev && reusable(prev, f, scan.checkedAt, previous.brain!.checkedAt)) {
+      linkOrCopy(path.join(previous.dir, ...brainEntryName(id, f.path).split('/')), dest);
+      files.push({ path: f.path, bytes: prev.bytes, sha256: prev.sha256, source: f.identity, reused: true });
+      continue;
+    }
+    const copied = copyHashing(f, dest);
+    if (copied === null) skipped.push({ path: f.path, reason: 'replaced while it was copied (a link?); not copied' });
+    else {
+      files.push({ path: f.path, ...copied, source: f.identity });
+      sync.add(dest);
+    }
+  }
+  // Their entries too: the run fsyncs only its work directory itself.
+  const dirs = new Set(scan.found.map((f) => path.dirname(path.join(root, ...f.path.split('/')))));
+  for (const d of [...dirs].sort().reverse()) sync.add(d);
+  if (dirs.size > 0) sync.add(path.dirname(root));
+  return { files, skipped, checkedAt: scan.checkedAt };
+}
+
+function reusable(prev: BrainFile, now: Found, nowCheckedAt: string, prevCheckedAt: string): boolean {
+  if (!prev.source || !sameIdentity(prev.source, now.identity)) return false;
+  const mtime = Number(BigInt(now.identity.mtimeNs) / 1_000_000n);
+  return Date.parse(nowCheckedAt) - mtime > QUIET_MS && Date.parse(prevCheckedAt) - mtime > QUIET_MS;
+}
+
+/** Copy through a descriptor opened O_NOFOLLOW, hashing what was copied; null when it is no longer the regular file scanned. */
+function copyHashing(f: Found, dest: string): { bytes: number; sha256: string } | null {
+  let src: number;
+  try {
+    src = openNoFollow(f.abs, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const st = fs.fstatSync(src);
+    if (!st.isFile() || String(st.ino) !== f.identity.inode) return null;
+    const hash = crypto.createHash('sha256');
+    const dst = createExclusive(dest, SNAPSHOT_FILE_MODE);
+    let bytes = 0;
+    try {
+      const buf = Buffer.allocUnsafe(1 << 20);
+      for (let n = fs.readSync(src, buf, 0, buf.length, null); n > 0; n = fs.readSync(src, buf, 0, buf.length, null)) {
+        bytes += n;
+        if (bytes > BRAIN_LIMITS.fileBytes)
+          throw new BrainLimitError(`${f.path} grew past ${BRAIN_LIMITS.fileBytes} bytes while it was copied`);
+        hash.update(buf.subarray(0, n));
+        for (let off = 0; off < n; ) off += fs.writeSync(dst, buf, off, n - off);
+      }
+      fixDescriptor(dst, SNAPSHOT_FILE_MODE);
+    } finally {
+      fs.closeSync(dst);
+    }
+    return { bytes, sha256: hash.digest('hex') };
+  } finally {
+    fs.closeSync(src);
+  }
+}
+
+/**
+ * Put a snapshot's brain files back as `stateDir/brain/<id>/`: built in a
+ * private directory beside it, then renamed into place; a brain directory
+ * that was there is kept beside it as `<id>.pre-restore-<stamp>` (returned).
+ * A snapshot without brain files leaves the current directory alone.
+ */
+export function restoreBrain(
+  snapshotDir: string,
+  stateDir: string,
+  id: string,
+  brain: ManifestBrain | undefined,
+  owner: Owner | undefined,
+  stamp: string,
+): string | null {
+  if (!brain || brain.files.length === 0) return null;
+  const parent = path.join(stateDir, 'brain');
+  assertNotSymlink(parent, 'the brain directory');
+  mkdirOwned(parent);
+  const target = brainDir(stateDir, id);
+  assertNotSymlink(target, "a session's brain directory");
+  const priv = makePrivateDir(parent, 'restore');
+  try {
+    const fresh = path.join(priv, id);
+    makeDir(fresh, owner);
+    for (const f of brain.files) {
+      const dest = path.join(fresh, ...f.path.split('/'));
+      makeDirs(fresh, path.dirname(dest), owner);
+      copyFileNoFollow(path.join(snapshotDir, ...brainEntryName(id, f.path).split('/')), dest, 0o600, owner);
+    }
+    let preRestore: string | null = null;
+    if (lstatOrNull(target) !== null) {
+      preRestore = `${target}.pre-restore-${stamp}`;
+      fs.renameSync(target, preRestore);
+    }
+    fs.renameSync(fresh, target);
+    fsyncDir(parent);
+    return preRestore;
+  } finally {
+    rmPrivateDir(priv);
+  }
+}
+
+function makeDir(dir: string, owner: Owner | undefined): void {
+  fs.mkdirSync(dir, { mode: 0o700 });
+  if (owner) fs.lchownSync(dir, owner.uid, owner.gid);
+}
+
+function makeDirs(root: string, dir: string, owner: Owner | undefined): void {
+  let d = root;
+  for (const part of path.relative(root, dir).split(path.sep).filter(Boolean)) {
+    d = path.join(d, part);
+    if (lstatOrNull(d) === null) makeDir(d, owner);
+  }
+}

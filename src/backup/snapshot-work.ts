@@ -1,0 +1,191 @@
+/**
+ * The work of the snapshot pool (worker-pool.ts), as plain functions: the
+ * pool runs them in its worker threads through the thin shim
+ * snapshot-worker.ts, or on the calling thread (the pool's in-thread mode,
+ * and its "first vacuum here while the workers boot" policy). Nothing here
+ * knows which.
+ *
+ * Tasks: `vacuum` (VACUUM INTO with busy retries; a small copy is also
+ * checked and hashed in the same task, one round trip per session, its pages
+ * still hot), `check` (integrity_check and row counts of a fresh copy),
+ * `hash` (sha256).
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import { InterruptedError } from '../core/errors.js';
+import { formatDuration } from '../util/duration.js';
+import { holdsOpen, lstatOrNull, SwappedError } from '../util/safe-fs.js';
+import { checkFreshCopy, type Db, isBusy, openReadOnly, VACUUM_CACHE_KIB } from './sqlite.js';
+
+export type Task =
+  | { kind: 'vacuum'; source: string; tmp: string; busyBudgetMs: number; checkBelowBytes?: number }
+  | { kind: 'check'; file: string }
+  | { kind: 'hash'; file: string };
+
+export interface CheckedCopy {
+  integrity: string;
+  rows: Record<string, number>;
+  sha256: string;
+}
+
+export interface Vacuumed {
+  attempts: number;
+  bytes: number;
+  /** Present for a copy below `checkBelowBytes`: checked and hashed by the task that made it. */
+  checked?: CheckedCopy;
+}
+
+export class SnapshotError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Runs one task; `aborted()` (Ctrl-C) is polled between a vacuum's retries. */
+export async function runTask(task: Task, aborted: () => boolean): Promise<unknown> {
+  switch (task.kind) {
+    case 'vacuum': {
+      const attempts = await vacuumWithRetries(task.source, task.tmp, task.busyBudgetMs, aborted);
+      const bytes = fs.statSync(task.tmp).size;
+      if (task.checkBelowBytes === undefined || bytes >= task.checkBelowBytes) return { attempts, bytes };
+      return { attempts, bytes, checked: await checkAndHash(task.tmp) } satisfies Vacuumed;
+    }
+    case 'check':
+      return checkFreshCopy(task.file);
+    case 'hash':
+      return sha256(task.file);
+  }
+}
+
+async function checkAndHash(file: string): Promise<CheckedCopy> {
+  return { ...checkFreshCopy(file), sha256: await sha256(file) };
+}
+
+/** Each attempt's busy timeout is at most this, so Ctrl-C is noticed between attempts within about a second. */
+const ATTEMPT_MS = 1000;
+
+/**
+ * A busy database (a writer in exclusive locking mode, WAL recovery) is
+ * retried with a bounded busy timeout per attempt, within a total budget, so
+ * one stuck session cannot hold up the whole run. Between attempts the
+ * thread's event loop runs (signals, on the main thread) and `aborted()` is
+ * asked.
+ */
+async function vacuumWithRetries(
+  source: string,
+  tmp: string,
+  busyBudgetMs: number,
+  aborted: () => boolean,
+): Promise<number> {
+  const deadline = Date.now() + busyBudgetMs;
+  for (let attempt = 1; ; attempt += 1) {
+    if (vacuumAttempt(source, tmp, deadline, busyBudgetMs, attempt)) return attempt;
+    await new Promise((resolve) => setImmediate(resolve));
+    if (aborted()) throw new InterruptedError();
+  }
+}
+
+/** One VACUUM INTO: true when done, false when the database was busy and the budget allows another try; throws otherwise. */
+function vacuumAttempt(source: string, tmp: string, deadline: number, busyBudgetMs: number, attempt: number): boolean {
+  fs.rmSync(tmp, { force: true });
+  try {
+    vacuumInto(source, tmp, Math.max(10, Math.min(ATTEMPT_MS, deadline - Date.now())));
+    return true;
+  } catch (err) {
+    fs.rmSync(tmp, { force: true });
+    if (!isBusy(err)) throw err;
+    if (Date.now() >= deadline) {
+      throw new SnapshotError(
+        `the database stayed locked for ${formatDuration(busyBudgetMs)} (${attempt} attempts)`,
+        'busy',
+        { cause: err },
+      );
+    }
+    return false;
+  }
+}
+
+function vacuumInto(source: string, tmp: string, busyTimeoutMs: number): void {
+  let db: Db | undefined;
+  const sidecars = missingSidecars(source);
+  try {
+    const checked = fs.lstatSync(source);
+    if (!checked.isFile()) throw new SwappedError(source);
+    db = openReadOnly(source, busyTimeoutMs);
+    if (!holdsOpen(checked)) throw new SwappedError(source);
+    // The copy is fsynced once by us at the end; SQLite's own syncs would only slow it down.
+    db.pragma('synchronous = OFF');
+    // VACUUM INTO gives the copy this connection's cache size; why small is faster: docs/backup.md.
+    db.pragma(`cache_size = -${VACUUM_CACHE_KIB}`);
+    db.prepare('VACUUM INTO ?').run(tmp);
+  } finally {
+    db?.close(); // a read-only connection never checkpoints or deletes the server's WAL on close
+    giveToOwner(source, sidecars);
+  }
+}
+
+/**
+ * Reading a WAL database whose server is stopped makes SQLite create empty
+ * `-wal` and `-shm` files, and leave them. They must not be deleted (a server
+ * may have opened them meanwhile); when agyctl runs as root they are handed
+ * to the database's owner, so the server can still open its own database.
+ */
+function missingSidecars(db: string): string[] {
+  return [`${db}-wal`, `${db}-shm`].filter((f) => lstatOrNull(f) === null);
+}
+
+function giveToOwner(db: string, created: string[]): void {
+  if (process.getuid?.() !== 0) return;
+  try {
+    const owner = fs.lstatSync(db);
+    for (const f of created) {
+      const st = lstatOrNull(f);
+      // lchown: a link planted in the user's directory meanwhile is never followed.
+      if (st?.isFile() && (st.uid !== owner.uid || st.gid !== owner.gid)) fs.lchownSync(f, owner.uid, owner.gid);
+    }
+  } catch {
+    // best effort: the snapshot itself is fine either way
+  }
+}
+
+/** Two read buffers per thread for all its hashes: no 1 MB garbage per file for the GC to catch up with (peak RSS). */
+const bufs = [Buffer.allocUnsafe(1 << 20), Buffer.allocUnsafe(1 << 20)] as const;
+let bufsInUse = false;
+
+/**
+ * sha256 of a fresh copy, the next chunk read (in libuv's pool) while this
+ * thread hashes the last one. A thread hashes one file at a time in the
+ * pool's workers; on the calling thread two may overlap, and the second
+ * gets buffers of its own.
+ */
+async function sha256(file: string): Promise<string> {
+  const own = bufsInUse;
+  const b = own ? ([Buffer.allocUnsafe(1 << 20), Buffer.allocUnsafe(1 << 20)] as const) : bufs;
+  if (!own) bufsInUse = true;
+  const hash = crypto.createHash('sha256');
+  const fd = fs.openSync(file, 'r');
+  const read = (i: 0 | 1, pos: number): Promise<number> =>
+    new Promise((resolve, reject) => {
+      fs.read(fd, b[i], 0, b[i].length, pos, (err, n) => (err ? reject(err) : resolve(n)));
+    });
+  let i: 0 | 1 = 0;
+  let pending = read(0, 0);
+  try {
+    for (let pos = 0, n = await pending; n > 0; n = await pending) {
+      pos += n;
+      const full = b[i];
+      i = i === 0 ? 1 : 0;
+      pending = read(i, pos);
+      hash.update(full.subarray(0, n));
+    }
+  } finally {
+    await pending.catch(() => {}); // never close the descriptor under a read still running
+    fs.closeSync(fd);
+    if (!own) bufsInUse = false;
+  }
+  return hash.digest('hex');
+}

@@ -1,0 +1,133 @@
+/** The handler behind `restore`: flags checked once, the restore (or its dry run) run, exit code decided. */
+import fs from 'node:fs';
+import path from 'node:path';
+import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
+import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
+import { expandTilde, tempRoot } from '../../../core/paths.js';
+import { withFsErrors } from '../../../util/fs-errors.js';
+import type { CommandIO, CommandResult } from '../../context.js';
+import { parseDurationOption } from '../../parse-options.js';
+import { dirOption, fsContext } from '../backup/handler.js';
+import { renderProve } from '../backup/render.js';
+import { renderPlan, renderRestore } from './render.js';
+
+/** `agyctl restore`'s flags, as commander gives them. */
+export interface RestoreFlags {
+  archive?: string;
+  session?: string[];
+  from?: string;
+  force?: boolean;
+  dryRun?: boolean;
+  prove?: boolean;
+  proveTimeout: string;
+}
+
+/** RestoreFlags checked. */
+interface RestoreInput {
+  /** A snapshot directory, or an archive (a file, or `-` for stdin). */
+  source: { dir: string } | { archive: string };
+  sessionIds: string[];
+  force: boolean;
+  dryRun: boolean;
+  /** Set with --prove. */
+  prove: { proveTimeout: string } | undefined;
+}
+
+export function restoreCommand(
+  io: CommandIO,
+  snapshot: string | undefined,
+  flags: RestoreFlags,
+): Promise<CommandResult> {
+  return withFsErrors(fsContext(io, dirOption(io, flags.from), '--from', { to: io.opts.stateDir }), () =>
+    restoreRun(io, checkRestoreFlags(io, snapshot, flags)),
+  );
+}
+
+function checkRestoreFlags(io: CommandIO, snapshot: string | undefined, flags: RestoreFlags): RestoreInput {
+  if ((snapshot === undefined) === (flags.archive === undefined))
+    throw usageError(
+      'Give either a SNAPSHOT or --archive FILE|-, not both or neither.',
+      'agyctl restore latest, or agyctl restore --archive agy.tar',
+    );
+  if (flags.dryRun && flags.prove)
+    throw usageError('--dry-run and --prove cannot be combined: a dry run restores nothing to prove.');
+  if (flags.prove) parseDurationOption('--prove-timeout', flags.proveTimeout);
+  const common = {
+    sessionIds: flags.session ?? [],
+    force: flags.force === true,
+    dryRun: flags.dryRun === true,
+    prove: flags.prove ? { proveTimeout: flags.proveTimeout } : undefined,
+  };
+  if (flags.archive === undefined)
+    return { ...common, source: { dir: resolveSnapshot(snapshot!, dirOption(io, flags.from), io.ctx.cwd) } };
+  const archive = flags.archive === '-' ? '-' : path.resolve(io.ctx.cwd, expandTilde(flags.archive, io.ctx.env));
+  if (archive !== '-' && !fs.existsSync(archive))
+    throw usageError(
+      `--archive ${archive} does not exist.`,
+      'give the archive file `agyctl backup --archive` wrote, or - for stdin',
+    );
+  return { ...common, source: { archive } };
+}
+
+async function restoreRun(io: CommandIO, input: RestoreInput): Promise<CommandResult> {
+  if ('dir' in input.source) return restoreFrom(io, input.source.dir, input);
+  const archive = input.source.archive;
+  const { withArchiveSnapshot } = await import('../../../backup/archive-restore.js');
+  const { ArchiveError } = await import('../../../backup/archive-read.js');
+  try {
+    return await withArchiveSnapshot(archive, io.ctx.stdin, tempRoot(io.ctx.env), io.ctx.signal, (dir) =>
+      restoreFrom(io, dir, input, archive),
+    );
+  } catch (err) {
+    if (err instanceof ArchiveError) {
+      throw new AgyError(
+        EXIT.findings,
+        'archive-damaged',
+        `The archive was rejected; nothing was restored: ${err.message}.`,
+        {
+          hint: 'check that it is a whole `agyctl backup --archive` stream (restic dump / rclone cat of the same file)',
+        },
+      );
+    }
+    if (io.ctx.signal.aborted) throw new InterruptedError();
+    throw err;
+  }
+}
+
+async function restoreFrom(io: CommandIO, dir: string, input: RestoreInput, archive?: string): Promise<CommandResult> {
+  const { runRestore, selectSessions } = await import('../../../backup/restore.js');
+  if (input.dryRun) {
+    const { planRestore } = await import('../../../backup/restore-plan.js');
+    const plan = planRestore(
+      archive === '-' ? 'the archive on stdin' : (archive ?? dir),
+      io.opts.stateDir,
+      selectSessions({ snapshotDir: dir, sessionIds: input.sessionIds }),
+      dir,
+      { force: input.force },
+    );
+    if (!io.opts.json) for (const line of renderPlan(plan)) io.out.print(line);
+    // The exit a real restore would have: 6 when it would refuse or find the snapshot damaged.
+    return { exit: plan.damaged.length > 0 || plan.wouldRefuse ? EXIT.findings : EXIT.ok, data: { restorePlan: plan } };
+  }
+  const report = await runRestore({
+    snapshotDir: dir,
+    stateDir: io.opts.stateDir,
+    sessionIds: input.sessionIds,
+    force: input.force,
+    signal: io.ctx.signal,
+    out: io.out,
+  });
+  if (archive) report.snapshot = archive;
+  if (!io.opts.json) for (const line of renderRestore(report)) io.out.print(line);
+  const restoredOk = report.sessions.every((s) => s.restored);
+  if (!input.prove) return { exit: restoredOk ? EXIT.ok : EXIT.findings, data: { restore: report } };
+  const { proveRestored } = await import('../backup/prove-handler.js');
+  const prove = await proveRestored(
+    io,
+    dir,
+    report.sessions.filter((s) => s.restored).map((s) => s.id),
+    input.prove,
+  );
+  if (!io.opts.json) for (const line of renderProve(prove)) io.out.print(line);
+  return { exit: restoredOk && prove.ok ? EXIT.ok : EXIT.findings, data: { restore: report, prove } };
+}

@@ -1,0 +1,46 @@
+/** Human lines for `restore` and `restore --dry-run` (the --json shapes are documented in docs/json.md). */
+import { formatBytes } from '../../../backup/progress.js';
+import type { RestoreReport } from '../../../backup/restore.js';
+import type { RestorePlan } from '../../../backup/restore-plan.js';
+
+export function renderPlan(p: RestorePlan): string[] {
+  const changes = p.sessions.length;
+  const lines = [
+    changes === 0
+      ? `dry run: nothing was changed; restoring ${p.snapshot} into ${p.stateDir} would change nothing`
+      : `dry run: nothing was changed; restoring ${p.snapshot} into ${p.stateDir} would replace ${p.sessions.filter((s) => s.action === 'replace').length} and add ${p.sessions.filter((s) => s.action === 'add').length} conversation(s):`,
+  ];
+  for (const s of p.sessions) {
+    const sizes =
+      s.action === 'replace'
+        ? `${formatBytes(s.currentBytes)} now -> ${formatBytes(s.snapshotBytes)}`
+        : formatBytes(s.snapshotBytes);
+    lines.push(
+      `  ${s.action === 'replace' ? 'replace' : 'add    '} ${s.id}  ${sizes}${s.openBy.length > 0 ? `  OPEN BY pid ${s.openBy.join(', ')}` : ''}`,
+    );
+    if (s.brainFiles > 0)
+      lines.push(
+        `          brain/: ${s.brainFiles} file(s)${s.currentBrainFiles > 0 ? `; the current ${s.currentBrainFiles} kept beside it as a pre-restore copy` : ''}`,
+      );
+  }
+  for (const k of p.kept) lines.push(`  keep    ${k.id}  ${formatBytes(k.bytes)}`);
+  if (p.servers.length > 0)
+    lines.push(`  a server runs on this state dir (pid ${p.servers.join(', ')}): stop it before restoring`);
+  if (p.wouldRefuse)
+    lines.push('  a real restore would refuse (exit 6): a process holds a target open; stop the server first');
+  for (const d of p.damaged) lines.push(`  DAMAGED ${d}`);
+  if (p.damaged.length > 0) lines.push('  a real restore would stop (exit 6): the snapshot is damaged');
+  return lines;
+}
+
+export function renderRestore(r: RestoreReport): string[] {
+  const lines: string[] = [];
+  for (const s of r.sessions) {
+    if (s.restored) lines.push(`restored ${s.id}${s.preRestore ? ` (previous database kept as ${s.preRestore})` : ''}`);
+    else lines.push(`NOT restored ${s.id}: ${s.reason}`);
+    if (s.brainPreRestore) lines.push(`  brain/: ${s.brainFiles} file(s); the previous kept as ${s.brainPreRestore}`);
+    else if (s.brainFiles > 0) lines.push(`  brain/: ${s.brainFiles} file(s)`);
+  }
+  if (r.sessions.length === 0) lines.push(`nothing to restore in ${r.snapshot}`);
+  return lines;
+}
