@@ -12,6 +12,7 @@ import {
 import { type OpenSession, requireAuth, type SimContext } from './context.js';
 import { invalidField, sessionNotFound } from './errors.js';
 import { optionalString, requireArray, requireString } from './params.js';
+import { replayedHistory, rewriteCredentials } from './proof-switches.js';
 import { promptText, replyFor, splitIntoChunks } from './reply.js';
 import { type Params, WithFollowUp } from './rpc.js';
 import { ConversationDb, listConversations } from './store.js';
@@ -56,7 +57,7 @@ function newSession(ctx: SimContext, p: Params): WithFollowUp {
   const dbId = randomUUID();
   // A hostile build may answer with any id (AGY_SIM_SESSION_ID); its files still live under the UUID.
   const id = ctx.config.sessionIdOverride ?? dbId;
-  const session = openSession(ctx, id, cwd, ConversationDb.create(ctx.paths, dbId, cwd));
+  const session = openSession(ctx, id, cwd, ConversationDb.create(ctx.paths, dbId, cwd, ctx.config.proofs.tables));
   return new WithFollowUp({ sessionId: id, ...sessionStateResult(session.config) }, () =>
     update(ctx, id, availableCommandsUpdate()),
   );
@@ -77,11 +78,12 @@ function loadSession(ctx: SimContext, p: Params): Record<string, unknown> {
     if (!db) throw sessionNotFound(id);
     session = openSession(ctx, id, cwd, db);
   }
-  for (const turn of session.db.history()) {
+  for (const turn of replayedHistory(ctx.config.proofs, session.db.history())) {
     update(ctx, id, textChunk('user_message_chunk', turn.user));
     if (turn.agent !== undefined) update(ctx, id, textChunk('agent_message_chunk', turn.agent));
   }
   update(ctx, id, availableCommandsUpdate());
+  rewriteCredentials(ctx.config.proofs, ctx.paths);
   return sessionStateResult(session.config);
 }
 

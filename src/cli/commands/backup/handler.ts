@@ -12,6 +12,7 @@ import { defaultBackupDir, expandTilde, tempRoot } from '../../../core/paths.js'
 import { type FsErrorContext, withFsErrors } from '../../../util/fs-errors.js';
 import type { CommandIO, CommandResult } from '../../context.js';
 import { parseCountOption, parseDurationOption } from '../../parse-options.js';
+import type { ProveFlags } from './prove-handler.js';
 import { backupJson, noConversationsBackup, renderBackup, renderRestore, renderVerify } from './render.js';
 
 type Opts = Record<string, unknown>;
@@ -84,6 +85,8 @@ async function backupRun(io: CommandIO, options: Opts): Promise<CommandResult> {
     if (!io.opts.json) for (const line of fresh.lines) io.out.print(line);
     return { exit: EXIT.ok, data: fresh.json };
   }
+  if (options.dryRun && options.prove)
+    throw usageError('--dry-run and --prove cannot be combined: a dry run writes no snapshot to prove.');
   if (options.dryRun) {
     const { dryRunBackup, renderDryRun } = await import('../../../backup/dry-run.js');
     const report = dryRunBackup({
@@ -100,6 +103,8 @@ async function backupRun(io: CommandIO, options: Opts): Promise<CommandResult> {
   const archive = archiveTarget(io, options.archive);
   const prometheus = typeof options.prometheus === 'string' ? path.resolve(io.ctx.cwd, options.prometheus) : undefined;
   if (prometheus) (await import('../../../check/metrics-target.js')).assertMetricsTarget(prometheus);
+  const prover = options.prove ? await import('./prove-handler.js') : undefined;
+  const proveWith = prover?.proveOptions(io, '', proveFlags(options)); // checked before the run
   const { runBackup } = await import('../../../backup/run-backup.js');
   const started = Date.now();
   let report: Awaited<ReturnType<typeof runBackup>> | undefined;
@@ -123,9 +128,19 @@ async function backupRun(io: CommandIO, options: Opts): Promise<CommandResult> {
   // With `--archive -` stdout carries only the tar: the summary goes to stderr (and --json was refused).
   const say = archive === '-' ? (line: string) => io.out.info(line) : (line: string) => io.out.print(line);
   if (!io.opts.json) for (const line of renderBackup(report)) say(line);
+  const prove =
+    prover && proveWith
+      ? await prover.proveSnapshot(io, { ...proveWith, snapshotDir: report.snapshot.path })
+      : undefined;
+  if (prove && !io.opts.json) for (const line of renderProve(prove)) say(line);
   return {
-    exit: report.failed.length > 0 ? EXIT.findings : EXIT.ok,
-    data: { ...backupJson(report), ...(archive ? { archive } : {}), ...(prometheus ? { prometheus } : {}) },
+    exit: report.failed.length > 0 || prove?.ok === false ? EXIT.findings : EXIT.ok,
+    data: {
+      ...backupJson(report),
+      ...(archive ? { archive } : {}),
+      ...(prometheus ? { prometheus } : {}),
+      ...(prove ? { prove } : {}),
+    },
   };
 }
 
@@ -224,13 +239,22 @@ async function verifyRun(io: CommandIO, snapshot: string, options: Opts): Promis
     if (err instanceof ManifestError) throw manifestAgyError(err, dir);
     throw err;
   }
+  if (!options.prove) {
+    if (!io.opts.json) for (const line of renderVerify(report)) io.out.print(line);
+    return { exit: report.ok ? EXIT.ok : EXIT.findings, data: { verify: report } };
+  }
+  const { proveOptions, proveSnapshot } = await import('./prove-handler.js');
+  const opts = proveOptions(io, dir, proveFlags(options));
   if (!io.opts.json) for (const line of renderVerify(report)) io.out.print(line);
-  if (!options.prove) return { exit: report.ok ? EXIT.ok : EXIT.findings, data: { verify: report } };
   // A snapshot that fails its hashes is not worth a server start: the mismatch already exits 6.
-  const prove = report.ok ? await (await import('./prove-handler.js')).proveInScratch(io, dir, options) : null;
+  const prove = report.ok ? await proveSnapshot(io, opts) : null;
   if (prove && !io.opts.json) for (const line of renderProve(prove)) io.out.print(line);
   return { exit: report.ok && prove?.ok ? EXIT.ok : EXIT.findings, data: { verify: report, prove } };
 }
+
+const proveFlags = (options: Opts): ProveFlags => ({
+  proveTimeout: typeof options.proveTimeout === 'string' ? options.proveTimeout : undefined,
+});
 
 export function restoreCommand(io: CommandIO, snapshot: string | undefined, options: Opts): Promise<CommandResult> {
   return withFsErrors(fsContext(io, dirOption(io, options.from), '--from', { to: io.opts.stateDir }), () =>
@@ -291,6 +315,9 @@ async function restoreFrom(io: CommandIO, dir: string, options: Opts, archive?: 
     if (!io.opts.json) for (const line of renderPlan(plan)) io.out.print(line);
     return { exit: plan.damaged.length > 0 ? EXIT.findings : EXIT.ok, data: { restorePlan: plan } };
   }
+  // --prove's options are checked before anything is restored.
+  const { proveOptions, proveRestoredSessions } = await import('./prove-handler.js');
+  const opts = options.prove ? proveOptions(io, dir, proveFlags(options)) : undefined;
   const report = await runRestore({
     snapshotDir: dir,
     stateDir: io.opts.stateDir,
@@ -302,13 +329,10 @@ async function restoreFrom(io: CommandIO, dir: string, options: Opts, archive?: 
   if (archive) report.snapshot = archive;
   if (!io.opts.json) for (const line of renderRestore(report)) io.out.print(line);
   const restoredOk = report.sessions.every((s) => s.restored);
-  if (!options.prove) return { exit: restoredOk ? EXIT.ok : EXIT.findings, data: { restore: report } };
-  const { proveRestored } = await import('./prove-handler.js');
-  const prove = await proveRestored(
-    io,
-    dir,
+  if (!opts) return { exit: restoredOk ? EXIT.ok : EXIT.findings, data: { restore: report } };
+  const prove = await proveRestoredSessions(
+    opts,
     report.sessions.filter((s) => s.restored).map((s) => s.id),
-    options,
   );
   if (!io.opts.json) for (const line of renderProve(prove)) io.out.print(line);
   return { exit: restoredOk && prove.ok ? EXIT.ok : EXIT.findings, data: { restore: report, prove } };

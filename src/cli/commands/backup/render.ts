@@ -89,6 +89,9 @@ export function renderVerify(r: VerifyReport): string[] {
   }
   for (const f of r.failedAtBackup)
     lines.push(`  missing  ${f.id}: the backup run could not snapshot it (${f.reason})`);
+  if (r.replay?.problem) lines.push(`  BAD      replay.json: ${r.replay.problem}`);
+  else if (r.replay?.note) lines.push(`  note     replay.json: ${r.replay.note}`);
+  else if (r.replay) lines.push(`  ok       replay.json: a recorded replay of ${r.replay.sessions} session(s)`);
   return lines;
 }
 
