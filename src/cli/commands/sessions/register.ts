@@ -1,10 +1,12 @@
 /** agyctl sessions: every conversation in the state dir, newest first, from the file system and /proc only. */
 import type { Command } from 'commander';
 import type { ActionFactory } from '../../action.js';
+import { registerExport } from './export-register.js';
 
 export function register(program: Command, action: ActionFactory): void {
-  program
+  const sessions = program
     .command('sessions')
     .description('list conversations: id, cwd, size of db + WAL, last change, and which process has it open')
     .action(action(async (io, input) => (await import('./handler.js')).sessionsCommand(io, input)));
+  registerExport(sessions, action);
 }
