@@ -9,7 +9,7 @@ import { AgyError, EXIT, InterruptedError, usageError } from '../core/errors.js'
 import { conversationFiles, stateFiles } from '../core/paths.js';
 import type { Reporter } from '../core/reporter.js';
 import { findServersFor, holders } from '../util/procfs.js';
-import { assertNotSymlink, mkdirOwned, sweepPrivateDirs } from '../util/safe-fs.js';
+import { assertNotSymlink, mkdirOwned, ownerFor, sweepPrivateDirs } from '../util/safe-fs.js';
 import { errorText, sha256File } from './files.js';
 import { ManifestError, type ManifestSession, manifestAgyError, readManifest } from './manifest.js';
 import { assertConversationNotLinked, LockedError, OpenElsewhereError, restoreOne } from './restore-one.js';
@@ -21,6 +21,8 @@ export interface RestoreOptions {
   force: boolean;
   signal: AbortSignal;
   out: Reporter;
+  /** Root's temp dir, for its working copies when it restores into another user's state dir. */
+  workRoot?: string;
 }
 
 export interface RestoredSession {
@@ -50,8 +52,11 @@ export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
   );
   refuseLinks(opts.stateDir, chosen);
   mkdirOwned(stateFiles(opts.stateDir).conversations);
-  for (const name of sweepPrivateDirs(stateFiles(opts.stateDir).conversations, 'restore'))
-    opts.out.verbose(`removed ${name}, left by a restore that was killed`);
+  // As root in another user's dir a recursive removal by path could be redirected; restores there leave no such dirs any more.
+  const usersDir = (ownerFor(opts.stateDir)?.uid ?? 0) !== 0;
+  if (!usersDir)
+    for (const name of sweepPrivateDirs(stateFiles(opts.stateDir).conversations, 'restore'))
+      opts.out.verbose(`removed ${name}, left by a restore that was killed`);
   const sessions: RestoredSession[] = [];
   for (const session of chosen) {
     await new Promise((resolve) => setImmediate(resolve));
@@ -64,6 +69,7 @@ export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
         session,
         recheck,
         force: opts.force,
+        ...(opts.workRoot ? { workRoot: opts.workRoot } : {}),
       });
       sessions.push({ id: session.id, restored: true, preRestore });
     } catch (err) {

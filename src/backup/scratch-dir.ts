@@ -10,13 +10,27 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { recordOwner, sweepStaleDirs } from '../login/stale-dirs.js';
 
-/** The scratch dirs agyctl makes under $TMPDIR: `backup verify --prove`, `restore --archive`, `sessions export`. */
-export type ScratchPrefix = 'agyctl-prove-' | 'agyctl-archive-' | 'agyctl-export-';
-const SCRATCH_DIR = /^agyctl-(prove|archive|export)-[A-Za-z0-9]{6}$/;
+/** The scratch dirs agyctl makes under $TMPDIR: `backup verify --prove`, `restore --archive`, `sessions export`, root's restores into a user's state dir. */
+export type ScratchPrefix = 'agyctl-prove-' | 'agyctl-archive-' | 'agyctl-export-' | 'agyctl-restore-';
+const SCRATCH_DIR = /^agyctl-(prove|archive|export|restore)-[A-Za-z0-9]{6}$/;
 
 /** Removes scratch dirs of ours under `root` whose owner is gone; returns their paths. Never throws. */
 export function sweepScratchDirs(root: string): string[] {
   return sweepStaleDirs(root, SCRATCH_DIR);
+}
+
+/** A fresh 0700 scratch dir under `root` that records its owner (after sweeping stale ones); the caller removes it. */
+export function makeScratchDir(root: string, prefix: ScratchPrefix): string {
+  sweepScratchDirs(root);
+  const dir = fs.mkdtempSync(path.join(root, prefix));
+  try {
+    fs.chmodSync(dir, 0o700);
+    recordOwner(dir);
+  } catch (err) {
+    fs.rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  return dir;
 }
 
 export async function withScratchDir<T>(
@@ -24,13 +38,10 @@ export async function withScratchDir<T>(
   prefix: ScratchPrefix,
   fn: (dir: string) => Promise<T>,
 ): Promise<T> {
-  sweepScratchDirs(root);
-  const dir = fs.mkdtempSync(path.join(root, prefix));
+  const dir = makeScratchDir(root, prefix);
   const remove = (): void => fs.rmSync(dir, { recursive: true, force: true });
   process.on('exit', remove);
   try {
-    fs.chmodSync(dir, 0o700);
-    recordOwner(dir);
     return await fn(dir);
   } finally {
     process.off('exit', remove);

@@ -325,6 +325,7 @@ async function restoreFrom(io: CommandIO, dir: string, options: Opts, archive?: 
     force: Boolean(options.force),
     signal: io.ctx.signal,
     out: io.out,
+    workRoot: tempRoot(io.ctx.env),
   });
   if (archive) report.snapshot = archive;
   if (!io.opts.json) for (const line of renderRestore(report)) io.out.print(line);
