@@ -9,7 +9,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agyctl, parseJson, type Sandbox } from '../helpers/cli.js';
+import { agyctl, parseJson, type Sandbox, spawnAgyctl } from '../helpers/cli.js';
 import { addConversation, authedSandbox } from '../helpers/sim-conversations.js';
 
 let sandbox: Sandbox | undefined;
@@ -221,5 +221,33 @@ describe('the scratch state of backup verify --prove', () => {
     const json = await verifyProve(sandbox, snapshot);
     expect(json.exitCode).toBe(6);
     expect(json.doc.prove.credentials).toEqual({ changed: ['settings.json', 'acp_token.json'] });
+  });
+});
+
+describe('scratch dirs left by SIGKILL (issue 21.8)', () => {
+  it('the next proof removes ours whose owner is gone, and keeps one whose owner still runs', async () => {
+    sandbox = authedSandbox({ AGY_SIM_STARTUP_MS: '30000' });
+    addConversation(sandbox, 1);
+    const snapshot = await snapshotOf(sandbox);
+    const child = spawnAgyctl(['backup', 'verify', snapshot, '--prove'], sandbox);
+    const scratch = (): string[] => fs.readdirSync(sandbox!.root).filter((n) => n.startsWith('agyctl-prove-'));
+    const deadline = Date.now() + 20_000;
+    // Once the token copy is there, the scratch dir is complete and the server is starting.
+    const ready = (): boolean =>
+      scratch().some((d) => fs.existsSync(path.join(sandbox!.root, d, 'home/.gemini/antigravity-acp/acp_token.json')));
+    while (Date.now() < deadline && !ready()) await new Promise((r) => setTimeout(r, 50));
+    expect(ready()).toBe(true);
+    child.kill('SIGKILL');
+    await child;
+    expect(scratch()).toHaveLength(1); // SIGKILL: nothing could remove it
+    // An archive dir whose owner (this test) still runs is not ours to remove.
+    const alive = path.join(sandbox.root, 'agyctl-archive-AbC123');
+    fs.mkdirSync(alive, { mode: 0o700 });
+    fs.writeFileSync(path.join(alive, 'owner'), `${process.pid} -\n`);
+
+    const r = await agyctl(['backup', 'verify', snapshot, '--prove'], sandbox, { env: { AGY_SIM_STARTUP_MS: '0' } });
+    expect(r.exitCode).toBe(0);
+    expect(scratch()).toEqual([]);
+    expect(fs.existsSync(alive)).toBe(true);
   });
 });
