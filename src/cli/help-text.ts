@@ -178,6 +178,23 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
       [2, 'no conversations directory in the state dir'],
     ],
   },
+  'sessions export': {
+    examples: [
+      ['agyctl sessions export --out ~/transcripts', 'every live session as <id>.md (replayed from a consistent copy)'],
+      [
+        'agyctl sessions export latest --format jsonl --out -',
+        'the newest snapshot, one JSON line per message, on stdout',
+      ],
+    ],
+    exits: [
+      [0, 'every session written'],
+      [2, 'bad option, unknown --session, an output file that exists, not a snapshot'],
+      SERVER,
+      TIMEOUT,
+      [6, 'a session could not be copied, restored for the replay or loaded'],
+      INTERRUPTED,
+    ],
+  },
   backup: {
     examples: [
       ['agyctl backup', 'snapshot every conversation into ~/.local/state/agyctl/backups/<UTC time>/'],
@@ -199,11 +216,15 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
     examples: [
       ['agyctl backup verify latest', 'the newest snapshot in the default directory'],
       ['agyctl backup verify 20260903T101500Z --from /srv/agy-backups --json', 'one snapshot elsewhere, as JSON'],
+      [
+        'agyctl backup verify latest --prove',
+        'a fresh server loads every session from a scratch copy; its replay is recorded',
+      ],
     ],
     exits: [
       [0, 'every file matches its manifest'],
       [2, 'bad option, or not a snapshot'],
-      [6, 'a mismatch'],
+      [6, 'a mismatch, a damaged replay.json, or (--prove) a session that did not load or replayed another history'],
       INTERRUPTED,
     ],
   },

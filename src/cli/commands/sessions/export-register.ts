@@ -23,9 +23,5 @@ export function registerExport(sessions: Command, action: ActionFactory): void {
     .option('--from <dir>', 'backup directory to look SNAPSHOT up in (default: the default backup directory)')
     .option('--busy-timeout <duration>', 'live state dir: how long to retry a locked database (default 10s)')
     .option('--load-timeout <duration>', 'deadline of each server call while replaying (default 60s)')
-    .addHelpText(
-      'after',
-      '\nExamples:\n  agyctl sessions export --out ~/transcripts            # every live session, as Markdown\n  agyctl sessions export latest --format jsonl --out -   # the newest snapshot, JSONL on stdout\n',
-    )
     .action(action<ExportFlags>(async (io, input) => (await import('./export-handler.js')).exportCommand(io, input)));
 }
