@@ -28,14 +28,41 @@ class StreamReader {
   private readonly it: AsyncIterator<Buffer>;
   private done = false;
 
-  constructor(input: Readable) {
+  constructor(
+    private readonly input: Readable,
+    private readonly signal?: AbortSignal,
+  ) {
     this.it = input[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  }
+
+  /** The next chunk, or the abort: a stalled stdin or a long entry never holds up Ctrl-C or TERM. */
+  private next(): Promise<IteratorResult<Buffer>> {
+    const signal = this.signal;
+    if (!signal) return this.it.next();
+    signal.throwIfAborted();
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => {
+        this.input.destroy();
+        reject(signal.reason);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.it.next().then(
+        (v) => {
+          signal.removeEventListener('abort', onAbort);
+          resolve(v);
+        },
+        (err) => {
+          signal.removeEventListener('abort', onAbort);
+          reject(err);
+        },
+      );
+    });
   }
 
   /** Up to n bytes (fewer only at the end of the stream). */
   async take(n: number): Promise<Buffer> {
     while (this.buf.length < n && !this.done) {
-      const next = await this.it.next();
+      const next = await this.next();
       if (next.done) this.done = true;
       else this.buf = this.buf.length === 0 ? Buffer.from(next.value) : Buffer.concat([this.buf, next.value]);
     }
@@ -178,7 +205,7 @@ async function readFileEntry(r: StreamReader, header: TarHeader, want: Expected,
  * removes the staging directory).
  */
 export async function readArchive(input: Readable, staging: string, signal?: AbortSignal): Promise<Manifest> {
-  const r = new StreamReader(input);
+  const r = new StreamReader(input, signal);
   const manifest = await readManifestEntry(r, staging);
   const expected = expectedFiles(manifest);
   for (let header = await nextHeader(r); header; header = await nextHeader(r)) {

@@ -1,30 +1,49 @@
 /**
  * `--prove`: restored conversations shown to load in a real server. One fresh
- * server (the caller's start options: the box's settings and credentials,
- * pointed at the state dir that holds the restored files), `session/load` of
- * each session, the replayed history counted and compared with the
- * snapshot, `session/close`, server stopped (withServer stops it on every
- * path). Only loads: no session is created, no prompt sent, so the probe
- * leaves no new conversation behind.
+ * server (the caller's start options), `session/load` of each session, what
+ * it replays digested (replay.ts), `session/close`, server stopped
+ * (withServer stops it on every path). Only loads: no session is created, no
+ * prompt sent, so the probe leaves no new conversation behind.
  *
- * What "matches" means: RC01 replays a loaded conversation as one
- * user_message_chunk and one agent_message_chunk (full text) per turn, and
- * writes one gen_metadata row per turn, so a session whose manifest counts
- * N gen_metadata rows must replay N user and N agent messages.
+ * The verdict, per session:
+ *  - with a recorded replay (replay.json, written by an earlier
+ *    `backup verify --prove`): the replay must be identical to it;
+ *  - without one: it must load and replay at least one user and one agent
+ *    message, the user's first. Whether that is the whole history is not
+ *    known (the reference gives no count to compare with; table rows are
+ *    not turns), so the report says the history was not compared.
  */
 import type { Connection } from '../acp/connection.js';
 import { type StartOptions, withServer } from '../acp/lifecycle.js';
 import { closeSession, loadSession } from '../acp/protocol.js';
-import { countUpdates } from '../check/updates.js';
+import { serverText } from '../acp/redact.js';
 import { errorText } from './files.js';
 import type { ManifestSession } from './manifest.js';
+import {
+  DigestBuilder,
+  describeDifference,
+  firstDifference,
+  onReplayedMessages,
+  type ReplayDigest,
+  type ReplayedMessage,
+  unrecordedProblem,
+} from './replay.js';
+
+/** `identical` / `differs`: compared with a recorded replay; `not-compared`: there was none for this session. */
+export type HistoryVerdict = 'identical' | 'differs' | 'not-compared';
 
 export interface ProvedSession {
   id: string;
   ok: boolean;
   loaded: boolean;
-  expectedMessages: number;
-  replayed: { user: number; agent: number } | null;
+  replayed: { user: number; agent: number; sha256: string } | null;
+  history: HistoryVerdict;
+  /** The recorded replay it was compared with. */
+  recorded?: { user: number; agent: number; sha256: string };
+  /** The first message (counted from 1) that differs from the recorded replay. */
+  differsFrom?: number;
+  /** Deprecated (always null): the old proof compared with the manifest's gen_metadata rows, a count the reference does not define. */
+  expectedMessages: null;
   problem?: string;
 }
 
@@ -33,7 +52,25 @@ export interface ProveReport {
   stateDir: string;
   /** True when the sessions were loaded from a scratch copy (`backup verify --prove`). */
   scratch?: boolean;
+  /** What the replays were compared with (replay.json of the snapshot). */
+  replay: ReplayComparison;
+  /** The server build that replayed (initialize's agentInfo.version), redacted; null when it did not say. */
+  server: string | null;
+  notes: string[];
+  /** Scratch proofs: the box's settings/token files that changed while the scratch server ran (any is a failure). */
+  credentials?: { changed: string[] };
   sessions: ProvedSession[];
+}
+
+export interface ReplayComparison {
+  /** `recorded`: compared with the snapshot's replay.json; `none`: it has none; `damaged`: it has one that cannot be trusted (exit 6); `newer`: written by a newer agyctl, not compared. */
+  status: 'recorded' | 'none' | 'damaged' | 'newer';
+  file: string | null;
+  problem?: string;
+  /** Set by `backup verify --prove` when it wrote (or extended) replay.json. */
+  written?: { file: string; sessions: number } | null;
+  /** Why nothing was recorded although it would have been (the snapshot directory is not ours, read-only). */
+  notWritten?: string;
 }
 
 export interface ProveInput {
@@ -45,47 +82,106 @@ export interface ProveInput {
   signal: AbortSignal;
   /** The cwd to load a session with when its manifest has none. */
   fallbackCwd: string;
+  /** The recorded replay of each session that has one. */
+  recorded: Map<string, ReplayDigest>;
+  /** Every replayed message, in order (sessions export); the proof itself keeps only digests. */
+  onMessage?: (sessionId: string, m: ReplayedMessage) => void;
+  /** Before each session is loaded (progress). */
+  onSession?: (sessionId: string, index: number) => void;
 }
 
-export const expectedMessages = (s: Pick<ManifestSession, 'rows'>): number => s.rows?.gen_metadata ?? 0;
+export const NOT_COMPARED_NOTE = 'history not compared: no replay recorded (run backup verify --prove)';
 
-async function proveOne(conn: Connection, s: ManifestSession, input: ProveInput): Promise<ProvedSession> {
-  const expected = expectedMessages(s);
-  const counter = countUpdates(conn, s.id);
+export interface LoadedReplay {
+  id: string;
+  digest: ReplayDigest | null;
+  problem?: string;
+}
+
+/** session/load of one session; the digest of what it replayed, or why it did not load. */
+export async function replayOne(
+  conn: Connection,
+  s: Pick<ManifestSession, 'id' | 'cwd'>,
+  input: Pick<ProveInput, 'callTimeoutMs' | 'signal' | 'fallbackCwd' | 'onMessage'>,
+): Promise<LoadedReplay> {
+  const builder = new DigestBuilder();
+  const stop = onReplayedMessages(conn, s.id, (m) => {
+    builder.add(m);
+    input.onMessage?.(s.id, m);
+  });
   const call = { timeoutMs: input.callTimeoutMs, signal: input.signal };
   try {
     await loadSession(conn, s.id, s.cwd ?? input.fallbackCwd, call);
   } catch (err) {
-    counter.stop();
     if (input.signal.aborted) throw err;
-    return {
-      id: s.id,
-      ok: false,
-      loaded: false,
-      expectedMessages: expected,
-      replayed: null,
-      problem: `session/load failed: ${errorText(err)}`,
-    };
+    return { id: s.id, digest: null, problem: `session/load failed: ${errorText(err)}` };
+  } finally {
+    stop();
   }
-  counter.stop();
-  const replayed = { user: counter.count('user_message_chunk'), agent: counter.count('agent_message_chunk') };
   try {
     await closeSession(conn, s.id, call);
   } catch {
     // some builds lack session/close; the server is stopped right after anyway
   }
-  const ok = replayed.user === expected && replayed.agent === expected;
-  const problem = ok
-    ? undefined
-    : `replayed ${replayed.user} user and ${replayed.agent} agent messages; the snapshot holds ${expected} turn(s) (gen_metadata rows)`;
-  return { id: s.id, ok, loaded: true, expectedMessages: expected, replayed, ...(problem ? { problem } : {}) };
+  return { id: s.id, digest: builder.finish() };
 }
 
-export async function proveSessions(input: ProveInput): Promise<ProveReport> {
-  const sessions = await withServer(input.start, async ({ server }) => {
-    const out: ProvedSession[] = [];
-    for (const s of input.sessions) out.push(await proveOne(server.connection, s, input));
-    return out;
+/** The verdict on one loaded (or not) session. */
+export function judge(loaded: LoadedReplay, recorded: ReplayDigest | undefined): ProvedSession {
+  const base = { id: loaded.id, expectedMessages: null };
+  const d = loaded.digest;
+  if (!d)
+    return {
+      ...base,
+      ok: false,
+      loaded: false,
+      replayed: null,
+      history: 'not-compared',
+      problem: loaded.problem ?? 'did not load',
+    };
+  const replayed = { user: d.user, agent: d.agent, sha256: d.sha256 };
+  if (!recorded) {
+    const problem = unrecordedProblem(d);
+    return { ...base, ok: !problem, loaded: true, replayed, history: 'not-compared', ...(problem ? { problem } : {}) };
+  }
+  const recordedView = { user: recorded.user, agent: recorded.agent, sha256: recorded.sha256 };
+  const at = firstDifference(d, recorded);
+  if (at === undefined)
+    return { ...base, ok: true, loaded: true, replayed, history: 'identical', recorded: recordedView };
+  return {
+    ...base,
+    ok: false,
+    loaded: true,
+    replayed,
+    history: 'differs',
+    recorded: recordedView,
+    differsFrom: at + 1,
+    problem: describeDifference(d, recorded, at),
+  };
+}
+
+export interface ProveRun {
+  sessions: ProvedSession[];
+  /** Digests of the sessions that loaded, for a record. */
+  digests: Map<string, ReplayDigest>;
+  server: string | null;
+}
+
+export async function proveSessions(input: ProveInput): Promise<ProveRun> {
+  return withServer(input.start, async ({ server, init }) => {
+    const sessions: ProvedSession[] = [];
+    const digests = new Map<string, ReplayDigest>();
+    for (const [i, s] of input.sessions.entries()) {
+      input.onSession?.(s.id, i);
+      const loaded = await replayOne(server.connection, s, input);
+      if (loaded.digest) digests.set(s.id, loaded.digest);
+      sessions.push(judge(loaded, input.recorded.get(s.id)));
+    }
+    const version = init.agentInfo?.version;
+    return {
+      sessions,
+      digests,
+      server: typeof version === 'string' ? serverText(version, { singleLine: true }) : null,
+    };
   });
-  return { ok: sessions.every((s) => s.ok), stateDir: input.stateDir, sessions };
 }

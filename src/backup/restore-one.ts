@@ -5,16 +5,21 @@
  *
  * Order: exclusive-lock probe (held until the swap), safety VACUUM INTO of the
  * current database, snapshot copied to a temporary file in a private
- * directory beside the target and turned into WAL mode, checked and fsynced;
- * only then the old `-wal` and `-shm` go, the copy is renamed into place and
- * the directory fsynced. Any failure before the rename leaves the previous
- * files as they were. Conversation files that are symlinks are refused; what
- * restore creates is 0600 and, as root, owned by the state dir's owner.
+ * directory and turned into WAL mode, checked and fsynced; only then the old
+ * `-wal` and `-shm` go, the copy is renamed into place and the directory
+ * fsynced. Any failure before the rename leaves the previous files as they
+ * were. Conversation files that are symlinks are refused; what restore
+ * creates is 0600 and, as root, owned by the owner of conversations/. As
+ * root in another user's state dir, no step follows a path that user can
+ * change (see Place).
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { conversationFiles } from '../core/paths.js';
-import { fsyncDir, writeFileAtomic } from '../util/atomic-write.js';
+import { writeFileAtomic } from '../util/atomic-write.js';
+import { PinnedDir } from '../util/pinned-dir.js';
 import {
   assertNotSymlink,
   copyFileNoFollow,
@@ -23,13 +28,13 @@ import {
   lstatOrNull,
   makePrivateDir,
   type Owner,
-  ownerFor,
   readFileNoFollow,
   rmPrivateDir,
   SwappedError,
 } from '../util/safe-fs.js';
 import { snapshotName } from './layout.js';
 import type { ManifestSession } from './manifest.js';
+import { makeScratchDir } from './scratch-dir.js';
 import { type Db, integrityCheck, isBusy, openReadWrite } from './sqlite.js';
 
 /** A process is writing the database: refused even with --force. */
@@ -44,6 +49,8 @@ export interface RestoreOneOptions {
   /** Called after the lock probe is released, right before the swap: throws if a process opened the database meanwhile. */
   recheck: () => void;
   force: boolean;
+  /** Where root makes its working copies when it restores into another user's state dir (default: the system temp dir). */
+  workRoot?: string;
 }
 
 export interface RestoreOneResult {
@@ -52,33 +59,88 @@ export interface RestoreOneResult {
 
 const PROBE_TIMEOUT_MS = 1000;
 
+/**
+ * Where a restore works. `conv` is conversations/, held open (PinnedDir):
+ * every step in it goes through its descriptor, so renaming it (or a
+ * directory above it) away and putting a link in its place redirects
+ * nothing. SQLite opens and creates files by path (and resolves
+ * /proc/self/fd paths back to text), so when root restores into another
+ * user's state dir (`guarded`) SQLite works only in `work`, a private dir
+ * under root's own temp dir that user cannot rename, and the results are
+ * copied into `conv` (owned by the user) and renamed into place there.
+ */
+interface Place {
+  conv: PinnedDir;
+  work: string;
+  owner: Owner | undefined;
+  guarded: boolean;
+}
+
 export function restoreOne(opts: RestoreOneOptions): RestoreOneResult {
   const files = conversationFiles(opts.stateDir, opts.session.id);
   assertConversationNotLinked(files);
-  const owner = ownerFor(opts.stateDir);
-  const stamp = snapshotName(new Date());
-  // Temporary copies live in a fresh 0700 directory of ours: nothing planted beside the database can redirect them.
-  const priv = makePrivateDir(path.dirname(files.db), 'restore');
+  const conv = PinnedDir.open(path.dirname(files.db));
   try {
-    const tmp = path.join(priv, path.basename(files.db));
-    const exists = lstatOrNull(files.db) !== null;
-    const probed = exists ? lockProbe(files.db, opts.force) : undefined;
-    const probe = probed === 'damaged' ? undefined : probed;
-    let preRestore: string | null = null;
+    const st = conv.stat();
+    // As root, what is created belongs to the owner of the directory it is created in (the one held open).
+    const owner = process.getuid?.() === 0 ? { uid: st.uid, gid: st.gid } : undefined;
+    const guarded = owner !== undefined && owner.uid !== 0;
+    // Temporary copies live in a fresh 0700 directory of ours: nothing planted beside the database can redirect them.
+    const work = guarded
+      ? makeScratchDir(opts.workRoot ?? os.tmpdir(), 'agyctl-restore-')
+      : makePrivateDir(conv.path, 'restore');
     try {
-      if (exists) preRestore = safetyCopy(probe, files, priv, `${files.db}.pre-restore-${stamp}`, owner);
-      prepareCopy(path.join(opts.snapshotDir, opts.session.file), tmp, owner);
-    } catch (err) {
-      probe?.close();
-      if (preRestore) for (const f of [preRestore, `${preRestore}-wal`]) fs.rmSync(f, { force: true }); // the original is untouched: no second copy
-      throw err;
+      return restoreIn({ conv, work, owner, guarded }, opts, files);
+    } finally {
+      rmPrivateDir(work);
     }
-    swap(probe, files, tmp, opts.recheck);
-    restoreMeta(opts, files.meta, owner);
-    return { preRestore };
   } finally {
-    rmPrivateDir(priv);
+    conv.close();
   }
+}
+
+function restoreIn(
+  place: Place,
+  opts: RestoreOneOptions,
+  files: ReturnType<typeof conversationFiles>,
+): RestoreOneResult {
+  const { conv } = place;
+  const name = (file: string): string => conv.at(path.basename(file));
+  const stamp = snapshotName(new Date());
+  const tmp = path.join(place.work, path.basename(files.db));
+  const exists = lstatOrNull(name(files.db)) !== null;
+  const probed = exists ? lockProbe(files.db, name(files.db), opts.force) : undefined;
+  const probe = probed === 'damaged' ? undefined : probed;
+  const preName = `${path.basename(files.db)}.pre-restore-${stamp}`;
+  let preRestore: string | null = null;
+  let staged: string;
+  try {
+    if (exists) {
+      safetyCopy(probe, files, place, preName);
+      preRestore = path.join(path.dirname(files.db), preName);
+    }
+    prepareCopy(path.join(opts.snapshotDir, opts.session.file), tmp, place.guarded ? undefined : place.owner);
+    staged = place.guarded ? stage(place, tmp) : tmp;
+  } catch (err) {
+    probe?.close();
+    // the original is untouched: no second copy
+    if (preRestore) for (const f of [preName, `${preName}-wal`]) fs.rmSync(conv.at(f), { force: true });
+    throw err;
+  }
+  try {
+    swap(probe, place, files, staged, opts.recheck);
+  } finally {
+    if (staged !== tmp) fs.rmSync(staged, { force: true }); // gone already after a swap; left only by a failed recheck
+  }
+  restoreMeta(opts, name(files.meta), place.owner);
+  return { preRestore };
+}
+
+/** A copy of `file` in conversations/ under a temporary name of ours, 0600, the user's (guarded restores only). */
+function stage(place: Place, file: string): string {
+  const staged = place.conv.at(`.agyctl-restore-${process.pid}-${crypto.randomBytes(6).toString('hex')}.tmp`);
+  copyFileNoFollow(file, staged, 0o600, place.owner);
+  return staged;
 }
 
 /** A conversation file that is a symlink is refused (exit 2): SQLite and copies would follow it out of the state dir. */
@@ -98,11 +160,12 @@ export function assertConversationNotLinked(files: ReturnType<typeof conversatio
  * container, another host on shared storage): like the /proc finding, only
  * `--force` overrides it. When it succeeds the lock is held until the swap.
  */
-function lockProbe(db: string, force: boolean): Db | 'damaged' {
-  const checked = fs.lstatSync(db);
+function lockProbe(db: string, pinned: string, force: boolean): Db | 'damaged' {
+  // SQLite opens by path: what it opened must be the file in the directory held open.
+  const checked = fs.lstatSync(pinned);
   const conn = openReadWrite(db, PROBE_TIMEOUT_MS);
   try {
-    assertNotSymlink(db, 'a conversation database'); // swapped in since the first check: close without reading
+    assertNotSymlink(pinned, 'a conversation database'); // swapped in since the first check: close without reading
     if (!holdsOpen(checked)) throw new SwappedError(db);
     if (exclusiveRead(conn)) return conn;
     conn.pragma('locking_mode = NORMAL');
@@ -134,19 +197,19 @@ function exclusiveRead(conn: Db): boolean {
 }
 
 /**
- * The current database, kept beside it: a VACUUM INTO copy, or for a
- * database SQLite cannot read, the raw files (`-wal` beside the copy, where
- * SQLite would look for it). Made in the private directory, given mode 0600
- * and the state dir's owner, then renamed to `target`.
+ * The current database, kept beside it as `target`: a VACUUM INTO copy, or
+ * for a database SQLite cannot read, the raw files (`-wal` beside the copy,
+ * where SQLite would look for it). Made in the work dir, given mode 0600
+ * and the directory's owner, then renamed to `target` in conversations/.
  */
 function safetyCopy(
   probe: Db | undefined,
   files: ReturnType<typeof conversationFiles>,
-  priv: string,
+  place: Place,
   target: string,
-  owner: Owner | undefined,
-): string {
-  const copy = path.join(priv, 'pre-restore.db');
+): void {
+  const copy = path.join(place.work, 'pre-restore.db');
+  const current = (file: string): string => place.conv.at(path.basename(file));
   let wal = false;
   try {
     if (!probe) throw Object.assign(new Error('unreadable'), { code: 'SQLITE_NOTADB' });
@@ -154,16 +217,30 @@ function safetyCopy(
   } catch (err) {
     if (!isDamaged(err)) throw err;
     fs.rmSync(copy, { force: true });
-    copyFileNoFollow(files.db, copy, 0o600, owner);
-    if (lstatOrNull(files.wal)) {
-      copyFileNoFollow(files.wal, `${copy}-wal`, 0o600, owner);
+    copyFileNoFollow(current(files.db), copy, 0o600, place.owner);
+    if (lstatOrNull(current(files.wal))) {
+      copyFileNoFollow(current(files.wal), `${copy}-wal`, 0o600, place.owner);
       wal = true;
     }
   }
-  finishFile(copy, 0o600, owner);
-  if (wal) fs.renameSync(`${copy}-wal`, `${target}-wal`);
-  fs.renameSync(copy, target);
-  return target;
+  if (wal) moveIn(place, `${copy}-wal`, `${target}-wal`);
+  moveIn(place, copy, target);
+}
+
+/** A finished file of the work dir into conversations/ as `name`: renamed (same file system), or staged there by copy (guarded). */
+function moveIn(place: Place, file: string, name: string): void {
+  if (place.guarded) {
+    const staged = stage(place, file);
+    try {
+      fs.renameSync(staged, place.conv.at(name));
+    } catch (err) {
+      fs.rmSync(staged, { force: true });
+      throw err;
+    }
+    return;
+  }
+  finishFile(file, 0o600, place.owner);
+  fs.renameSync(file, place.conv.at(name));
 }
 
 function isDamaged(err: unknown): boolean {
@@ -186,17 +263,19 @@ function prepareCopy(snapshotFile: string, tmp: string, owner: Owner | undefined
 
 function swap(
   probe: Db | undefined,
+  place: Place,
   files: ReturnType<typeof conversationFiles>,
-  tmp: string,
+  staged: string,
   recheck: () => void,
 ): void {
+  const { conv } = place;
   // Closing the probe, when it is the only connection, may checkpoint the old WAL into the old file: same content, and it goes next.
   probe?.close();
   recheck();
-  fs.rmSync(files.wal, { force: true });
-  fs.rmSync(files.shm, { force: true });
-  fs.renameSync(tmp, files.db); // replaces the name: a link planted meanwhile is replaced, never followed
-  fsyncDir(path.dirname(files.db));
+  fs.rmSync(conv.at(path.basename(files.wal)), { force: true });
+  fs.rmSync(conv.at(path.basename(files.shm)), { force: true });
+  fs.renameSync(staged, conv.at(path.basename(files.db))); // replaces the name: a link planted meanwhile is replaced, never followed
+  conv.fsync();
 }
 
 function restoreMeta(opts: RestoreOneOptions, target: string, owner: Owner | undefined): void {

@@ -23,6 +23,8 @@ export interface RestoreOptions {
   force: boolean;
   signal: AbortSignal;
   out: Reporter;
+  /** Root's temp dir, for its working copies when it restores into another user's state dir. */
+  workRoot?: string;
 }
 
 export interface RestoredSession {
@@ -57,9 +59,12 @@ export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
   );
   refuseLinks(opts.stateDir, chosen);
   mkdirOwned(stateFiles(opts.stateDir).conversations);
-  for (const dir of [stateFiles(opts.stateDir).conversations, path.join(opts.stateDir, 'brain')])
-    for (const name of sweepPrivateDirs(dir, 'restore'))
-      opts.out.verbose(`removed ${name}, left by a restore that was killed`);
+  // As root in another user's dir a recursive removal by path could be redirected; restores there leave no such dirs any more.
+  const usersDir = (ownerFor(opts.stateDir)?.uid ?? 0) !== 0;
+  if (!usersDir)
+    for (const dir of [stateFiles(opts.stateDir).conversations, path.join(opts.stateDir, 'brain')])
+      for (const name of sweepPrivateDirs(dir, 'restore'))
+        opts.out.verbose(`removed ${name}, left by a restore that was killed`);
   const sessions: RestoredSession[] = [];
   for (const session of chosen) {
     await new Promise((resolve) => setImmediate(resolve));
@@ -72,6 +77,7 @@ export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
         session,
         recheck,
         force: opts.force,
+        ...(opts.workRoot ? { workRoot: opts.workRoot } : {}),
       });
       const brain = session.brain ?? undefined;
       const stamp = snapshotName(new Date());

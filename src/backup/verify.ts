@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { brainEntryName } from './brain.js';
 import { errorText, sha256File } from './files.js';
-import { type ManifestSession, readManifest } from './manifest.js';
+import { type Manifest, type ManifestSession, readManifest } from './manifest.js';
+import { NewerReplayRecordError, REPLAY_RECORD, ReplayRecordError, readReplayRecord } from './replay-record.js';
 import { integrityCheck, openReadOnly, rowCounts } from './sqlite.js';
 
 export interface VerifiedSession {
@@ -20,18 +21,44 @@ export interface VerifyReport {
   sessions: VerifiedSession[];
   /** Sessions the backup run itself could not snapshot (listed in the manifest, not a mismatch). */
   failedAtBackup: Array<{ id: string; reason: string }>;
+  /** The snapshot's recorded replay (replay.json), checked like its other files; null when it has none. */
+  replay: RecordCheck | null;
+}
+
+export interface RecordCheck {
+  file: string;
+  /** False when the record does not match itself or the manifest (exit 6); a newer agyctl's record is ok, unchecked. */
+  ok: boolean;
+  /** Sessions it records (0 when it cannot be read). */
+  sessions: number;
+  problem?: string;
+  note?: string;
 }
 
 export function verifySnapshot(dir: string): VerifyReport {
   const manifest = readManifest(dir);
   const sessions = manifest.sessions.map((s) => verifyOne(dir, s));
+  const replay = checkRecord(dir, manifest);
   return {
     snapshot: dir,
     created: manifest.created,
-    ok: sessions.every((s) => s.ok),
+    ok: sessions.every((s) => s.ok) && replay?.ok !== false,
     sessions,
     failedAtBackup: manifest.failed,
+    replay,
   };
+}
+
+function checkRecord(dir: string, manifest: Manifest): RecordCheck | null {
+  const file = path.join(dir, REPLAY_RECORD);
+  try {
+    const record = readReplayRecord(dir, manifest);
+    return record ? { file, ok: true, sessions: record.sessions.length } : null;
+  } catch (err) {
+    if (err instanceof NewerReplayRecordError) return { file, ok: true, sessions: 0, note: err.message };
+    if (err instanceof ReplayRecordError) return { file, ok: false, sessions: 0, problem: err.message };
+    throw err;
+  }
 }
 
 function verifyOne(dir: string, s: ManifestSession): VerifiedSession {

@@ -187,6 +187,23 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
       [2, 'the state dir does not exist (a wrong --state-dir)'],
     ],
   },
+  'sessions export': {
+    examples: [
+      ['agyctl sessions export --out ~/transcripts', 'every live session as <id>.md (replayed from a consistent copy)'],
+      [
+        'agyctl sessions export latest --format jsonl --out -',
+        'the newest snapshot, one JSON line per message, on stdout',
+      ],
+    ],
+    exits: [
+      [0, 'every session written'],
+      [2, 'bad option, unknown --session, an output file that exists, not a snapshot'],
+      SERVER,
+      TIMEOUT,
+      [6, 'a session could not be copied, restored for the replay or loaded'],
+      INTERRUPTED,
+    ],
+  },
   backup: {
     examples: [
       ['agyctl backup', 'snapshot every conversation into ~/.local/state/agyctl/backups/<UTC time>/'],
@@ -211,11 +228,15 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
         'agyctl backup verify 2026-12-01T21-29-54.253Z --from /srv/agy-backups --json',
         'one snapshot elsewhere, as JSON',
       ],
+      [
+        'agyctl backup verify latest --prove',
+        'a fresh server loads every session from a scratch copy; its replay is recorded',
+      ],
     ],
     exits: [
       [0, 'every file matches its manifest'],
       [2, 'bad option, or not a snapshot'],
-      [6, 'a mismatch'],
+      [6, 'a mismatch, a damaged replay.json, or (--prove) a session that did not load or replayed another history'],
       INTERRUPTED,
     ],
   },

@@ -42,6 +42,11 @@ export function recordOwner(dir: string): void {
 
 /** Removes stale login dirs under root; returns their paths. Never throws: a sweep is housekeeping. */
 export function sweepStaleLoginDirs(root: string, now = Date.now()): string[] {
+  return sweepStaleDirs(root, LOGIN_DIR, now);
+}
+
+/** The same sweep for other private temp dirs of ours (`name` matches our naming; each records its owner with recordOwner). */
+export function sweepStaleDirs(root: string, name: RegExp, now = Date.now()): string[] {
   const uid = process.getuid?.();
   let names: string[];
   try {
@@ -50,9 +55,9 @@ export function sweepStaleLoginDirs(root: string, now = Date.now()): string[] {
     return [];
   }
   const removed: string[] = [];
-  for (const name of names) {
-    if (!LOGIN_DIR.test(name)) continue;
-    const dir = path.join(root, name);
+  for (const entry of names) {
+    if (!name.test(entry)) continue;
+    const dir = path.join(root, entry);
     try {
       const st = fs.lstatSync(dir);
       if (!st.isDirectory() || (uid !== undefined && st.uid !== uid)) continue;

@@ -67,7 +67,8 @@ export async function probeAssumptions(input: AssumptionsInput): Promise<Assumpt
   let server = '';
   let loadedSession: string | null = null;
   await withScratchDir(input.scratchRoot, 'agyctl-assumptions-', async (root) => {
-    const scratch = scratchStateDir(root, input.stateDir);
+    // The box's settings and token as private copies; the fingerprint below notices any change to the originals.
+    const scratch = scratchStateDir(root, input.stateDir).stateDir;
     const copied = typeof candidate === 'string' ? candidate : await copySession(input, candidate, scratch);
     const noise: string[] = [];
     const options = input.startOptions(scratch, (line) => noise.push(line));

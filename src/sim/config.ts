@@ -70,6 +70,33 @@ function assumptionSwitches(env: Env): AssumptionSwitches {
 }
 // --- end assumptions area ---
 
+// --- proofs area (issues 23.1, 21.3): servers whose tables, replays and credential writes differ. ---
+/** rc01: RC01's seven tables, one gen_metadata row per turn. other: no gen_metadata, an extra table, three steps per turn. */
+export type TablesShape = 'rc01' | 'other';
+
+export interface ProofSwitches {
+  tables: TablesShape;
+  /** session/load replays one message less (the last one). */
+  replayDropLast: boolean;
+  /** session/load replays the message at this 0-based index with altered text. */
+  replayAlter: number | undefined;
+  /** After each session/load, rewrite settings.json and acp_token.json in place (O_TRUNC): in the sim's own state dir (`own`) or in this absolute state dir. */
+  rewriteCredentials: string | undefined;
+}
+
+function proofSwitches(env: Env): ProofSwitches {
+  const rewrite = nonEmpty(env, 'AGY_SIM_REWRITE_CREDENTIALS');
+  if (rewrite !== undefined && rewrite !== 'own' && !rewrite.startsWith('/'))
+    throw new ConfigError(`AGY_SIM_REWRITE_CREDENTIALS must be 'own' or an absolute state dir, got '${rewrite}'`);
+  return {
+    tables: choice(env, 'AGY_SIM_TABLES', ['rc01', 'other'] as const, 'rc01'),
+    replayDropLast: flag(env, 'AGY_SIM_REPLAY_DROP_LAST'),
+    replayAlter: intVar(env, 'AGY_SIM_REPLAY_ALTER', 0),
+    rewriteCredentials: rewrite,
+  };
+}
+// --- end proofs area ---
+
 export interface SimConfig {
   /** Cold-start delay, measured from process start, before any request is served. */
   startupMs: number;
@@ -122,6 +149,9 @@ export interface SimConfig {
 
   /** Assumptions area (issue 23.2). */
   shapes: AssumptionSwitches;
+
+  /** Proofs area (issues 23.1, 21.3). */
+  proofs: ProofSwitches;
 }
 
 export type LeakMode = 'off' | 'session' | 'init';
@@ -218,6 +248,8 @@ export function loadConfig(env: Env): SimConfig {
     closeStdout: choice(env, 'AGY_SIM_CLOSE_STDOUT', ['off', 'authenticate', 'session/new'] as const, 'off'),
 
     shapes: assumptionSwitches(env),
+
+    proofs: proofSwitches(env),
   };
 }
 

@@ -14,6 +14,7 @@ import { type OpenSession, requireAuth, type SimContext } from './context.js';
 import { invalidField, sessionNotFound } from './errors.js';
 import { optionalString, requireArray, requireString } from './params.js';
 import { brainDir } from './paths.js';
+import { replayedHistory, rewriteCredentials } from './proof-switches.js';
 import { promptText, replyFor, splitIntoChunks } from './reply.js';
 import { type Params, WithFollowUp } from './rpc.js';
 import { ConversationDb, listConversations } from './store.js';
@@ -58,7 +59,7 @@ function newSession(ctx: SimContext, p: Params): WithFollowUp {
   const dbId = randomUUID();
   // A hostile build may answer with any id (AGY_SIM_SESSION_ID); its files still live under the UUID.
   const id = ctx.config.sessionIdOverride ?? dbId;
-  const session = openSession(ctx, id, cwd, ConversationDb.create(ctx.paths, dbId, cwd));
+  const session = openSession(ctx, id, cwd, ConversationDb.create(ctx.paths, dbId, cwd, ctx.config.proofs.tables));
   return new WithFollowUp({ sessionId: id, ...sessionStateResult(session.config) }, () =>
     update(ctx, id, availableCommandsUpdate()),
   );
@@ -91,12 +92,13 @@ function loadSession(ctx: SimContext, p: Params): Record<string, unknown> {
     if (!db) throw sessionNotFound(id);
     session = openSession(ctx, id, cwd, db);
   }
-  for (const turn of session.db.history()) {
+  for (const turn of replayedHistory(ctx.config.proofs, session.db.history())) {
     replayMessage(ctx, id, 'user_message_chunk', turn.user);
     if (turn.agent !== undefined && ctx.config.shapes.replayShape !== 'user-only')
       replayMessage(ctx, id, 'agent_message_chunk', turn.agent);
   }
   update(ctx, id, availableCommandsUpdate());
+  rewriteCredentials(ctx.config.proofs, ctx.paths);
   return sessionStateResult(session.config);
 }
 

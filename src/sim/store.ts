@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import Database from 'better-sqlite3';
+import type { TablesShape } from './config.js';
 import { conversationDb, conversationMeta, isSessionId, type StatePaths } from './paths.js';
 
 /** The seven tables of RC01's snapshot DDL, verbatim. */
@@ -23,6 +24,18 @@ export const SCHEMA_DDL = [
   'CREATE TABLE `trajectory_metadata_blob` (`id` text DEFAULT "main",`data` blob,PRIMARY KEY (`id`))',
   'CREATE TABLE `battle_mode_infos` (`idx` integer,`data` blob,PRIMARY KEY (`idx`))',
 ];
+
+/**
+ * AGY_SIM_TABLES=other: a server that keeps the same history in other
+ * tables (issue 23.1). No gen_metadata, an extra table, and three steps per
+ * turn (a planning step between question and answer), so table row counts
+ * say nothing about turns.
+ */
+const OTHER_SCHEMA_DDL = [
+  ...SCHEMA_DDL.filter((ddl) => !ddl.includes('`gen_metadata`')),
+  'CREATE TABLE `turn_checkpoints` (`idx` integer,`step_idx` integer,`data` blob,PRIMARY KEY (`idx`))',
+];
+const STEP_SIM_PLANNING = 3;
 
 /** Sim-chosen step_type values (RC01's real enum is opaque to us). */
 export const STEP_USER_INPUT = 1;
@@ -64,13 +77,16 @@ function metaCwd(meta: unknown): string {
 }
 
 export class ConversationDb {
-  private constructor(private readonly db: Database.Database) {}
+  private constructor(
+    private readonly db: Database.Database,
+    private readonly tables: TablesShape = 'rc01',
+  ) {}
 
-  static create(paths: StatePaths, sessionId: string, cwd: string): ConversationDb {
+  static create(paths: StatePaths, sessionId: string, cwd: string, tables: TablesShape = 'rc01'): ConversationDb {
     mkdirSync(paths.conversations, { recursive: true });
     const db = openWal(conversationDb(paths, sessionId), false);
     db.transaction(() => {
-      for (const ddl of SCHEMA_DDL) db.exec(ddl);
+      for (const ddl of tables === 'other' ? OTHER_SCHEMA_DDL : SCHEMA_DDL) db.exec(ddl);
       db.prepare('INSERT INTO trajectory_meta VALUES (?, ?, ?, ?)').run(sessionId, sessionId, 1, 1);
       db.prepare('INSERT INTO trajectory_metadata_blob (id, data) VALUES (?, ?)').run(
         'main',
@@ -79,7 +95,7 @@ export class ConversationDb {
     })();
     const meta = metaText(paths.metaShape, cwd);
     if (meta !== undefined) writeFileSync(conversationMeta(paths, sessionId), meta);
-    return new ConversationDb(db);
+    return new ConversationDb(db, tables);
   }
 
   /** undefined when no such conversation exists (or it is not one of ours). */
@@ -92,10 +108,11 @@ export class ConversationDb {
       db.close();
       return undefined;
     }
-    return new ConversationDb(db);
+    const rc01 = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'gen_metadata'").get();
+    return new ConversationDb(db, rc01 ? 'rc01' : 'other');
   }
 
-  private nextIdx(table: 'steps' | 'gen_metadata'): number {
+  private nextIdx(table: 'steps' | 'gen_metadata' | 'turn_checkpoints'): number {
     const row = this.db.prepare(`SELECT COALESCE(MAX(idx) + 1, 0) AS n FROM ${table}`).get() as { n: number };
     return row.n;
   }
@@ -108,8 +125,12 @@ export class ConversationDb {
       .run(this.nextIdx('steps'), stepType, STATUS_DONE, jsonBlob({ createdAt: new Date().toISOString() }), payload, 1);
   }
 
-  /** One prompt turn: user step, agent step and a gen_metadata row, in one commit. */
+  /** One prompt turn: user step, agent step and a gen_metadata row, in one commit (AGY_SIM_TABLES=other: see OTHER_SCHEMA_DDL). */
   appendTurn(user: string, agent: string, model: string): void {
+    if (this.tables === 'other') {
+      this.appendOtherTurn(user, agent, model);
+      return;
+    }
     this.db.transaction(() => {
       this.insertStep(STEP_USER_INPUT, jsonBlob({ type: 'user_input', text: user }));
       this.insertStep(STEP_AGENT_RESPONSE, jsonBlob({ type: 'agent_response', text: agent }));
@@ -117,6 +138,19 @@ export class ConversationDb {
       this.db
         .prepare('INSERT INTO gen_metadata (idx, data, size) VALUES (?, ?, ?)')
         .run(this.nextIdx('gen_metadata'), data, data.length);
+    })();
+  }
+
+  private appendOtherTurn(user: string, agent: string, model: string): void {
+    this.db.transaction(() => {
+      const first = this.nextIdx('steps');
+      this.insertStep(STEP_USER_INPUT, jsonBlob({ type: 'user_input', text: user }));
+      this.insertStep(STEP_SIM_PLANNING, jsonBlob({ type: 'planning', model }));
+      this.insertStep(STEP_AGENT_RESPONSE, jsonBlob({ type: 'agent_response', text: agent }));
+      for (const step of [first, first + 2])
+        this.db
+          .prepare('INSERT INTO turn_checkpoints (idx, step_idx, data) VALUES (?, ?, ?)')
+          .run(this.nextIdx('turn_checkpoints'), step, jsonBlob({ model }));
     })();
   }
 

@@ -1,7 +1,8 @@
 /**
  * `restore --dry-run`, `restore --prove` and `backup verify --prove` on the
  * built binary with the simulator as the server: restored sessions must load
- * in a fresh server and replay as many turns as the snapshot holds.
+ * in a fresh server and replay their history (compared with a recorded replay
+ * in backup-prove-replay.test.ts).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -47,9 +48,21 @@ describe('restore --prove', () => {
     const doc = parseJson(r.stdout) as any;
     expect(doc.restore.sessions.every((s: any) => s.restored)).toBe(true);
     const byId = Object.fromEntries(doc.prove.sessions.map((s: any) => [s.id, s]));
-    expect(byId[two]).toMatchObject({ ok: true, loaded: true, expectedMessages: 2, replayed: { user: 2, agent: 2 } });
-    expect(byId[one]).toMatchObject({ ok: true, loaded: true, expectedMessages: 1, replayed: { user: 1, agent: 1 } });
+    expect(byId[two]).toMatchObject({
+      ok: true,
+      loaded: true,
+      history: 'not-compared',
+      replayed: { user: 2, agent: 2 },
+    });
+    expect(byId[one]).toMatchObject({
+      ok: true,
+      loaded: true,
+      history: 'not-compared',
+      replayed: { user: 1, agent: 1 },
+    });
     expect(doc.prove.ok).toBe(true);
+    expect(doc.prove.replay.status).toBe('none');
+    expect(doc.prove.notes).toContain('history not compared: no replay recorded (run backup verify --prove)');
     expect(dbNames(sandbox)).toEqual([one, two].map((id) => `${id}.db`).sort());
   });
 
@@ -62,19 +75,6 @@ describe('restore --prove', () => {
     const s = (parseJson(r.stdout) as any).prove.sessions[0];
     expect(s).toMatchObject({ id, ok: false, loaded: false });
     expect(s.problem).toMatch(/session\/load failed/);
-  });
-
-  it('exits 6 when the replayed history differs from the snapshot', async () => {
-    sandbox = authedSandbox();
-    addConversation(sandbox, 2);
-    const snapshot = await snapshotOf(sandbox);
-    const file = path.join(snapshot, 'manifest.json');
-    const manifest = JSON.parse(fs.readFileSync(file, 'utf8'));
-    manifest.sessions[0].rows.gen_metadata = 3; // the manifest now promises a turn the database does not hold
-    fs.writeFileSync(file, JSON.stringify(manifest));
-    const r = await agyctl(['restore', snapshot, '--prove'], sandbox);
-    expect(r.exitCode).toBe(6);
-    expect(r.stdout).toMatch(/FAILED .*replayed 2 user and 2 agent messages; the snapshot holds 3 turn/);
   });
 });
 
@@ -92,6 +92,7 @@ describe('backup verify --prove', () => {
     expect(doc.verify.ok).toBe(true);
     expect(doc.prove).toMatchObject({ ok: true, scratch: true });
     expect(doc.prove.sessions[0]).toMatchObject({ id, ok: true, replayed: { user: 2, agent: 2 } });
+    expect(doc.prove.credentials).toEqual({ changed: [] });
     expect(doc.prove.stateDir.startsWith(sandbox.root)).toBe(true); // TMPDIR of the sandbox
     expect(dirState(conv(sandbox))).toEqual(before.conv);
     expect(dirState(sandbox.stateDir)).toEqual(before.state);

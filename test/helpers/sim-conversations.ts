@@ -7,6 +7,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import type { TablesShape } from '../../src/sim/config.js';
 import { statePaths } from '../../src/sim/paths.js';
 import { ConversationDb } from '../../src/sim/store.js';
 import { makeSandbox, type Sandbox } from './cli.js';
@@ -24,10 +25,19 @@ export function authedSandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
   return sb;
 }
 
-/** A closed (checkpointed) conversation with `turns` prompt turns (plus `fillerKb` of opaque steps); returns its id. */
-export function addConversation(sb: Sandbox, turns: number, cwd = '/work/sim', fillerKb = 0): string {
+/**
+ * A closed (checkpointed) conversation with `turns` prompt turns (plus `fillerKb` of opaque steps); returns its id.
+ * `tables: 'other'` writes them as AGY_SIM_TABLES=other does (no gen_metadata, three steps per turn, an extra table).
+ */
+export function addConversation(
+  sb: Sandbox,
+  turns: number,
+  cwd = '/work/sim',
+  fillerKb = 0,
+  tables: TablesShape = 'rc01',
+): string {
   const id = crypto.randomUUID();
-  const db = ConversationDb.create(statePaths({ HOME: sb.home }), id, cwd);
+  const db = ConversationDb.create(statePaths({ HOME: sb.home }), id, cwd, tables);
   for (let i = 0; i < turns; i += 1) db.appendTurn(`question ${i}`, `answer ${i}`, 'gemini-3.7-flash-high');
   for (let kb = 0; kb < fillerKb; kb += 20) db.appendFiller(20 * 1024);
   db.close();

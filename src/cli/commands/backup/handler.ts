@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { noConversationsYet } from '../../../backup/discover.js';
 import { errorText } from '../../../backup/files.js';
+import type { ProveOptions } from '../../../backup/prove-snapshot.js';
 import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
 import type { RetentionPolicy } from '../../../backup/retention.js';
 import type { BackupReport } from '../../../backup/run-backup.js';
@@ -25,6 +26,8 @@ export interface BackupFlags {
   jobs?: string;
   archive?: string;
   prometheus?: string;
+  prove?: boolean;
+  proveTimeout?: string;
 }
 
 /** `agyctl backup verify`'s flags. */
@@ -43,6 +46,8 @@ interface BackupInput {
   jobs: number | undefined;
   archive: string | undefined;
   prometheus: string | undefined;
+  /** --prove's options, checked before the run; the snapshot directory is filled in after it. */
+  prove: ProveOptions | undefined;
 }
 
 export function dirOption(io: CommandIO, value: string | undefined): string {
@@ -113,7 +118,10 @@ async function checkBackupFlags(io: CommandIO, flags: BackupFlags): Promise<Back
     jobs: jobsOption(flags.jobs),
     archive: archiveTarget(io, flags.archive),
     prometheus: flags.prometheus === undefined ? undefined : path.resolve(io.ctx.cwd, flags.prometheus),
+    prove: flags.prove ? (await import('./prove-handler.js')).proveOptions(io, '', flags) : undefined,
   };
+  if (flags.dryRun && flags.prove)
+    throw usageError('--dry-run and --prove cannot be combined: a dry run writes no snapshot to prove.');
   if (input.prometheus) (await import('../../../check/metrics-target.js')).assertMetricsTarget(input.prometheus);
   return input;
 }
@@ -155,9 +163,21 @@ async function backupRun(io: CommandIO, flags: BackupFlags): Promise<CommandResu
   // With `--archive -` stdout carries only the tar: the summary goes to stderr (and --json was refused).
   const say = archive === '-' ? (line: string) => io.out.info(line) : (line: string) => io.out.print(line);
   if (!io.opts.json) for (const line of renderBackup(report)) say(line);
+  const prove = input.prove
+    ? await (await import('./prove-handler.js')).proveSnapshot(io, {
+        ...input.prove,
+        snapshotDir: report.snapshot.path,
+      })
+    : undefined;
+  if (prove && !io.opts.json) for (const line of renderProve(prove)) say(line);
   return {
-    exit: report.failed.length > 0 ? EXIT.findings : EXIT.ok,
-    data: { ...backupJson(report), ...(archive ? { archive } : {}), ...(prometheus ? { prometheus } : {}) },
+    exit: report.failed.length > 0 || prove?.ok === false ? EXIT.findings : EXIT.ok,
+    data: {
+      ...backupJson(report),
+      ...(archive ? { archive } : {}),
+      ...(prometheus ? { prometheus } : {}),
+      ...(prove ? { prove } : {}),
+    },
   };
 }
 
@@ -246,9 +266,9 @@ export function verifyCommand(io: CommandIO, snapshot: string, flags: VerifyFlag
 }
 
 async function verifyRun(io: CommandIO, snapshot: string, flags: VerifyFlags): Promise<CommandResult> {
-  const proveTimeout = flags.prove ? { proveTimeout: flags.proveTimeout } : undefined;
-  if (proveTimeout) parseDurationOption('--prove-timeout', proveTimeout.proveTimeout);
   const dir = resolveSnapshot(snapshot, dirOption(io, flags.from), io.ctx.cwd);
+  const prover = flags.prove ? await import('./prove-handler.js') : undefined;
+  const proveWith = prover?.proveOptions(io, dir, flags);
   const { verifySnapshot } = await import('../../../backup/verify.js');
   const { ManifestError, manifestAgyError } = await import('../../../backup/manifest.js');
   let report: ReturnType<typeof verifySnapshot>;
@@ -259,9 +279,9 @@ async function verifyRun(io: CommandIO, snapshot: string, flags: VerifyFlags): P
     throw err;
   }
   if (!io.opts.json) for (const line of renderVerify(report)) io.out.print(line);
-  if (!proveTimeout) return { exit: report.ok ? EXIT.ok : EXIT.findings, data: { verify: report } };
+  if (!prover || !proveWith) return { exit: report.ok ? EXIT.ok : EXIT.findings, data: { verify: report } };
   // A snapshot that fails its hashes is not worth a server start: the mismatch already exits 6.
-  const prove = report.ok ? await (await import('./prove-handler.js')).proveInScratch(io, dir, proveTimeout) : null;
+  const prove = report.ok ? await prover.proveSnapshot(io, proveWith) : null;
   if (prove && !io.opts.json) for (const line of renderProve(prove)) io.out.print(line);
   return { exit: report.ok && prove?.ok ? EXIT.ok : EXIT.findings, data: { verify: report, prove } };
 }

@@ -24,6 +24,11 @@ export function register(program: Command, action: ActionFactory): void {
       'also write the new snapshot as one tar stream to FILE or stdout (-), e.g. for restic backup --stdin',
     )
     .option('--prometheus <file>', "write backup metrics to FILE for node_exporter's textfile collector")
+    .option(
+      '--prove',
+      'then prove the new snapshot as `backup verify --prove` does, and record what the server replayed (replay.json)',
+    )
+    .option('--prove-timeout <duration>', 'deadline of each server call while proving (default 60s)')
     .action(
       action<BackupFlags>(async (io, { options }) => {
         (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'backup');
@@ -38,13 +43,19 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--from <dir>', 'backup directory to look SNAPSHOT up in (default: the default backup directory)')
     .option(
       '--prove',
-      "also restore it into a scratch state dir and have a fresh server load every session (the box's settings and token are borrowed, never copied)",
+      'also restore it into a scratch state dir, have a fresh server load every session and compare its history with the recorded replay (recording one when there is none)',
     )
     .option('--prove-timeout <duration>', 'deadline of each server call while proving', '60s')
     .action(
       action<VerifyFlags>(async (io, { args, options }) => {
         const { verifyCommand } = await import('./handler.js');
-        return verifyCommand(io, String(args[0]), options);
+        // `backup` has --prove and --prove-timeout too, and commander gives a flag to the parent wherever it stands.
+        const inherited = backup.opts<{ prove?: boolean; proveTimeout?: string }>();
+        return verifyCommand(io, String(args[0]), {
+          ...options,
+          prove: options.prove === true || inherited.prove === true,
+          proveTimeout: inherited.proveTimeout ?? options.proveTimeout,
+        });
       }),
     );
 }

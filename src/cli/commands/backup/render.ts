@@ -82,6 +82,9 @@ export function renderVerify(r: VerifyReport): string[] {
   }
   for (const f of r.failedAtBackup)
     lines.push(`  missing  ${f.id}: the backup run could not snapshot it (${f.reason})`);
+  if (r.replay?.problem) lines.push(`  BAD      replay.json: ${r.replay.problem}`);
+  else if (r.replay?.note) lines.push(`  note     replay.json: ${r.replay.note}`);
+  else if (r.replay) lines.push(`  ok       replay.json: a recorded replay of ${r.replay.sessions} session(s)`);
   return lines;
 }
 
@@ -103,14 +106,17 @@ export function renderDryRun(r: DryRunReport): string[] {
 
 export function renderProve(p: ProveReport): string[] {
   const lines = [
-    `${p.ok ? 'proved' : 'NOT proved'}: a fresh server loaded ${p.sessions.filter((s) => s.loaded).length}/${p.sessions.length} session(s)`,
+    `${p.ok ? 'proved' : 'NOT proved'}: a fresh server loaded ${p.sessions.filter((s) => s.loaded).length}/${p.sessions.length} session(s)${p.scratch ? ' from a scratch copy' : ''}`,
   ];
   for (const s of p.sessions) {
-    if (s.ok)
-      lines.push(
-        `  ok       ${s.id}: replayed ${s.replayed?.user ?? 0} user and ${s.replayed?.agent ?? 0} agent messages`,
-      );
-    else lines.push(`  FAILED   ${s.id}: ${s.problem}`);
+    const counts = `${s.replayed?.user ?? 0} user and ${s.replayed?.agent ?? 0} agent messages`;
+    if (!s.ok) lines.push(`  FAILED   ${s.id}: ${s.problem}`);
+    else if (s.history === 'identical')
+      lines.push(`  ok       ${s.id}: replayed ${counts}, identical to the recorded replay`);
+    else lines.push(`  ok       ${s.id}: loaded, replayed ${counts}`);
   }
+  for (const note of p.notes) lines.push(`  ${note}`);
+  if (p.replay.written)
+    lines.push(`  replay recorded in ${p.replay.written.file} (${p.replay.written.sessions} session(s))`);
   return lines;
 }

@@ -109,6 +109,9 @@ async function restoreFrom(io: CommandIO, dir: string, input: RestoreInput, arch
     // The exit a real restore would have: 6 when it would refuse or find the snapshot damaged.
     return { exit: plan.damaged.length > 0 || plan.wouldRefuse ? EXIT.findings : EXIT.ok, data: { restorePlan: plan } };
   }
+  // --prove's options are checked before anything is restored.
+  const prover = input.prove ? await import('../backup/prove-handler.js') : undefined;
+  const proveWith = prover?.proveOptions(io, dir, input.prove ?? {});
   const report = await runRestore({
     snapshotDir: dir,
     stateDir: io.opts.stateDir,
@@ -116,17 +119,15 @@ async function restoreFrom(io: CommandIO, dir: string, input: RestoreInput, arch
     force: input.force,
     signal: io.ctx.signal,
     out: io.out,
+    workRoot: tempRoot(io.ctx.env),
   });
   if (archive) report.snapshot = archive;
   if (!io.opts.json) for (const line of renderRestore(report)) io.out.print(line);
   const restoredOk = report.sessions.every((s) => s.restored);
-  if (!input.prove) return { exit: restoredOk ? EXIT.ok : EXIT.findings, data: { restore: report } };
-  const { proveRestored } = await import('../backup/prove-handler.js');
-  const prove = await proveRestored(
-    io,
-    dir,
+  if (!prover || !proveWith) return { exit: restoredOk ? EXIT.ok : EXIT.findings, data: { restore: report } };
+  const prove = await prover.proveRestoredSessions(
+    proveWith,
     report.sessions.filter((s) => s.restored).map((s) => s.id),
-    input.prove,
   );
   if (!io.opts.json) for (const line of renderProve(prove)) io.out.print(line);
   return { exit: restoredOk && prove.ok ? EXIT.ok : EXIT.findings, data: { restore: report, prove } };

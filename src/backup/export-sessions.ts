@@ -1,0 +1,266 @@
+/**
+ * `agyctl sessions export [SNAPSHOT]`: the replayed history of each session,
+ * one file per session (or all on stdout). Always replayed by one fresh
+ * server in a scratch state dir, as `backup verify --prove` does
+ * (prove-snapshot.ts), so a second server never opens the live
+ * conversations: from a snapshot directly, or from the live state dir
+ * through a snapshot taken into a private scratch dir the way `backup`
+ * takes one (consistent while the server runs). Only loads: no session is
+ * created, no prompt sent. Every scratch dir goes on every exit path; an
+ * output file appears only whole (written under a temporary name, 0600,
+ * fsynced, then linked into place: an existing file is never overwritten).
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Writable } from 'node:stream';
+import { withServer } from '../acp/lifecycle.js';
+import { usageError } from '../core/errors.js';
+import { createExclusive, lstatOrNull } from '../util/safe-fs.js';
+import { noConversationsYet } from './discover.js';
+import { type ExportedSessionInfo, type ExportFormat, WRITERS } from './export-format.js';
+import { errorText } from './files.js';
+import { type ManifestSession, readManifest } from './manifest.js';
+import { replayOne } from './prove.js';
+import { credentialsChanged, inScratchState, type ProveOptions } from './prove-snapshot.js';
+import { runBackup } from './run-backup.js';
+import { withScratchDir } from './scratch-dir.js';
+
+export type ExportSource = { kind: 'snapshot'; dir: string } | { kind: 'live' };
+export type ExportTarget = { kind: 'dir'; dir: string } | { kind: 'stdout'; stream: Writable };
+
+export interface ExportInput extends Omit<ProveOptions, 'snapshotDir'> {
+  source: ExportSource;
+  sessionIds: string[];
+  format: ExportFormat;
+  target: ExportTarget;
+  tmpRoot: string;
+  busyBudgetMs: number;
+  /** Before each session is replayed (progress). */
+  onSession?: (id: string, index: number, total: number) => void;
+}
+
+export interface ExportedSession {
+  id: string;
+  /** The file written; null on stdout. */
+  file: string | null;
+  cwd: string | null;
+  modified: string | null;
+  messages: number;
+  user: number;
+  agent: number;
+  bytes: number;
+}
+
+export interface ExportReport {
+  source: string;
+  format: ExportFormat;
+  out: string;
+  /** When the copy that was replayed was taken. */
+  copied: string | null;
+  sessions: ExportedSession[];
+  failed: Array<{ id: string; reason: string }>;
+  notes: string[];
+}
+
+export async function exportSessions(input: ExportInput): Promise<ExportReport> {
+  if (input.source.kind === 'snapshot') return exportSnapshot(input, input.source.dir, input.source.dir);
+  if (noConversationsYet(input.stateDir) && input.sessionIds.length === 0) return emptyReport(input, 'live');
+  return withScratchDir(input.tmpRoot, 'agyctl-export-', async (root) => {
+    const backup = await runBackup({
+      stateDir: input.stateDir,
+      backupDir: path.join(root, 'snapshots'),
+      sessionIds: input.sessionIds,
+      retention: {},
+      busyBudgetMs: input.busyBudgetMs,
+      signal: input.signal,
+      out: input.out,
+    });
+    const report = await exportSnapshot(input, backup.snapshot.path, 'live');
+    report.failed.push(...backup.failed.map((f) => ({ id: f.id, reason: `not copied: ${f.reason}` })));
+    return report;
+  });
+}
+
+function emptyReport(input: ExportInput, source: string): ExportReport {
+  return {
+    source,
+    format: input.format,
+    out: targetName(input.target),
+    copied: null,
+    sessions: [],
+    failed: [],
+    notes: ['no conversations'],
+  };
+}
+
+const targetName = (t: ExportTarget): string => (t.kind === 'dir' ? t.dir : '-');
+const fileFor = (dir: string, id: string, format: ExportFormat): string => path.join(dir, `${id}.${format}`);
+
+/** Before any server starts: an output file that exists is refused (exit 2), never overwritten. */
+function refuseExisting(input: ExportInput, ids: string[]): void {
+  if (input.target.kind !== 'dir') return;
+  const dir = input.target.dir;
+  const taken = ids.map((id) => fileFor(dir, id, input.format)).filter((f) => lstatOrNull(f) !== null);
+  if (taken.length > 0)
+    throw usageError(
+      `${taken[0]}${taken.length > 1 ? ` and ${taken.length - 1} more` : ''} already exist; agyctl never overwrites an export.`,
+      'choose another --out DIR, or move the old files away',
+    );
+}
+
+async function exportSnapshot(input: ExportInput, snapshotDir: string, source: string): Promise<ExportReport> {
+  const manifest = readManifest(snapshotDir);
+  const chosen =
+    input.sessionIds.length === 0
+      ? manifest.sessions
+      : manifest.sessions.filter((s) => input.sessionIds.includes(s.id));
+  const missing = input.sessionIds.filter((id) => !manifest.sessions.some((s) => s.id === id));
+  if (missing.length > 0)
+    throw usageError(
+      `${source === 'live' ? 'The state dir' : `Snapshot ${snapshotDir}`} has no session ${missing.join(', ')}.`,
+      "run `agyctl sessions` (or look at the snapshot's manifest.json) for the ids",
+    );
+  refuseExisting(
+    input,
+    chosen.map((s) => s.id),
+  );
+  const report: ExportReport = { ...emptyReport(input, source), copied: manifest.created, notes: [] };
+  if (chosen.length === 0) return { ...report, notes: ['no conversations'] };
+  const { result, changed } = await inScratchState(
+    { ...input, snapshotDir, sessionIds: chosen.map((s) => s.id) },
+    async (stateDir, restored, failed) => {
+      report.failed.push(...failed.map((f) => ({ id: f.id, reason: `not restored for replay: ${f.reason}` })));
+      if (restored.length > 0) await replayAll(input, stateDir, restored, manifest.created, report);
+      return report;
+    },
+  );
+  if (changed.length > 0) result.notes.push(credentialsChanged(changed, input.stateDir));
+  return result;
+}
+
+function modifiedOf(s: ManifestSession): string | null {
+  const times = [s.source?.db?.mtime, s.source?.wal?.mtime].filter((t): t is string => typeof t === 'string');
+  return times.length > 0 ? times.sort().at(-1)! : null;
+}
+
+async function replayAll(
+  input: ExportInput,
+  stateDir: string,
+  sessions: ManifestSession[],
+  copied: string,
+  report: ExportReport,
+): Promise<void> {
+  const writer = WRITERS[input.format];
+  await withServer(input.startFor(stateDir), async ({ server }) => {
+    for (const [i, s] of sessions.entries()) {
+      input.onSession?.(s.id, i, sessions.length);
+      const info: ExportedSessionInfo = { id: s.id, cwd: s.cwd, modified: modifiedOf(s), copied };
+      const sink = openSink(input.target, fileFor(targetName(input.target), s.id, input.format));
+      let index = 0;
+      try {
+        sink.write(writer.header(info));
+        const loaded = await replayOne(server.connection, s, {
+          ...input,
+          onMessage: (_id, m) => {
+            sink.write(writer.message(s.id, index, m));
+            index += 1;
+          },
+        });
+        if (!loaded.digest) {
+          sink.abort();
+          report.failed.push({ id: s.id, reason: loaded.problem ?? 'did not load' });
+          continue;
+        }
+        const file = sink.commit();
+        const d = loaded.digest;
+        report.sessions.push({
+          ...info,
+          file,
+          messages: d.user + d.agent,
+          user: d.user,
+          agent: d.agent,
+          bytes: sink.bytes,
+        });
+      } catch (err) {
+        sink.abort();
+        throw err;
+      }
+    }
+  });
+}
+
+interface Sink {
+  write(text: string): void;
+  /** The file now in place (null for stdout). */
+  commit(): string | null;
+  abort(): void;
+  readonly bytes: number;
+}
+
+function openSink(target: ExportTarget, file: string): Sink {
+  if (target.kind === 'stdout') {
+    let bytes = 0;
+    return {
+      write: (text) => {
+        bytes += Buffer.byteLength(text);
+        target.stream.write(text);
+      },
+      commit: () => null,
+      abort: () => undefined,
+      get bytes() {
+        return bytes;
+      },
+    };
+  }
+  return new FileSink(file);
+}
+
+/** A file that appears only whole: a 0600 temporary beside it, fsynced, then hard-linked to its name (never over an existing one). */
+class FileSink implements Sink {
+  bytes = 0;
+  private readonly tmp: string;
+  private fd: number | undefined;
+  private readonly removeTmp = (): void => fs.rmSync(this.tmp, { force: true });
+
+  constructor(private readonly file: string) {
+    this.tmp = path.join(
+      path.dirname(file),
+      `.${path.basename(file)}.${process.pid}.${crypto.randomBytes(6).toString('hex')}.tmp`,
+    );
+    this.fd = createExclusive(this.tmp, 0o600);
+    fs.fchmodSync(this.fd, 0o600);
+    process.on('exit', this.removeTmp); // a second Ctrl-C leaves no half file either
+  }
+
+  write(text: string): void {
+    const buf = Buffer.from(text, 'utf8');
+    for (let off = 0; off < buf.length; ) off += fs.writeSync(this.fd!, buf, off);
+    this.bytes += buf.length;
+  }
+
+  commit(): string {
+    fs.fsyncSync(this.fd!);
+    this.close();
+    try {
+      fs.linkSync(this.tmp, this.file);
+    } catch (err) {
+      throw Object.assign(new Error(`${this.file}: ${errorText(err)}`), { code: (err as NodeJS.ErrnoException).code });
+    } finally {
+      this.removeTmp();
+      process.off('exit', this.removeTmp);
+    }
+    return this.file;
+  }
+
+  abort(): void {
+    this.close();
+    this.removeTmp();
+    process.off('exit', this.removeTmp);
+  }
+
+  private close(): void {
+    if (this.fd !== undefined) fs.closeSync(this.fd);
+    this.fd = undefined;
+  }
+}

@@ -1,0 +1,100 @@
+/** `agyctl sessions export`: flags checked once, then src/backup/export-sessions.ts; human lines here. */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { ExportFormat } from '../../../backup/export-format.js';
+import type { ExportReport, ExportSource, ExportTarget } from '../../../backup/export-sessions.js';
+import { EXIT, usageError } from '../../../core/errors.js';
+import { defaultBackupDir, expandTilde, tempRoot } from '../../../core/paths.js';
+import type { HandlerArgs } from '../../action.js';
+import type { CommandIO, CommandResult } from '../../context.js';
+import { parseDurationOption } from '../../parse-options.js';
+
+export interface ExportFlags {
+  session?: string[] | undefined;
+  format?: string | undefined;
+  out?: string | undefined;
+  from?: string | undefined;
+  busyTimeout?: string | undefined;
+  loadTimeout?: string | undefined;
+}
+
+function formatOf(value: string | undefined): ExportFormat {
+  if (value === undefined || value === 'md' || value === 'markdown') return 'md';
+  if (value === 'jsonl') return 'jsonl';
+  throw usageError(`--format must be md or jsonl (got ${JSON.stringify(value)}).`, 'md for people, jsonl for tools');
+}
+
+function targetOf(io: CommandIO, value: string | undefined): ExportTarget {
+  if (value === '-') {
+    if (io.opts.json)
+      throw usageError(
+        '--json cannot be used with --out -: stdout carries the export.',
+        'give --out DIR with --json, or leave out --json',
+      );
+    return { kind: 'stdout', stream: io.ctx.stdout };
+  }
+  const dir = path.resolve(io.ctx.cwd, expandTilde(value ?? '.', io.ctx.env));
+  if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory())
+    throw usageError(`--out ${dir} is not a directory.`, 'create it first, or give --out - for stdout');
+  return { kind: 'dir', dir };
+}
+
+export async function exportCommand(
+  io: CommandIO,
+  { args, options }: HandlerArgs<ExportFlags>,
+): Promise<CommandResult> {
+  (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'sessions');
+  if (io.opts.profile && io.opts.profile !== 'antigravity')
+    throw usageError(
+      `sessions export replays antigravity-acp conversations; the ${io.opts.profile} profile keeps none.`,
+    );
+  const format = formatOf(options.format);
+  const target = targetOf(io, options.out);
+  const callTimeoutMs = parseDurationOption('--load-timeout', options.loadTimeout ?? '60s');
+  const busyBudgetMs = parseDurationOption('--busy-timeout', options.busyTimeout ?? '10s');
+  const snapshot = args[0] as string | undefined;
+  let source: ExportSource = { kind: 'live' };
+  if (snapshot !== undefined) {
+    const { resolveSnapshot } = await import('../../../backup/resolve-snapshot.js');
+    const from = options.from
+      ? path.resolve(io.ctx.cwd, expandTilde(options.from, io.ctx.env))
+      : defaultBackupDir(io.ctx.env);
+    source = { kind: 'snapshot', dir: resolveSnapshot(snapshot, from, io.ctx.cwd) };
+  }
+  const { exportSessions } = await import('../../../backup/export-sessions.js');
+  const { serverStartOptions } = await import('../../../profiles/server-start.js');
+  let report: ExportReport;
+  try {
+    report = await exportSessions({
+      source,
+      stateDir: io.opts.stateDir,
+      sessionIds: options.session ?? [],
+      format,
+      target,
+      tmpRoot: tempRoot(io.ctx.env),
+      busyBudgetMs,
+      startFor: (stateDir) => serverStartOptions({ ...io, opts: { ...io.opts, stateDir } }),
+      callTimeoutMs,
+      signal: io.ctx.signal,
+      fallbackCwd: io.ctx.cwd,
+      out: io.out,
+      onSession: (id, i, n) => io.out.status(`exporting ${i + 1}/${n} ${id}`),
+    });
+  } finally {
+    io.out.clearStatus();
+  }
+  // With --out - stdout carries the export: the summary goes to stderr.
+  const say = target.kind === 'stdout' ? (line: string) => io.out.info(line) : (line: string) => io.out.print(line);
+  if (!io.opts.json) for (const line of renderExport(report)) say(line);
+  return { exit: report.failed.length > 0 ? EXIT.findings : EXIT.ok, data: { export: report } };
+}
+
+function renderExport(r: ExportReport): string[] {
+  const lines = [
+    `exported ${r.sessions.length} session(s) from ${r.source === 'live' ? 'the live state dir (a consistent copy)' : r.source} to ${r.out === '-' ? 'stdout' : r.out}`,
+  ];
+  for (const s of r.sessions) lines.push(`  ${s.id}  ${s.messages} message(s)${s.file ? `  ${s.file}` : ''}`);
+  for (const f of r.failed) lines.push(`  FAILED ${f.id}: ${f.reason}`);
+  for (const n of r.notes) lines.push(`  ${n}`);
+  return lines;
+}

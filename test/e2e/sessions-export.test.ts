@@ -1,0 +1,144 @@
+/**
+ * `sessions export` on the built binary with the simulator (issue 23.4):
+ * live and snapshot sources, Markdown and JSONL, files 0600 named by id,
+ * `--json` describing what was written, and nothing left behind (no new
+ * conversation, no process, no scratch dir), also after Ctrl-C.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { agyctl, parseJson, type Sandbox, spawnAgyctl, waitNoProcesses } from '../helpers/cli.js';
+import { addConversation, authedSandbox, dirState } from '../helpers/sim-conversations.js';
+
+let sandbox: Sandbox | undefined;
+afterEach(() => {
+  sandbox?.cleanup();
+  sandbox = undefined;
+});
+
+const conv = (sb: Sandbox): string => path.join(sb.stateDir, 'conversations');
+
+/** Live processes started from this sandbox (agyctl, and the server it gave a scratch HOME: both keep its TMPDIR). */
+function sandboxProcesses(sb: Sandbox): number[] {
+  const found: number[] = [];
+  for (const name of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(name) || Number(name) === process.pid) continue;
+    try {
+      if (/\) Z /.test(fs.readFileSync(`/proc/${name}/stat`, 'utf8'))) continue;
+      if (fs.readFileSync(`/proc/${name}/environ`, 'utf8').split('\0').includes(`TMPDIR=${sb.root}`))
+        found.push(Number(name));
+    } catch {
+      /* gone */
+    }
+  }
+  return found;
+}
+/** The conversations themselves (the backup-style copy may leave SQLite's empty -wal/-shm beside a closed database). */
+const conversations = (sb: Sandbox): Record<string, string> =>
+  Object.fromEntries(Object.entries(dirState(conv(sb))).filter(([n]) => n.endsWith('.db') || n.endsWith('.meta')));
+const leftovers = (sb: Sandbox): string[] => fs.readdirSync(sb.root).filter((n) => n.startsWith('agyctl-'));
+
+function outDir(sb: Sandbox): string {
+  const dir = path.join(sb.root, 'out');
+  fs.mkdirSync(dir);
+  return dir;
+}
+
+describe('sessions export', () => {
+  it('from the live state dir: one 0600 Markdown file per session, --json says what was written, the live files stay as they were', async () => {
+    sandbox = authedSandbox();
+    const two = addConversation(sandbox, 2, '/work/two');
+    const one = addConversation(sandbox, 1, '/work/one');
+    const before = conversations(sandbox);
+    const out = outDir(sandbox);
+
+    const r = await agyctl(['sessions', 'export', '--out', out, '--json'], sandbox);
+    expect(r.exitCode).toBe(0);
+    const doc = (parseJson(r.stdout) as any).export;
+    expect(doc).toMatchObject({ source: 'live', format: 'md', out, failed: [] });
+    const byId = Object.fromEntries(doc.sessions.map((s: any) => [s.id, s]));
+    expect(byId[two]).toMatchObject({
+      file: path.join(out, `${two}.md`),
+      cwd: '/work/two',
+      messages: 4,
+      user: 2,
+      agent: 2,
+    });
+    expect(byId[one]).toMatchObject({ file: path.join(out, `${one}.md`), cwd: '/work/one', messages: 2 });
+    expect(fs.readdirSync(out).sort()).toEqual([`${one}.md`, `${two}.md`].sort());
+    for (const f of fs.readdirSync(out)) expect(fs.statSync(path.join(out, f)).mode & 0o777).toBe(0o600);
+    const md = fs.readFileSync(path.join(out, `${two}.md`), 'utf8');
+    expect(md).toContain(`# Session ${two}`);
+    expect(md).toContain('- cwd: `/work/two`');
+    expect(md).toMatch(/## User \(1\)\n\nquestion 0\n\n## Agent \(2\)\n\nanswer 0\n/);
+    expect(byId[two].bytes).toBe(Buffer.byteLength(md));
+
+    expect(conversations(sandbox)).toEqual(before); // no new conversation, nothing touched
+    expect(leftovers(sandbox)).toEqual([]);
+    expect(await waitNoProcesses(sandbox)).toEqual([]);
+  });
+
+  it('from a snapshot, as JSONL on stdout: a session line with cwd and times, then one line per message (role, text, index)', async () => {
+    sandbox = authedSandbox();
+    const id = addConversation(sandbox, 2);
+    const b = await agyctl(['backup', '--to', path.join(sandbox.root, 'bk')], sandbox);
+    expect(b.exitCode).toBe(0);
+    fs.rmSync(path.join(conv(sandbox), `${id}.db`)); // gone from the live dir: only the snapshot has it
+
+    const r = await agyctl(
+      ['sessions', 'export', 'latest', '--from', path.join(sandbox.root, 'bk'), '--format', 'jsonl', '--out', '-'],
+      sandbox,
+    );
+    expect(r.exitCode).toBe(0);
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines[0]).toMatchObject({ type: 'session', id, cwd: '/work/sim' });
+    expect(typeof lines[0].modified).toBe('string');
+    expect(lines.slice(1)).toEqual([
+      { type: 'message', session: id, index: 0, role: 'user', text: 'question 0' },
+      { type: 'message', session: id, index: 1, role: 'agent', text: 'answer 0' },
+      { type: 'message', session: id, index: 2, role: 'user', text: 'question 1' },
+      { type: 'message', session: id, index: 3, role: 'agent', text: 'answer 1' },
+    ]);
+    expect(r.stderr).toContain('exported 1 session(s)');
+    expect(leftovers(sandbox)).toEqual([]);
+  });
+
+  it('--session picks sessions; an existing file is refused before anything runs (exit 2), never overwritten', async () => {
+    sandbox = authedSandbox();
+    const a = addConversation(sandbox, 1);
+    addConversation(sandbox, 1);
+    const out = outDir(sandbox);
+    const r = await agyctl(['sessions', 'export', '--session', a, '--out', out, '--format', 'jsonl'], sandbox);
+    expect(r.exitCode).toBe(0);
+    expect(fs.readdirSync(out)).toEqual([`${a}.jsonl`]);
+    const first = fs.readFileSync(path.join(out, `${a}.jsonl`));
+    const again = await agyctl(['sessions', 'export', '--session', a, '--out', out, '--format', 'jsonl'], sandbox);
+    expect(again.exitCode).toBe(2);
+    expect(again.stderr).toMatch(/already exist; agyctl never overwrites an export/);
+    expect(fs.readFileSync(path.join(out, `${a}.jsonl`))).toEqual(first);
+    expect(leftovers(sandbox)).toEqual([]);
+  });
+
+  it('Ctrl-C while the server starts leaves nothing: exit 130, no output file, no scratch dir, no process', async () => {
+    sandbox = authedSandbox({ AGY_SIM_STARTUP_MS: '20000' });
+    addConversation(sandbox, 2);
+    const before = conversations(sandbox);
+    const out = outDir(sandbox);
+    const child = spawnAgyctl(['sessions', 'export', '--out', out], sandbox);
+    const deadline = Date.now() + 20_000;
+    // The server runs once some process besides agyctl has the sandbox's scratch HOME.
+    while (Date.now() < deadline && sandboxProcesses(sandbox).length < 2) await new Promise((r) => setTimeout(r, 50));
+    expect(sandboxProcesses(sandbox).length).toBeGreaterThanOrEqual(2);
+    child.kill('SIGINT');
+    const r = await child;
+    expect(r.exitCode).toBe(130);
+    expect(fs.readdirSync(out)).toEqual([]);
+    expect(leftovers(sandbox)).toEqual([]);
+    expect(await waitNoProcesses(sandbox)).toEqual([]);
+    expect(sandboxProcesses(sandbox)).toEqual([]);
+    expect(conversations(sandbox)).toEqual(before);
+  });
+});

@@ -1,0 +1,101 @@
+/**
+ * Root restoring into a user's state dir while that user races it (issue
+ * 21.2). The user (`nobody`, a second, unprivileged user of the test's
+ * sandbox) renames every `.agyctl-*` entry root makes in their
+ * conversations/ away and puts a link to a root-only directory in its place,
+ * and now and then swaps conversations/ itself for such a link, in a tight
+ * loop. Root's restores must never write there, and a restore after the
+ * attack must work (no "output file already exists").
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { agyctl, makeSandbox, parseJson, type Sandbox } from '../helpers/cli.js';
+
+const NOBODY = 65534;
+const A = '22222222-2222-4222-8222-222222222222';
+
+if (process.getuid?.() !== 0)
+  throw new Error('these tests run as root (as in CI): root restores into a user-owned state dir');
+
+let sandbox: Sandbox | undefined;
+let attacker: ChildProcess | undefined;
+afterEach(() => {
+  attacker?.kill('SIGKILL');
+  attacker = undefined;
+  sandbox?.cleanup();
+  sandbox = undefined;
+});
+
+/** The user's loop: every `.agyctl-*` name in conversations/ becomes a link to `secret`; sometimes conversations/ itself. */
+const SWAPPER = `
+const fs = require('fs'), path = require('path');
+const [conv, secret] = process.argv.slice(1);
+let n = 0;
+for (;;) {
+  n += 1;
+  let names = [];
+  try { names = fs.readdirSync(conv); } catch {}
+  for (const name of names) {
+    if (!name.startsWith('.agyctl-') || name.endsWith('.moved')) continue;
+    try { fs.renameSync(path.join(conv, name), path.join(conv, name + '.' + n + '.moved')); fs.symlinkSync(secret, path.join(conv, name)); } catch {}
+  }
+  if (n % 50 === 0) {
+    try { fs.renameSync(conv, conv + '.real'); fs.symlinkSync(secret, conv); fs.unlinkSync(conv); fs.renameSync(conv + '.real', conv); } catch {}
+  }
+}`;
+
+function makeDb(file: string, tag: string): void {
+  const db = new Database(file);
+  db.exec('CREATE TABLE steps (n INTEGER, tag TEXT)');
+  for (let i = 0; i < 50; i++) db.prepare('INSERT INTO steps VALUES (?, ?)').run(i, tag);
+  db.close();
+  fs.chmodSync(file, 0o600);
+  fs.chownSync(file, NOBODY, NOBODY);
+}
+
+describe('root restoring into a user state dir the user races', () => {
+  it('writes nothing through swapped directories, and a later restore works', async () => {
+    const sb = makeSandbox();
+    sandbox = sb;
+    fs.chmodSync(sb.root, 0o755);
+    const conv = path.join(sb.stateDir, 'conversations');
+    fs.mkdirSync(conv, { recursive: true, mode: 0o700 });
+    for (const d of [sb.home, path.dirname(sb.stateDir), sb.stateDir, conv]) fs.chownSync(d, NOBODY, NOBODY);
+    const secret = path.join(sb.root, 'secret');
+    fs.mkdirSync(secret, { mode: 0o700 });
+    makeDb(path.join(conv, `${A}.db`), 'snapshot');
+    const bk = path.join(sb.root, 'bk');
+    const b = await agyctl(['backup', '--to', bk, '--json'], sb);
+    expect(b.exitCode, b.stderr).toBe(0);
+    const snapshot = (parseJson(b.stdout) as any).snapshot.path as string;
+
+    attacker = spawn(process.execPath, ['-e', SWAPPER, conv, secret], { uid: NOBODY, gid: NOBODY, stdio: 'ignore' });
+    for (let i = 0; i < 6; i++) {
+      const r = await agyctl(['restore', snapshot, '--json'], sb);
+      expect(r.stderr).not.toMatch(/output file already exists/);
+      expect(fs.readdirSync(secret), `restore ${i}: ${r.stdout}${r.stderr}`).toEqual([]);
+    }
+    attacker.kill('SIGKILL');
+    attacker = undefined;
+    // The user's own dir may be left as the attack left it: a link at conversations/ is the user's to fix.
+    if (fs.lstatSync(conv, { throwIfNoEntry: false })?.isSymbolicLink()) fs.unlinkSync(conv);
+    if (!fs.existsSync(conv)) fs.renameSync(`${conv}.real`, conv);
+    // ... and so are links it renamed into place (a staged copy swapped for a link becomes <id>.db: the user's own doing).
+    for (const n of fs.readdirSync(conv))
+      if (fs.lstatSync(path.join(conv, n)).isSymbolicLink()) fs.unlinkSync(path.join(conv, n));
+
+    expect((await agyctl(['restore', snapshot], sb)).exitCode).toBe(0); // puts <id>.db back if the attack left a link there
+    const r = await agyctl(['restore', snapshot, '--json'], sb); // and replaces it, keeping a pre-restore copy
+    expect(r.exitCode, `${r.stdout}${r.stderr}`).toBe(0);
+    expect(fs.readdirSync(secret)).toEqual([]);
+    const restored = path.join(conv, `${A}.db`);
+    expect(fs.lstatSync(restored).uid).toBe(NOBODY);
+    const pre = (parseJson(r.stdout) as any).restore.sessions[0].preRestore as string;
+    expect(fs.lstatSync(pre).uid).toBe(NOBODY);
+    expect(fs.readdirSync(conv).filter((n) => n.startsWith('.agyctl-') && !n.endsWith('.moved'))).toEqual([]);
+    expect(fs.readdirSync(sb.root).filter((n) => n.startsWith('agyctl-restore-'))).toEqual([]);
+  });
+});
