@@ -16,7 +16,7 @@ import { formatDuration } from '../../util/duration.js';
 import { type PasteReader, startPasteReader } from '../paste.js';
 import { cancelPending, cleanupAfter, deliver, inspect, SUPERVISOR_DIED } from './control.js';
 import { attach, type Frame } from './ipc.js';
-import type { LoginState, Outcome, RecordPaths } from './record.js';
+import { checkOurSocket, type LoginState, type Outcome, type RecordPaths } from './record.js';
 
 const ATTACH_TIMEOUT_MS = 10_000;
 const PROMPT_REFRESH_MS = 1_000;
@@ -101,7 +101,7 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
     } else if (e.event === 'authenticated') stopPaste();
   };
 
-  const attachment = await attach(o.paths.socket, onFrame, ATTACH_TIMEOUT_MS);
+  const attachment = checkOurSocket(o.paths) ? await attach(o.paths.socket, onFrame, ATTACH_TIMEOUT_MS) : undefined;
   if (!attachment) return afterBreak(o.paths);
   const release = ctx.hangup?.claim(() => {
     gone = true;

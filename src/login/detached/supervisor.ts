@@ -11,7 +11,8 @@ import net from 'node:net';
 import { PassThrough, Writable } from 'node:stream';
 import { liveShimDirs } from '../shims.js';
 import { type Frame, onJsonLines, type Request, sendLine } from './ipc.js';
-import { type LoginState, type Outcome, procStart, type RecordPaths, writeState } from './record.js';
+import { recordProcess } from './process.js';
+import { type LoginState, type Outcome, type RecordPaths, writeState } from './record.js';
 
 /** A delivery answers within the listener's own 15 s bound; allow a margin. */
 const FINISH_ANSWER_MS = 20_000;
@@ -181,7 +182,7 @@ function trackState(state: LoginState, event: Record<string, unknown>, save: () 
   switch (event.event) {
     case 'server-started':
       if (typeof event.pid === 'number' && state.phase === 'starting') {
-        state.server = { pid: event.pid, start: procStart(event.pid) };
+        state.server = recordProcess(event.pid);
         state.shimDirs = liveShimDirs();
         save();
       }

@@ -1,5 +1,4 @@
 /** The supervisor's work (see register.ts): read the request, run the login with tapped streams, record the outcome. */
-import fs from 'node:fs';
 import path from 'node:path';
 import { EXIT, InterruptedError, TimeoutError, toAgyError } from '../../../core/errors.js';
 import { nullTracer, type Tracer } from '../../../core/trace.js';
@@ -106,18 +105,15 @@ async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, s: LoginStreams
 export async function supervisorCommand(io: CommandIO, { options }: HandlerArgs): Promise<CommandResult> {
   io.ctx.hangup?.claim(() => undefined); // no terminal, but never let a stray SIGHUP end a login
   const dir = path.resolve(String(options.record));
-  const { recordPaths, procStart } = await import('../../../login/detached/record.js');
+  const { recordPathsIn, checkRecordDir } = await import('../../../login/detached/record.js');
+  const { recordProcess } = await import('../../../login/detached/process.js');
+  const { readFileNoFollow } = await import('../../../util/safe-fs.js');
   const { runSupervisor } = await import('../../../login/detached/supervisor.js');
   const { signalReady } = await import('../../../login/detached/spawn.js');
-  const req = JSON.parse(fs.readFileSync(path.join(dir, 'request.json'), 'utf8')) as LoginRequest;
-  const paths = {
-    ...recordPaths(io.ctx.env, req.opts.stateDir),
-    dir,
-    socket: path.join(dir, 'sock'),
-    state: path.join(dir, 'state.json'),
-    request: path.join(dir, 'request.json'),
-    log: path.join(dir, 'supervisor.log'),
-  };
+  const paths = recordPathsIn(dir);
+  checkRecordDir(paths);
+  const req = JSON.parse(readFileNoFollow(paths.request, 'the login request').toString('utf8')) as LoginRequest;
+  const self = recordProcess(process.pid);
   const outcome = await runSupervisor({
     paths,
     state: {
@@ -125,7 +121,8 @@ export async function supervisorCommand(io: CommandIO, { options }: HandlerArgs)
       id: req.id,
       stateDir: req.opts.stateDir,
       pid: process.pid,
-      pidStart: procStart(process.pid),
+      pidStart: self.start,
+      ...(self.cmd ? { pidCmd: self.cmd } : {}),
       startedAt: req.startedAt,
       deadline: req.deadline,
       endBy: req.hardDeadline,

@@ -11,6 +11,7 @@ import {
   describePending,
   inspect,
   type Liveness,
+  shown,
   statusData,
   timeLeft,
   waitEnded,
@@ -40,14 +41,14 @@ function render(io: CommandIO, seen: Exclude<Liveness, { kind: 'none' }>, wait: 
   const o = state.outcome!;
   if (o.exit === EXIT.ok) {
     io.out.print(
-      `The login for ${state.stateDir} succeeded: signed in${state.method ? ` with ${state.method}` : ''} and proven in a fresh server (${new Date(o.endedAt).toISOString()}).`,
+      `The login for ${shown(state.stateDir)} succeeded: signed in${state.method ? ` with ${shown(state.method)}` : ''} and proven in a fresh server (${new Date(o.endedAt).toISOString()}).`,
     );
     return { exit: EXIT.ok, data };
   }
   io.out.print(
-    `The login for ${state.stateDir} ${seen.kind === 'died' ? 'was lost' : 'failed'} (exit ${o.exit}${o.code ? `, ${o.code}` : ''}): ${o.message ?? ''}`,
+    `The login for ${shown(state.stateDir)} ${seen.kind === 'died' ? 'was lost' : 'failed'} (exit ${o.exit}${o.code ? `, ${shown(o.code)}` : ''}): ${shown(o.message ?? '')}`,
   );
-  if (o.hint) io.out.print(`hint: ${o.hint}`);
+  if (o.hint) io.out.print(`hint: ${shown(o.hint)}`);
   return { exit: wait ? (o.exit as ExitCode) : EXIT.ok, data };
 }
 
