@@ -9,6 +9,7 @@ import { AcpError } from '../acp/acp-error.js';
 import { AgyError, EXIT, InterruptedError, TimeoutError } from '../core/errors.js';
 import type { CommandIO } from '../core/io.js';
 import { formatDuration } from '../util/duration.js';
+import { emit } from './detached/contract.js';
 import { signInFailureHint } from './failure-hints.js';
 import { startPasteReader } from './paste.js';
 
@@ -85,7 +86,7 @@ export function runWaitLoop(io: CommandIO, o: WaitLoopOptions): Promise<void> {
     );
     loop.keep(setInterval(() => reader.refresh(), COUNTDOWN_EVERY_MS));
     const waitingEvent = (): void =>
-      io.out.event({
+      emit(io.out, {
         event: 'waiting',
         elapsedS: Math.round((Date.now() - o.startedAt) / 1000),
         remainingS: Math.round(remaining() / 1000),

@@ -12,6 +12,7 @@ import { pause } from '../../util/deadline.js';
 import { formatDuration } from '../../util/duration.js';
 import { sanitizeForTerminal } from '../../util/terminal-text.js';
 import { isLoginDirName } from '../stale-dirs.js';
+import type { FinishAnswer } from './contract.js';
 import { request } from './ipc.js';
 import { isRecordedProcess, killRecorded } from './process.js';
 import {
@@ -128,12 +129,6 @@ export async function cancelPending(paths: RecordPaths, state: LoginState): Prom
   if (ended && !supervisorAlive(state)) return { forced: false };
   cleanupAfter(paths, state);
   return { forced: true };
-}
-
-export interface FinishAnswer {
-  ok: boolean;
-  reason?: string;
-  event?: Record<string, unknown>;
 }
 
 export async function deliver(paths: RecordPaths, line: string): Promise<FinishAnswer | undefined> {

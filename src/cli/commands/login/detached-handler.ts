@@ -19,6 +19,22 @@ import {
 import { type LoginState, recordPaths } from '../../../login/detached/record.js';
 import { outcomeError } from '../../../login/detached/relay.js';
 import { withDeadline } from '../../../util/deadline.js';
+import type { HandlerArgs } from '../../action.js';
+
+/** A subcommand without flags of its own. */
+export type NoFlags = Record<string, never>;
+
+/** `login status`'s own flags. */
+export interface LoginStatusFlags {
+  wait: boolean | undefined;
+}
+
+export const statusCommand = (io: CommandIO, { options }: HandlerArgs<LoginStatusFlags>): Promise<CommandResult> =>
+  loginStatus(io, { wait: options.wait === true });
+
+/** `login finish [url]`: the one positional, a string when given (commander gives nothing else). */
+export const finishCommand = (io: CommandIO, { args }: HandlerArgs<NoFlags>): Promise<CommandResult> =>
+  loginFinish(io, typeof args[0] === 'string' ? args[0] : undefined);
 
 /** A reader of stdin gives up after this even when the login has longer left. */
 const STDIN_MAX_MS = 10 * 60_000;
@@ -146,12 +162,12 @@ export async function loginFinish(io: CommandIO, given: string | undefined): Pro
     );
   }
   if (!answer.ok) {
-    const reason = answer.reason ?? String(answer.event?.reason ?? 'refused');
+    const reason = answer.reason ?? 'refused';
     throw new AgyError(EXIT.usage, 'redirect-rejected', `Not delivered: ${reason}.`, {
       hint: 'paste the whole address your browser ended on, from the newest sign-in URL (`agyctl login status` shows it)',
     });
   }
-  const status = answer.event?.status;
+  const status = answer.status;
   io.out.print(
     seen.state.mode === 'code-entry'
       ? 'Sent the code to the login.'

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import { makeProbeCwd } from '../../../acp/probe-session.js';
 import { EXIT, usageError } from '../../../core/errors.js';
 import { geminiCliFiles } from '../../../core/paths.js';
-import { describeCandidate } from '../../../login/capture.js';
+import { describeCandidate } from '../../../login/capture/evidence.js';
 import { probeSignIn } from '../../../probe/sign-in.js';
 import { removeProbeProjects } from '../../../profiles/cleanup.js';
 import { profileOf } from '../../../profiles/index.js';
