@@ -49,9 +49,10 @@ function render(io: CommandIO, seen: Exclude<Liveness, { kind: 'none' }>, wait: 
   const data = { login: statusData(state, seen.kind) };
   if (seen.kind === 'pending') {
     for (const line of describePending(state)) io.out.print(line);
-    io.out.info(
-      'Finish it with `agyctl login finish` (the address your browser ended on), or stop it with `agyctl login cancel`.',
-    );
+    if (!io.out.json)
+      io.out.info(
+        'Finish it with `agyctl login finish` (the address your browser ended on), or stop it with `agyctl login cancel`.',
+      );
     return { exit: EXIT.ok, data };
   }
   const o = state.outcome!;
@@ -110,12 +111,7 @@ async function readOneLine(io: CommandIO, state: LoginState): Promise<string> {
         if (l.trim() !== '') resolve(l);
       });
       rl.on('close', () =>
-        reject(
-          usageError(
-            'No address given: pass it as an argument or on stdin.',
-            'agyctl login finish "http://127.0.0.1:PORT/?state=...&code=..."',
-          ),
-        ),
+        reject(usageError('No address given: pass it as an argument or on stdin.', NO_ADDRESS_EXAMPLE)),
       );
       if (tty) {
         rl.setPrompt(
@@ -145,11 +141,25 @@ function notPending(io: CommandIO, seen: Liveness): AgyError {
   });
 }
 
+const NO_ADDRESS_EXAMPLE = 'agyctl login finish "http://127.0.0.1:PORT/?state=...&code=..."';
+
+/** A loopback login needs the whole address: a bare code (no scheme, no host) cannot be delivered to its listener. */
+function refuseBareCode(state: LoginState, line: string): void {
+  if (state.mode === 'code-entry' || /^\s*(?:[a-z][a-z0-9+.-]*:\/\/|127\.0\.0\.1|localhost)/i.test(line)) return;
+  throw usageError(
+    'That looks like a bare code; this login waits for the whole address your browser ended on (it carries the state as well as the code).',
+    `copy the entire address from the browser's address bar: ${NO_ADDRESS_EXAMPLE}`,
+  );
+}
+
 export async function loginFinish(io: CommandIO, given: string | undefined): Promise<CommandResult> {
+  if (given !== undefined && given.trim() === '')
+    throw usageError('No address given (the argument is empty).', NO_ADDRESS_EXAMPLE);
   const paths = pathsOf(io);
   const seen = inspect(paths);
   if (seen.kind !== 'pending') throw notPending(io, seen);
   const line = given ?? (await readOneLine(io, seen.state));
+  refuseBareCode(seen.state, line);
   const answer = await deliver(paths, line);
   if (!answer) {
     const now = inspect(paths);
@@ -173,7 +183,8 @@ export async function loginFinish(io: CommandIO, given: string | undefined): Pro
       ? 'Sent the code to the login.'
       : `Delivered the redirect to the login listener${typeof status === 'number' ? ` (HTTP ${status})` : ''}.`,
   );
-  io.out.info('The login now finishes and proves the credentials; follow it with `agyctl login status --wait`.');
+  if (!io.out.json)
+    io.out.info('The login now finishes and proves the credentials; follow it with `agyctl login status --wait`.');
   return { exit: EXIT.ok, data: { delivered: true, ...(typeof status === 'number' ? { httpStatus: status } : {}) } };
 }
 

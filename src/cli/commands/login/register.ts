@@ -45,7 +45,7 @@ export function register(program: Command, action: ActionFactory): void {
   login
     .command('finish')
     .description(
-      'deliver the address your browser ended on (or a code) to the pending login; from the argument or stdin',
+      'deliver the whole address your browser ended on (a bare code only for a code-entry login) to the pending login; from the argument or stdin',
     )
     .argument('[url]', 'the redirect address (prefer stdin: arguments are visible to other users in ps)')
     .action(action<NoFlags>(async (io, input) => (await import('./detached-handler.js')).finishCommand(io, input)));
