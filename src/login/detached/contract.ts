@@ -72,7 +72,6 @@ export type LoginEvent =
   | { event: 'waiting'; elapsedS: number; remainingS: number }
   | { event: 'redirect-rejected'; reason: string }
   | { event: 'redirect-delivered'; status: number }
-  | { event: 'redirect-already-arrived' }
   | { event: 'code-rejected'; reason: string }
   | { event: 'code-sent' }
   | { event: 'authenticated'; method: string }
@@ -115,8 +114,6 @@ export interface FinishAnswer {
   reason?: string;
   /** The listener's HTTP status for a delivered redirect. */
   status?: number;
-  /** The sign-in had already arrived (through the tunnel) when this paste came. */
-  arrived?: boolean;
   event?: LoginEvent;
 }
 
@@ -124,7 +121,6 @@ export interface FinishAnswer {
 export const ANSWER_EVENTS: ReadonlySet<LoginEventName> = new Set<LoginEventName>([
   'redirect-delivered',
   'redirect-rejected',
-  'redirect-already-arrived',
   'code-sent',
   'code-rejected',
 ]);

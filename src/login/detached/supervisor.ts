@@ -183,8 +183,6 @@ function answerFor(e: LoginEvent): FinishAnswer {
       return { ok: true, status: e.status, event: e };
     case 'code-sent':
       return { ok: true, event: e };
-    case 'redirect-already-arrived':
-      return { ok: false, arrived: true, reason: 'the sign-in already arrived (through the tunnel)', event: e };
     case 'redirect-rejected':
     case 'code-rejected':
       return { ok: false, reason: e.reason, event: e };
