@@ -11,7 +11,7 @@ import type { CommandIO } from '../core/io.js';
 import { formatDuration } from '../util/duration.js';
 import { emit } from './detached/contract.js';
 import { signInFailureHint } from './failure-hints.js';
-import { startPasteReader } from './paste.js';
+import { countdownPrompt, startPasteReader } from './paste.js';
 
 const COUNTDOWN_EVERY_MS = 1_000;
 const WAITING_EVENT_EVERY_MS = 15_000;
@@ -65,7 +65,7 @@ export function runWaitLoop(io: CommandIO, o: WaitLoopOptions): Promise<void> {
     };
     const reader = startPasteReader(
       io,
-      () => `[${formatDuration(remaining())} left] ${o.prompt}> `,
+      () => countdownPrompt(o.prompt, o.deadline),
       (line) => {
         if (!loop.settled && line.trim() !== '') o.onLine(line, loop);
       },

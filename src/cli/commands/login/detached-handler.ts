@@ -18,6 +18,7 @@ import {
 } from '../../../login/detached/control.js';
 import { type LoginState, recordPaths } from '../../../login/detached/record.js';
 import { outcomeError } from '../../../login/detached/relay.js';
+import { countdownPrompt } from '../../../login/paste.js';
 import { withDeadline } from '../../../util/deadline.js';
 import type { HandlerArgs } from '../../action.js';
 
@@ -115,7 +116,10 @@ async function readOneLine(io: CommandIO, state: LoginState): Promise<string> {
       );
       if (tty) {
         rl.setPrompt(
-          state.mode === 'code-entry' ? 'paste the authorization code> ' : 'paste the address your browser ended on> ',
+          countdownPrompt(
+            state.mode === 'code-entry' ? 'paste the authorization code' : 'paste the address your browser ended on',
+            state.deadline,
+          ),
         );
         rl.prompt();
       }
