@@ -5,12 +5,12 @@
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { killAllChildren } from '../acp/children.js';
-import { AgyError, EXIT, type ExitCode, toAgyError } from '../core/errors.js';
+import { AgyError, EXIT, type ExitCode } from '../core/errors.js';
 import { nullTracer, type Tracer } from '../core/trace.js';
 import { agyctlVersion } from '../core/version.js';
 import { pendingLoginNotice } from '../login/detached/notice.js';
-import { fsAgyError } from '../util/fs-errors.js';
 import { type Invocation, makeActionFactory } from './action.js';
+import { commandError } from './command-error.js';
 import { COMMANDS } from './commands/index.js';
 import type { HangupControl, RunContext } from './context.js';
 import { addGlobalOptions, globalOptionsFrom } from './globals.js';
@@ -89,18 +89,7 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
     return exit;
   } catch (err) {
     if (err instanceof CommanderError && program) return commanderExit(err, program, argv, out, jsonRequested);
-    // Ordinary file-system failures are never "bugs": map what a use case did not already.
-    const roots =
-      stateDir === undefined
-        ? []
-        : [
-            {
-              dir: stateDir,
-              role: 'the state dir',
-              also: 'or point --state-dir (AGYCTL_STATE_DIR) at the right directory',
-            },
-          ];
-    const agy = fsAgyError(err, { roots }) ?? toAgyError(err);
+    const agy = commandError(err, stateDir);
     if (ctx.signal.aborted && agy.exit !== EXIT.interrupted && agy.exit !== EXIT.ok)
       return reportError(new AgyError(EXIT.interrupted, 'interrupted', 'Interrupted.'), out, streaming);
     return reportError(agy, out, streaming);

@@ -7,7 +7,7 @@
  * a table (or, with --json, one `host-result` event per host and a
  * `fleet-summary`), and the exit code of the worst host.
  */
-import { AgyError, EXIT, type ExitCode, toAgyError } from '../core/errors.js';
+import { AgyError, asExitCode, EXIT, type ExitCode, toAgyError } from '../core/errors.js';
 import type { CommandIO, CommandResult } from '../core/io.js';
 import { tempRoot } from '../core/paths.js';
 import type { Reporter } from '../core/reporter.js';
@@ -33,8 +33,6 @@ export interface HostResult {
   checkStatus: string | null;
   error: { code: string; message: string; hint?: string } | null;
 }
-
-const KNOWN_EXITS = new Set<number>(Object.values(EXIT));
 
 export async function runFleetConnect(io: CommandIO, targets: FleetTarget[], o: FleetOptions): Promise<CommandResult> {
   const results: HostResult[] = [];
@@ -224,7 +222,7 @@ function notRun(target: FleetTarget): HostResult {
 /** The highest exit code of any host: 130 when interrupted, else e.g. 4 (SSH) over 3 (auth). */
 export function worstExit(results: readonly HostResult[]): ExitCode {
   const worst = results.reduce((w, r) => Math.max(w, r.exit), 0);
-  return (KNOWN_EXITS.has(worst) ? worst : EXIT.server) as ExitCode;
+  return asExitCode(worst);
 }
 
 function countBy(results: readonly HostResult[]): Record<HostOutcome, number> {

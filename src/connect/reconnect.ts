@@ -8,7 +8,7 @@
  * cannot get back in time it prints the exact commands to resume by hand.
  */
 import { serverText, serverValue } from '../acp/redact.js';
-import { AgyError, EXIT, type ExitCode, InterruptedError } from '../core/errors.js';
+import { AgyError, asExitCode, EXIT, InterruptedError } from '../core/errors.js';
 import type { CommandIO, CommandResult } from '../core/io.js';
 import { tempRoot } from '../core/paths.js';
 import { type PasteReader, startPasteReader } from '../login/paste.js';
@@ -24,7 +24,6 @@ const MAX_BACKOFF_MS = 10_000;
 const STATUS_TIMEOUT_MS = 30_000;
 /** The remote proof runs after the sign-in deadline; status --wait may take that long past it. */
 const AFTER_DEADLINE_MS = 180_000;
-const KNOWN_EXITS = new Set<number>(Object.values(EXIT));
 
 export interface ResumeOptions {
   destination: string;
@@ -232,7 +231,7 @@ function finalResult(io: CommandIO, o: ResumeOptions, s: RemoteStatus): CommandR
     return { exit: EXIT.ok, data };
   }
   const oc = s.outcome ?? {};
-  const exit = (KNOWN_EXITS.has(Number(oc.exit)) ? Number(oc.exit) : EXIT.server) as ExitCode;
+  const exit = asExitCode(Number(oc.exit));
   throw new AgyError(
     exit,
     String(oc.code ?? 'remote-failed'),

@@ -3,7 +3,7 @@
  * the forward of the callback port (or paste-back), the browser, and a
  * clean exit on every path: no forward, master or remote server left.
  */
-import { AgyError, EXIT, type ExitCode, InterruptedError, TimeoutError } from '../core/errors.js';
+import { AgyError, asExitCode, EXIT, InterruptedError, TimeoutError } from '../core/errors.js';
 import type { CommandIO, CommandResult } from '../core/io.js';
 import { tempRoot } from '../core/paths.js';
 import { type PasteReader, startPasteReader } from '../login/paste.js';
@@ -33,7 +33,6 @@ export interface ConnectOptions {
 const AFTER_SIGN_IN_MARGIN_MS = 180_000;
 const PROMPT_REFRESH_MS = 1_000;
 const MASTER_EXIT_WAIT_MS = 3_000;
-const KNOWN_EXITS = new Set<number>(Object.values(EXIT));
 
 export async function runConnect(io: CommandIO, o: ConnectOptions): Promise<CommandResult> {
   const master = SshMaster.start({
@@ -325,7 +324,7 @@ class ConnectSession {
           `on ${this.o.destination}: ${String(this.remoteError.message ?? 'the login failed')}`,
           this.remoteError.hint === undefined ? undefined : String(this.remoteError.hint),
         );
-      return { exit: toExitCode(exit.code ?? Number(this.remoteError.exit)), data };
+      return { exit: asExitCode(exit.code ?? Number(this.remoteError.exit)), data };
     }
     throw this.failure(exit);
   }
@@ -391,8 +390,4 @@ function raceAbort(work: Promise<unknown>, signal: AbortSignal): Promise<boolean
       resolve(false);
     });
   });
-}
-
-function toExitCode(code: number): ExitCode {
-  return (KNOWN_EXITS.has(code) ? code : EXIT.server) as ExitCode;
 }

@@ -17,6 +17,13 @@ export const EXIT = {
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
 
+const KNOWN_EXITS: ReadonlySet<number> = new Set<number>(Object.values(EXIT));
+
+/** An exit code another process reported (a remote agyctl, a login's record): a documented one, else `fallback`. */
+export function asExitCode(value: unknown, fallback: ExitCode = EXIT.server): ExitCode {
+  return typeof value === 'number' && KNOWN_EXITS.has(value) ? (value as ExitCode) : fallback;
+}
+
 export const EXIT_TABLE: ReadonlyArray<{ exit: ExitCode; name: keyof typeof EXIT; meaning: string }> = [
   {
     exit: 0,

@@ -11,6 +11,7 @@
 import type { AcpServer } from '../acp/server.js';
 import type { CommandIO } from '../core/io.js';
 import { type AuthUrl, findUrls, type Validation, validateCodeEntryUrl } from '../profiles/auth-url.js';
+import { emit } from './detached/contract.js';
 import { openInBrowser, pasteWhere, showQr } from './present.js';
 import { runWaitLoop, type WaitLoop } from './wait-loop.js';
 
@@ -64,7 +65,7 @@ function checkCode(code: string): Validation<string> {
 }
 
 export function presentCodeEntry(io: CommandIO, auth: AuthUrl, detached?: boolean): void {
-  io.out.event({ event: 'url', mode: 'code-entry', url: auth.url, redirectUri: auth.redirectUri });
+  emit(io.out, { event: 'url', mode: 'code-entry', url: auth.url, redirectUri: auth.redirectUri });
   if (io.out.json) return;
   io.out.info(io.out.e.bold('Open this URL in any browser (this server uses code entry: no SSH tunnel needed):'));
   io.out.raw(auth.url);
@@ -76,7 +77,7 @@ export function waitForCode(io: CommandIO, o: CodeEntryOptions): Promise<void> {
   let current = o.auth;
 
   function refuse(reason: string): void {
-    io.out.event({ event: 'code-rejected', reason });
+    emit(io.out, { event: 'code-rejected', reason });
     if (!io.out.json) io.out.warn(`not sent: ${reason}`);
   }
 
@@ -94,7 +95,7 @@ export function waitForCode(io: CommandIO, o: CodeEntryOptions): Promise<void> {
     sent = true;
     // Raw, newline-terminated, and nothing else: the server's line reader takes the next line as the code.
     o.server.connection.writeRaw(`${v.value}\n`);
-    io.out.event({ event: 'code-sent' });
+    emit(io.out, { event: 'code-sent' });
     io.out.verbose('sent the code to the server');
   }
 

@@ -5,6 +5,7 @@
  */
 import readline from 'node:readline';
 import type { CommandIO } from '../core/io.js';
+import { formatDuration } from '../util/duration.js';
 
 export interface PasteReader {
   /** Redraw the prompt (TTY only), keeping the user's partial input. */
@@ -12,9 +13,25 @@ export interface PasteReader {
   close(): void;
 }
 
+/**
+ * The prompt is drawn (and redrawn) only when both ends are a terminal: with
+ * stdin a TTY but stderr piped (`login 2>&1 | tee`), redraws would put
+ * cursor codes into the pipe every second.
+ */
+export function promptsOnTty(io: CommandIO): boolean {
+  return Boolean(io.ctx.stdin.isTTY) && Boolean(io.ctx.stderr.isTTY);
+}
+
+/** The one countdown prompt: `[4m59s left] <text>> `, in whole seconds (rounded up, so it never shows 0s while time is left). */
+export function countdownPrompt(text: string, deadline: number | undefined, now = Date.now()): string {
+  if (deadline === undefined) return `${text}> `;
+  const left = Math.ceil(Math.max(0, deadline - now) / 1000) * 1000;
+  return `[${left === 0 ? '0s' : formatDuration(left)} left] ${text}> `;
+}
+
 export function startPasteReader(io: CommandIO, prompt: () => string, onLine: (line: string) => void): PasteReader {
   const { stdin, stderr } = io.ctx;
-  const tty = Boolean(stdin.isTTY);
+  const tty = promptsOnTty(io);
   const rl = readline.createInterface({
     input: stdin,
     ...(tty ? { output: stderr, terminal: true } : { terminal: false }),

@@ -1,6 +1,7 @@
 /** How a captured sign-in URL is shown: plain lines that copy cleanly over SSH, or one NDJSON event. */
 import type { CommandIO } from '../core/io.js';
 import type { AuthUrl } from '../profiles/auth-url.js';
+import { emit } from './detached/contract.js';
 import { type TunnelTarget, tunnelCommand, tunnelExplanation } from './tunnel.js';
 
 export interface PresentOptions {
@@ -24,7 +25,7 @@ export interface UrlOrigin {
 
 export function presentUrl(io: CommandIO, auth: AuthUrl, options: PresentOptions, origin?: UrlOrigin): string {
   const tunnel = tunnelCommand(auth.port, options.target);
-  io.out.event({
+  emit(io.out, {
     event: 'url',
     url: auth.url,
     port: auth.port,

@@ -20,23 +20,12 @@ import {
   writeAuthType,
 } from '../settings/profile-auth.js';
 import { assertNotSymlink, ownerFor } from '../util/safe-fs.js';
+import { emit, type LoginOptions } from './detached/contract.js';
 import { type ProofResult, proveCredentials } from './prove.js';
 import { isBrowserMethod, type SignInOptions, signIn } from './sign-in.js';
 import { checkAndFixTokenFile, type TokenFileReport } from './token-file.js';
-import type { TunnelTarget } from './tunnel.js';
 
-export interface LoginOptions {
-  method: string | undefined;
-  timeoutMs: number;
-  target: TunnelTarget;
-  qr: boolean;
-  open: boolean;
-  fakeDisplay: boolean;
-  keepProbeSession: boolean;
-  proofTimeoutMs: number;
-  /** `login --detach`: the foreground command returns once the URL is shown (the wording of the paste hint). */
-  detached?: boolean;
-}
+export type { LoginOptions } from './detached/contract.js';
 
 export interface LoginReport {
   method: string;
@@ -130,7 +119,7 @@ function reconcileSettings(io: CommandIO, pre: Preflight, profile: ServerProfile
       : rawAuthTypeFor(profile, parseSettingsText(pre.settingsRaw, { comments: profile.settingsComments }).data);
   const changedByServer = now.raw !== pre.settingsRaw;
   if (changedByServer) {
-    io.out.event({
+    emit(io.out, {
       event: 'settings-changed',
       by: 'server',
       authTypeBefore: before ?? null,
@@ -146,7 +135,7 @@ function reconcileSettings(io: CommandIO, pre: Preflight, profile: ServerProfile
   if (current === undefined && !now.error) {
     writeAuthType(profile, io.opts.stateDir, pre.method, io.ctx.env);
     wroteAuthType = true;
-    io.out.event({ event: 'settings-changed', by: 'agyctl', authTypeBefore: null, authTypeAfter: pre.method });
+    emit(io.out, { event: 'settings-changed', by: 'agyctl', authTypeBefore: null, authTypeAfter: pre.method });
     io.out.info(
       `settings.json had no ${key}; wrote ${key} = ${pre.method} so the server finds these credentials after a restart`,
     );
@@ -200,7 +189,7 @@ export async function runLogin(io: CommandIO, options: LoginOptions): Promise<Lo
     const { profile, switched, target } = adoptDetectedProfile(io, init);
     if (!switched) return;
     io = { ...io, opts: target }; // from here on the login works on the detected profile's target
-    io.out.event({ event: 'profile-detected', profile: profile.id, stateDir: io.opts.stateDir });
+    emit(io.out, { event: 'profile-detected', profile: profile.id, stateDir: io.opts.stateDir });
     pre.settingsRaw = snapshotSettings(io);
   };
   const signInOptions: SignInOptions = {
@@ -215,7 +204,7 @@ export async function runLogin(io: CommandIO, options: LoginOptions): Promise<Lo
   };
   const attempt = await signIn(io, signInOptions);
   const profile = profileOf(io.opts);
-  io.out.event({ event: 'authenticated', method: pre.method });
+  emit(io.out, { event: 'authenticated', method: pre.method });
   if (!io.out.json)
     io.out.info(io.out.e.green(`Signed in (${pre.method}). Checking that a fresh server accepts the credentials...`));
   const tokenFile = isBrowserMethod(profile, pre.method) ? checkToken(io, profile) : undefined;
@@ -225,7 +214,7 @@ export async function runLogin(io: CommandIO, options: LoginOptions): Promise<Lo
     timeoutMs: options.proofTimeoutMs,
   });
   const credentials = credentialsWhere(io, tokenFile);
-  io.out.event({
+  emit(io.out, {
     event: 'verified',
     ...(tokenFile ? { tokenFile: { mode: tokenFile.mode } } : {}),
     ...(credentials ? { credentials } : {}),

@@ -17,8 +17,11 @@ import { tempRoot } from '../core/paths.js';
 import { profileOf, type ServerProfile } from '../profiles/index.js';
 import { serverStartOptions } from '../profiles/server-start.js';
 import { withDeadline } from '../util/deadline.js';
-import { type Candidate, type CapturedUrl, describeCandidate, noSignInUrlError, UrlCapture } from './capture.js';
+import { type Candidate, describeCandidate } from './capture/evidence.js';
+import { noSignInUrlError } from './capture/no-url-error.js';
+import { type CapturedUrl, UrlCapture } from './capture/pipeline.js';
 import { presentCodeEntry, waitForCode } from './code-entry.js';
+import { emit } from './detached/contract.js';
 import { openInBrowser, type PresentOptions, presentUrl, showQr } from './present.js';
 import { Secrets, scrubbingTracer } from './scrub.js';
 import { createShimDir, loginServerEnv } from './shims.js';
@@ -164,7 +167,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
 }
 
 function announce(io: CommandIO, pid: number, init: InitializeResult, initMs: number, options: SignInOptions): void {
-  io.out.event({ event: 'server-started', pid, agent: describeInit(init).agent, ms: initMs });
+  emit(io.out, { event: 'server-started', pid, agent: describeInit(init).agent, ms: initMs });
   io.out.verbose(`server ${pid} initialized in ${initMs} ms`);
   options.onStarted?.(init);
   checkMethodOffered(init, options.method);
@@ -189,7 +192,7 @@ const mapAuthError =
 
 /** Every candidate that was not used: a warning when it looked like a sign-in, else --verbose only (evidence either way). */
 function reportRejected(io: CommandIO, c: Candidate, loud: boolean): void {
-  io.out.event({
+  emit(io.out, {
     event: 'url-rejected',
     source: c.channel,
     reason: c.reason,
@@ -212,7 +215,7 @@ async function raceForUrl(
   startedAt: number,
 ): Promise<CapturedUrl | undefined> {
   const hint = setTimeout(() => {
-    io.out.event({ event: 'no-url-yet', afterS: NO_URL_HINT_AFTER_MS / 1000 });
+    emit(io.out, { event: 'no-url-yet', afterS: NO_URL_HINT_AFTER_MS / 1000 });
     if (!io.out.json)
       io.out.warn(
         `the server has not shown a sign-in URL after ${NO_URL_HINT_AFTER_MS / 1000}s; if this build only opens a browser when DISPLAY is set, do not pass --no-fake-display (run with --verbose to see its output)`,

@@ -9,6 +9,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 
 const LOGIN_DIR = /^agyctl-login-[A-Za-z0-9]{6}$/;
+/** The name mkdtemp gives a login's private dir. */
+export const isLoginDirName = (name: string): boolean => LOGIN_DIR.test(name);
 export const OWNER_FILE = 'owner';
 /** A dir from a version that did not record its owner: removed only once it is this old. */
 const UNOWNED_MAX_AGE_MS = 24 * 3600_000;

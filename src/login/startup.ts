@@ -14,7 +14,7 @@ import { type InitializeResult, initialize } from '../acp/protocol.js';
 import { AcpServer, KILL_AFTER_LATE_MS } from '../acp/server.js';
 import { AgyError, EXIT, TimeoutError } from '../core/errors.js';
 import { withDeadline } from '../util/deadline.js';
-import type { CapturedUrl, UrlCapture } from './capture.js';
+import type { CapturedUrl, UrlCapture } from './capture/pipeline.js';
 import { listenerAlive } from './listener.js';
 
 const RESEND_EVERY_MS = 1_000;

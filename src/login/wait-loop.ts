@@ -9,8 +9,9 @@ import { AcpError } from '../acp/acp-error.js';
 import { AgyError, EXIT, InterruptedError, TimeoutError } from '../core/errors.js';
 import type { CommandIO } from '../core/io.js';
 import { formatDuration } from '../util/duration.js';
+import { emit } from './detached/contract.js';
 import { signInFailureHint } from './failure-hints.js';
-import { startPasteReader } from './paste.js';
+import { countdownPrompt, startPasteReader } from './paste.js';
 
 const COUNTDOWN_EVERY_MS = 1_000;
 const WAITING_EVENT_EVERY_MS = 15_000;
@@ -64,7 +65,7 @@ export function runWaitLoop(io: CommandIO, o: WaitLoopOptions): Promise<void> {
     };
     const reader = startPasteReader(
       io,
-      () => `[${formatDuration(remaining())} left] ${o.prompt}> `,
+      () => countdownPrompt(o.prompt, o.deadline),
       (line) => {
         if (!loop.settled && line.trim() !== '') o.onLine(line, loop);
       },
@@ -85,7 +86,7 @@ export function runWaitLoop(io: CommandIO, o: WaitLoopOptions): Promise<void> {
     );
     loop.keep(setInterval(() => reader.refresh(), COUNTDOWN_EVERY_MS));
     const waitingEvent = (): void =>
-      io.out.event({
+      emit(io.out, {
         event: 'waiting',
         elapsedS: Math.round((Date.now() - o.startedAt) / 1000),
         remainingS: Math.round(remaining() / 1000),

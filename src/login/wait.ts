@@ -7,6 +7,7 @@ import type { AcpServer } from '../acp/server.js';
 import { AgyError, EXIT } from '../core/errors.js';
 import type { CommandIO } from '../core/io.js';
 import { type AuthUrl, validatePastedRedirect } from '../profiles/auth-url.js';
+import { emit } from './detached/contract.js';
 import { deliverRedirect, listenerAlive } from './listener.js';
 import { runWaitLoop, type WaitLoop } from './wait-loop.js';
 
@@ -52,7 +53,7 @@ export function waitForSignIn(io: CommandIO, o: WaitOptions): Promise<void> {
   }
 
   const refuse = (reason: string): void => {
-    io.out.event({ event: 'redirect-rejected', reason });
+    emit(io.out, { event: 'redirect-rejected', reason });
     if (!io.out.json) io.out.warn(`not delivered: ${reason}`);
   };
 
@@ -63,7 +64,7 @@ export function waitForSignIn(io: CommandIO, o: WaitOptions): Promise<void> {
     delivered = true;
     try {
       const status = await deliverRedirect(v.value.deliverTo);
-      io.out.event({ event: 'redirect-delivered', status });
+      emit(io.out, { event: 'redirect-delivered', status });
       io.out.verbose(`delivered the redirect to the login listener (HTTP ${status})`);
     } catch (err) {
       delivered = false;

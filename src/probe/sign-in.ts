@@ -12,7 +12,9 @@ import { describeInit } from '../acp/describe-init.js';
 import type { StartOptions } from '../acp/lifecycle.js';
 import { authenticate } from '../acp/protocol.js';
 import { AgyError, EXIT } from '../core/errors.js';
-import { type Candidate, type CapturedUrl, noSignInUrlError, UrlCapture } from '../login/capture.js';
+import type { Candidate } from '../login/capture/evidence.js';
+import { noSignInUrlError } from '../login/capture/no-url-error.js';
+import { type CapturedUrl, UrlCapture } from '../login/capture/pipeline.js';
 import { createShimDir, loginServerEnv, type ShimDir } from '../login/shims.js';
 import { startForSignIn } from '../login/startup.js';
 import {

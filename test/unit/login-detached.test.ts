@@ -12,6 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { manualResume } from '../../src/connect/reconnect.js';
 import { inspect } from '../../src/login/detached/control.js';
 import { MAX_LINE, request } from '../../src/login/detached/ipc.js';
+import { isRecordedProcess, killRecorded, recordProcess } from '../../src/login/detached/process.js';
 import {
   ensureRecordDir,
   isPending,
@@ -112,6 +113,28 @@ describe('supervisor liveness', () => {
       kind: 'ended',
       state: { phase: 'done', outcome: { exit: 4, code: 'login-supervisor-died' } },
     });
+  });
+});
+
+describe('signals go only to the process a record names', () => {
+  it('never to pid 1 or below (kill(-1) would reach every process), whatever the record says', () => {
+    for (const pid of [1, 0, -1]) {
+      const p = { pid, start: procStart(1) ?? '1' };
+      expect(isRecordedProcess(p, () => true)).toBe(false);
+      expect(killRecorded(p, () => true)).toBe(false);
+    }
+  });
+
+  it('this process as recorded matches; another start time, command line or no start time does not', () => {
+    const self = recordProcess(process.pid);
+    expect(self.cmd).toMatch(/^[0-9a-f]{32}$/);
+    expect(isRecordedProcess(self)).toBe(true);
+    expect(isRecordedProcess({ ...self, start: `${self.start}0` })).toBe(false);
+    expect(isRecordedProcess({ ...self, cmd: '0'.repeat(32) })).toBe(false);
+    expect(isRecordedProcess({ pid: process.pid, start: undefined }, () => true)).toBe(false);
+    // No recorded command line: only one the caller recognises.
+    expect(isRecordedProcess({ pid: process.pid, start: self.start }, () => false)).toBe(false);
+    expect(isRecordedProcess({ pid: process.pid, start: self.start })).toBe(false);
   });
 });
 

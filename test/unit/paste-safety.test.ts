@@ -6,6 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { parseCode } from '../../src/login/code-entry.js';
+import { countdownPrompt, promptsOnTty } from '../../src/login/paste.js';
 import { defaultTunnelTarget, parseSshTarget, shellQuote, tunnelCommand } from '../../src/login/tunnel.js';
 
 /** What `sh` sees as words when the command is pasted (printf shows each argument on a line). */
@@ -74,5 +75,25 @@ describe('a code taken from a pasted URL', () => {
       ok: true,
       value: '4/0Xyz',
     });
+  });
+});
+
+describe('the countdown prompt', () => {
+  it('shows whole seconds, rounded up, never "979ms"', () => {
+    const now = 1_000_000;
+    expect(countdownPrompt('paste it', now + 979, now)).toBe('[1s left] paste it> ');
+    expect(countdownPrompt('paste it', now + 61_200, now)).toBe('[1m02s left] paste it> ');
+    expect(countdownPrompt('paste it', now - 5, now)).toBe('[0s left] paste it> ');
+    expect(countdownPrompt('paste it', undefined, now)).toBe('paste it> ');
+  });
+
+  it('draws the prompt only when stdin and stderr are both terminals (not in `login 2>&1 | tee`)', () => {
+    const io = (stdin: boolean, stderr: boolean) =>
+      ({ ctx: { stdin: { isTTY: stdin }, stderr: { isTTY: stderr } } }) as unknown as Parameters<
+        typeof promptsOnTty
+      >[0];
+    expect(promptsOnTty(io(true, true))).toBe(true);
+    expect(promptsOnTty(io(true, false))).toBe(false);
+    expect(promptsOnTty(io(false, true))).toBe(false);
   });
 });

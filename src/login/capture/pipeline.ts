@@ -66,10 +66,6 @@ export class UrlCapture {
     this.poll.unref();
   }
 
-  get settled(): boolean {
-    return this.done;
-  }
-
   /** A line of server output (stdout noise or stderr); `raw` still has its escape sequences. */
   feedLine(line: string, source: 'stdout' | 'stderr', raw: string = line): void {
     for (const url of terminalUrls(raw)) this.consider(url, source, {});

@@ -5,12 +5,26 @@
  * hand it a pasted redirect.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { signalGroup } from '../../acp/children.js';
+import { tempRoot } from '../../core/paths.js';
 import { pause } from '../../util/deadline.js';
 import { formatDuration } from '../../util/duration.js';
+import { sanitizeForTerminal } from '../../util/terminal-text.js';
+import { isLoginDirName } from '../stale-dirs.js';
+import type { FinishAnswer } from './contract.js';
 import { request } from './ipc.js';
-import { isPending, type LoginState, type RecordPaths, readState, sameProcessAlive, writeState } from './record.js';
+import { isRecordedProcess, killRecorded } from './process.js';
+import {
+  checkOurSocket,
+  checkRecordDir,
+  isPending,
+  type LoginState,
+  type RecordPaths,
+  readState,
+  writeState,
+} from './record.js';
+import { SUPERVISOR_COMMAND } from './spawn.js';
 
 const CANCEL_ANSWER_MS = 5_000;
 /** The login stops its server within its own grace and kill delay (~6 s); allow more. */
@@ -25,28 +39,55 @@ export type Liveness =
   | { kind: 'ended'; state: LoginState }
   | { kind: 'died'; state: LoginState };
 
+/** A supervisor is the process the record names: its pid, start time and command line (`__login-supervisor --record <this dir>`). */
+function supervisorOf(state: LoginState) {
+  return { pid: state.pid, start: state.pidStart, ...(state.pidCmd ? { cmd: state.pidCmd } : {}) };
+}
+
+const isSupervisorArgv = (argv: string[]): boolean => argv.includes(SUPERVISOR_COMMAND);
+
 export function supervisorAlive(state: LoginState): boolean {
-  return sameProcessAlive(state.pid, state.pidStart);
+  return isRecordedProcess(supervisorOf(state), isSupervisorArgv);
+}
+
+/**
+ * A shim dir the record names is removed only when it is one of ours: a
+ * login dir by name, a real directory of ours, directly under a temp root
+ * this environment uses (never some other `agyctl-login-*` path).
+ */
+function removeShimDir(dir: string, env: NodeJS.ProcessEnv): void {
+  if (!path.isAbsolute(dir) || !isLoginDirName(path.basename(dir))) return;
+  const parent = path.dirname(dir);
+  if (![tempRoot(env), os.tmpdir(), '/tmp'].some((root) => path.resolve(root) === parent)) return;
+  try {
+    const st = fs.lstatSync(dir);
+    if (!st.isDirectory() || st.uid !== process.getuid?.()) return;
+    fs.rmSync(dir, { recursive: true, force: true });
+  } catch {
+    /* gone already */
+  }
 }
 
 /** The record's state; a pending one whose supervisor is gone is cleaned up and reported as died (once; later reads see the recorded outcome). */
-export function inspect(paths: RecordPaths): Liveness {
+export function inspect(paths: RecordPaths, env: NodeJS.ProcessEnv = process.env): Liveness {
   const state = readState(paths);
   if (!state) return { kind: 'none' };
   if (!isPending(state)) return { kind: 'ended', state };
   if (supervisorAlive(state)) return { kind: 'pending', state };
-  cleanupAfter(paths, state);
+  cleanupAfter(paths, state, env);
   return { kind: 'died', state };
 }
 
 /** Kill what a dead (or hung) supervisor left: its server's group, its own group, its shim dirs, its socket; record the outcome. */
-export function cleanupAfter(paths: RecordPaths, state: LoginState): void {
-  if (state.server && sameProcessAlive(state.server.pid, state.server.start)) signalGroup(state.server.pid, 'SIGKILL');
-  if (supervisorAlive(state)) signalGroup(state.pid, 'SIGKILL');
-  for (const dir of state.shimDirs ?? []) {
-    if (path.basename(dir).startsWith('agyctl-login-')) fs.rmSync(dir, { recursive: true, force: true });
+export function cleanupAfter(paths: RecordPaths, state: LoginState, env: NodeJS.ProcessEnv = process.env): void {
+  if (state.server) killRecorded(state.server);
+  killRecorded(supervisorOf(state), isSupervisorArgv);
+  for (const dir of state.shimDirs ?? []) removeShimDir(dir, env);
+  try {
+    if (checkOurSocket(paths)) fs.rmSync(paths.socket, { force: true });
+  } catch {
+    /* not ours: leave it */
   }
-  fs.rmSync(paths.socket, { force: true });
   state.phase = 'done';
   state.outcome = {
     exit: 4,
@@ -80,7 +121,7 @@ export async function waitEnded(
 
 /** Ask the supervisor to cancel and wait for it to end; a supervisor that does not stop in time is killed with its server. */
 export async function cancelPending(paths: RecordPaths, state: LoginState): Promise<{ forced: boolean }> {
-  await request(paths.socket, { op: 'cancel' }, CANCEL_ANSWER_MS);
+  if (checkOurSocket(paths)) await request(paths.socket, { op: 'cancel' }, CANCEL_ANSWER_MS);
   const until = Date.now() + CANCEL_WAIT_MS;
   const ended = await waitEnded(paths, CANCEL_WAIT_MS);
   // The outcome is recorded after the server stopped; the supervisor itself exits right after.
@@ -90,13 +131,8 @@ export async function cancelPending(paths: RecordPaths, state: LoginState): Prom
   return { forced: true };
 }
 
-export interface FinishAnswer {
-  ok: boolean;
-  reason?: string;
-  event?: Record<string, unknown>;
-}
-
 export async function deliver(paths: RecordPaths, line: string): Promise<FinishAnswer | undefined> {
+  if (!checkRecordDir(paths) || !checkOurSocket(paths)) return undefined;
   return request<FinishAnswer>(paths.socket, { op: 'finish', line }, FINISH_ANSWER_MS);
 }
 
@@ -104,13 +140,16 @@ export function timeLeft(state: LoginState): string {
   return formatDuration(Math.max(0, state.deadline - Date.now()));
 }
 
+/** Record text on its way to a terminal: one line, no control characters. */
+export const shown = (text: string): string => sanitizeForTerminal(text, { singleLine: true });
+
 /** The lines that describe a pending login to a person (status, and the "already pending" refusal). */
 export function describePending(state: LoginState): string[] {
   const lines = [
-    `A login is pending for ${state.stateDir} (${timeLeft(state)} left, supervisor pid ${state.pid}, ${state.phase}).`,
+    `A login is pending for ${shown(state.stateDir)} (${timeLeft(state)} left, supervisor pid ${state.pid}, ${state.phase}).`,
   ];
-  if (state.url) lines.push(`Sign-in URL: ${state.url}`);
-  if (state.tunnel) lines.push(`Tunnel (port ${state.port}): ${state.tunnel}`);
+  if (state.url) lines.push(`Sign-in URL: ${shown(state.url)}`);
+  if (state.tunnel) lines.push(`Tunnel (port ${state.port}): ${shown(state.tunnel)}`);
   else if (state.mode === 'code-entry')
     lines.push('This login uses code entry: no tunnel; give the code with `agyctl login finish CODE`.');
   return lines;

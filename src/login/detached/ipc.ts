@@ -5,6 +5,7 @@
  * answer. Every client wait is bounded; lines are capped in length.
  */
 import net from 'node:net';
+import type { LoginEvent } from './contract.js';
 
 /** No request or answer is anywhere near this; a longer line is garbage. */
 export const MAX_LINE = 64 * 1024;
@@ -15,7 +16,7 @@ export type Request = { op: 'attach' } | { op: 'finish'; line: string } | { op: 
 export type Frame =
   | { t: 'out'; text: string }
   | { t: 'err'; text: string }
-  | { t: 'event'; event: Record<string, unknown> }
+  | { t: 'event'; event: LoginEvent }
   | {
       t: 'end';
       outcome: { exit: number; code?: string; message?: string; hint?: string; details?: Record<string, unknown> };

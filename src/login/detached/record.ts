@@ -10,6 +10,8 @@ import path from 'node:path';
 import { AgyError, EXIT } from '../../core/errors.js';
 import { homeDir, tempRoot } from '../../core/paths.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
+import { lstatOrNull } from '../../util/safe-fs.js';
+import type { RecordedProcess } from './process.js';
 
 /** A unix socket path must fit in sun_path (108 bytes on Linux); keep a margin. */
 const MAX_SOCKET_PATH = 100;
@@ -32,6 +34,8 @@ export interface LoginState {
   pid: number;
   /** /proc start time of the supervisor: a recycled pid is not mistaken for it. */
   pidStart: string | undefined;
+  /** Fingerprint of the supervisor's command line (process.ts): another process with that pid and start is not it. */
+  pidCmd?: string;
   startedAt: number;
   /** When the sign-in wait ends (the login's --timeout); the proof may run a little past it. */
   deadline: number;
@@ -43,7 +47,7 @@ export interface LoginState {
   port?: number;
   tunnel?: string;
   mode?: 'loopback' | 'code-entry';
-  server?: { pid: number; start: string | undefined };
+  server?: RecordedProcess;
   shimDirs?: string[];
   outcome?: Outcome;
 }
@@ -56,17 +60,8 @@ export interface RecordPaths {
   log: string;
 }
 
-function stateBase(env: NodeJS.ProcessEnv): string {
-  const xdg = env.XDG_STATE_HOME && path.isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : undefined;
-  return path.join(xdg ?? path.join(homeDir(env), '.local', 'state'), 'agyctl', 'logins');
-}
-
-/** `$XDG_STATE_HOME/agyctl/logins/<hash of the state dir>`, or a private temp dir when that path is too long for a socket. */
-export function recordPaths(env: NodeJS.ProcessEnv, stateDir: string): RecordPaths {
-  const hash = crypto.createHash('sha256').update(path.resolve(stateDir)).digest('hex').slice(0, 16);
-  let dir = path.join(stateBase(env), hash);
-  if (Buffer.byteLength(path.join(dir, 'sock')) > MAX_SOCKET_PATH)
-    dir = path.join(tempRoot(env), `agyctl-${process.getuid?.() ?? 'u'}`, 'logins', hash);
+/** The five paths of a record directory. */
+export function recordPathsIn(dir: string): RecordPaths {
   return {
     dir,
     socket: path.join(dir, 'sock'),
@@ -76,11 +71,53 @@ export function recordPaths(env: NodeJS.ProcessEnv, stateDir: string): RecordPat
   };
 }
 
+function stateBase(env: NodeJS.ProcessEnv): string {
+  const xdg = env.XDG_STATE_HOME && path.isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : undefined;
+  return path.join(xdg ?? path.join(homeDir(env), '.local', 'state'), 'agyctl', 'logins');
+}
+
+/** $XDG_RUNTIME_DIR when it is a real directory of ours that only we can enter (systemd's /run/user/<uid>). */
+function runtimeBase(env: NodeJS.ProcessEnv): string | undefined {
+  const dir = env.XDG_RUNTIME_DIR;
+  if (!dir || !path.isAbsolute(dir)) return undefined;
+  const st = lstatOrNull(dir);
+  const uid = process.getuid?.();
+  if (!st?.isDirectory() || (uid !== undefined && st.uid !== uid) || (st.mode & 0o077) !== 0) return undefined;
+  return path.join(dir, 'agyctl', 'logins');
+}
+
+const fits = (dir: string): boolean => Buffer.byteLength(path.join(dir, 'sock')) <= MAX_SOCKET_PATH;
+
+/**
+ * `$XDG_STATE_HOME/agyctl/logins/<hash of the state dir>`; when that is too
+ * long for a socket path, the same under $XDG_RUNTIME_DIR, else under
+ * `$TMPDIR/agyctl-<uid>`. Refused (exit 2) when none fits: libuv would cut
+ * the socket path short and listen somewhere else.
+ */
+export function recordPaths(env: NodeJS.ProcessEnv, stateDir: string): RecordPaths {
+  const hash = crypto.createHash('sha256').update(path.resolve(stateDir)).digest('hex').slice(0, 16);
+  const runtime = runtimeBase(env);
+  const bases = [
+    stateBase(env),
+    ...(runtime ? [runtime] : []),
+    path.join(tempRoot(env), `agyctl-${process.getuid?.() ?? 'u'}`, 'logins'),
+  ];
+  const dir = bases.map((b) => path.join(b, hash)).find(fits);
+  if (!dir)
+    throw new AgyError(
+      EXIT.usage,
+      'login-record-path-too-long',
+      `Every place for the login record is too long for a unix socket path (${MAX_SOCKET_PATH} bytes): ${bases.map((b) => path.join(b, hash, 'sock')).join(', ')}.`,
+      { hint: 'set XDG_RUNTIME_DIR (or TMPDIR, or XDG_STATE_HOME) to a shorter directory of yours' },
+    );
+  return recordPathsIn(dir);
+}
+
 /** Directories between the record and the base we own (agyctl/logins, or agyctl-<uid>/logins under $TMPDIR) must be ours and not writable by others. */
 const CHECKED_PARENTS = 2;
 
-function unsafe(dir: string, why: string): AgyError {
-  return new AgyError(EXIT.usage, 'login-record-unsafe', `${dir} ${why}, so it cannot hold a login record.`, {
+function unsafe(file: string, why: string): AgyError {
+  return new AgyError(EXIT.usage, 'login-record-unsafe', `${file} ${why}, so it cannot hold a login record.`, {
     hint: `remove it (or fix its owner and mode), then run agyctl login again`,
   });
 }
@@ -98,50 +135,106 @@ export function ensureRecordDir(paths: RecordPaths): void {
       { hint: 'make it writable, or set XDG_STATE_HOME to a directory you can write' },
     );
   }
-  const uid = process.getuid?.();
-  let dir = paths.dir;
-  for (let i = 0; i <= CHECKED_PARENTS; i++, dir = path.dirname(dir)) {
-    const st = fs.lstatSync(dir);
-    if (!st.isDirectory()) throw unsafe(dir, 'is not a directory');
-    if (uid !== undefined && st.uid !== uid) throw unsafe(dir, 'is not owned by you');
-    if (i > 0 && (st.mode & 0o002) !== 0) throw unsafe(dir, 'is writable by everyone');
-  }
-  if ((fs.lstatSync(paths.dir).mode & 0o077) !== 0) fs.chmodSync(paths.dir, 0o700);
+  const st = fs.lstatSync(paths.dir);
+  if (st.isDirectory() && st.uid === process.getuid?.() && (st.mode & 0o077) !== 0) fs.chmodSync(paths.dir, 0o700);
+  checkRecordDir(paths);
 }
 
+/**
+ * Before anything reads a record, connects to its socket or acts on it:
+ * the directory is ours, a real directory, 0700, its own parents ours and
+ * not writable by others, and the one above those not open to others
+ * (unless sticky, as /tmp is). False when there is no record dir at all.
+ */
+export function checkRecordDir(paths: RecordPaths): boolean {
+  const uid = process.getuid?.();
+  let dir = paths.dir;
+  for (let i = 0; i <= CHECKED_PARENTS + 1; i++, dir = path.dirname(dir)) {
+    const st = lstatOrNull(dir);
+    if (!st) {
+      if (i === 0) return false;
+      throw unsafe(dir, 'is missing');
+    }
+    if (!st.isDirectory()) throw unsafe(dir, st.isSymbolicLink() ? 'is a symbolic link' : 'is not a directory');
+    if (i > CHECKED_PARENTS) {
+      if ((st.mode & 0o002) !== 0 && (st.mode & 0o1000) === 0) throw unsafe(dir, 'is writable by everyone');
+      if (uid !== undefined && st.uid !== uid && st.uid !== 0) throw unsafe(dir, 'is not owned by you');
+      continue;
+    }
+    if (uid !== undefined && st.uid !== uid) throw unsafe(dir, 'is not owned by you');
+    if (i === 0 && (st.mode & 0o077) !== 0) throw unsafe(dir, 'is open to other users (not mode 0700)');
+    if ((st.mode & 0o002) !== 0) throw unsafe(dir, 'is writable by everyone');
+    if ((st.mode & 0o020) !== 0) throw unsafe(dir, 'is writable by its group');
+  }
+  return true;
+}
+
+/** The record's socket is a socket of ours (checked before every connect). */
+export function checkOurSocket(paths: RecordPaths): boolean {
+  const st = lstatOrNull(paths.socket);
+  if (!st) return false;
+  if (!st.isSocket()) throw unsafe(paths.socket, 'is not a socket');
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid) throw unsafe(paths.socket, 'is not owned by you');
+  return true;
+}
+
+const MAX_STATE_BYTES = 256 * 1024;
+
+/**
+ * The recorded state, read only from a regular file of ours (never through
+ * a link) in a checked record dir; undefined when there is none or it is
+ * not a state this version wrote.
+ */
 export function readState(paths: RecordPaths): LoginState | undefined {
+  if (!checkRecordDir(paths)) return undefined;
+  let fd: number;
   try {
-    const value = JSON.parse(fs.readFileSync(paths.state, 'utf8')) as LoginState;
-    return value && value.version === 1 && typeof value.pid === 'number' ? value : undefined;
+    fd = fs.openSync(paths.state, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw unsafe(paths.state, 'is a symbolic link');
+    return undefined;
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) throw unsafe(paths.state, 'is not a regular file');
+    const uid = process.getuid?.();
+    if (uid !== undefined && st.uid !== uid) throw unsafe(paths.state, 'is not owned by you');
+    if (st.size > MAX_STATE_BYTES) return undefined;
+    return parseState(fs.readFileSync(fd, 'utf8'));
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v);
+const optString = (v: unknown): boolean => v === undefined || typeof v === 'string';
+
+/** A state this version wrote: the fields every reader relies on have their types. */
+export function parseState(text: string): LoginState | undefined {
+  let v: Partial<LoginState> & Record<string, unknown>;
+  try {
+    v = JSON.parse(text) as typeof v;
   } catch {
     return undefined;
   }
+  if (!v || typeof v !== 'object' || v.version !== 1 || typeof v.id !== 'string' || typeof v.stateDir !== 'string')
+    return undefined;
+  if (!isInt(v.pid) || !isInt(v.startedAt) || !isInt(v.deadline) || !isInt(v.endBy)) return undefined;
+  if (!['starting', 'waiting', 'signed-in', 'done'].includes(String(v.phase))) return undefined;
+  if (![v.pidStart, v.pidCmd, v.method, v.url, v.tunnel].every(optString)) return undefined;
+  if (v.port !== undefined && !isInt(v.port)) return undefined;
+  if (v.server !== undefined && (typeof v.server !== 'object' || !isInt(v.server?.pid))) return undefined;
+  if (v.shimDirs !== undefined && !(Array.isArray(v.shimDirs) && v.shimDirs.every((d) => typeof d === 'string')))
+    return undefined;
+  if (v.outcome !== undefined && (typeof v.outcome !== 'object' || !isInt(v.outcome?.exit))) return undefined;
+  return v as LoginState;
 }
 
 export function writeState(paths: RecordPaths, state: LoginState): void {
   writeFileAtomic(paths.state, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
 }
 
-export function removeRecord(paths: RecordPaths): void {
-  fs.rmSync(paths.dir, { recursive: true, force: true });
-}
-
-/** Field 22 of /proc/<pid>/stat (start time in clock ticks), or undefined when the process is gone. */
-export function procStart(pid: number): string | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (fields[0] === 'Z') return undefined;
-    return fields[19];
-  } catch {
-    return undefined;
-  }
-}
-
-/** The same process is still running (not a recycled pid, not a zombie). */
-export function sameProcessAlive(pid: number, start: string | undefined): boolean {
-  const now = procStart(pid);
-  return now !== undefined && (start === undefined || now === start);
-}
+export { procStart, sameProcessAlive } from './process.js';
 
 export const isPending = (s: LoginState): boolean => s.phase !== 'done' && s.outcome === undefined;

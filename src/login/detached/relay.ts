@@ -12,11 +12,10 @@
 
 import { AgyError, EXIT, InterruptedError } from '../../core/errors.js';
 import type { CommandIO } from '../../core/io.js';
-import { formatDuration } from '../../util/duration.js';
-import { type PasteReader, startPasteReader } from '../paste.js';
+import { countdownPrompt, type PasteReader, promptsOnTty, startPasteReader } from '../paste.js';
 import { cancelPending, cleanupAfter, deliver, inspect, SUPERVISOR_DIED } from './control.js';
 import { attach, type Frame } from './ipc.js';
-import type { LoginState, Outcome, RecordPaths } from './record.js';
+import { checkOurSocket, type LoginState, type Outcome, type RecordPaths } from './record.js';
 
 const ATTACH_TIMEOUT_MS = 10_000;
 const PROMPT_REFRESH_MS = 1_000;
@@ -64,14 +63,16 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
   };
   const say = (write: () => void): void => {
     if (gone) return;
-    const prompting = paste !== undefined && Boolean(ctx.stdin.isTTY);
+    const prompting = paste !== undefined && promptsOnTty(io);
     if (prompting) out.clearStatus();
     write();
     if (prompting) paste?.refresh();
   };
   const prompt = (): string => {
-    const left = deadline === undefined ? '' : `[${formatDuration(Math.max(0, deadline - Date.now()))} left] `;
-    return `${left}${codeEntry ? 'paste the authorization code' : 'paste the address your browser ended on'}> `;
+    return countdownPrompt(
+      codeEntry ? 'paste the authorization code' : 'paste the address your browser ended on',
+      deadline,
+    );
   };
   const startPaste = (): void => {
     if (paste || gone) return;
@@ -82,7 +83,7 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
         if (!answer) say(() => out.warn('could not reach the login supervisor to deliver that'));
       });
     });
-    if (ctx.stdin.isTTY) promptTimer = setInterval(() => paste?.refresh(), PROMPT_REFRESH_MS);
+    if (promptsOnTty(io)) promptTimer = setInterval(() => paste?.refresh(), PROMPT_REFRESH_MS);
   };
 
   const onFrame = (frame: Frame): void => {
@@ -101,7 +102,7 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
     } else if (e.event === 'authenticated') stopPaste();
   };
 
-  const attachment = await attach(o.paths.socket, onFrame, ATTACH_TIMEOUT_MS);
+  const attachment = checkOurSocket(o.paths) ? await attach(o.paths.socket, onFrame, ATTACH_TIMEOUT_MS) : undefined;
   if (!attachment) return afterBreak(o.paths);
   const release = ctx.hangup?.claim(() => {
     gone = true;

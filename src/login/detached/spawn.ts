@@ -11,6 +11,7 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { signalGroup } from '../../acp/children.js';
 import { AgyError, EXIT } from '../../core/errors.js';
+import type { LoginRequest } from './contract.js';
 import type { RecordPaths } from './record.js';
 
 /** dist/login/detached/spawn.js -> bin/agyctl.js */
@@ -23,7 +24,7 @@ const READY_TIMEOUT_MS = 30_000;
 export interface SpawnOptions {
   paths: RecordPaths;
   /** Written to request.json (0600): the login's options; never the environment. */
-  request: unknown;
+  request: LoginRequest;
   env: NodeJS.ProcessEnv;
   cwd: string;
 }

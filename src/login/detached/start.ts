@@ -10,6 +10,7 @@ import path from 'node:path';
 import { AgyError, EXIT } from '../../core/errors.js';
 import type { CommandIO } from '../../core/io.js';
 import { createWithContent } from '../../util/safe-fs.js';
+import { emit, type LoginRequest } from './contract.js';
 import { cancelPending, describePending, inspect, statusData } from './control.js';
 import { ensureRecordDir, type LoginState, recordPaths, sameProcessAlive } from './record.js';
 import { type RelayResult, relayLogin } from './relay.js';
@@ -20,24 +21,9 @@ const STARTUP_ALLOWANCE_MS = 60_000;
 const END_MARGIN_MS = 60_000;
 
 export interface StartOptions {
-  /** The supervisor's request (login options and global options), written to the 0600 request.json. */
-  request: Record<string, unknown>;
-  method: string | undefined;
-  timeoutMs: number;
-  proofTimeoutMs: number;
-  detach: boolean;
+  /** What the supervisor runs: written to the 0600 request.json with the ids and deadlines added. */
+  request: Pick<LoginRequest, 'opts' | 'login' | 'tty'>;
   restart: boolean;
-}
-
-export interface SupervisorRequest {
-  version: 1;
-  id: string;
-  cwd: string;
-  startedAt: number;
-  deadline: number;
-  hardDeadline: number;
-  method: string | undefined;
-  [key: string]: unknown;
 }
 
 export function pendingError(state: LoginState): AgyError {
@@ -58,14 +44,19 @@ export async function startLogin(io: CommandIO, o: StartOptions): Promise<RelayR
       if (!o.restart) throw pendingError(seen.state);
       if (!io.out.json) io.out.info(`Cancelling the pending login (supervisor pid ${seen.state.pid}) to start over...`);
       await cancelPending(paths, seen.state);
-      io.out.event({ event: 'restarted', cancelled: seen.state.id });
+      emit(io.out, { event: 'restarted', cancelled: seen.state.id });
     } else if (seen.kind === 'died') {
       io.out.warn(`the previous login's supervisor (pid ${seen.state.pid}) had died; cleaned up after it`);
     }
     fs.rmSync(paths.state, { force: true });
     const request = makeRequest(io, o);
     await spawnSupervisor({ paths, request, env: io.ctx.env, cwd: io.ctx.cwd });
-    return await relayLogin(io, { paths, detach: o.detach, endBy: request.hardDeadline, release });
+    return await relayLogin(io, {
+      paths,
+      detach: Boolean(o.request.login.detached),
+      endBy: request.hardDeadline,
+      release,
+    });
   } finally {
     release();
   }
@@ -115,18 +106,17 @@ function claimHolder(file: string): number | undefined {
   }
 }
 
-function makeRequest(io: CommandIO, o: StartOptions): SupervisorRequest {
+function makeRequest(io: CommandIO, o: StartOptions): LoginRequest {
   const startedAt = Date.now();
-  const deadline = startedAt + o.timeoutMs;
-  const request: SupervisorRequest = {
+  const { login } = o.request;
+  const deadline = startedAt + login.timeoutMs;
+  return {
     ...o.request,
     version: 1,
     id: crypto.randomBytes(6).toString('hex'),
     cwd: io.ctx.cwd,
     startedAt,
     deadline,
-    hardDeadline: deadline + STARTUP_ALLOWANCE_MS + 2 * o.proofTimeoutMs + END_MARGIN_MS,
-    method: o.method,
+    hardDeadline: deadline + STARTUP_ALLOWANCE_MS + 2 * login.proofTimeoutMs + END_MARGIN_MS,
   };
-  return request;
 }

@@ -10,14 +10,15 @@ import fs from 'node:fs';
 import net from 'node:net';
 import { PassThrough, Writable } from 'node:stream';
 import { liveShimDirs } from '../shims.js';
+import { ANSWER_EVENTS, type FinishAnswer, type LoginEvent } from './contract.js';
 import { type Frame, onJsonLines, type Request, sendLine } from './ipc.js';
-import { type LoginState, type Outcome, procStart, type RecordPaths, writeState } from './record.js';
+import { recordProcess } from './process.js';
+import { type LoginState, type Outcome, type RecordPaths, writeState } from './record.js';
 
 /** A delivery answers within the listener's own 15 s bound; allow a margin. */
 const FINISH_ANSWER_MS = 20_000;
 /** A runaway login never keeps more output than this in memory. */
 const MAX_FRAMES = 5_000;
-const ANSWER_EVENTS = new Set(['redirect-delivered', 'redirect-rejected', 'code-sent', 'code-rejected']);
 
 export interface LoginStreams {
   stdin: PassThrough;
@@ -25,7 +26,7 @@ export interface LoginStreams {
   stderr: Writable;
   signal: AbortSignal;
   /** Every event the login emits (also in human mode). */
-  onEvent(event: Record<string, unknown>): void;
+  onEvent(event: LoginEvent): void;
 }
 
 export interface SupervisorOptions {
@@ -56,7 +57,7 @@ export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
   const frames: Frame[] = [];
   const clients = new Set<net.Socket>();
   const controller = new AbortController();
-  const eventWaiters = new Set<(e: Record<string, unknown>) => void>();
+  const eventWaiters = new Set<(e: LoginEvent) => void>();
   let finishChain: Promise<unknown> = Promise.resolve();
   const stdin = new PassThrough();
 
@@ -71,13 +72,13 @@ export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
     if (frames.length < MAX_FRAMES) frames.push(frame);
     for (const c of clients) sendLine(c, frame);
   };
-  const onEvent = (event: Record<string, unknown>): void => {
+  const onEvent = (event: LoginEvent): void => {
     trackState(state, event, save); // on record before any client hears of it (detach reads the record on `waiting`)
     broadcast({ t: 'event', event });
     for (const w of eventWaiters) w(event);
   };
 
-  const finish = (line: string): Promise<Record<string, unknown>> => {
+  const finish = (line: string): Promise<FinishAnswer> => {
     if (state.phase !== 'waiting')
       return Promise.resolve({
         ok: false,
@@ -88,11 +89,10 @@ export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
       });
     return new Promise((resolve) => {
       const timer = setTimeout(() => done({ ok: false, reason: 'the login did not answer in time' }), FINISH_ANSWER_MS);
-      const waiter = (e: Record<string, unknown>): void => {
-        if (ANSWER_EVENTS.has(String(e.event)))
-          done({ ok: e.event === 'redirect-delivered' || e.event === 'code-sent', event: e });
+      const waiter = (e: LoginEvent): void => {
+        if (ANSWER_EVENTS.has(e.event)) done(answerFor(e));
       };
-      const done = (answer: Record<string, unknown>): void => {
+      const done = (answer: FinishAnswer): void => {
         clearTimeout(timer);
         eventWaiters.delete(waiter);
         resolve(answer);
@@ -176,34 +176,49 @@ export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
   return outcome;
 }
 
+/** What a delivered paste got: the login's answer event, as `login finish` reports it. */
+function answerFor(e: LoginEvent): FinishAnswer {
+  switch (e.event) {
+    case 'redirect-delivered':
+      return { ok: true, status: e.status, event: e };
+    case 'code-sent':
+      return { ok: true, event: e };
+    case 'redirect-rejected':
+    case 'code-rejected':
+      return { ok: false, reason: e.reason, event: e };
+    default:
+      return { ok: false, reason: 'refused' };
+  }
+}
+
 /** What `login status` needs, from the login's own events. */
-function trackState(state: LoginState, event: Record<string, unknown>, save: () => void): void {
+function trackState(state: LoginState, event: LoginEvent, save: () => void): void {
   switch (event.event) {
     case 'server-started':
-      if (typeof event.pid === 'number' && state.phase === 'starting') {
-        state.server = { pid: event.pid, start: procStart(event.pid) };
+      if (state.phase === 'starting') {
+        state.server = recordProcess(event.pid);
         state.shimDirs = liveShimDirs();
         save();
       }
       break;
     case 'url':
-      state.url = String(event.url);
+      state.url = event.url;
       state.mode = event.mode === 'code-entry' ? 'code-entry' : 'loopback';
-      if (typeof event.port === 'number') state.port = event.port;
-      if (typeof event.tunnel === 'string') state.tunnel = event.tunnel;
+      if (event.port !== undefined) state.port = event.port;
+      if (event.tunnel !== undefined) state.tunnel = event.tunnel;
       state.shimDirs = liveShimDirs();
       save();
       break;
     case 'waiting':
       if (state.phase === 'starting') {
         state.phase = 'waiting';
-        if (typeof event.remainingS === 'number') state.deadline = Date.now() + event.remainingS * 1000;
+        state.deadline = Date.now() + event.remainingS * 1000;
         save();
       }
       break;
     case 'authenticated':
       state.phase = 'signed-in';
-      if (typeof event.method === 'string') state.method = event.method;
+      state.method = event.method;
       save();
       break;
     default:

@@ -1,22 +1,14 @@
 /** The supervisor's work (see register.ts): read the request, run the login with tapped streams, record the outcome. */
-import fs from 'node:fs';
 import path from 'node:path';
-import { EXIT, InterruptedError, TimeoutError, toAgyError } from '../../../core/errors.js';
+import { asExitCode, EXIT, InterruptedError, TimeoutError } from '../../../core/errors.js';
 import { nullTracer, type Tracer } from '../../../core/trace.js';
-import type { SupervisorRequest } from '../../../login/detached/start.js';
+import { asLoginEvent, type LoginEvent, type LoginRequest } from '../../../login/detached/contract.js';
 import type { LoginStreams } from '../../../login/detached/supervisor.js';
-import type { LoginOptions, LoginReport } from '../../../login/run-login.js';
-import { fsAgyError } from '../../../util/fs-errors.js';
+import type { LoginReport } from '../../../login/run-login.js';
 import type { HandlerArgs } from '../../action.js';
-import type { CommandIO, CommandResult, GlobalOptions, RunContext, TtyWritable } from '../../context.js';
+import { commandError } from '../../command-error.js';
+import type { CommandIO, CommandResult, RunContext, TtyWritable } from '../../context.js';
 import { loadPalette, Output, type OutputOptions, type Palette } from '../../terminal/output.js';
-
-export interface LoginRequest extends SupervisorRequest {
-  opts: GlobalOptions;
-  login: LoginOptions;
-  /** Whether the starting agyctl's stdout/stderr were terminals: the login colours its output as it would there. */
-  tty?: { stdout: boolean; stderr: boolean };
-}
 
 /** An Output whose events also reach the supervisor, whatever the mode (status and `login finish` answers come from them). */
 class TappedOutput extends Output {
@@ -25,14 +17,15 @@ class TappedOutput extends Output {
     stderr: TtyWritable,
     options: OutputOptions,
     palette: Palette,
-    private readonly tap: (e: Record<string, unknown>) => void,
+    private readonly tap: (e: LoginEvent) => void,
   ) {
     super(stdout, stderr, options, palette);
   }
 
   override event(event: Record<string, unknown>): void {
     super.event(event);
-    this.tap(event);
+    const e = asLoginEvent(event); // the login emits only LoginEvents (contract.ts)
+    if (e) this.tap(e);
   }
 }
 
@@ -70,15 +63,8 @@ async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, s: LoginStreams
     printLoginSummary(out, report, req.login.keepProbeSession);
     return { exit: EXIT.ok };
   } catch (thrown) {
-    // As main does for a foreground command: an ordinary file-system failure (a state dir that is a file) is exit 2 naming the path, not a bug.
-    const roots = [
-      {
-        dir: req.opts.stateDir,
-        role: 'the state dir',
-        also: 'or point --state-dir (AGYCTL_STATE_DIR) at the right directory',
-      },
-    ];
-    let err = fsAgyError(thrown, { roots }) ?? toAgyError(thrown);
+    // The mapping main uses for a foreground command (a state dir that is a file is exit 2 naming the path, not a bug).
+    let err = commandError(thrown, req.opts.stateDir);
     if (s.signal.aborted && err.exit !== EXIT.ok) {
       err =
         s.signal.reason === 'deadline'
@@ -103,21 +89,26 @@ async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, s: LoginStreams
   }
 }
 
-export async function supervisorCommand(io: CommandIO, { options }: HandlerArgs): Promise<CommandResult> {
+/** `__login-supervisor`'s one flag (required by commander). */
+export interface SupervisorFlags {
+  record: string;
+}
+
+export async function supervisorCommand(
+  io: CommandIO,
+  { options }: HandlerArgs<SupervisorFlags>,
+): Promise<CommandResult> {
   io.ctx.hangup?.claim(() => undefined); // no terminal, but never let a stray SIGHUP end a login
-  const dir = path.resolve(String(options.record));
-  const { recordPaths, procStart } = await import('../../../login/detached/record.js');
+  const dir = path.resolve(options.record);
+  const { recordPathsIn, checkRecordDir } = await import('../../../login/detached/record.js');
+  const { recordProcess } = await import('../../../login/detached/process.js');
+  const { readFileNoFollow } = await import('../../../util/safe-fs.js');
   const { runSupervisor } = await import('../../../login/detached/supervisor.js');
   const { signalReady } = await import('../../../login/detached/spawn.js');
-  const req = JSON.parse(fs.readFileSync(path.join(dir, 'request.json'), 'utf8')) as LoginRequest;
-  const paths = {
-    ...recordPaths(io.ctx.env, req.opts.stateDir),
-    dir,
-    socket: path.join(dir, 'sock'),
-    state: path.join(dir, 'state.json'),
-    request: path.join(dir, 'request.json'),
-    log: path.join(dir, 'supervisor.log'),
-  };
+  const paths = recordPathsIn(dir);
+  checkRecordDir(paths);
+  const req = JSON.parse(readFileNoFollow(paths.request, 'the login request').toString('utf8')) as LoginRequest;
+  const self = recordProcess(process.pid);
   const outcome = await runSupervisor({
     paths,
     state: {
@@ -125,17 +116,18 @@ export async function supervisorCommand(io: CommandIO, { options }: HandlerArgs)
       id: req.id,
       stateDir: req.opts.stateDir,
       pid: process.pid,
-      pidStart: procStart(process.pid),
+      pidStart: self.start,
+      ...(self.cmd ? { pidCmd: self.cmd } : {}),
       startedAt: req.startedAt,
       deadline: req.deadline,
       endBy: req.hardDeadline,
       phase: 'starting',
-      ...(req.method ? { method: req.method } : {}),
+      ...(req.login.method ? { method: req.login.method } : {}),
     },
     hardDeadline: req.hardDeadline,
     signal: io.ctx.signal,
     onReady: signalReady,
     run: (streams) => runOne(req, io.ctx.env, streams),
   });
-  return { exit: outcome.exit as (typeof EXIT)[keyof typeof EXIT] };
+  return { exit: asExitCode(outcome.exit) };
 }

@@ -7,6 +7,7 @@
  */
 import type { Command } from 'commander';
 import type { ActionFactory } from '../../action.js';
+import type { SupervisorFlags } from './handler.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program
@@ -14,6 +15,8 @@ export function register(program: Command, action: ActionFactory): void {
     .description('internal: runs a login for `agyctl login`')
     .requiredOption('--record <dir>', 'the login record directory')
     .action(
-      action(async (io, input) => (await import('./handler.js')).supervisorCommand(io, input), { streaming: true }),
+      action<SupervisorFlags>(async (io, input) => (await import('./handler.js')).supervisorCommand(io, input), {
+        streaming: true,
+      }),
     );
 }

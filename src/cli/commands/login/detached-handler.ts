@@ -11,13 +11,31 @@ import {
   describePending,
   inspect,
   type Liveness,
+  shown,
   statusData,
   timeLeft,
   waitEnded,
 } from '../../../login/detached/control.js';
 import { type LoginState, recordPaths } from '../../../login/detached/record.js';
 import { outcomeError } from '../../../login/detached/relay.js';
+import { countdownPrompt } from '../../../login/paste.js';
 import { withDeadline } from '../../../util/deadline.js';
+import type { HandlerArgs } from '../../action.js';
+
+/** A subcommand without flags of its own. */
+export type NoFlags = Record<string, never>;
+
+/** `login status`'s own flags. */
+export interface LoginStatusFlags {
+  wait: boolean | undefined;
+}
+
+export const statusCommand = (io: CommandIO, { options }: HandlerArgs<LoginStatusFlags>): Promise<CommandResult> =>
+  loginStatus(io, { wait: options.wait === true });
+
+/** `login finish [url]`: the one positional, a string when given (commander gives nothing else). */
+export const finishCommand = (io: CommandIO, { args }: HandlerArgs<NoFlags>): Promise<CommandResult> =>
+  loginFinish(io, typeof args[0] === 'string' ? args[0] : undefined);
 
 /** A reader of stdin gives up after this even when the login has longer left. */
 const STDIN_MAX_MS = 10 * 60_000;
@@ -32,22 +50,23 @@ function render(io: CommandIO, seen: Exclude<Liveness, { kind: 'none' }>, wait: 
   const data = { login: statusData(state, seen.kind) };
   if (seen.kind === 'pending') {
     for (const line of describePending(state)) io.out.print(line);
-    io.out.info(
-      'Finish it with `agyctl login finish` (the address your browser ended on), or stop it with `agyctl login cancel`.',
-    );
+    if (!io.out.json)
+      io.out.info(
+        'Finish it with `agyctl login finish` (the address your browser ended on), or stop it with `agyctl login cancel`.',
+      );
     return { exit: EXIT.ok, data };
   }
   const o = state.outcome!;
   if (o.exit === EXIT.ok) {
     io.out.print(
-      `The login for ${state.stateDir} succeeded: signed in${state.method ? ` with ${state.method}` : ''} and proven in a fresh server (${new Date(o.endedAt).toISOString()}).`,
+      `The login for ${shown(state.stateDir)} succeeded: signed in${state.method ? ` with ${shown(state.method)}` : ''} and proven in a fresh server (${new Date(o.endedAt).toISOString()}).`,
     );
     return { exit: EXIT.ok, data };
   }
   io.out.print(
-    `The login for ${state.stateDir} ${seen.kind === 'died' ? 'was lost' : 'failed'} (exit ${o.exit}${o.code ? `, ${o.code}` : ''}): ${o.message ?? ''}`,
+    `The login for ${shown(state.stateDir)} ${seen.kind === 'died' ? 'was lost' : 'failed'} (exit ${o.exit}${o.code ? `, ${shown(o.code)}` : ''}): ${shown(o.message ?? '')}`,
   );
-  if (o.hint) io.out.print(`hint: ${o.hint}`);
+  if (o.hint) io.out.print(`hint: ${shown(o.hint)}`);
   return { exit: wait ? (o.exit as ExitCode) : EXIT.ok, data };
 }
 
@@ -93,16 +112,14 @@ async function readOneLine(io: CommandIO, state: LoginState): Promise<string> {
         if (l.trim() !== '') resolve(l);
       });
       rl.on('close', () =>
-        reject(
-          usageError(
-            'No address given: pass it as an argument or on stdin.',
-            'agyctl login finish "http://127.0.0.1:PORT/?state=...&code=..."',
-          ),
-        ),
+        reject(usageError('No address given: pass it as an argument or on stdin.', NO_ADDRESS_EXAMPLE)),
       );
       if (tty) {
         rl.setPrompt(
-          state.mode === 'code-entry' ? 'paste the authorization code> ' : 'paste the address your browser ended on> ',
+          countdownPrompt(
+            state.mode === 'code-entry' ? 'paste the authorization code' : 'paste the address your browser ended on',
+            state.deadline,
+          ),
         );
         rl.prompt();
       }
@@ -128,11 +145,25 @@ function notPending(io: CommandIO, seen: Liveness): AgyError {
   });
 }
 
+const NO_ADDRESS_EXAMPLE = 'agyctl login finish "http://127.0.0.1:PORT/?state=...&code=..."';
+
+/** A loopback login needs the whole address: a bare code (no scheme, no host) cannot be delivered to its listener. */
+function refuseBareCode(state: LoginState, line: string): void {
+  if (state.mode === 'code-entry' || /^\s*(?:[a-z][a-z0-9+.-]*:\/\/|127\.0\.0\.1|localhost)/i.test(line)) return;
+  throw usageError(
+    'That looks like a bare code; this login waits for the whole address your browser ended on (it carries the state as well as the code).',
+    `copy the entire address from the browser's address bar: ${NO_ADDRESS_EXAMPLE}`,
+  );
+}
+
 export async function loginFinish(io: CommandIO, given: string | undefined): Promise<CommandResult> {
+  if (given !== undefined && given.trim() === '')
+    throw usageError('No address given (the argument is empty).', NO_ADDRESS_EXAMPLE);
   const paths = pathsOf(io);
   const seen = inspect(paths);
   if (seen.kind !== 'pending') throw notPending(io, seen);
   const line = given ?? (await readOneLine(io, seen.state));
+  refuseBareCode(seen.state, line);
   const answer = await deliver(paths, line);
   if (!answer) {
     const now = inspect(paths);
@@ -145,18 +176,19 @@ export async function loginFinish(io: CommandIO, given: string | undefined): Pro
     );
   }
   if (!answer.ok) {
-    const reason = answer.reason ?? String(answer.event?.reason ?? 'refused');
+    const reason = answer.reason ?? 'refused';
     throw new AgyError(EXIT.usage, 'redirect-rejected', `Not delivered: ${reason}.`, {
       hint: 'paste the whole address your browser ended on, from the newest sign-in URL (`agyctl login status` shows it)',
     });
   }
-  const status = answer.event?.status;
+  const status = answer.status;
   io.out.print(
     seen.state.mode === 'code-entry'
       ? 'Sent the code to the login.'
       : `Delivered the redirect to the login listener${typeof status === 'number' ? ` (HTTP ${status})` : ''}.`,
   );
-  io.out.info('The login now finishes and proves the credentials; follow it with `agyctl login status --wait`.');
+  if (!io.out.json)
+    io.out.info('The login now finishes and proves the credentials; follow it with `agyctl login status --wait`.');
   return { exit: EXIT.ok, data: { delivered: true, ...(typeof status === 'number' ? { httpStatus: status } : {}) } };
 }
 

@@ -1,57 +1,70 @@
 /** `agyctl login`: flags -> the login's options, started under its supervisor (src/login/detached/start.ts); the detach notice. */
 
 import { EXIT, usageError } from '../../../core/errors.js';
+import { emit } from '../../../login/detached/contract.js';
+import type { LoginOptions } from '../../../login/run-login.js';
 import type { HandlerArgs } from '../../action.js';
 import type { CommandIO, CommandResult } from '../../context.js';
 
-export async function loginCommand(io: CommandIO, { options }: HandlerArgs): Promise<CommandResult> {
+/** `agyctl login`'s own flags, as commander produces them. */
+export interface LoginFlags {
+  method: string | undefined;
+  timeout: string;
+  sshTarget: string | undefined;
+  qr: boolean | undefined;
+  open: boolean | undefined;
+  keepProbeSession: boolean | undefined;
+  /** `--no-fake-display` makes it false. */
+  fakeDisplay: boolean;
+  proofTimeout: string;
+  detach: boolean | undefined;
+  restart: boolean | undefined;
+}
+
+/** The flags, checked once, as the login's options (usage errors exit 2 naming the fix). */
+async function loginOptionsFrom(io: CommandIO, f: LoginFlags): Promise<LoginOptions> {
   const { parseDurationOption } = await import('../../parse-options.js');
   const { parseSshTarget, defaultTunnelTarget } = await import('../../../login/tunnel.js');
-  const { startLogin } = await import('../../../login/detached/start.js');
-  const { outcomeError } = await import('../../../login/detached/relay.js');
   let explicit: ReturnType<typeof parseSshTarget> | undefined;
-  if (options.sshTarget !== undefined) {
-    explicit = parseSshTarget(String(options.sshTarget));
+  if (f.sshTarget !== undefined) {
+    explicit = parseSshTarget(f.sshTarget);
     if (!explicit)
       throw usageError(
-        `--ssh-target must look like host, user@host or user@host:port (got ${JSON.stringify(options.sshTarget)}).`,
+        `--ssh-target must look like host, user@host or user@host:port (got ${JSON.stringify(f.sshTarget)}).`,
       );
   }
-  const method = options.method === undefined ? undefined : String(options.method);
-  if (method !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(method))
-    throw usageError(`--method must be an auth method id like oauth-personal (got ${JSON.stringify(method)}).`);
-  const loginOptions = {
-    method,
-    timeoutMs: parseDurationOption('--timeout', String(options.timeout)),
-    proofTimeoutMs: parseDurationOption('--proof-timeout', String(options.proofTimeout)),
+  if (f.method !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(f.method))
+    throw usageError(`--method must be an auth method id like oauth-personal (got ${JSON.stringify(f.method)}).`);
+  return {
+    method: f.method,
+    timeoutMs: parseDurationOption('--timeout', f.timeout),
+    proofTimeoutMs: parseDurationOption('--proof-timeout', f.proofTimeout),
     target: defaultTunnelTarget(io.ctx.env, explicit),
-    qr: Boolean(options.qr),
-    open: Boolean(options.open),
-    fakeDisplay: options.fakeDisplay !== false,
-    keepProbeSession: Boolean(options.keepProbeSession),
-    detached: Boolean(options.detach),
+    qr: f.qr === true,
+    open: f.open === true,
+    fakeDisplay: f.fakeDisplay !== false,
+    keepProbeSession: f.keepProbeSession === true,
+    detached: f.detach === true,
   };
+}
+
+export async function loginCommand(io: CommandIO, { options }: HandlerArgs<LoginFlags>): Promise<CommandResult> {
+  const { startLogin } = await import('../../../login/detached/start.js');
+  const { outcomeError } = await import('../../../login/detached/relay.js');
+  const login = await loginOptionsFrom(io, options);
   // The supervisor runs the login with these options; --trace is made absolute, it runs elsewhere.
   const opts = {
     ...io.opts,
     ...(io.opts.trace ? { trace: (await import('node:path')).resolve(io.ctx.cwd, io.opts.trace) } : {}),
   };
   const result = await startLogin(io, {
-    request: {
-      opts,
-      login: loginOptions,
-      tty: { stdout: Boolean(io.ctx.stdout.isTTY), stderr: Boolean(io.ctx.stderr.isTTY) },
-    },
-    method,
-    timeoutMs: loginOptions.timeoutMs,
-    proofTimeoutMs: loginOptions.proofTimeoutMs,
-    detach: Boolean(options.detach),
-    restart: Boolean(options.restart),
+    request: { opts, login, tty: { stdout: Boolean(io.ctx.stdout.isTTY), stderr: Boolean(io.ctx.stderr.isTTY) } },
+    restart: options.restart === true,
   });
   if (result.kind === 'hangup') return { exit: EXIT.ok, data: { detached: true } };
   if (result.kind === 'detached') {
     const s = result.state;
-    io.out.event({
+    emit(io.out, {
       event: 'detached',
       id: s.id,
       pid: s.pid,

@@ -5,6 +5,8 @@
  */
 import type { Command } from 'commander';
 import type { ActionFactory } from '../../action.js';
+import type { LoginStatusFlags, NoFlags } from './detached-handler.js';
+import type { LoginFlags } from './handler.js';
 
 export function register(program: Command, action: ActionFactory): void {
   const login = program
@@ -28,36 +30,27 @@ export function register(program: Command, action: ActionFactory): void {
       'print the URL and tunnel, then leave the login running in the background (finish with `agyctl login finish`)',
     )
     .option('--restart', 'cancel a pending login of this state dir and start a new one')
-    .action(action(async (io, input) => (await import('./handler.js')).loginCommand(io, input), { streaming: true }));
+    .action(
+      action<LoginFlags>(async (io, input) => (await import('./handler.js')).loginCommand(io, input), {
+        streaming: true,
+      }),
+    );
   login
     .command('status')
     .description('the pending login of this state dir (URL, tunnel, time left, port), or how the last one ended')
     .option('--wait', "block until the login ends, then exit with the login's own exit code")
     .action(
-      action(async (io, { options }) => {
-        const { loginStatus } = await import('./detached-handler.js');
-        return loginStatus(io, { wait: Boolean(options.wait) });
-      }),
+      action<LoginStatusFlags>(async (io, input) => (await import('./detached-handler.js')).statusCommand(io, input)),
     );
   login
     .command('finish')
     .description(
-      'deliver the address your browser ended on (or a code) to the pending login; from the argument or stdin',
+      'deliver the whole address your browser ended on (a bare code only for a code-entry login) to the pending login; from the argument or stdin',
     )
     .argument('[url]', 'the redirect address (prefer stdin: arguments are visible to other users in ps)')
-    .action(
-      action(async (io, { args }) => {
-        const { loginFinish } = await import('./detached-handler.js');
-        return loginFinish(io, args[0] === undefined ? undefined : String(args[0]));
-      }),
-    );
+    .action(action<NoFlags>(async (io, input) => (await import('./detached-handler.js')).finishCommand(io, input)));
   login
     .command('cancel')
     .description('stop the pending login: its server, listener and shim directory go away')
-    .action(
-      action(async (io) => {
-        const { loginCancel } = await import('./detached-handler.js');
-        return loginCancel(io);
-      }),
-    );
+    .action(action(async (io) => (await import('./detached-handler.js')).loginCancel(io)));
 }

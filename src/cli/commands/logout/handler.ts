@@ -4,12 +4,18 @@ import { EXIT } from '../../../core/errors.js';
 import type { HandlerArgs } from '../../action.js';
 import type { CommandIO, CommandResult } from '../../context.js';
 
-export async function logoutCommand(io: CommandIO, { options }: HandlerArgs): Promise<CommandResult> {
+/** `agyctl logout`'s own flags, as commander produces them. */
+export interface LogoutFlags {
+  local: boolean | undefined;
+  timeout: string;
+}
+
+export async function logoutCommand(io: CommandIO, { options }: HandlerArgs<LogoutFlags>): Promise<CommandResult> {
   const { parseDurationOption } = await import('../../parse-options.js');
   const { runLogout } = await import('../../../login/logout.js');
   const report = await runLogout(io, {
-    local: Boolean(options.local),
-    timeoutMs: parseDurationOption('--timeout', String(options.timeout)),
+    local: options.local === true,
+    timeoutMs: parseDurationOption('--timeout', options.timeout),
   });
   if (report.confirmed)
     io.out.print(

@@ -1,6 +1,7 @@
 /** agyctl logout: remove this box's credentials and confirm that a fresh server refuses them. */
 import type { Command } from 'commander';
 import type { ActionFactory } from '../../action.js';
+import type { LogoutFlags } from './handler.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program
@@ -10,5 +11,5 @@ export function register(program: Command, action: ActionFactory): void {
     )
     .option('--local', 'remove the token file without asking the server')
     .option('--timeout <duration>', 'deadline for each server start and call', '60s')
-    .action(action(async (io, input) => (await import('./handler.js')).logoutCommand(io, input)));
+    .action(action<LogoutFlags>(async (io, input) => (await import('./handler.js')).logoutCommand(io, input)));
 }

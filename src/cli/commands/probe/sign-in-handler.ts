@@ -2,7 +2,7 @@
 import fs from 'node:fs';
 import { makeProbeCwd } from '../../../acp/probe-session.js';
 import { EXIT, usageError } from '../../../core/errors.js';
-import { describeCandidate } from '../../../login/capture.js';
+import { describeCandidate } from '../../../login/capture/evidence.js';
 import { probeSignIn } from '../../../probe/sign-in.js';
 import { signInProbeCleanup } from '../../../profiles/cleanup.js';
 import { profileOf } from '../../../profiles/index.js';

@@ -1,0 +1,136 @@
+/**
+ * The login's contract between its two processes (docs/architecture.md):
+ * what the starting agyctl asks the supervisor to run (request.json), and
+ * the events a login emits — streamed to attached clients, tracked into the
+ * record, answered by `login finish`, relayed by `connect`, and printed as
+ * NDJSON with --json (docs/json.md). One type each, used by every reader.
+ */
+import type { Reporter } from '../../core/reporter.js';
+import type { ServerTarget } from '../../core/target.js';
+import type { TunnelTarget } from '../tunnel.js';
+
+/** `agyctl login`'s options, checked (src/cli/commands/login/handler.ts). */
+export interface LoginOptions {
+  method: string | undefined;
+  timeoutMs: number;
+  target: TunnelTarget;
+  qr: boolean;
+  open: boolean;
+  fakeDisplay: boolean;
+  keepProbeSession: boolean;
+  proofTimeoutMs: number;
+  /** `login --detach`: the foreground command returns once the URL is shown (the wording of the paste hint). */
+  detached?: boolean;
+}
+
+/** The global options the login runs with (the CLI's GlobalOptions, as written to request.json). */
+export interface RequestOptions extends ServerTarget {
+  json: boolean;
+  color: boolean;
+  verbose: boolean;
+  trace: string | undefined;
+}
+
+/** request.json (0600, in the record dir): the login's options and the global options; never the environment. */
+export interface LoginRequest {
+  version: 1;
+  id: string;
+  cwd: string;
+  startedAt: number;
+  /** When the sign-in wait ends (startedAt + --timeout). */
+  deadline: number;
+  /** The supervisor gives up by then whatever happens (the proof included). */
+  hardDeadline: number;
+  opts: RequestOptions;
+  login: LoginOptions;
+  /** Whether the starting agyctl's stdout/stderr were terminals: the login colours its output as it would there. */
+  tty: { stdout: boolean; stderr: boolean };
+}
+
+export type UrlSource = 'shim' | 'stdout' | 'stderr' | 'rpc' | 'remote' | (string & {});
+
+/** Every event a login emits, by name (docs/json.md, "login (NDJSON events)"). */
+export type LoginEvent =
+  | {
+      event: 'server-started';
+      pid: number;
+      agent: { name: string | null; title: string | null; version: string | null };
+      ms: number;
+    }
+  | {
+      event: 'url';
+      url: string;
+      mode?: 'loopback' | 'code-entry';
+      port?: number;
+      redirectUri: string;
+      tunnel?: string;
+      source?: UrlSource;
+      via?: string;
+    }
+  | { event: 'url-rejected'; source: UrlSource; reason: string; loud?: boolean; via?: string; url?: string }
+  | { event: 'no-url-yet'; afterS: number }
+  | { event: 'waiting'; elapsedS: number; remainingS: number }
+  | { event: 'redirect-rejected'; reason: string }
+  | { event: 'redirect-delivered'; status: number }
+  | { event: 'code-rejected'; reason: string }
+  | { event: 'code-sent' }
+  | { event: 'authenticated'; method: string }
+  | {
+      event: 'settings-changed';
+      by: 'server' | 'agyctl';
+      authTypeBefore: unknown;
+      authTypeAfter: unknown;
+    }
+  | { event: 'profile-detected'; profile: string; stateDir: string }
+  | {
+      event: 'verified';
+      tokenFile?: { mode: string | undefined };
+      credentials?: 'token-file' | 'elsewhere';
+      sessionProbe: { removed: boolean; sessionId?: string };
+      serverStartMs: number;
+    }
+  | { event: 'restarted'; cancelled: string }
+  | {
+      event: 'detached';
+      id: string;
+      pid: number;
+      url: string | null;
+      port: number | null;
+      tunnel: string | null;
+      deadline: string;
+    };
+
+export type LoginEventName = LoginEvent['event'];
+export type EventOf<N extends LoginEventName> = Extract<LoginEvent, { event: N }>;
+
+/** Emit a login event: the only way the login's code reports one, so each is one of the union. */
+export function emit(out: Reporter, event: LoginEvent): void {
+  out.event(event);
+}
+
+/** The supervisor's answer to `finish` (the answer event is kept for clients of an older version). */
+export interface FinishAnswer {
+  ok: boolean;
+  reason?: string;
+  /** The listener's HTTP status for a delivered redirect. */
+  status?: number;
+  event?: LoginEvent;
+}
+
+/** The events that answer a delivered paste (`login finish` waits for one of them). */
+export const ANSWER_EVENTS: ReadonlySet<LoginEventName> = new Set<LoginEventName>([
+  'redirect-delivered',
+  'redirect-rejected',
+  'code-sent',
+  'code-rejected',
+]);
+
+/**
+ * An event as the supervisor's tap (or an attached client) receives it:
+ * the login's own emit() produced it, so the name is one of ours; a value
+ * without a string `event` is not an event.
+ */
+export function asLoginEvent(value: unknown): LoginEvent | undefined {
+  if (!value || typeof value !== 'object' || typeof (value as { event?: unknown }).event !== 'string') return undefined;
+  return value as LoginEvent;
+}
