@@ -191,7 +191,7 @@ async function resumeOn(
         `Reconnected to ${o.destination}; the login there is still waiting${fwd.ok ? ` and 127.0.0.1:${port} is forwarded again` : ` (cannot forward port ${port}: ${fwd.message})`}.`,
       );
       out.info(out.e.bold('Finish signing in (open the URL again if your browser lost it):'));
-      out.raw(shownUrl(status.url));
+      out.print(shownUrl(status.url));
     }
   }
   const paste: PasteReader = startPasteReader(

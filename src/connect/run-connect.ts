@@ -231,12 +231,12 @@ class ConnectSession {
             : 'Open this URL in your browser and sign in:',
         ),
       );
-      out.raw(url);
+      out.print(url);
       return;
     }
     out.warn(`cannot forward port ${port}: ${this.fallbackReason}`);
     out.info(out.e.bold('Sign in with this URL anyway:'));
-    out.raw(url);
+    out.print(url);
     out.info(
       `Your browser will then fail to load http://127.0.0.1:${port}/... (or show another program's page): copy that address from the address bar and paste it here.`,
     );

@@ -23,10 +23,8 @@ export interface Reporter {
   /** --json: stdout carries JSON only (one document, or NDJSON events). */
   readonly json: boolean;
   readonly stderrIsTTY: boolean;
-  /** A line of human-readable data on stdout; suppressed in --json mode. */
+  /** A line of human-readable data on stdout (URLs and commands to copy stand alone on theirs); suppressed in --json mode. */
   print(line?: string): void;
-  /** A line that must stand alone on stdout in human mode (URLs, commands to copy). */
-  raw(line: string): void;
   info(message: string): void;
   warn(message: string): void;
   verbose(message: string): void;

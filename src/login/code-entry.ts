@@ -68,7 +68,7 @@ export function presentCodeEntry(io: CommandIO, auth: AuthUrl, detached?: boolea
   emit(io.out, { event: 'url', mode: 'code-entry', url: auth.url, redirectUri: auth.redirectUri });
   if (io.out.json) return;
   io.out.info(io.out.e.bold('Open this URL in any browser (this server uses code entry: no SSH tunnel needed):'));
-  io.out.raw(auth.url);
+  io.out.print(auth.url);
   io.out.info(`After you sign in, Google shows an authorization code: ${pasteWhere(detached)}.`);
 }
 

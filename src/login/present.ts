@@ -37,9 +37,9 @@ export function presentUrl(io: CommandIO, auth: AuthUrl, options: PresentOptions
   if (!io.out.json) {
     const e = io.out.e;
     io.out.info(e.bold('Open this URL in a browser on your laptop:'));
-    io.out.raw(auth.url);
+    io.out.print(auth.url);
     io.out.info(e.bold('First run this on your laptop and leave it running:'));
-    io.out.raw(tunnel);
+    io.out.print(tunnel);
     io.out.info(tunnelExplanation(auth.port));
     io.out.info(
       `No tunnel? Sign in anyway; when the browser fails to load http://127.0.0.1:${auth.port}/..., copy that address and ${pasteWhere(options.detached)}.`,

@@ -20,7 +20,6 @@ function recorder(): { out: Reporter; lines: string[] } {
     json: false,
     stderrIsTTY: false,
     print: rec('print'),
-    raw: rec('raw'),
     info: rec('info'),
     warn: rec('warn'),
     verbose: rec('verbose'),

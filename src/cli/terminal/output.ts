@@ -56,11 +56,6 @@ export class Output implements Reporter {
     if (!this.options.json) this.stdout.write(`${line}\n`);
   }
 
-  /** A line that must stand alone on stdout in human mode (URLs, commands to copy). */
-  raw(line: string): void {
-    this.print(line);
-  }
-
   info(message: string): void {
     this.stderr.write(`${message}\n`);
   }
