@@ -438,6 +438,17 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
       expect(spec.recap.get('h1'), spec.out).toMatchObject({ failed: 1, changed: 0 });
       expect(spec.out).toMatch(/agyctl_auth_type.*must be one of: oauth-personal, gemini-api-key/);
       expect(fs.readdirSync(units)).toEqual([]);
+      const spaced = await play(lab, path.join(PLAYBOOKS, 'site.yml'), [
+        '--limit',
+        'h1',
+        '-e',
+        `agyctl_systemd_dir=${units}`,
+        '-e',
+        'agyctl_check_timeout="1h 30min"',
+      ]);
+      expect(spaced.recap.get('h1'), spaced.out).toMatchObject({ failed: 1, changed: 0 });
+      expect(spaced.out).toMatch(/agyctl_check_timeout is \\"1h 30min\\": it goes on the unit's command line/);
+      expect(fs.readdirSync(units)).toEqual([]);
     },
     PLAY_TEST_MS,
   );
