@@ -15,7 +15,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { childPath } from '../core/safe-path.js';
-import { fsyncDir } from '../util/atomic-write.js';
+import { PinnedDir } from '../util/pinned-dir.js';
 import {
   assertNotSymlink,
   copyFileNoFollow,
@@ -257,31 +257,54 @@ export function restoreBrain(
   stamp: string,
 ): string | null {
   if (!brain || brain.files.length === 0) return null;
-  const parent = path.join(stateDir, 'brain');
-  assertNotSymlink(parent, 'the brain directory');
-  mkdirOwned(parent);
-  const target = brainDir(stateDir, id);
-  assertNotSymlink(target, "a session's brain directory");
-  const priv = makePrivateDir(parent, 'restore');
+  const parentPath = path.join(stateDir, 'brain');
+  assertNotSymlink(parentPath, 'the brain directory');
+  mkdirOwned(parentPath);
+  // As root in a user's brain/, every step works through held descriptors: the user can rename
+  // brain/ or put a link in place of a name between two steps, and no step may follow that.
+  const parent = PinnedDir.open(parentPath);
   try {
-    const fresh = path.join(priv, id);
-    makeDir(fresh, owner);
-    for (const f of brain.files) {
-      const dest = path.join(fresh, ...f.path.split('/'));
-      makeDirs(fresh, path.dirname(dest), owner);
-      copyFileNoFollow(path.join(snapshotDir, ...brainEntryName(id, f.path).split('/')), dest, 0o600, owner);
+    assertNotSymlink(parent.at(id), "a session's brain directory");
+    const priv = pinPrivateDir(parent);
+    try {
+      const fresh = priv.at(id);
+      makeDir(fresh, owner);
+      for (const f of brain.files) {
+        const dest = path.join(fresh, ...f.path.split('/'));
+        makeDirs(fresh, path.dirname(dest), owner);
+        copyFileNoFollow(path.join(snapshotDir, ...brainEntryName(id, f.path).split('/')), dest, 0o600, owner);
+      }
+      let preRestore: string | null = null;
+      if (lstatOrNull(parent.at(id)) !== null) {
+        preRestore = `${brainDir(stateDir, id)}.pre-restore-${stamp}`;
+        fs.renameSync(parent.at(id), parent.at(path.basename(preRestore)));
+      }
+      fs.renameSync(fresh, parent.at(id));
+      parent.fsync();
+      return preRestore;
+    } finally {
+      // Ours and 0700, so nobody else can change what is in it; a link put in its place is removed, not followed.
+      priv.close();
+      rmPrivateDir(parent.at(priv.shownName));
     }
-    let preRestore: string | null = null;
-    if (lstatOrNull(target) !== null) {
-      preRestore = `${target}.pre-restore-${stamp}`;
-      fs.renameSync(target, preRestore);
-    }
-    fs.renameSync(fresh, target);
-    fsyncDir(parent);
-    return preRestore;
   } finally {
-    rmPrivateDir(priv);
+    parent.close();
   }
+}
+
+/** A fresh private dir in `parent`, held open, checked to be the one we made (ours, 0700). */
+function pinPrivateDir(parent: PinnedDir): PinnedDir & { shownName: string } {
+  const made = makePrivateDir(parent.path, 'restore');
+  const name = path.basename(made);
+  const held = PinnedDir.open(parent.at(name));
+  const st = held.stat();
+  if (st.uid !== process.getuid?.() || (st.mode & 0o777) !== 0o700) {
+    held.close();
+    throw Object.assign(new Error(`${parent.shown}/${name} was replaced while agyctl restored into it`), {
+      code: 'EPERM',
+    });
+  }
+  return Object.assign(held, { shownName: name });
 }
 
 function makeDir(dir: string, owner: Owner | undefined): void {

@@ -47,6 +47,18 @@ for (;;) {
   }
 }`;
 
+/** Puts `dir` back as the killed loop may have left it: a link in its place, the real one renamed, or neither. */
+function undoSwap(dir: string): void {
+  for (const p of [dir, `${dir}.real`])
+    if (fs.lstatSync(p, { throwIfNoEntry: false })?.isSymbolicLink()) fs.unlinkSync(p);
+  if (fs.existsSync(dir)) return;
+  if (fs.existsSync(`${dir}.real`)) fs.renameSync(`${dir}.real`, dir);
+  else {
+    fs.mkdirSync(dir, { mode: 0o700 });
+    fs.chownSync(dir, NOBODY, NOBODY);
+  }
+}
+
 function makeDb(file: string, tag: string): void {
   const db = new Database(file);
   db.exec('CREATE TABLE steps (n INTEGER, tag TEXT)');
@@ -81,8 +93,7 @@ describe('root restoring into a user state dir the user races', () => {
     attacker.kill('SIGKILL');
     attacker = undefined;
     // The user's own dir may be left as the attack left it: a link at conversations/ is the user's to fix.
-    if (fs.lstatSync(conv, { throwIfNoEntry: false })?.isSymbolicLink()) fs.unlinkSync(conv);
-    if (!fs.existsSync(conv)) fs.renameSync(`${conv}.real`, conv);
+    undoSwap(conv);
     // ... and so are links it renamed into place (a staged copy swapped for a link becomes <id>.db: the user's own doing).
     for (const n of fs.readdirSync(conv))
       if (fs.lstatSync(path.join(conv, n)).isSymbolicLink()) fs.unlinkSync(path.join(conv, n));
@@ -97,5 +108,47 @@ describe('root restoring into a user state dir the user races', () => {
     expect(fs.lstatSync(pre).uid).toBe(NOBODY);
     expect(fs.readdirSync(conv).filter((n) => n.startsWith('.agyctl-') && !n.endsWith('.moved'))).toEqual([]);
     expect(fs.readdirSync(sb.root).filter((n) => n.startsWith('agyctl-restore-'))).toEqual([]);
+  });
+
+  it("does the same in the user's brain/: a session's files never land where a swapped link points", async () => {
+    const sb = makeSandbox();
+    sandbox = sb;
+    fs.chmodSync(sb.root, 0o755);
+    const conv = path.join(sb.stateDir, 'conversations');
+    const brain = path.join(sb.stateDir, 'brain');
+    const files = path.join(brain, A);
+    fs.mkdirSync(conv, { recursive: true, mode: 0o700 });
+    fs.mkdirSync(path.join(files, 'notes'), { recursive: true, mode: 0o700 });
+    fs.writeFileSync(path.join(files, 'implementation_plan.md'), '# plan\n');
+    fs.writeFileSync(path.join(files, 'notes', 'a.md'), 'a\n');
+    // Enough files that root's copy takes a while: the window the user's loop races.
+    for (let i = 0; i < 400; i++) fs.writeFileSync(path.join(files, 'notes', `n${i}.md`), `${i}\n`.repeat(200));
+    for (const d of [sb.home, path.dirname(sb.stateDir), sb.stateDir, conv, brain, files, path.join(files, 'notes')])
+      fs.chownSync(d, NOBODY, NOBODY);
+    // A root-only directory laid out like a brain dir, so a write that follows a swapped link lands there.
+    const secret = path.join(sb.root, 'secret');
+    fs.mkdirSync(path.join(secret, A, 'notes'), { recursive: true, mode: 0o700 });
+    const planted = (): string[] => fs.readdirSync(secret, { recursive: true }).map(String).sort();
+    const before = planted();
+    makeDb(path.join(conv, `${A}.db`), 'snapshot');
+    const bk = path.join(sb.root, 'bk');
+    const b = await agyctl(['backup', '--to', bk, '--json'], sb);
+    expect(b.exitCode, b.stderr).toBe(0);
+    const snapshot = (parseJson(b.stdout) as any).snapshot.path as string;
+
+    attacker = spawn(process.execPath, ['-e', SWAPPER, brain, secret], { uid: NOBODY, gid: NOBODY, stdio: 'ignore' });
+    for (let i = 0; i < 6; i++) {
+      const r = await agyctl(['restore', snapshot, '--json'], sb);
+      expect(r.stderr).not.toMatch(/output file already exists/);
+      expect(planted(), `restore ${i}: ${r.stdout}${r.stderr}`).toEqual(before);
+    }
+    attacker.kill('SIGKILL');
+    attacker = undefined;
+    undoSwap(brain);
+    const r = await agyctl(['restore', snapshot, '--json'], sb);
+    expect(r.exitCode, `${r.stdout}${r.stderr}`).toBe(0);
+    expect(planted()).toEqual(before);
+    expect(fs.readFileSync(path.join(files, 'notes', 'a.md'), 'utf8')).toBe('a\n');
+    expect(fs.lstatSync(path.join(files, 'notes', 'a.md')).uid).toBe(NOBODY);
   });
 });
