@@ -26,7 +26,7 @@ export const antigravity: ServerProfile = {
   ],
   installHint:
     'install the antigravity-acp server, or point agyctl at it: --server /path/to/agy_acp_server (or export AGYCTL_SERVER="/path/to/agy_acp_server --debug")',
-  // Plain JSON: nothing says the server's parser skips comments, so agyctl reports them (json-invalid).
+  // Plain JSON as far as anyone knows: agyctl writes none, and reads a file with comments leniently (a warning, docs/assumptions.md).
   settingsComments: false,
   authTypePath: ['auth', 'type'],
   // The order of settings' AUTH_TYPES (a unit test keeps them in step): messages list them this way.

@@ -49,6 +49,12 @@ export interface SettingsFile {
   mode?: number;
   uid?: number;
   gid?: number;
+  /**
+   * The file has comments, which plain JSON does not: it was read leniently.
+   * Whether the server's parser skips comments is not known (docs/assumptions.md,
+   * `settings.comments`), so this is a warning, never a failed check.
+   */
+  comments?: true;
 }
 
 /** Where a write to `file` must land so a symlink stays a symlink (also when its target does not exist yet). */
@@ -92,7 +98,7 @@ export function readSettings(stateDir: string, options: JsonOptions & { noFollow
     return { ...base, exists: true, unreadable: (err as Error).message };
   }
   const found: SettingsFile = { ...base, exists: true, raw, mode: st.mode & 0o7777, uid: st.uid, gid: st.gid };
-  return { ...found, ...parseSettingsText(raw, options) };
+  return { ...found, ...parseLeniently(raw, options) };
 }
 
 const isADirectory = (base: SettingsFile): SettingsFile => ({
@@ -133,11 +139,19 @@ function readNoFollow(base: SettingsFile, options: JsonOptions): SettingsFile {
       mode: st.mode & 0o7777,
       uid: st.uid,
       gid: st.gid,
-      ...parseSettingsText(raw, options),
+      ...parseLeniently(raw, options),
     };
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** As parseSettingsText; text that is plain JSON but for its comments is read with them, and says so. */
+function parseLeniently(raw: string, options: JsonOptions): Pick<SettingsFile, 'data' | 'tree' | 'error' | 'comments'> {
+  const strict = parseSettingsText(raw, options);
+  if (options.comments || strict.error?.kind !== 'syntax') return strict;
+  const relaxed = parseSettingsText(raw, { ...options, comments: true });
+  return relaxed.error?.kind === 'syntax' ? strict : { ...relaxed, comments: true };
 }
 
 /** Parse settings text: the object (if any) and the first reason it cannot be edited in place. */

@@ -234,6 +234,13 @@ export function problemsOf(file: SettingsFile, env: Env, uid = process.getuid?.(
       column: file.error.column,
     });
   }
+  if (file.comments)
+    problems.push({
+      id: 'json-comments',
+      severity: 'warning',
+      message: `${file.path} has comments: plain JSON has none, and whether the server's parser skips them is not known`,
+      hint: 'if the server refuses the file (check --live fails at start-up), remove the comments',
+    });
   problems.push(...permissionProblems(file, uid));
   if (file.data && file.error?.kind !== 'shape') problems.push(...validateSettings(file.data, env));
   return problems;

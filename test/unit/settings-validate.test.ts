@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   AUTH_TYPES,
@@ -8,6 +11,7 @@ import {
   type Problem,
   problemsOf,
   projectProblem,
+  readSettings,
   type SettingsFile,
   validateSettings,
 } from '../../src/settings/index.js';
@@ -137,6 +141,24 @@ describe('problemsOf (the whole file)', () => {
       {},
     );
     expect(ids(shape)).toEqual(['error:shape-invalid']);
+  });
+
+  it('reads a file with comments and only warns: whether the server skips comments is a guess (assumptions.md)', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-comments-'));
+    try {
+      fs.writeFileSync(
+        path.join(dir, 'settings.json'),
+        '{\n  // personal account\n  "auth": {"type": "oauth-personal"}\n}\n',
+      );
+      const file = readSettings(dir);
+      expect(file).toMatchObject({ comments: true, data: auth('oauth-personal') });
+      expect(file.error).toBeUndefined();
+      expect(ids(problemsOf(file, {}, process.getuid?.()))).toEqual(['warning:json-comments']);
+      fs.writeFileSync(path.join(dir, 'settings.json'), '{\n  // and broken\n  "auth": \n}\n');
+      expect(ids(problemsOf(readSettings(dir), {}))).toContain('error:json-invalid');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('warns when others can write the file, and when it belongs to someone else', () => {
