@@ -88,17 +88,16 @@ function redirectAddress(signInUrl) {
 /** A login that outlives its terminal: --detach returns at once; a second command finishes it. */
 function detachedLogin() {
   banner('agyctl login --detach --restart   # returns at once; the login runs on under its supervisor');
+  // Inherited streams: the output reads exactly as a user's terminal (or pipe) shows it.
   const r = spawnSync(
     process.execPath,
     [bin, 'login', '--detach', '--restart', '--timeout', '2m', '--ssh-target', 'you@build-box.example.com'],
-    { env, stdio: ['ignore', 'pipe', 'inherit'], timeout: STEP_TIMEOUT_MS },
+    { env, stdio: ['ignore', 'inherit', 'inherit'], timeout: STEP_TIMEOUT_MS },
   );
-  process.stdout.write(r.stdout);
   if (r.status !== 0) throw new Error(`agyctl login --detach exited ${r.status}`);
-  const url = r.stdout
-    .toString()
-    .split('\n')
-    .find((l) => l.startsWith('https://accounts.google.com/'));
+  const status = spawnSync(process.execPath, [bin, 'login', 'status', '--json'], { env, timeout: STEP_TIMEOUT_MS });
+  const url = JSON.parse(status.stdout.toString()).login?.url;
+  if (typeof url !== 'string') throw new Error('agyctl login status --json gave no sign-in URL');
   run(['login', 'status']);
   process.stderr.write(
     '\n\x1b[2m[demo] playing you after a reconnect: signed in without a tunnel, pasting the address the browser ended on into a second command...\x1b[0m\n',

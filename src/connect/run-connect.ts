@@ -7,6 +7,7 @@ import { AgyError, asExitCode, EXIT, InterruptedError, TimeoutError } from '../c
 import type { CommandIO, CommandResult } from '../core/io.js';
 import { tempRoot } from '../core/paths.js';
 import { type PasteReader, startPasteReader } from '../login/paste.js';
+import { labelled } from '../login/present.js';
 import { validateAuthUrl, validateCodeEntryUrl } from '../profiles/auth-url.js';
 import { formatDuration } from '../util/duration.js';
 import { openBrowser } from './browser.js';
@@ -224,19 +225,19 @@ class ConnectSession {
     if (out.json) return;
     if (this.forwardedPort !== undefined) {
       out.info(`Forwarding 127.0.0.1:${port} on this machine to the login listener on ${this.o.destination}.`);
-      out.info(
+      labelled(
+        this.io,
         out.e.bold(
           this.o.open
             ? 'Opening the sign-in URL in your browser (copy it if nothing opens):'
             : 'Open this URL in your browser and sign in:',
         ),
+        url,
       );
-      out.print(url);
       return;
     }
     out.warn(`cannot forward port ${port}: ${this.fallbackReason}`);
-    out.info(out.e.bold('Sign in with this URL anyway:'));
-    out.print(url);
+    labelled(this.io, out.e.bold('Sign in with this URL anyway:'), url);
     out.info(
       `Your browser will then fail to load http://127.0.0.1:${port}/... (or show another program's page): copy that address from the address bar and paste it here.`,
     );

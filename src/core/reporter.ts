@@ -23,6 +23,7 @@ export interface Reporter {
   /** --json: stdout carries JSON only (one document, or NDJSON events). */
   readonly json: boolean;
   readonly stderrIsTTY: boolean;
+  readonly stdoutIsTTY: boolean;
   /** A line of human-readable data on stdout (URLs and commands to copy stand alone on theirs); suppressed in --json mode. */
   print(line?: string): void;
   info(message: string): void;

@@ -12,7 +12,7 @@ import type { AcpServer } from '../acp/server.js';
 import type { CommandIO } from '../core/io.js';
 import { type AuthUrl, findUrls, type Validation, validateCodeEntryUrl } from '../profiles/auth-url.js';
 import { emit } from './detached/contract.js';
-import { openInBrowser, pasteWhere, showQr } from './present.js';
+import { labelled, openInBrowser, type PasteTarget, pasteWhere, showQr } from './present.js';
 import { runWaitLoop, type WaitLoop } from './wait-loop.js';
 
 export interface CodeEntryOptions {
@@ -23,6 +23,8 @@ export interface CodeEntryOptions {
   startedAt: number;
   qr: boolean;
   open: boolean;
+  /** Where the code is given (the wording of the hint, again after a retry). */
+  pasteTo: PasteTarget;
   /** Subscribe to the server's output lines (a retry shows a new URL there); returns the unsubscribe. */
   watchOutput(listener: (line: string) => void): () => void;
   /** Register the code before it is written, so it is scrubbed from every later output line and trace (the server echoes it). */
@@ -64,12 +66,16 @@ function checkCode(code: string): Validation<string> {
   return { ok: true, value: code };
 }
 
-export function presentCodeEntry(io: CommandIO, auth: AuthUrl, detached?: boolean): void {
-  emit(io.out, { event: 'url', mode: 'code-entry', url: auth.url, redirectUri: auth.redirectUri });
+export function presentCodeEntry(io: CommandIO, auth: AuthUrl, pasteTo: PasteTarget): void {
+  const method = pasteTo.method ? { method: pasteTo.method } : {};
+  emit(io.out, { event: 'url', mode: 'code-entry', url: auth.url, redirectUri: auth.redirectUri, ...method });
   if (io.out.json) return;
-  io.out.info(io.out.e.bold('Open this URL in any browser (this server uses code entry: no SSH tunnel needed):'));
-  io.out.print(auth.url);
-  io.out.info(`After you sign in, Google shows an authorization code: ${pasteWhere(detached)}.`);
+  labelled(
+    io,
+    io.out.e.bold('Open this URL in any browser (this server uses code entry: no SSH tunnel needed):'),
+    auth.url,
+  );
+  io.out.info(`After you sign in, Google shows an authorization code: ${pasteWhere(pasteTo)}.`);
 }
 
 export function waitForCode(io: CommandIO, o: CodeEntryOptions): Promise<void> {
@@ -110,7 +116,7 @@ export function waitForCode(io: CommandIO, o: CodeEntryOptions): Promise<void> {
     sent = false;
     if (!io.out.json)
       io.out.warn('the server could not use that code and started over: sign in again with this new URL');
-    presentCodeEntry(io, current);
+    presentCodeEntry(io, current, o.pasteTo);
     if (o.qr) void showQr(io, current.url);
     if (o.open) void openInBrowser(io, current.url);
   }

@@ -29,9 +29,14 @@ export function countdownPrompt(text: string, deadline: number | undefined, now 
   return `[${left === 0 ? '0s' : formatDuration(left)} left] ${text}> `;
 }
 
-export function startPasteReader(io: CommandIO, prompt: () => string, onLine: (line: string) => void): PasteReader {
+/** With no prompt, lines are only read (the terminal echoes them as typed). */
+export function startPasteReader(
+  io: CommandIO,
+  prompt: (() => string) | undefined,
+  onLine: (line: string) => void,
+): PasteReader {
   const { stdin, stderr } = io.ctx;
-  const tty = promptsOnTty(io);
+  const tty = prompt !== undefined && promptsOnTty(io);
   const rl = readline.createInterface({
     input: stdin,
     ...(tty ? { output: stderr, terminal: true } : { terminal: false }),
@@ -39,13 +44,13 @@ export function startPasteReader(io: CommandIO, prompt: () => string, onLine: (l
   if (tty) {
     // In raw mode Ctrl-C reaches readline, not the process: pass it on as the real signal.
     rl.on('SIGINT', () => process.kill(process.pid, 'SIGINT'));
-    rl.setPrompt(prompt());
+    rl.setPrompt(prompt?.() ?? '');
     rl.prompt();
   }
   rl.on('line', (line) => {
     onLine(line);
     if (tty) {
-      rl.setPrompt(prompt());
+      rl.setPrompt(prompt?.() ?? '');
       rl.prompt();
     }
   });
@@ -53,7 +58,7 @@ export function startPasteReader(io: CommandIO, prompt: () => string, onLine: (l
   return {
     refresh() {
       if (!tty) return;
-      rl.setPrompt(prompt());
+      rl.setPrompt(prompt?.() ?? '');
       rl.prompt(true);
     },
     close() {

@@ -9,18 +9,37 @@ export interface PresentOptions {
   qr: boolean;
   open: boolean;
   /** `login --detach`: this command returns, so a pasted address goes to `agyctl login finish`, not here. */
-  detached?: boolean;
+  detached?: boolean | undefined;
+  /** The auth method being signed in (on the `url` event, so `login status` knows it before the sign-in ends). */
+  method?: string | undefined;
+  /** false when this command's stdin cannot bring a paste. */
+  stdinPastes?: boolean | undefined;
 }
 
 /** Where a user without a tunnel gives the address (or the code) the browser ended on. */
-export function pasteWhere(detached: boolean | undefined): string {
-  return detached ? 'give it to `agyctl login finish`' : 'paste it here';
+/** Where a pasted address or code goes, and the method it signs in (for the `url` event). */
+export type PasteTarget = Pick<PresentOptions, 'detached' | 'stdinPastes' | 'method'>;
+
+export function pasteWhere(o: PasteTarget): string {
+  if (o.detached) return 'give it to `agyctl login finish`';
+  return o.stdinPastes === false ? 'give it to `agyctl login finish` in another shell' : 'paste it here';
 }
 
 /** Where the URL was caught: the channel (shim, stdout, stderr, rpc) and the launcher or message. */
 export interface UrlOrigin {
   source: string;
   via: string | undefined;
+}
+
+/**
+ * A label for the person (stderr) and the value to copy (stdout, alone on its line). With stdout piped
+ * (`login | tee`, a script keeping the URL) and stderr on the terminal, the value is shown under its label
+ * there too, so the label never stands alone.
+ */
+export function labelled(io: CommandIO, label: string, value: string): void {
+  io.out.info(label);
+  io.out.print(value);
+  if (!io.out.stdoutIsTTY && io.out.stderrIsTTY) io.out.info(value);
 }
 
 export function presentUrl(io: CommandIO, auth: AuthUrl, options: PresentOptions, origin?: UrlOrigin): string {
@@ -31,18 +50,17 @@ export function presentUrl(io: CommandIO, auth: AuthUrl, options: PresentOptions
     port: auth.port,
     redirectUri: auth.redirectUri,
     tunnel,
+    ...(options.method ? { method: options.method } : {}),
     ...(origin ? { source: origin.source, ...(origin.via ? { via: origin.via } : {}) } : {}),
   });
   if (origin) io.out.verbose(`sign-in URL caught on ${origin.source}${origin.via ? ` (${origin.via})` : ''}`);
   if (!io.out.json) {
     const e = io.out.e;
-    io.out.info(e.bold('Open this URL in a browser on your laptop:'));
-    io.out.print(auth.url);
-    io.out.info(e.bold('First run this on your laptop and leave it running:'));
-    io.out.print(tunnel);
+    labelled(io, e.bold('Open this URL in a browser on your laptop:'), auth.url);
+    labelled(io, e.bold('First run this on your laptop and leave it running:'), tunnel);
     io.out.info(tunnelExplanation(auth.port));
     io.out.info(
-      `No tunnel? Sign in anyway; when the browser fails to load http://127.0.0.1:${auth.port}/..., copy that address and ${pasteWhere(options.detached)}.`,
+      `No tunnel? Sign in anyway; when the browser fails to load http://127.0.0.1:${auth.port}/..., copy that address and ${pasteWhere(options)}.`,
     );
   }
   return tunnel;

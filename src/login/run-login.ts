@@ -200,6 +200,7 @@ export async function runLogin(io: CommandIO, options: LoginOptions): Promise<Lo
     qr: options.qr,
     open: options.open,
     detached: options.detached,
+    stdinPastes: options.stdinPastes,
     onStarted,
   };
   const attempt = await signIn(io, signInOptions);

@@ -129,7 +129,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
       }
       const wait = { server, auth: first.auth, authenticate: auth, deadline, startedAt };
       if (first.kind === 'code-entry') {
-        presentCodeEntry(io, first.auth, options.detached);
+        presentCodeEntry(io, first.auth, options);
         if (options.qr) await showQr(io, first.auth.url);
         if (options.open) await openInBrowser(io, first.auth.url);
         const watchOutput = (w: (line: string) => void): (() => void) => {
@@ -140,6 +140,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
           ...wait,
           qr: options.qr,
           open: options.open,
+          pasteTo: options,
           watchOutput,
           addSecret: (v) => secrets.add(v),
         });

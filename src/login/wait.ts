@@ -68,7 +68,10 @@ export function waitForSignIn(io: CommandIO, o: WaitOptions): Promise<void> {
       io.out.verbose(`delivered the redirect to the login listener (HTTP ${status})`);
     } catch (err) {
       delivered = false;
-      refuse(`could not reach the login listener: ${(err as Error).message}`);
+      // The listener closes once a redirect arrives: the browser may have got there first, through the tunnel.
+      refuse(
+        `could not reach the login listener (${(err as Error).message}); if the browser already reached it through the tunnel, the sign-in is arriving`,
+      );
     }
   }
 

@@ -118,7 +118,6 @@ describe('help and messages that are true', () => {
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain(id);
     expect(r.stdout).toContain('/work/evil');
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: the test looks for the escape character itself
     expect(r.stdout).not.toMatch(/\u001b|\u0007/);
   });
 });

@@ -19,6 +19,7 @@ function recorder(): { out: Reporter; lines: string[] } {
     e: PLAIN,
     json: false,
     stderrIsTTY: false,
+    stdoutIsTTY: false,
     print: rec('print'),
     info: rec('info'),
     warn: rec('warn'),

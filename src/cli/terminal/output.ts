@@ -51,6 +51,10 @@ export class Output implements Reporter {
     return Boolean(this.stderr.isTTY);
   }
 
+  get stdoutIsTTY(): boolean {
+    return Boolean(this.stdout.isTTY);
+  }
+
   /** A line of human-readable data on stdout; suppressed in --json mode. */
   print(line = ''): void {
     if (!this.options.json) this.stdout.write(`${line}\n`);

@@ -21,6 +21,8 @@ export interface LoginOptions {
   proofTimeoutMs: number;
   /** `login --detach`: the foreground command returns once the URL is shown (the wording of the paste hint). */
   detached?: boolean;
+  /** false when stdin cannot bring a paste (`</dev/null`, closed): the address goes to `agyctl login finish` then. */
+  stdinPastes?: boolean;
 }
 
 /** The global options the login runs with (the CLI's GlobalOptions, as written to request.json). */
@@ -64,6 +66,7 @@ export type LoginEvent =
       port?: number;
       redirectUri: string;
       tunnel?: string;
+      method?: string;
       source?: UrlSource;
       via?: string;
     }
@@ -114,6 +117,8 @@ export interface FinishAnswer {
   reason?: string;
   /** The listener's HTTP status for a delivered redirect. */
   status?: number;
+  /** Nothing was delivered because the sign-in had already arrived (through the tunnel, or an earlier paste). */
+  arrived?: boolean;
   event?: LoginEvent;
 }
 

@@ -20,6 +20,8 @@ import { checkOurSocket, type LoginState, type Outcome, type RecordPaths } from 
 const ATTACH_TIMEOUT_MS = 10_000;
 const PROMPT_REFRESH_MS = 1_000;
 const END_MARGIN_MS = 30_000;
+export const ALREADY_ARRIVED =
+  'The sign-in already arrived, so there is nothing to deliver: the login is checking the credentials now.';
 
 export type RelayResult =
   | { kind: 'ended'; outcome: Omit<Outcome, 'endedAt'> }
@@ -48,6 +50,7 @@ export function outcomeError(o: Omit<Outcome, 'endedAt'>): AgyError {
 export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayResult> {
   const { out, ctx } = io;
   let paste: PasteReader | undefined;
+  let lateLines: PasteReader | undefined;
   let promptTimer: NodeJS.Timeout | undefined;
   let deadline: number | undefined;
   let codeEntry = false;
@@ -60,6 +63,13 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
     promptTimer = undefined;
     paste?.close();
     paste = undefined;
+  };
+  // A paste after the sign-in arrived (through the tunnel, or an earlier paste) would otherwise go unread without a word.
+  const answerLatePastes = (): void => {
+    if (lateLines || gone) return;
+    lateLines = startPasteReader(io, undefined, (line) => {
+      if (line.trim() !== '') say(() => out.info(ALREADY_ARRIVED));
+    });
   };
   const say = (write: () => void): void => {
     if (gone) return;
@@ -99,7 +109,10 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
         const seen = inspect(o.paths);
         if (seen.kind === 'pending') settle({ kind: 'detached', state: seen.state });
       } else startPaste();
-    } else if (e.event === 'authenticated') stopPaste();
+    } else if (e.event === 'authenticated' && paste) {
+      stopPaste();
+      answerLatePastes();
+    }
   };
 
   const attachment = checkOurSocket(o.paths) ? await attach(o.paths.socket, onFrame, ATTACH_TIMEOUT_MS) : undefined;
@@ -125,6 +138,7 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
   } finally {
     clearTimeout(stuck);
     stopPaste();
+    lateLines?.close();
     release?.();
     ctx.signal.removeEventListener('abort', onAbort);
     attachment.close();

@@ -79,14 +79,10 @@ export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
   };
 
   const finish = (line: string): Promise<FinishAnswer> => {
+    if (state.phase === 'signed-in')
+      return Promise.resolve({ ok: false, arrived: true, reason: 'the sign-in already arrived' });
     if (state.phase !== 'waiting')
-      return Promise.resolve({
-        ok: false,
-        reason:
-          state.phase === 'signed-in'
-            ? 'the login already signed in; it is proving the credentials now'
-            : 'the login is not waiting for a redirect yet',
-      });
+      return Promise.resolve({ ok: false, reason: 'the login is not waiting for a redirect yet' });
     return new Promise((resolve) => {
       const timer = setTimeout(() => done({ ok: false, reason: 'the login did not answer in time' }), FINISH_ANSWER_MS);
       const waiter = (e: LoginEvent): void => {
@@ -206,6 +202,7 @@ function trackState(state: LoginState, event: LoginEvent, save: () => void): voi
       state.mode = event.mode === 'code-entry' ? 'code-entry' : 'loopback';
       if (event.port !== undefined) state.port = event.port;
       if (event.tunnel !== undefined) state.tunnel = event.tunnel;
+      if (event.method !== undefined) state.method = event.method;
       state.shimDirs = liveShimDirs();
       save();
       break;

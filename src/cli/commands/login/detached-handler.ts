@@ -17,7 +17,7 @@ import {
   waitEnded,
 } from '../../../login/detached/control.js';
 import { type LoginState, recordPaths } from '../../../login/detached/record.js';
-import { outcomeError } from '../../../login/detached/relay.js';
+import { ALREADY_ARRIVED, outcomeError } from '../../../login/detached/relay.js';
 import { countdownPrompt } from '../../../login/paste.js';
 import { withDeadline } from '../../../util/deadline.js';
 import type { HandlerArgs } from '../../action.js';
@@ -174,6 +174,11 @@ export async function loginFinish(io: CommandIO, given: string | undefined): Pro
       `The login supervisor (pid ${seen.state.pid}) did not answer.`,
       { hint: 'check it with `agyctl login status`' },
     );
+  }
+  if (answer.arrived) {
+    io.out.print(ALREADY_ARRIVED);
+    if (!io.out.json) io.out.info('Follow it with `agyctl login status --wait`.');
+    return { exit: EXIT.ok, data: { delivered: false, alreadySignedIn: true } };
   }
   if (!answer.ok) {
     const reason = answer.reason ?? 'refused';

@@ -1,6 +1,8 @@
 /** `agyctl login`: flags -> the login's options, started under its supervisor (src/login/detached/start.ts); the detach notice. */
 
+import fs from 'node:fs';
 import { EXIT, usageError } from '../../../core/errors.js';
+import type { TtyReadable } from '../../../core/io.js';
 import { emit } from '../../../login/detached/contract.js';
 import type { LoginOptions } from '../../../login/run-login.js';
 import type { HandlerArgs } from '../../action.js';
@@ -45,7 +47,20 @@ async function loginOptionsFrom(io: CommandIO, f: LoginFlags): Promise<LoginOpti
     fakeDisplay: f.fakeDisplay !== false,
     keepProbeSession: f.keepProbeSession === true,
     detached: f.detach === true,
+    stdinPastes: stdinCanPaste(io.ctx.stdin),
   };
+}
+
+/** A terminal or a pipe can bring a pasted address; `</dev/null` (a character device that is no terminal) cannot. */
+function stdinCanPaste(stdin: TtyReadable): boolean {
+  if (stdin.isTTY) return true;
+  const fd = (stdin as { fd?: unknown }).fd;
+  if (typeof fd !== 'number') return true;
+  try {
+    return !fs.fstatSync(fd).isCharacterDevice();
+  } catch {
+    return false; // a closed stdin
+  }
 }
 
 export async function loginCommand(io: CommandIO, { options }: HandlerArgs<LoginFlags>): Promise<CommandResult> {
