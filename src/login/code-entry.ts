@@ -12,7 +12,7 @@ import type { AcpServer } from '../acp/server.js';
 import type { CommandIO } from '../core/io.js';
 import { type AuthUrl, findUrls, type Validation, validateCodeEntryUrl } from '../profiles/auth-url.js';
 import { emit } from './detached/contract.js';
-import { openInBrowser, pasteWhere, showQr } from './present.js';
+import { openInBrowser, pasteWhere, type ShownLine, showUrlLines } from './present.js';
 import { runWaitLoop, type WaitLoop } from './wait-loop.js';
 
 export interface CodeEntryOptions {
@@ -64,12 +64,22 @@ function checkCode(code: string): Validation<string> {
   return { ok: true, value: code };
 }
 
-export function presentCodeEntry(io: CommandIO, auth: AuthUrl, detached?: boolean): void {
+/** `lead`: a line shown first (a retry's warning), kept on screen with the rest under the QR code. */
+export async function presentCodeEntry(
+  io: CommandIO,
+  auth: AuthUrl,
+  o: { qr: boolean; detached?: boolean; lead?: ShownLine },
+): Promise<void> {
   emit(io.out, { event: 'url', mode: 'code-entry', url: auth.url, redirectUri: auth.redirectUri });
-  if (io.out.json) return;
-  io.out.info(io.out.e.bold('Open this URL in any browser (this server uses code entry: no SSH tunnel needed):'));
-  io.out.print(auth.url);
-  io.out.info(`After you sign in, Google shows an authorization code: ${pasteWhere(detached)}.`);
+  await showUrlLines(io, auth.url, o.qr, [
+    ...(o.lead ? [o.lead] : []),
+    {
+      kind: 'info',
+      text: io.out.e.bold('Open this URL in any browser (this server uses code entry: no SSH tunnel needed):'),
+    },
+    { kind: 'print', text: auth.url },
+    { kind: 'info', text: `After you sign in, Google shows an authorization code: ${pasteWhere(o.detached)}.` },
+  ]);
 }
 
 export function waitForCode(io: CommandIO, o: CodeEntryOptions): Promise<void> {
@@ -108,11 +118,12 @@ export function waitForCode(io: CommandIO, o: CodeEntryOptions): Promise<void> {
     if (!next?.ok || next.value.url === current.url) return;
     current = next.value;
     sent = false;
-    if (!io.out.json)
-      io.out.warn('the server could not use that code and started over: sign in again with this new URL');
-    presentCodeEntry(io, current);
-    if (o.qr) void showQr(io, current.url);
-    if (o.open) void openInBrowser(io, current.url);
+    const lead: ShownLine = {
+      kind: 'warn',
+      text: 'the server could not use that code and started over: sign in again with this new URL',
+    };
+    const url = current.url;
+    void presentCodeEntry(io, current, { qr: o.qr, lead }).then(() => (o.open ? openInBrowser(io, url) : undefined));
   }
 
   return runWaitLoop(io, {
