@@ -12,7 +12,8 @@ import type { ServerTarget } from './target.js';
 import type { Tracer } from './trace.js';
 
 export type TtyReadable = Readable & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
-export type TtyWritable = Writable & { isTTY?: boolean; columns?: number };
+/** columns/rows: the terminal's size (a tty.WriteStream keeps them current); absent when unknown or not a terminal. */
+export type TtyWritable = Writable & { isTTY?: boolean; columns?: number; rows?: number };
 
 export interface RunContext {
   env: NodeJS.ProcessEnv;

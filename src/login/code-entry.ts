@@ -12,7 +12,7 @@ import type { AcpServer } from '../acp/server.js';
 import type { CommandIO } from '../core/io.js';
 import { type AuthUrl, findUrls, type Validation, validateCodeEntryUrl } from '../profiles/auth-url.js';
 import { emit } from './detached/contract.js';
-import { labelled, openInBrowser, type PasteTarget, pasteWhere, showQr } from './present.js';
+import { openInBrowser, type PasteTarget, pasteWhere, type ShownLine, showUrlLines } from './present.js';
 import { runWaitLoop, type WaitLoop } from './wait-loop.js';
 
 export interface CodeEntryOptions {
@@ -66,16 +66,23 @@ function checkCode(code: string): Validation<string> {
   return { ok: true, value: code };
 }
 
-export function presentCodeEntry(io: CommandIO, auth: AuthUrl, pasteTo: PasteTarget): void {
-  const method = pasteTo.method ? { method: pasteTo.method } : {};
+/** `lead`: a line shown first (a retry's warning), kept on screen with the rest under the QR code. */
+export async function presentCodeEntry(
+  io: CommandIO,
+  auth: AuthUrl,
+  o: { qr: boolean; pasteTo: PasteTarget; lead?: ShownLine },
+): Promise<void> {
+  const method = o.pasteTo.method ? { method: o.pasteTo.method } : {};
   emit(io.out, { event: 'url', mode: 'code-entry', url: auth.url, redirectUri: auth.redirectUri, ...method });
-  if (io.out.json) return;
-  labelled(
-    io,
-    io.out.e.bold('Open this URL in any browser (this server uses code entry: no SSH tunnel needed):'),
-    auth.url,
-  );
-  io.out.info(`After you sign in, Google shows an authorization code: ${pasteWhere(pasteTo)}.`);
+  await showUrlLines(io, auth.url, o.qr, [
+    ...(o.lead ? [o.lead] : []),
+    {
+      kind: 'info',
+      text: io.out.e.bold('Open this URL in any browser (this server uses code entry: no SSH tunnel needed):'),
+    },
+    { kind: 'print', text: auth.url },
+    { kind: 'info', text: `After you sign in, Google shows an authorization code: ${pasteWhere(o.pasteTo)}.` },
+  ]);
 }
 
 export function waitForCode(io: CommandIO, o: CodeEntryOptions): Promise<void> {
@@ -114,11 +121,14 @@ export function waitForCode(io: CommandIO, o: CodeEntryOptions): Promise<void> {
     if (!next?.ok || next.value.url === current.url) return;
     current = next.value;
     sent = false;
-    if (!io.out.json)
-      io.out.warn('the server could not use that code and started over: sign in again with this new URL');
-    presentCodeEntry(io, current, o.pasteTo);
-    if (o.qr) void showQr(io, current.url);
-    if (o.open) void openInBrowser(io, current.url);
+    const lead: ShownLine = {
+      kind: 'warn',
+      text: 'the server could not use that code and started over: sign in again with this new URL',
+    };
+    const url = current.url;
+    void presentCodeEntry(io, current, { qr: o.qr, pasteTo: o.pasteTo, lead }).then(() =>
+      o.open ? openInBrowser(io, url) : undefined,
+    );
   }
 
   return runWaitLoop(io, {

@@ -2,6 +2,7 @@
 import type { CommandIO } from '../core/io.js';
 import type { AuthUrl } from '../profiles/auth-url.js';
 import { emit } from './detached/contract.js';
+import { fitQr, qrLines, screenOf } from './qr.js';
 import { type TunnelTarget, tunnelCommand, tunnelExplanation } from './tunnel.js';
 
 export interface PresentOptions {
@@ -31,18 +32,33 @@ export interface UrlOrigin {
   via: string | undefined;
 }
 
+/** A line shown with the URL: data on stdout (print), a message on stderr (info, warn). */
+export interface ShownLine {
+  kind: 'print' | 'info' | 'warn';
+  text: string;
+}
+
 /**
- * A label for the person (stderr) and the value to copy (stdout, alone on its line). With stdout piped
- * (`login | tee`, a script keeping the URL) and stderr on the terminal, the value is shown under its label
- * there too, so the label never stands alone.
+ * A value to copy, alone on its stdout line. With stdout piped (`login | tee`, a script keeping the URL)
+ * and stderr on the terminal, it is shown there too, so its label never stands alone.
  */
-export function labelled(io: CommandIO, label: string, value: string): void {
-  io.out.info(label);
+function printValue(io: CommandIO, value: string): void {
   io.out.print(value);
   if (!io.out.stdoutIsTTY && io.out.stderrIsTTY) io.out.info(value);
 }
 
-export function presentUrl(io: CommandIO, auth: AuthUrl, options: PresentOptions, origin?: UrlOrigin): string {
+/** A label for the person (stderr) and the value under it. */
+export function labelled(io: CommandIO, label: string, value: string): void {
+  io.out.info(label);
+  printValue(io, value);
+}
+
+export async function presentUrl(
+  io: CommandIO,
+  auth: AuthUrl,
+  options: PresentOptions,
+  origin?: UrlOrigin,
+): Promise<string> {
   const tunnel = tunnelCommand(auth.port, options.target);
   emit(io.out, {
     event: 'url',
@@ -54,26 +70,50 @@ export function presentUrl(io: CommandIO, auth: AuthUrl, options: PresentOptions
     ...(origin ? { source: origin.source, ...(origin.via ? { via: origin.via } : {}) } : {}),
   });
   if (origin) io.out.verbose(`sign-in URL caught on ${origin.source}${origin.via ? ` (${origin.via})` : ''}`);
-  if (!io.out.json) {
-    const e = io.out.e;
-    labelled(io, e.bold('Open this URL in a browser on your laptop:'), auth.url);
-    labelled(io, e.bold('First run this on your laptop and leave it running:'), tunnel);
-    io.out.info(tunnelExplanation(auth.port));
-    io.out.info(
-      `No tunnel? Sign in anyway; when the browser fails to load http://127.0.0.1:${auth.port}/..., copy that address and ${pasteWhere(options)}.`,
-    );
-  }
+  const e = io.out.e;
+  await showUrlLines(io, auth.url, options.qr, [
+    { kind: 'info', text: e.bold('Open this URL in a browser on your laptop:') },
+    { kind: 'print', text: auth.url },
+    { kind: 'info', text: e.bold('First run this on your laptop and leave it running:') },
+    { kind: 'print', text: tunnel },
+    { kind: 'info', text: tunnelExplanation(auth.port) },
+    {
+      kind: 'info',
+      text: `No tunnel? Sign in anyway; when the browser fails to load http://127.0.0.1:${auth.port}/..., copy that address and ${pasteWhere(options)}.`,
+    },
+  ]);
   return tunnel;
 }
 
-export async function showQr(io: CommandIO, url: string): Promise<void> {
-  const { default: qrcode } = await import('qrcode-terminal');
-  await new Promise<void>((resolve) =>
-    qrcode.generate(url, { small: true }, (art: string) => {
-      io.out.info(art);
-      resolve();
-    }),
-  );
+/**
+ * The human lines that show a sign-in URL, with its QR code above them when
+ * asked for and it fits (src/login/qr.ts), so the URL and the tunnel command
+ * stay on screen under the code. --json prints none of them and never a code.
+ */
+export async function showUrlLines(
+  io: CommandIO,
+  url: string,
+  qr: boolean,
+  lines: readonly ShownLine[],
+): Promise<void> {
+  if (io.out.json) {
+    if (qr) io.out.info('QR code left out: --json prints no QR code.');
+    return;
+  }
+  if (qr) await showQr(io, url, lines);
+  for (const line of lines) {
+    if (line.kind === 'print') printValue(io, line.text);
+    else if (line.kind === 'info') io.out.info(line.text);
+    else io.out.warn(line.text);
+  }
+}
+
+async function showQr(io: CommandIO, url: string, after: readonly ShownLine[]): Promise<void> {
+  const code = await qrLines(url);
+  // Output.warn puts this prefix before the text.
+  const shown = after.map((l) => (l.kind === 'warn' ? `warning: ${l.text}` : l.text));
+  const fit = fitQr(code, screenOf(io.ctx.stderr), shown);
+  io.out.info(fit.draw ? code.join('\n') : fit.note);
 }
 
 /** --open: only when this shell has a display of its own (the server's DISPLAY may be our placeholder). */

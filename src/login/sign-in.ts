@@ -22,7 +22,7 @@ import { noSignInUrlError } from './capture/no-url-error.js';
 import { type CapturedUrl, UrlCapture } from './capture/pipeline.js';
 import { presentCodeEntry, waitForCode } from './code-entry.js';
 import { emit } from './detached/contract.js';
-import { openInBrowser, type PresentOptions, presentUrl, showQr } from './present.js';
+import { openInBrowser, type PresentOptions, presentUrl } from './present.js';
 import { Secrets, scrubbingTracer } from './scrub.js';
 import { createShimDir, loginServerEnv } from './shims.js';
 import { recordOwner, sweepStaleLoginDirs } from './stale-dirs.js';
@@ -129,8 +129,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
       }
       const wait = { server, auth: first.auth, authenticate: auth, deadline, startedAt };
       if (first.kind === 'code-entry') {
-        presentCodeEntry(io, first.auth, options);
-        if (options.qr) await showQr(io, first.auth.url);
+        await presentCodeEntry(io, first.auth, { qr: options.qr, pasteTo: options });
         if (options.open) await openInBrowser(io, first.auth.url);
         const watchOutput = (w: (line: string) => void): (() => void) => {
           watchers.add(w);
@@ -151,8 +150,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
         io.out.verbose(
           `the redirect path ${first.auth.redirectPath} is not the ${profile.id} profile's ${profile.redirectPath}; using the server's`,
         );
-      const tunnel = presentUrl(io, first.auth, options, { source: first.source, via: first.via });
-      if (options.qr) await showQr(io, first.auth.url);
+      const tunnel = await presentUrl(io, first.auth, options, { source: first.source, via: first.via });
       if (options.open) await openInBrowser(io, first.auth.url);
       await waitForSignIn(io, { ...wait, listenerGraceMs: profile.quirks.listenerGoneGraceMs });
       return ok({ url: first, tunnel });

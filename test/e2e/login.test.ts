@@ -112,16 +112,38 @@ describe('login: URL capture on every launch behaviour', () => {
 });
 
 describe('login: --qr and --open', () => {
-  it('--qr draws the URL as a QR code on stderr; --open without a display says so and carries on', async () => {
+  it('--qr with --json draws no QR code (one note on stderr); --open without a display says so and carries on', async () => {
     sandbox = makeSandbox();
     const { result } = await loginWithBrowser(sandbox, { DISPLAY: '', WAYLAND_DISPLAY: '' }, ['--qr', '--open']);
     expect(result.exitCode, String(result.stderr)).toBe(0);
     const stderr = String(result.stderr);
-    // qrcode-terminal's small mode draws with half blocks; a QR of a ~500-character URL is dozens of rows.
-    expect(stderr.split('\n').filter((l) => /^[█▀▄ ]{40,}$/.test(l)).length).toBeGreaterThan(20);
+    expect(stderr.split('\n').filter((l) => /^[█▀▄ ]{20,}$/.test(l))).toEqual([]);
+    expect(stderr).toContain('QR code left out: --json prints no QR code.');
     expect(stderr).toContain('--open: no display here');
-    // The QR never goes to stdout: --json stays one event per line.
     expect(() => parseEvents(String(result.stdout))).not.toThrow();
+  });
+
+  it('--qr piped (no terminal to fit): the code is drawn on stderr, never on stdout', async () => {
+    sandbox = makeSandbox();
+    const child = spawnAgyctl(['login', '--qr', '--timeout', '30s'], sandbox);
+    const urlLine = await new Promise<string>((resolve) => {
+      let out = '';
+      child.stdout!.on('data', (b: Buffer) => {
+        out += b.toString();
+        const line = out.split('\n').find((l) => l.startsWith('https://'));
+        if (line && out.includes('ssh -N')) resolve(line);
+      });
+    });
+    expect(await httpGet(redirectFor(urlLine))).toBe(200);
+    const result = await child;
+    expect(result.exitCode, String(result.stderr)).toBe(0);
+    // qrcode-terminal's small mode draws with half blocks; a QR of a ~500-character URL is dozens of rows.
+    expect(
+      String(result.stderr)
+        .split('\n')
+        .filter((l) => /^[█▀▄ ]{40,}$/.test(l)).length,
+    ).toBeGreaterThan(20);
+    expect(String(result.stdout)).not.toMatch(/[█▀▄]/);
   });
 });
 

@@ -7,6 +7,7 @@
  */
 import type { Reporter } from '../../core/reporter.js';
 import type { ServerTarget } from '../../core/target.js';
+import type { TerminalSize } from '../qr.js';
 import type { TunnelTarget } from '../tunnel.js';
 
 /** `agyctl login`'s options, checked (src/cli/commands/login/handler.ts). */
@@ -45,8 +46,11 @@ export interface LoginRequest {
   hardDeadline: number;
   opts: RequestOptions;
   login: LoginOptions;
-  /** Whether the starting agyctl's stdout/stderr were terminals: the login colours its output as it would there. */
-  tty: { stdout: boolean; stderr: boolean };
+  /**
+   * Whether the starting agyctl's stdout/stderr were terminals: the login colours its output as it would there.
+   * The size of its stderr terminal when known at the start (`login --qr` draws the code only when it fits).
+   */
+  tty: { stdout: boolean; stderr: boolean; stderrSize?: TerminalSize };
 }
 
 export type UrlSource = 'shim' | 'stdout' | 'stderr' | 'rpc' | 'remote' | (string & {});

@@ -41,7 +41,13 @@ export function printLoginSummary(out: Output, report: LoginReport, keepProbeSes
 async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, s: LoginStreams) {
   // The login styles its output as it would on the attached agyctl's own streams: colour (and TTY-only lines) only where those are terminals.
   const stdout: TtyWritable = Object.assign(s.stdout, { isTTY: Boolean(req.tty?.stdout) });
-  const stderr: TtyWritable = Object.assign(s.stderr, { isTTY: Boolean(req.tty?.stderr) });
+  // The starting terminal's size, as it was then: the QR code is fitted to it (src/login/qr.ts).
+  const size = req.tty?.stderrSize;
+  const stderr: TtyWritable = Object.assign(s.stderr, {
+    isTTY: Boolean(req.tty?.stderr),
+    columns: size?.columns,
+    rows: size?.rows,
+  });
   const color = req.opts.color && Boolean(req.tty?.stdout || req.tty?.stderr);
   const out = new TappedOutput(
     stdout,

@@ -72,8 +72,11 @@ export async function loginCommand(io: CommandIO, { options }: HandlerArgs<Login
     ...io.opts,
     ...(io.opts.trace ? { trace: (await import('node:path')).resolve(io.ctx.cwd, io.opts.trace) } : {}),
   };
+  const { screenOf } = await import('../../../login/qr.js');
+  const stderrSize = screenOf(io.ctx.stderr).size;
+  const tty = { stdout: Boolean(io.ctx.stdout.isTTY), stderr: Boolean(io.ctx.stderr.isTTY) };
   const result = await startLogin(io, {
-    request: { opts, login, tty: { stdout: Boolean(io.ctx.stdout.isTTY), stderr: Boolean(io.ctx.stderr.isTTY) } },
+    request: { opts, login, tty: { ...tty, ...(stderrSize ? { stderrSize } : {}) } },
     restart: options.restart === true,
   });
   if (result.kind === 'hangup') return { exit: EXIT.ok, data: { detached: true } };

@@ -20,7 +20,10 @@ export function register(program: Command, action: ActionFactory): void {
       '--ssh-target <[user@]host[:port]>',
       'the host name your laptop uses to reach this box, for the tunnel command',
     )
-    .option('--qr', 'also show the URL as a QR code (sign in from a phone, then paste the address it ends on)')
+    .option(
+      '--qr',
+      'also show the URL as a QR code, when it fits the terminal (sign in from a phone, then paste the address it ends on)',
+    )
     .option('--open', 'open the URL in a browser on this machine (needs a display)')
     .option('--keep-probe-session', 'keep the conversation the proof creates')
     .option('--no-fake-display', 'do not give the server a placeholder DISPLAY')
