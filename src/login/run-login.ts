@@ -38,6 +38,8 @@ export interface LoginReport {
 interface Preflight {
   method: string;
   settingsRaw: string | undefined;
+  /** The warning that settings name another method than --method. */
+  mismatch: string | undefined;
 }
 
 /** The settings as they were before the server ran (re-read when the server turned out to be another profile). */
@@ -73,15 +75,16 @@ function preflight(io: CommandIO, requested: string | undefined): Preflight {
   refuseUnknownAuthType(profile, settings.path, settings.data);
   const configured = configuredMethod(profile, settings.data);
   const method = requested ?? configured ?? 'oauth-personal';
-  if (requested && configured && configured !== requested)
-    io.out.warn(
-      `settings.json says ${authTypeKey(profile)} ${configured}, but you asked for --method ${requested}; the server will use ${configured} after a restart unless you change it${setAuthAdvice(profile, requested, ' (', ')')}`,
-    );
+  // Said once the server offers the method (onStarted): a warning before "no such method" would mislead.
+  const mismatch =
+    requested && configured && configured !== requested
+      ? `settings.json says ${authTypeKey(profile)} ${configured}, but you asked for --method ${requested}; the server will use ${configured} after a restart unless you change it${setAuthAdvice(profile, requested, ' (', ')')}`
+      : undefined;
   if (profile.quirks.authWindowMs !== undefined)
     io.out.verbose(
       `${profile.title} gives up on a sign-in after ${profile.quirks.authWindowMs / 60_000} minutes, whatever --timeout says`,
     );
-  return { method, settingsRaw: settings.raw };
+  return { method, settingsRaw: settings.raw, mismatch };
 }
 
 /** `agyctl settings set-auth X` only where X is a type settings accepts (never `set-auth sso`). */
@@ -186,6 +189,7 @@ export async function runLogin(io: CommandIO, options: LoginOptions): Promise<Lo
   const pre = preflight(io, options.method);
   // A guessed profile may be corrected by initialize; its settings are then the ones to compare against.
   const onStarted = (init: InitializeResult): void => {
+    if (pre.mismatch) io.out.warn(pre.mismatch);
     const { profile, switched, target } = adoptDetectedProfile(io, init);
     if (!switched) return;
     io = { ...io, opts: target }; // from here on the login works on the detected profile's target

@@ -168,8 +168,8 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
 function announce(io: CommandIO, pid: number, init: InitializeResult, initMs: number, options: SignInOptions): void {
   emit(io.out, { event: 'server-started', pid, agent: describeInit(init).agent, ms: initMs });
   io.out.verbose(`server ${pid} initialized in ${initMs} ms`);
+  checkMethodOffered(init, options.method); // before anything onStarted says about that method
   options.onStarted?.(init);
-  checkMethodOffered(init, options.method);
 }
 
 function startupSignInRefused(profile: ServerProfile, method: string): AgyError {

@@ -3,12 +3,22 @@
  * sign-in arrived through the tunnel gets a word (at the prompt and in
  * `login finish`), `login </dev/null` does not offer "paste it here", a
  * pending login's status names its method, and with stdout piped the URL
- * and the tunnel command still appear under their labels.
+ * and the tunnel command still appear under their labels; a method the
+ * server does not offer is refused without a settings warning first.
  */
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { httpGet, redirectFor } from '../helpers/browser.js';
-import { agyctl, BIN, makeSandbox, parseJson, type Sandbox, spawnAgyctl, waitNoProcesses } from '../helpers/cli.js';
+import {
+  agyctl,
+  BIN,
+  makeSandbox,
+  parseJson,
+  type Sandbox,
+  spawnAgyctl,
+  waitNoProcesses,
+  writeSettings,
+} from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
 afterEach(async () => {
@@ -100,5 +110,17 @@ describe('login paste wording', () => {
     expect(said).not.toContain('paste it here');
     expect(await httpGet(redirectFor(url))).toBe(200);
     expect((await child).exitCode).toBe(0);
+  });
+});
+
+describe('login --method', () => {
+  it('a method the server does not offer is the one error, with no settings warning before it', async () => {
+    const sb = makeSandbox();
+    sandbox = sb;
+    writeSettings(sb, { auth: { type: 'gemini-api-key' } });
+    const r = await agyctl(['login', '--method', 'bogus'], sb);
+    expect(r.exitCode, r.stderr).toBe(2);
+    expect(r.stderr).toMatch(/^error: This server does not offer the auth method bogus\./);
+    expect(r.stderr).not.toContain('warning:');
   });
 });
