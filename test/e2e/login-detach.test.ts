@@ -101,9 +101,15 @@ describe('login --detach', () => {
     const finish = await agyctl(['login', 'finish', '--json'], sandbox, { input: `${redirectFor(String(d.url))}\n` });
     expect(finish.exitCode, finish.stderr).toBe(0);
     expect(parseJson(finish.stdout)).toMatchObject({ ok: true, delivered: true, httpStatus: 200 });
-    // One delivery: a second one is refused.
-    const again = await agyctl(['login', 'finish', redirectFor(String(d.url))], sandbox);
-    expect(again.exitCode).not.toBe(0);
+    // One delivery: a second one is not delivered. Before the server answers it is refused as already delivered;
+    // once the sign-in is in, it is "already arrived" (exit 0, nothing delivered).
+    const again = await agyctl(['login', 'finish', '--json', redirectFor(String(d.url))], sandbox);
+    const answer = parseJson(again.stdout);
+    if (again.exitCode === 0) expect(answer).toMatchObject({ ok: true, delivered: false, alreadySignedIn: true });
+    else {
+      expect(again.exitCode).toBe(2);
+      expect(answer.error).toMatchObject({ code: 'redirect-rejected', message: expect.stringMatching(/already/) });
+    }
 
     const done = await status(sandbox, ['--wait']);
     expect(done.exitCode).toBe(0);
