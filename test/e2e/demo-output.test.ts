@@ -27,28 +27,19 @@ function expectInOrder(transcript: string): void {
   for (const t of tunnels) expect(t).toMatch(/^ssh -N -L \d+:127\.0\.0\.1:\d+ /);
 }
 
+/** Runs the demo to completion under `command` (a shell for the pipe, script(1) for a pty); stdout is all it showed. */
+async function demoThrough(command: string, args: string[]): Promise<string> {
+  const r = await execa(command, args, { env, extendEnv: false, reject: false, timeout: 120_000, stdin: 'ignore' });
+  expect(r.exitCode, String(r.stdout)).toBe(0);
+  return String(r.stdout);
+}
+
 describe('the demo reads in order', () => {
   it('in a pipe (stdout and stderr together)', async () => {
-    const r = await execa('/bin/sh', ['-c', 'exec node "$0" 2>&1', DEMO], {
-      env,
-      extendEnv: false,
-      reject: false,
-      timeout: 120_000,
-      stdin: 'ignore',
-    });
-    expect(r.exitCode, String(r.stdout)).toBe(0);
-    expectInOrder(String(r.stdout));
+    expectInOrder(await demoThrough('/bin/sh', ['-c', 'exec node "$0" 2>&1', DEMO]));
   });
 
   it('on a terminal', async () => {
-    const r = await execa('script', ['-qfec', `exec node ${DEMO}`, '/dev/null'], {
-      env,
-      extendEnv: false,
-      reject: false,
-      timeout: 120_000,
-      stdin: 'ignore',
-    });
-    expect(r.exitCode, String(r.stdout)).toBe(0);
-    expectInOrder(String(r.stdout));
+    expectInOrder(await demoThrough('script', ['-qfec', `exec node ${DEMO}`, '/dev/null']));
   });
 });
