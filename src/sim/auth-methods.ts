@@ -21,6 +21,7 @@ function loginWithOAuth(ctx: SimContext, method: AuthMethodId): Promise<Record<s
     io: {
       writeStdoutLine: (line) => ctx.rpc.writeRawLine(line),
       writeStderrLine: (line) => process.stderr.write(`${line}\n`),
+      writeStderr: (text) => process.stderr.write(text),
     },
     onAuthorized: () => {
       writeToken(ctx.paths.token, ctx.config.shapes);

@@ -17,7 +17,9 @@ export type CaptureLaunchMode =
   | 'rpc-notification'
   | 'rpc-request'
   | 'meta-response'
-  | 'error-data';
+  | 'error-data'
+  | 'split-lines'
+  | 'split-write';
 export const CAPTURE_LAUNCH_MODES: readonly CaptureLaunchMode[] = [
   'gio',
   'kioclient',
@@ -29,6 +31,8 @@ export const CAPTURE_LAUNCH_MODES: readonly CaptureLaunchMode[] = [
   'rpc-request',
   'meta-response',
   'error-data',
+  'split-lines',
+  'split-write',
 ];
 /** file: acp_token.json in the state dir. keyring: a file under $HOME/.local/share/agy-sim-keyring/ (like an OS keyring: outside the state dir). */
 export type TokenStore = 'file' | 'keyring';

@@ -84,6 +84,30 @@ export interface LaunchIo {
   /** Raw write onto the JSON-RPC channel (stdout). */
   writeStdoutLine(line: string): void;
   writeStderrLine(line: string): void;
+  /** A piece of a stderr line, no newline added. */
+  writeStderr(text: string): void;
+}
+
+/** Where a newer build's print path cuts the URL: the prefix on one line, the rest wrapped at a width. */
+export const SPLIT_AT = 'https://accounts.google.com/o/oauth2/v2';
+const WRAP_WIDTH = 64;
+/** The pause between the two writes of one line: long enough that the reader sees two reads. */
+const SPLIT_WRITE_PAUSE_MS = 50;
+
+export function splitLines(url: string): string[] {
+  const rest = url.startsWith(SPLIT_AT) ? url.slice(SPLIT_AT.length) : url;
+  const head = url.startsWith(SPLIT_AT) ? SPLIT_AT : '';
+  const wrapped = Array.from({ length: Math.ceil(rest.length / WRAP_WIDTH) }, (_, i) =>
+    rest.slice(i * WRAP_WIDTH, (i + 1) * WRAP_WIDTH),
+  );
+  return [URL_LINE_PREFIX + head, ...wrapped];
+}
+
+function splitWrite(url: string, io: LaunchIo): void {
+  const line = URL_LINE_PREFIX + url;
+  const cut = URL_LINE_PREFIX.length + Math.floor(url.length / 2);
+  io.writeStderr(line.slice(0, cut));
+  setTimeout(() => io.writeStderr(`${line.slice(cut)}\n`), SPLIT_WRITE_PAUSE_MS);
 }
 
 export function deliverUrl(mode: LaunchMode, url: string, env: Env, io: LaunchIo): void {
@@ -124,6 +148,12 @@ export function deliverUrl(mode: LaunchMode, url: string, env: Env, io: LaunchIo
       return;
     case 'colour-split':
       io.writeStderrLine(colourSplitLine(url));
+      return;
+    case 'split-lines':
+      for (const l of splitLines(url)) io.writeStderrLine(l);
+      return;
+    case 'split-write':
+      splitWrite(url, io);
       return;
     case 'rpc-notification':
       io.writeStdoutLine(JSON.stringify({ jsonrpc: '2.0', method: '_vendor/auth_url', params: { url } }));

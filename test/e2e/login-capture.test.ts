@@ -43,6 +43,8 @@ describe('login: every launch path', () => {
     ['URL inside error data', { AGY_SIM_LAUNCH: 'error-data' }, 'rpc'],
     ['BROWSER (RC01)', { AGY_SIM_LAUNCH: 'default' }, 'shim'],
     ['URL printed on stdout', { AGY_SIM_LAUNCH: 'stdout' }, 'stdout'],
+    ['URL cut after /o/oauth2/v2 and wrapped across stderr lines', { AGY_SIM_LAUNCH: 'split-lines' }, 'stderr'],
+    ['a stderr line written in two writes', { AGY_SIM_LAUNCH: 'split-write' }, 'stderr'],
   ];
 
   it.each(paths)('%s: url event, exit 0, nothing left', async (_name, env, source) => {

@@ -97,6 +97,8 @@ describe('probe --sign-in', () => {
     ['stderr', 'stderr', null, null],
     ['osc8', 'stdout', null, null],
     ['colour-split', 'stderr', null, null],
+    ['split-lines', 'stderr', null, null],
+    ['split-write', 'stderr', null, null],
     ['rpc-notification', 'rpc', null, null],
     ['rpc-request', 'rpc', null, null],
     ['meta-response', 'rpc', null, null],

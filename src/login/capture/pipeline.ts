@@ -12,7 +12,8 @@ import type { ShimDir } from '../shims.js';
 import { type Candidate, type Channel, EvidenceLog, redactEvidence, shorten } from './evidence.js';
 import { type LauncherRun, launcherUrls, noUrlReason, parseLauncherLog } from './launcher-source.js';
 import { type MessageInfo, messageUrls } from './rpc-source.js';
-import { terminalUrls } from './text-source.js';
+import { type JoinedUrl, LineJoin, trailingUrl } from './split-lines.js';
+import { terminalUrls, visibleText } from './text-source.js';
 
 export type UrlSource = Channel;
 
@@ -35,19 +36,29 @@ export type RejectedHandler = (c: Candidate, loud: boolean) => void;
 const FALLBACK_POLL_MS = 500;
 /** OAuth-looking parameters: a URL with them is meant as a sign-in even on another host. */
 const OAUTH_PARAMS = /[?&](response_type|redirect_uri|client_id|code_challenge)=/;
+/** Sentence punctuation after a URL in prose is not part of it (as text-source.ts). */
+const TRAILING = /[.,;:!?)\]}]+$/;
+
+/** Why a candidate was not taken, and whether it was reported before; undefined when it was taken (or capture is over). */
+type Verdict = { reason: string; repeat: boolean } | undefined;
 
 /** The shim for BROWSER reports as "BROWSER", so evidence says what the server ran. */
 const programName = (name: string): string => (name === 'agyctl-browser' ? 'BROWSER' : name);
 
 export class UrlCapture {
   readonly found: Promise<CapturedUrl>;
-  readonly evidence = new EvidenceLog();
+  private readonly log = new EvidenceLog();
   private resolve!: (c: CapturedUrl) => void;
   private done = false;
   private offset = 0;
   private watcher: fs.FSWatcher | undefined;
   private readonly poll: NodeJS.Timeout;
-  private readonly seen = new Set<string>();
+  /** Every candidate judged so far, with why it was not taken. */
+  private readonly judged = new Map<string, string>();
+  private readonly joins: Record<'stdout' | 'stderr', LineJoin> = {
+    stdout: new LineJoin((j) => this.settleJoin(j, 'stdout')),
+    stderr: new LineJoin((j) => this.settleJoin(j, 'stderr')),
+  };
 
   constructor(
     private readonly shims: ShimDir,
@@ -68,7 +79,24 @@ export class UrlCapture {
 
   /** A line of server output (stdout noise or stderr); `raw` still has its escape sequences. */
   feedLine(line: string, source: 'stdout' | 'stderr', raw: string = line): void {
-    for (const url of terminalUrls(raw)) this.consider(url, source, {});
+    if (this.done) return;
+    const visible = visibleText(raw);
+    const join = this.joins[source];
+    if (join.feed(visible)) return;
+    const trailing = trailingUrl(visible);
+    for (const url of terminalUrls(raw)) {
+      const v = this.judge(url, source, {});
+      if (v === undefined) continue;
+      // A URL that ends its line and fails may be only the first piece of one.
+      if (trailing !== undefined && url === trailing.replace(TRAILING, '')) join.hold(trailing, v.reason, v.repeat);
+      else if (!v.repeat) this.rejectUrl(url, source, {}, v.reason);
+    }
+  }
+
+  /** What the capture saw and did not use (held pieces of a split URL are judged first). */
+  get evidence(): EvidenceLog {
+    for (const j of Object.values(this.joins)) j.settle();
+    return this.log;
   }
 
   /** A JSON-RPC message from the server, as Connection.onServerMessage delivers it. */
@@ -84,6 +112,7 @@ export class UrlCapture {
 
   close(): void {
     this.done = true;
+    for (const j of Object.values(this.joins)) j.close();
     this.watcher?.close();
     clearInterval(this.poll);
   }
@@ -113,8 +142,25 @@ export class UrlCapture {
   }
 
   private consider(url: string, source: UrlSource, from: { via?: string; args?: string[] }): void {
-    if (this.done || this.seen.has(url)) return;
-    this.seen.add(url);
+    const v = this.judge(url, source, from);
+    if (v && !v.repeat) this.rejectUrl(url, source, from, v.reason);
+  }
+
+  /** A held piece of a split URL, or the pieces joined: the whole is validated like any candidate. */
+  private settleJoin(j: JoinedUrl, source: 'stdout' | 'stderr'): void {
+    if (j.lines === 1) {
+      if (!j.repeat) this.rejectUrl(j.text.replace(TRAILING, ''), source, {}, j.reason);
+      return;
+    }
+    const url = j.text.replace(TRAILING, '');
+    const v = this.judge(url, source, {});
+    if (v && !v.repeat) this.rejectUrl(url, source, {}, `${v.reason} (joined from ${j.lines} lines)`);
+  }
+
+  private judge(url: string, source: UrlSource, from: { via?: string; args?: string[] }): Verdict {
+    if (this.done) return undefined;
+    const before = this.judged.get(url);
+    if (before !== undefined) return { reason: before, repeat: true };
     const v = validateAuthUrl(url);
     const code = !v.ok && this.codeEntry && source === 'stdout' ? validateCodeEntryUrl(url) : undefined;
     if (v.ok || code?.ok) {
@@ -128,15 +174,20 @@ export class UrlCapture {
         capturedAt: Date.now(),
         kind: v.ok ? 'loopback' : 'code-entry',
       });
-      return;
+      return undefined;
     }
+    this.judged.set(url, v.reason);
+    return { reason: v.reason, repeat: false };
+  }
+
+  private rejectUrl(url: string, source: UrlSource, from: { via?: string; args?: string[] }, reason: string): void {
     // Anything a launcher got is meant as the sign-in URL; from output and messages, only Google- or OAuth-looking ones are worth a warning.
     const loud = source === 'shim' || looksLikeSignInUrl(url) || OAUTH_PARAMS.test(url);
-    this.reject({ channel: source, ...from, url: shorten(redactEvidence(url)), reason: v.reason }, loud);
+    this.reject({ channel: source, ...from, url: shorten(redactEvidence(url)), reason }, loud);
   }
 
   private reject(c: Candidate, loud: boolean): void {
-    this.evidence.add(c);
+    this.log.add(c);
     this.onRejected(c, loud);
   }
 }
