@@ -111,8 +111,12 @@ export class UrlCapture {
   }
 
   close(): void {
+    const wasDone = this.done;
     this.done = true;
-    for (const j of Object.values(this.joins)) j.close();
+    for (const [source, j] of Object.entries(this.joins)) {
+      const held = j.close();
+      if (held && !held.repeat && !wasDone) this.recordHeld(held, source as 'stdout' | 'stderr');
+    }
     this.watcher?.close();
     clearInterval(this.poll);
   }
@@ -155,6 +159,15 @@ export class UrlCapture {
     const url = j.text.replace(TRAILING, '');
     const v = this.judge(url, source, {});
     if (v && !v.repeat) this.rejectUrl(url, source, {}, `${v.reason} (joined from ${j.lines} lines)`);
+  }
+
+  /** A held piece when the capture ends (another channel won first, or it was stopped): evidence, never taken. */
+  private recordHeld(j: JoinedUrl, source: 'stdout' | 'stderr'): void {
+    const url = j.text.replace(TRAILING, '');
+    if (j.lines === 1) return this.rejectUrl(url, source, {}, j.reason);
+    const v = validateAuthUrl(url);
+    const why = v.ok ? 'not used: the capture ended first' : v.reason;
+    this.rejectUrl(url, source, {}, `${why} (joined from ${j.lines} lines)`);
   }
 
   private judge(url: string, source: UrlSource, from: { via?: string; args?: string[] }): Verdict {

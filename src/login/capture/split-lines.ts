@@ -79,8 +79,11 @@ export class LineJoin {
     if (p) this.onSettle(p);
   }
 
-  close(): void {
+  /** Stop; the held run, if any, is handed back unjudged. */
+  close(): JoinedUrl | undefined {
+    const p = this.pending;
     this.clear();
+    return p;
   }
 
   private arm(): void {
