@@ -164,7 +164,10 @@ export class UrlCapture {
   /** A held piece when the capture ends (another channel won first, or it was stopped): evidence, never taken. */
   private recordHeld(j: JoinedUrl, source: 'stdout' | 'stderr'): void {
     const url = j.text.replace(TRAILING, '');
-    if (j.lines === 1) return this.rejectUrl(url, source, {}, j.reason);
+    if (j.lines === 1) {
+      this.rejectUrl(url, source, {}, j.reason);
+      return;
+    }
     const v = validateAuthUrl(url);
     const why = v.ok ? 'not used: the capture ended first' : v.reason;
     this.rejectUrl(url, source, {}, `${why} (joined from ${j.lines} lines)`);
