@@ -82,6 +82,15 @@ describe('split lines: the pipeline', () => {
     expect(capture.evidence.candidates).toEqual([expect.objectContaining({ channel: 'stderr', url: PREFIX })]);
   });
 
+  it('a held piece is evidence, never taken, when another channel has the URL first', async () => {
+    const { capture, rejected } = start();
+    capture.feedLine('', 'stderr', PREFIX);
+    capture.feedLine('', 'stderr', '/auth?response_type=code');
+    capture.feedMessage({ method: '_vendor/auth_url', params: { url: GOOD } }, { solicited: false, method: undefined });
+    expect((await capture.found).source).toBe('rpc');
+    expect(rejected.map(([c]) => c.reason)).toEqual(['no redirect_uri (joined from 2 lines)']);
+  });
+
   it('pieces that do not join into a valid URL: the whole is rejected, saying it was joined', () => {
     const { capture, rejected } = start();
     capture.feedLine('', 'stderr', PREFIX);
