@@ -37,6 +37,7 @@ export function startPasteReader(
 ): PasteReader {
   const { stdin, stderr } = io.ctx;
   const tty = prompt !== undefined && promptsOnTty(io);
+  const promptText = (): string => prompt?.() ?? '';
   const rl = readline.createInterface({
     input: stdin,
     ...(tty ? { output: stderr, terminal: true } : { terminal: false }),
@@ -44,13 +45,13 @@ export function startPasteReader(
   if (tty) {
     // In raw mode Ctrl-C reaches readline, not the process: pass it on as the real signal.
     rl.on('SIGINT', () => process.kill(process.pid, 'SIGINT'));
-    rl.setPrompt(prompt?.() ?? '');
+    rl.setPrompt(promptText());
     rl.prompt();
   }
   rl.on('line', (line) => {
     onLine(line);
     if (tty) {
-      rl.setPrompt(prompt?.() ?? '');
+      rl.setPrompt(promptText());
       rl.prompt();
     }
   });
@@ -58,7 +59,7 @@ export function startPasteReader(
   return {
     refresh() {
       if (!tty) return;
-      rl.setPrompt(prompt?.() ?? '');
+      rl.setPrompt(promptText());
       rl.prompt(true);
     },
     close() {

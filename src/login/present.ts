@@ -17,10 +17,10 @@ export interface PresentOptions {
   stdinPastes?: boolean | undefined;
 }
 
-/** Where a user without a tunnel gives the address (or the code) the browser ended on. */
 /** Where a pasted address or code goes, and the method it signs in (for the `url` event). */
 export type PasteTarget = Pick<PresentOptions, 'detached' | 'stdinPastes' | 'method'>;
 
+/** Where a user without a tunnel gives the address (or the code) the browser ended on. */
 export function pasteWhere(o: PasteTarget): string {
   if (o.detached) return 'give it to `agyctl login finish`';
   return o.stdinPastes === false ? 'give it to `agyctl login finish` in another shell' : 'paste it here';

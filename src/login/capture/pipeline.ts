@@ -13,7 +13,7 @@ import { type Candidate, type Channel, EvidenceLog, redactEvidence, shorten } fr
 import { type LauncherRun, launcherUrls, noUrlReason, parseLauncherLog } from './launcher-source.js';
 import { type MessageInfo, messageUrls } from './rpc-source.js';
 import { type JoinedUrl, LineJoin, trailingUrl } from './split-lines.js';
-import { terminalUrls, visibleText } from './text-source.js';
+import { terminalUrls, visibleText, withoutTrailingPunctuation } from './text-source.js';
 
 export type UrlSource = Channel;
 
@@ -36,11 +36,15 @@ export type RejectedHandler = (c: Candidate, loud: boolean) => void;
 const FALLBACK_POLL_MS = 500;
 /** OAuth-looking parameters: a URL with them is meant as a sign-in even on another host. */
 const OAUTH_PARAMS = /[?&](response_type|redirect_uri|client_id|code_challenge)=/;
-/** Sentence punctuation after a URL in prose is not part of it (as text-source.ts). */
-const TRAILING = /[.,;:!?)\]}]+$/;
 
 /** Why a candidate was not taken, and whether it was reported before; undefined when it was taken (or capture is over). */
 type Verdict = { reason: string; repeat: boolean } | undefined;
+
+/** What a joined URL still held when the capture ended is recorded with. */
+function endedVerdict(url: string): Verdict {
+  const v = validateAuthUrl(url);
+  return { reason: v.ok ? 'not used: the capture ended first' : v.reason, repeat: false };
+}
 
 /** The shim for BROWSER reports as "BROWSER", so evidence says what the server ran. */
 const programName = (name: string): string => (name === 'agyctl-browser' ? 'BROWSER' : name);
@@ -88,7 +92,8 @@ export class UrlCapture {
       const v = this.judge(url, source, {});
       if (v === undefined) continue;
       // A URL that ends its line and fails may be only the first piece of one.
-      if (trailing !== undefined && url === trailing.replace(TRAILING, '')) join.hold(trailing, v.reason, v.repeat);
+      if (trailing !== undefined && url === withoutTrailingPunctuation(trailing))
+        join.hold(trailing, v.reason, v.repeat);
       else if (!v.repeat) this.rejectUrl(url, source, {}, v.reason);
     }
   }
@@ -115,7 +120,7 @@ export class UrlCapture {
     this.done = true;
     for (const [source, j] of Object.entries(this.joins)) {
       const held = j.close();
-      if (held && !held.repeat && !wasDone) this.recordHeld(held, source as 'stdout' | 'stderr');
+      if (held && !held.repeat && !wasDone) this.settleJoin(held, source as 'stdout' | 'stderr', true);
     }
     this.watcher?.close();
     clearInterval(this.poll);
@@ -150,27 +155,18 @@ export class UrlCapture {
     if (v && !v.repeat) this.rejectUrl(url, source, from, v.reason);
   }
 
-  /** A held piece of a split URL, or the pieces joined: the whole is validated like any candidate. */
-  private settleJoin(j: JoinedUrl, source: 'stdout' | 'stderr'): void {
+  /**
+   * A held piece of a split URL, or the pieces joined: the whole is validated like any candidate. When the
+   * capture has ended (another channel won, or it stopped) it is evidence only, never taken.
+   */
+  private settleJoin(j: JoinedUrl, source: 'stdout' | 'stderr', ended = false): void {
+    const url = withoutTrailingPunctuation(j.text);
     if (j.lines === 1) {
-      if (!j.repeat) this.rejectUrl(j.text.replace(TRAILING, ''), source, {}, j.reason);
+      if (!j.repeat) this.rejectUrl(url, source, {}, j.reason);
       return;
     }
-    const url = j.text.replace(TRAILING, '');
-    const v = this.judge(url, source, {});
+    const v = ended ? endedVerdict(url) : this.judge(url, source, {});
     if (v && !v.repeat) this.rejectUrl(url, source, {}, `${v.reason} (joined from ${j.lines} lines)`);
-  }
-
-  /** A held piece when the capture ends (another channel won first, or it was stopped): evidence, never taken. */
-  private recordHeld(j: JoinedUrl, source: 'stdout' | 'stderr'): void {
-    const url = j.text.replace(TRAILING, '');
-    if (j.lines === 1) {
-      this.rejectUrl(url, source, {}, j.reason);
-      return;
-    }
-    const v = validateAuthUrl(url);
-    const why = v.ok ? 'not used: the capture ended first' : v.reason;
-    this.rejectUrl(url, source, {}, `${why} (joined from ${j.lines} lines)`);
   }
 
   private judge(url: string, source: UrlSource, from: { via?: string; args?: string[] }): Verdict {

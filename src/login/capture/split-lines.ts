@@ -9,9 +9,10 @@
  * short. A prefix alone is never taken.
  */
 
+import { URL_IN_TEXT } from './text-source.js';
+
 /** The characters a URL in terminal text is made of (as text-source.ts reads them). */
 const URL_LINE = /^[^\s"'<>`\\]+$/;
-const URL_IN_TEXT = /https?:\/\/[^\s"'<>`\\]+/g;
 const SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
 /** Bounds: a sign-in URL is a few hundred characters; wrapped at 40 columns that is well under 32 lines. */
 export const MAX_JOIN_LINES = 32;

@@ -12,15 +12,15 @@ const OSC8 = /(?:\x1b\]|\x9d)8;[^;\x07\x1b\x9c]*;([^\x07\x1b\x9c]*)(?:\x07|\x1b\
 const ESCAPES =
   /\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]|(?:\x1b[\]PX^_]|[\x90\x9d\x98\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[()*+\-./][ -~]|\x1b[ -/]*[0-~]/g;
 const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f]/g;
-const URL_IN_TEXT = /https?:\/\/[^\s"'<>`\\]+/g;
+export const URL_IN_TEXT = /https?:\/\/[^\s"'<>`\\]+/g;
 /** Sentence punctuation after a URL in prose is not part of it. */
 const TRAILING = /[.,;:!?)\]}]+$/;
 
+export const withoutTrailingPunctuation = (url: string): string => url.replace(TRAILING, '');
+
 /** URLs in plain text, without the punctuation prose puts after them. */
 export function urlsInText(text: string): string[] {
-  return (text.match(URL_IN_TEXT) ?? [])
-    .map((u) => u.replace(TRAILING, ''))
-    .filter((u) => u.length > 'https://'.length);
+  return (text.match(URL_IN_TEXT) ?? []).map(withoutTrailingPunctuation).filter((u) => u.length > 'https://'.length);
 }
 
 /** The text a terminal would show: every escape sequence and control character removed. */
