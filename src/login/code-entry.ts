@@ -13,7 +13,7 @@ import type { CommandIO } from '../core/io.js';
 import { type AuthUrl, findUrls, type Validation, validateCodeEntryUrl } from '../profiles/auth-url.js';
 import { emit } from './detached/contract.js';
 import { openInBrowser, type PasteTarget, pasteWhere, type ShownLine, showUrlLines } from './present.js';
-import { runWaitLoop, type WaitLoop } from './wait-loop.js';
+import { runWaitLoop, type WaitLoop } from './wait.js';
 
 export interface CodeEntryOptions {
   server: AcpServer;

@@ -1,17 +1,20 @@
 /**
  * The wait for the sign-in: whichever comes first of the authenticate
  * answer, a pasted redirect (delivered once), the deadline, Ctrl-C, the
- * server's exit, or its listener disappearing.
+ * server's exit, or its listener disappearing. Its skeleton (`runWaitLoop`)
+ * is shared with gemini-cli's code entry; a failed sign-in is told apart
+ * by the server's own words, so each known cause gets its real fix.
  */
+
+import { AcpError } from '../acp/acp-error.js';
 import type { AcpServer } from '../acp/server.js';
-import { AgyError, EXIT } from '../core/errors.js';
+import { AgyError, EXIT, InterruptedError, TimeoutError } from '../core/errors.js';
 import type { CommandIO } from '../core/io.js';
 import { type AuthUrl, validatePastedRedirect } from '../profiles/auth-url.js';
+import { formatDuration } from '../util/duration.js';
 import { emit } from './detached/contract.js';
 import { deliverRedirect, listenerAlive } from './listener.js';
-import { runWaitLoop, type WaitLoop } from './wait-loop.js';
-
-export { authFailure } from './wait-loop.js';
+import { countdownPrompt, startPasteReader } from './paste.js';
 
 /** Probe period and grace: a vanished listener is reported within 2 s (test/e2e/login-listener-watch.test.ts measures it). */
 export const LIVENESS_EVERY_MS = 700;
@@ -88,4 +91,111 @@ export function waitForSignIn(io: CommandIO, o: WaitOptions): Promise<void> {
       return undefined;
     },
   });
+}
+
+const COUNTDOWN_EVERY_MS = 1_000;
+const WAITING_EVENT_EVERY_MS = 15_000;
+
+export function authFailure(err: AcpError, env: NodeJS.ProcessEnv = {}): AgyError {
+  return new AgyError(EXIT.auth, 'auth-failed', `The server reported that the sign-in failed: ${err.message}`, {
+    hint: signInFailureHint(err, env),
+  });
+}
+
+export interface WaitLoop {
+  readonly settled: boolean;
+  finish(err?: unknown): void;
+  /** A timer (interval or timeout) cleared when the wait settles. */
+  keep(timer: NodeJS.Timeout): void;
+}
+
+export interface WaitLoopOptions {
+  authenticate: Promise<unknown>;
+  deadline: number;
+  startedAt: number;
+  /** Prompt text after the countdown, e.g. "paste the authorization code". */
+  prompt: string;
+  /** What the deadline says: "No sign-in" / "No code". */
+  nothing: string;
+  timeoutHint: string;
+  onLine(line: string, loop: WaitLoop): void;
+  /** Extra set-up (probes, output watchers); the returned function runs when the wait settles. */
+  setup?(loop: WaitLoop): (() => void) | undefined;
+}
+
+export function runWaitLoop(io: CommandIO, o: WaitLoopOptions): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    const timers: NodeJS.Timeout[] = [];
+    const remaining = (): number => Math.max(0, o.deadline - Date.now());
+    let teardown: (() => void) | undefined;
+    const onAbort = (): void => loop.finish(new InterruptedError());
+    const loop = {
+      settled: false,
+      keep: (t: NodeJS.Timeout) => void timers.push(t),
+      finish(err?: unknown): void {
+        if (loop.settled) return;
+        loop.settled = true;
+        for (const t of timers) clearInterval(t);
+        io.ctx.signal.removeEventListener('abort', onAbort);
+        teardown?.();
+        reader.close();
+        if (err) reject(err);
+        else resolve();
+      },
+    };
+    const reader = startPasteReader(
+      io,
+      () => countdownPrompt(o.prompt, o.deadline),
+      (line) => {
+        if (!loop.settled && line.trim() !== '') o.onLine(line, loop);
+      },
+    );
+    io.ctx.signal.addEventListener('abort', onAbort, { once: true });
+    o.authenticate.then(
+      () => loop.finish(),
+      (err: unknown) => loop.finish(err instanceof AcpError ? authFailure(err, io.ctx.env) : err),
+    );
+    loop.keep(
+      setTimeout(
+        () =>
+          loop.finish(
+            new TimeoutError(`${o.nothing} within ${formatDuration(o.deadline - o.startedAt)}.`, o.timeoutHint),
+          ),
+        remaining(),
+      ),
+    );
+    loop.keep(setInterval(() => reader.refresh(), COUNTDOWN_EVERY_MS));
+    const waitingEvent = (): void =>
+      emit(io.out, {
+        event: 'waiting',
+        elapsedS: Math.round((Date.now() - o.startedAt) / 1000),
+        remainingS: Math.round(remaining() / 1000),
+      });
+    waitingEvent();
+    loop.keep(setInterval(waitingEvent, WAITING_EVENT_EVERY_MS));
+    teardown = o.setup?.(loop);
+    if (io.ctx.signal.aborted) onAbort();
+  });
+}
+
+export const FRESH_URL_HINT =
+  'run `agyctl login` again for a fresh URL (the server remembers a failed attempt, so agyctl starts a new one); sign in with the newest URL only';
+
+export function signInFailureHint(err: AcpError, env: NodeJS.ProcessEnv): string {
+  const text = `${err.serverText} ${JSON.stringify(err.data ?? '')}`;
+  if (/GEMINI_API_KEY/.test(text)) {
+    return "export GEMINI_API_KEY=<your key> where agyctl (and the server) run, or in the server's systemd unit: the server reads its environment only at start, so restart it afterwards; then run `agyctl login --method gemini-api-key`";
+  }
+  if (/oauth-business/.test(text) && /gcp\.project|gcp\.location/.test(text)) {
+    return 'run `agyctl settings set-auth oauth-business --project <gcp-project> --location <region>` (e.g. --location us-central1), then `agyctl login` again';
+  }
+  if (/agent-platform/.test(text) && /GOOGLE_API_KEY|gcp\.project/.test(text)) {
+    return 'export GOOGLE_API_KEY, or run `agyctl settings set-auth agent-platform --project <gcp-project> --location <region>` with Application Default Credentials; then `agyctl login --method agent-platform`';
+  }
+  if (/EADDRINUSE|address already in use|could not start the callback listener/i.test(text)) {
+    const port = /^\d+$/.test(env.OAUTH_CALLBACK_PORT ?? '') ? env.OAUTH_CALLBACK_PORT : /port (\d+)/i.exec(text)?.[1];
+    const which = port ? `port ${port}` : 'its fixed callback port';
+    return `another program on this box holds the server's ${which}: stop it (\`ss -ltnp${port ? ` 'sport = :${port}'` : ''}\` shows which; often an earlier login still running), or unset OAUTH_CALLBACK_PORT so the server picks a free port; then \`agyctl login\` again`;
+  }
+  return FRESH_URL_HINT;
 }
