@@ -1,5 +1,6 @@
 /**
- * Starting the server for a sign-in. gemini-cli signs in at START-UP,
+ * Starting the server for a sign-in, and talking to its loopback listener.
+ * gemini-cli signs in at START-UP,
  * before it answers initialize, when its settings already name
  * oauth-personal but it has no usable credentials (the re-login case).
  * Meanwhile it throws away what arrives on stdin (browser flow) or reads it
@@ -7,15 +8,20 @@
  * Then the URL is the first thing we see; initialize is sent again once the
  * sign-in has visibly ended (the listener closed, or the token file was
  * written), and answered when the server reaches its ACP loop.
+ *
+ * The listener: a bare TCP connect-and-close is the only probe, since any
+ * HTTP request without the real code would end the login. The only HTTP
+ * agyctl ever sends is a user's pasted redirect.
  */
 import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
 import type { StartOptions } from '../acp/lifecycle.js';
 import { type InitializeResult, initialize } from '../acp/protocol.js';
 import { AcpServer, KILL_AFTER_LATE_MS } from '../acp/server.js';
 import { AgyError, EXIT, TimeoutError } from '../core/errors.js';
 import { withDeadline } from '../util/deadline.js';
 import type { CapturedUrl, UrlCapture } from './capture/pipeline.js';
-import { listenerAlive } from './listener.js';
 
 const RESEND_EVERY_MS = 1_000;
 const RESEND_TIMEOUT_MS = 5_000;
@@ -118,5 +124,31 @@ function reinitialize(
           .then(answered, failed);
       });
     }, RESEND_EVERY_MS);
+  });
+}
+
+export function listenerAlive(port: number, timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    const finish = (alive: boolean): void => {
+      socket.destroy();
+      resolve(alive);
+    };
+    socket.setTimeout(timeoutMs, () => finish(true)); // slow, not gone
+    socket.once('connect', () => finish(true));
+    socket.once('error', () => finish(false));
+  });
+}
+
+/** Deliver a validated redirect once: GET, no redirects followed, bounded, body discarded. */
+export function deliverRedirect(url: URL, timeoutMs = 15_000): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.get(url, { agent: false, timeout: timeoutMs, headers: { connection: 'close' } }, (res) => {
+      res.resume();
+      res.once('end', () => resolve(res.statusCode ?? 0));
+      res.once('error', () => resolve(res.statusCode ?? 0));
+    });
+    req.once('timeout', () => req.destroy(new Error(`no answer from the login listener within ${timeoutMs / 1000}s`)));
+    req.once('error', (err) => reject(err));
   });
 }

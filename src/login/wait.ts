@@ -13,8 +13,8 @@ import type { CommandIO } from '../core/io.js';
 import { type AuthUrl, validatePastedRedirect } from '../profiles/auth-url.js';
 import { formatDuration } from '../util/duration.js';
 import { emit } from './detached/contract.js';
-import { deliverRedirect, listenerAlive } from './listener.js';
 import { countdownPrompt, startPasteReader } from './paste.js';
+import { deliverRedirect, listenerAlive } from './startup.js';
 
 /** Probe period and grace: a vanished listener is reported within 2 s (test/e2e/login-listener-watch.test.ts measures it). */
 export const LIVENESS_EVERY_MS = 700;

@@ -9,7 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { listenerAlive } from '../../src/login/listener.js';
+import { listenerAlive } from '../../src/login/startup.js';
 import { redirectFor, waitForEvent } from '../helpers/browser.js';
 import {
   agyctl,
