@@ -7,9 +7,15 @@
  * would be read as the code). A code the server cannot use makes it start
  * over with a new URL, which is shown again; its second failure ends the
  * authenticate call.
+ *
+ * The code is a secret agyctl itself handles: gemini-cli's line reader
+ * echoes what it reads back onto stdout, and that echo must reach no
+ * terminal or trace, so it is redacted by exact value (`Secrets`);
+ * pattern-based redaction (src/acp/redact.ts) still applies on top.
  */
 import type { AcpServer } from '../acp/server.js';
 import type { CommandIO } from '../core/io.js';
+import type { Tracer } from '../core/trace.js';
 import { type AuthUrl, findUrls, type Validation, validateCodeEntryUrl } from '../profiles/auth-url.js';
 import { emit } from './detached/contract.js';
 import { openInBrowser, type PasteTarget, pasteWhere, type ShownLine, showUrlLines } from './present.js';
@@ -141,4 +147,28 @@ export function waitForCode(io: CommandIO, o: CodeEntryOptions): Promise<void> {
     onLine,
     setup: (loop) => o.watchOutput((line) => onOutput(loop, line)),
   });
+}
+
+const REDACTED = '[REDACTED]';
+
+export class Secrets {
+  private readonly values = new Set<string>();
+
+  add(value: string): void {
+    if (value.length >= 4) this.values.add(value);
+  }
+
+  scrub(text: string): string {
+    let out = text;
+    for (const v of this.values) out = out.split(v).join(REDACTED);
+    return out;
+  }
+}
+
+export function scrubbingTracer(inner: Tracer, secrets: Secrets): Tracer {
+  return {
+    record: (direction, payload) =>
+      inner.record(direction, typeof payload === 'string' ? secrets.scrub(payload) : payload),
+    close: () => inner.close(),
+  };
 }
