@@ -21,9 +21,8 @@ import {
 } from '../settings/profile-auth.js';
 import { assertNotSymlink, ownerFor } from '../util/safe-fs.js';
 import { emit, type LoginOptions } from './detached/contract.js';
-import { type ProofResult, proveCredentials } from './prove.js';
+import { checkAndFixTokenFile, type ProofResult, proveCredentials, type TokenFileReport } from './prove.js';
 import { isBrowserMethod, type SignInOptions, signIn } from './sign-in.js';
-import { checkAndFixTokenFile, type TokenFileReport } from './token-file.js';
 
 export type { LoginOptions } from './detached/contract.js';
 
