@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { recordOwner, sweepStaleDirs } from '../login/stale-dirs.js';
+import { recordOwner, sweepStaleDirs } from '../login/shims.js';
 
 /** The scratch dirs agyctl makes under $TMPDIR: `backup verify --prove`, `restore --archive`, `sessions export`, root's restores into a user's state dir. */
 export type ScratchPrefix =

@@ -23,8 +23,7 @@ import { type CapturedUrl, UrlCapture } from './capture/pipeline.js';
 import { presentCodeEntry, Secrets, scrubbingTracer, waitForCode } from './code-entry.js';
 import { emit } from './detached/contract.js';
 import { openInBrowser, type PresentOptions, presentUrl } from './present.js';
-import { createShimDir, loginServerEnv } from './shims.js';
-import { recordOwner, sweepStaleLoginDirs } from './stale-dirs.js';
+import { createShimDir, loginServerEnv, recordOwner, sweepStaleLoginDirs } from './shims.js';
 import { type Ready, startForSignIn } from './startup.js';
 import { authFailure, waitForSignIn } from './wait.js';
 

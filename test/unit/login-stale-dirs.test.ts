@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { processStart, recordOwner, sweepStaleLoginDirs } from '../../src/login/stale-dirs.js';
+import { processStart, recordOwner, sweepStaleLoginDirs } from '../../src/login/shims.js';
 
 let root: string | undefined;
 afterEach(() => {

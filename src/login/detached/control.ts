@@ -11,7 +11,7 @@ import { tempRoot } from '../../core/paths.js';
 import { pause } from '../../util/deadline.js';
 import { formatDuration } from '../../util/duration.js';
 import { sanitizeForTerminal } from '../../util/terminal-text.js';
-import { isLoginDirName } from '../stale-dirs.js';
+import { isLoginDirName } from '../shims.js';
 import type { FinishAnswer } from './contract.js';
 import { request } from './ipc.js';
 import { isRecordedProcess, killRecorded } from './process.js';
