@@ -12,15 +12,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { manualResume } from '../../src/connect/reconnect.js';
 import { inspect } from '../../src/login/detached/control.js';
 import { MAX_LINE, request } from '../../src/login/detached/ipc.js';
-import { isRecordedProcess, killRecorded, recordProcess } from '../../src/login/detached/process.js';
 import {
-  ensureRecordDir,
-  isPending,
-  type LoginState,
+  isRecordedProcess,
+  killRecorded,
   procStart,
-  recordPaths,
+  recordProcess,
   sameProcessAlive,
-} from '../../src/login/detached/record.js';
+} from '../../src/login/detached/process.js';
+import { ensureRecordDir, isPending, type LoginState, recordPaths } from '../../src/login/detached/record.js';
 
 const made: string[] = [];
 afterEach(() => {

@@ -14,7 +14,7 @@ import { sanitizeForTerminal } from '../../util/terminal-text.js';
 import { isLoginDirName } from '../shims.js';
 import type { FinishAnswer } from './contract.js';
 import { request } from './ipc.js';
-import { isRecordedProcess, killRecorded } from './process.js';
+import { isRecordedProcess, killRecorded, SUPERVISOR_COMMAND } from './process.js';
 import {
   checkOurSocket,
   checkRecordDir,
@@ -24,7 +24,6 @@ import {
   readState,
   writeState,
 } from './record.js';
-import { SUPERVISOR_COMMAND } from './spawn.js';
 
 const CANCEL_ANSWER_MS = 5_000;
 /** The login stops its server within its own grace and kill delay (~6 s); allow more. */

@@ -1,22 +1,29 @@
 /**
- * The processes a login record names (its supervisor, its server), told
- * apart from any other process before a signal goes to them. A record holds
- * a pid, the kernel's start time for it and a fingerprint of its command
- * line; a signal goes only to a process that matches all three and runs as
- * us, never to a pid of 1 or less (kill(-1) reaches every process).
+ * A login's processes: starting its supervisor, and telling the processes
+ * a login record names (its supervisor, its server) apart from any other
+ * process before a signal goes to them.
+ *
+ * The supervisor is agyctl itself (a hidden subcommand), in its own session
+ * (setsid: no controlling terminal, so no SIGHUP when an SSH session drops),
+ * stdout/stderr to the 0700 record's log. It says "ready" on an extra pipe
+ * once its socket listens; the spawner waits for that, bounded, and then
+ * lets go of it entirely.
+ *
+ * A record holds a pid, the kernel's start time for it and a fingerprint of
+ * its command line; a signal goes only to a process that matches all three
+ * and runs as us, never to a pid of 1 or less (kill(-1) reaches every
+ * process).
  */
+
+import { type ChildProcess, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import type { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
 import { signalGroup } from '../../acp/children.js';
-
-/** What a record says about one process it started. */
-export interface RecordedProcess {
-  pid: number;
-  /** Field 22 of /proc/<pid>/stat when it started. */
-  start: string | undefined;
-  /** sha256 of its /proc/<pid>/cmdline when it started. */
-  cmd?: string;
-}
+import { AgyError, EXIT } from '../../core/errors.js';
+import type { LoginRequest } from './contract.js';
+import type { RecordedProcess, RecordPaths } from './record.js';
 
 interface ProcStat {
   state: string;
@@ -103,5 +110,90 @@ export function killRecorded(p: RecordedProcess, argvOk?: (argv: string[]) => bo
     return true;
   } catch {
     return false;
+  }
+}
+
+/** dist/login/detached/process.js -> bin/agyctl.js */
+const ENTRY = fileURLToPath(new URL('../../../bin/agyctl.js', import.meta.url));
+export const SUPERVISOR_COMMAND = '__login-supervisor';
+export const READY_FD = 3;
+const READY_WORD = 'ready';
+const READY_TIMEOUT_MS = 30_000;
+
+export interface SpawnOptions {
+  paths: RecordPaths;
+  /** Written to request.json (0600): the login's options; never the environment. */
+  request: LoginRequest;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+function logTail(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trim().split('\n').slice(-3).join(' / ');
+  } catch {
+    return '';
+  }
+}
+
+export async function spawnSupervisor(o: SpawnOptions): Promise<number> {
+  fs.writeFileSync(o.paths.request, `${JSON.stringify(o.request)}\n`, { mode: 0o600 });
+  fs.chmodSync(o.paths.request, 0o600);
+  const logFd = fs.openSync(o.paths.log, 'w', 0o600);
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, [ENTRY, SUPERVISOR_COMMAND, '--record', o.paths.dir], {
+      detached: true,
+      stdio: ['ignore', logFd, logFd, 'pipe'],
+      env: o.env,
+      cwd: o.cwd,
+    });
+  } finally {
+    fs.closeSync(logFd);
+  }
+  const pid = child.pid;
+  const pipe = child.stdio[READY_FD] as Readable;
+  const ok = await new Promise<boolean>((resolve) => {
+    let text = '';
+    const timer = setTimeout(() => resolve(false), READY_TIMEOUT_MS);
+    pipe.on('data', (b: Buffer) => {
+      text += b.toString();
+      if (text.includes(READY_WORD)) {
+        clearTimeout(timer);
+        resolve(true);
+      }
+    });
+    pipe.on('error', () => undefined);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(text.includes(READY_WORD));
+    });
+    child.once('error', () => {
+      clearTimeout(timer);
+      resolve(false);
+    });
+  });
+  pipe.destroy();
+  child.unref();
+  if (!ok || pid === undefined) {
+    if (pid !== undefined) signalGroup(pid, 'SIGKILL');
+    const said = logTail(o.paths.log);
+    throw new AgyError(
+      EXIT.internal,
+      'login-supervisor-failed',
+      `The login supervisor did not start${said ? `: ${said}` : '.'}`,
+      { hint: `see ${o.paths.log}` },
+    );
+  }
+  return pid;
+}
+
+/** In the supervisor: tell the spawner the socket listens, then close the pipe (the spawner may be gone already). */
+export function signalReady(): void {
+  try {
+    fs.writeSync(READY_FD, `${READY_WORD}\n`);
+    fs.closeSync(READY_FD);
+  } catch {
+    /* nobody is waiting any more */
   }
 }

@@ -11,12 +11,20 @@ import { AgyError, EXIT } from '../../core/errors.js';
 import { homeDir, tempRoot } from '../../core/paths.js';
 import { writeFileAtomic } from '../../util/atomic-write.js';
 import { lstatOrNull } from '../../util/safe-fs.js';
-import type { RecordedProcess } from './process.js';
 
 /** A unix socket path must fit in sun_path (108 bytes on Linux); keep a margin. */
 const MAX_SOCKET_PATH = 100;
 
 export type Phase = 'starting' | 'waiting' | 'signed-in' | 'done';
+
+/** What a record says about one process it started. */
+export interface RecordedProcess {
+  pid: number;
+  /** Field 22 of /proc/<pid>/stat when it started. */
+  start: string | undefined;
+  /** sha256 of its /proc/<pid>/cmdline when it started. */
+  cmd?: string;
+}
 
 export interface Outcome {
   exit: number;
@@ -234,7 +242,5 @@ export function parseState(text: string): LoginState | undefined {
 export function writeState(paths: RecordPaths, state: LoginState): void {
   writeFileAtomic(paths.state, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
 }
-
-export { procStart, sameProcessAlive } from './process.js';
 
 export const isPending = (s: LoginState): boolean => s.phase !== 'done' && s.outcome === undefined;

@@ -12,9 +12,9 @@ import type { CommandIO } from '../../core/io.js';
 import { createWithContent } from '../../util/safe-fs.js';
 import { emit, type LoginRequest } from './contract.js';
 import { cancelPending, describePending, inspect, statusData } from './control.js';
-import { ensureRecordDir, type LoginState, recordPaths, sameProcessAlive } from './record.js';
+import { sameProcessAlive, spawnSupervisor } from './process.js';
+import { ensureRecordDir, type LoginState, recordPaths } from './record.js';
 import { type RelayResult, relayLogin } from './relay.js';
-import { spawnSupervisor } from './spawn.js';
 
 /** Start-up may take the server's initialize deadline before the wait begins; the proof has two steps of its own deadline. */
 const STARTUP_ALLOWANCE_MS = 60_000;
