@@ -8,7 +8,7 @@ import { killAllChildren } from '../acp/children.js';
 import { AgyError, EXIT, type ExitCode } from '../core/errors.js';
 import { nullTracer, type Tracer } from '../core/trace.js';
 import { agyctlVersion } from '../core/version.js';
-import { pendingLoginNotice } from '../login/detached/notice.js';
+import { pendingLoginNotice } from '../login/detached/control.js';
 import { type Invocation, makeActionFactory } from './action.js';
 import { commandError } from './command-error.js';
 import { COMMANDS } from './commands/index.js';

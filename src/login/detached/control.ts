@@ -2,7 +2,10 @@
  * What clients do with a recorded login besides watching it: find out
  * whether it is still alive, clean up after a supervisor that died
  * (its server's process group, its shim dirs, its socket), cancel it, and
- * hand it a pasted redirect.
+ * hand it a pasted redirect. Also the one-line reminder other commands
+ * print (stderr) when this state dir has a login pending, e.g. after an SSH
+ * session dropped mid-login: cheap, one small file read (from a record dir
+ * checked as `login` checks it), no socket, no cleanup.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -22,6 +25,7 @@ import {
   type LoginState,
   type RecordPaths,
   readState,
+  recordPaths,
   writeState,
 } from './record.js';
 
@@ -186,4 +190,16 @@ export function statusData(state: LoginState, kind: Liveness['kind']): Record<st
         }
       : null,
   };
+}
+
+export function pendingLoginNotice(env: NodeJS.ProcessEnv, stateDir: string): string | undefined {
+  let state: ReturnType<typeof readState>;
+  try {
+    state = readState(recordPaths(env, stateDir));
+  } catch {
+    return undefined;
+  }
+  if (!state || !isPending(state) || !supervisorAlive(state)) return undefined;
+  const left = formatDuration(Math.max(0, state.deadline - Date.now()));
+  return `note: a login is pending for this state dir (${left} left${state.port ? `, port ${state.port}` : ''}); see \`agyctl login status\``;
 }
