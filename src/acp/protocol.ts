@@ -2,13 +2,25 @@
  * The ACP calls agyctl makes, with the shapes measured on RC01 (see
  * ../shared/reference/acp-protocol-reference.md). Types come from the SDK
  * where they fit; results are read defensively because servers drift.
+ *
+ * Two uses of them live here too: what a server says about itself in
+ * initialize, redacted and in one shape (probe, check --live, login); and
+ * the throwaway session that proves credentials work the way the next start
+ * will see them (session/new in an empty temporary directory, then
+ * session/close; the caller removes its conversation files with
+ * removeConversation() once the server has stopped, since a live server may
+ * still hold the database open).
  */
+
+import fs from 'node:fs';
+import path from 'node:path';
 import type { InitializeResponse, NewSessionResponse } from '@agentclientprotocol/sdk';
 import { AgyError, EXIT } from '../core/errors.js';
-import { isUuid, showUntrusted } from '../core/safe-path.js';
+import { conversationFiles, tempRoot } from '../core/paths.js';
+import { childPath, isUuid, showUntrusted } from '../core/safe-path.js';
 import { AcpError } from './acp-error.js';
 import type { CallOptions, Connection } from './connection.js';
-import { redactText } from './redact.js';
+import { redactText, serverText, serverValue } from './redact.js';
 
 export const PROTOCOL_VERSION = 1;
 
@@ -111,4 +123,67 @@ export function classifyAuthError(err: unknown): AuthProblem | undefined {
   if (REAUTH.test(text)) return 'reauth-required';
   if (NOT_AUTH.test(text)) return 'not-authenticated';
   return undefined;
+}
+
+export interface InitDescription {
+  agent: { name: string | null; title: string | null; version: string | null };
+  protocolVersion: number | null;
+  authMethods: string[];
+  capabilities: Record<string, unknown>;
+}
+
+/** Server-given names, one line, redacted: they are printed and stored. */
+const shown = (v: unknown): string | null =>
+  v === undefined || v === null ? null : serverText(String(v), { singleLine: true });
+
+export function describeInit(init: InitializeResult): InitDescription {
+  return {
+    agent: {
+      name: shown(init.agentInfo?.name),
+      title: shown(init.agentInfo?.title),
+      version: shown(init.agentInfo?.version),
+    },
+    protocolVersion: typeof init.protocolVersion === 'number' ? init.protocolVersion : null,
+    authMethods: Array.isArray(init.authMethods) ? init.authMethods.map((m) => shown(m.id) ?? '') : [],
+    capabilities: (serverValue(init.agentCapabilities) as Record<string, unknown> | undefined) ?? {},
+  };
+}
+
+export interface ProbeSessionResult {
+  sessionId: string;
+  model: string | undefined;
+  ms: number;
+}
+
+export function makeProbeCwd(env: NodeJS.ProcessEnv): string {
+  return fs.mkdtempSync(path.join(tempRoot(env), 'agyctl-probe-'));
+}
+
+/** Remove a probe conversation's db, WAL, shm and meta files (and the server's brain dir for it). */
+export function removeConversation(stateDir: string, sessionId: string): boolean {
+  if (!isUuid(sessionId)) return false; // only UUIDs ever become paths (a server answering `..` must not steer an rm -rf)
+  const files = conversationFiles(stateDir, sessionId);
+  for (const f of [files.db, files.wal, files.shm, files.meta]) fs.rmSync(f, { force: true });
+  fs.rmSync(childPath(path.join(stateDir, 'brain'), sessionId), { recursive: true, force: true });
+  return !fs.existsSync(files.db);
+}
+
+export async function runProbeSession(
+  conn: Connection,
+  env: NodeJS.ProcessEnv,
+  options: CallOptions,
+): Promise<ProbeSessionResult> {
+  const cwd = makeProbeCwd(env);
+  const started = Date.now();
+  try {
+    const session = await newSession(conn, cwd, options);
+    try {
+      await closeSession(conn, session.sessionId, options);
+    } catch {
+      // Older builds may lack session/close; the session is still proven.
+    }
+    return { sessionId: session.sessionId, model: currentModel(session), ms: Date.now() - started };
+  } finally {
+    fs.rmSync(cwd, { recursive: true, force: true });
+  }
 }

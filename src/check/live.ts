@@ -5,9 +5,15 @@
  * (not yet deleted) so the restart check can load it on a fresh server.
  */
 import type { Connection } from '../acp/connection.js';
-import { describeInit } from '../acp/describe-init.js';
 import { type RunningServer, withServer } from '../acp/lifecycle.js';
-import { closeSession, currentModel, type NewSessionResult, newSession, setConfigOption } from '../acp/protocol.js';
+import {
+  closeSession,
+  currentModel,
+  describeInit,
+  type NewSessionResult,
+  newSession,
+  setConfigOption,
+} from '../acp/protocol.js';
 import { usageError } from '../core/errors.js';
 import { type Finding, pass, toResult } from './check-result.js';
 import { failureOf } from './failure.js';

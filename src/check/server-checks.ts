@@ -4,7 +4,7 @@
  * conversations are removed only once every server stopped.
  */
 import fs from 'node:fs';
-import { makeProbeCwd } from '../acp/probe-session.js';
+import { makeProbeCwd } from '../acp/protocol.js';
 import type { CommandIO } from '../core/io.js';
 import { removeProbeSession } from '../profiles/cleanup.js';
 import { profileOf } from '../profiles/index.js';

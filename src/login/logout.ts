@@ -6,8 +6,7 @@
 import fs from 'node:fs';
 import { AcpError } from '../acp/acp-error.js';
 import { withServer } from '../acp/lifecycle.js';
-import { runProbeSession } from '../acp/probe-session.js';
-import { logout as acpLogout, classifyAuthError, supportsLogout } from '../acp/protocol.js';
+import { logout as acpLogout, classifyAuthError, runProbeSession, supportsLogout } from '../acp/protocol.js';
 import type { CommandIO } from '../core/io.js';
 import { removeProbeSession } from '../profiles/cleanup.js';
 import { assertServerCanUse } from '../profiles/guard.js';

@@ -10,8 +10,7 @@
 import fs from 'node:fs';
 import { AcpError } from '../acp/acp-error.js';
 import { withServer } from '../acp/lifecycle.js';
-import { runProbeSession } from '../acp/probe-session.js';
-import { classifyAuthError } from '../acp/protocol.js';
+import { classifyAuthError, runProbeSession } from '../acp/protocol.js';
 import { AgyError, EXIT } from '../core/errors.js';
 import type { CommandIO } from '../core/io.js';
 import { removeProbeSession } from '../profiles/cleanup.js';

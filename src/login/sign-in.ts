@@ -6,10 +6,9 @@
  */
 
 import { AcpError } from '../acp/acp-error.js';
-import { describeInit } from '../acp/describe-init.js';
 import { FAILED_STOP } from '../acp/lifecycle.js';
 import type { InitializeResult } from '../acp/protocol.js';
-import { authenticate } from '../acp/protocol.js';
+import { authenticate, describeInit } from '../acp/protocol.js';
 import { serverText } from '../acp/redact.js';
 import { AgyError, EXIT, usageError } from '../core/errors.js';
 import type { CommandIO } from '../core/io.js';

@@ -1,7 +1,7 @@
 /** The probe use case: spawn, initialize, describe, stop. Proves the stack end to end. */
 
-import { describeInit, type InitDescription } from '../acp/describe-init.js';
 import { withServer } from '../acp/lifecycle.js';
+import { describeInit, type InitDescription } from '../acp/protocol.js';
 import type { CommandIO } from '../core/io.js';
 import { adoptDetectedProfile } from '../profiles/adopt.js';
 import { serverStartOptions } from '../profiles/server-start.js';

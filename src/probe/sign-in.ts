@@ -8,9 +8,8 @@
  */
 
 import { AcpError } from '../acp/acp-error.js';
-import { describeInit } from '../acp/describe-init.js';
 import type { StartOptions } from '../acp/lifecycle.js';
-import { authenticate } from '../acp/protocol.js';
+import { authenticate, describeInit } from '../acp/protocol.js';
 import { AgyError, EXIT } from '../core/errors.js';
 import type { Candidate } from '../login/capture/evidence.js';
 import { noSignInUrlError } from '../login/capture/no-url-error.js';

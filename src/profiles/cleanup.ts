@@ -11,7 +11,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { removeConversation } from '../acp/probe-session.js';
+import { removeConversation } from '../acp/protocol.js';
 import { tempRoot } from '../core/paths.js';
 import { childPath } from '../core/safe-path.js';
 import { writeFileAtomic } from '../util/atomic-write.js';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { removeConversation } from '../../src/acp/probe-session.js';
+import { removeConversation } from '../../src/acp/protocol.js';
 import { discoverSessions } from '../../src/backup/discover.js';
 import { conversationFiles } from '../../src/core/paths.js';
 import { assertUuid, childPath, isUuid, UnsafePathError } from '../../src/core/safe-path.js';

@@ -1,6 +1,6 @@
 /** `probe --sign-in`: the command's wiring around src/probe/sign-in.ts (server start options, method choice, output). */
 import fs from 'node:fs';
-import { makeProbeCwd } from '../../../acp/probe-session.js';
+import { makeProbeCwd } from '../../../acp/protocol.js';
 import { EXIT, usageError } from '../../../core/errors.js';
 import { describeCandidate } from '../../../login/capture/evidence.js';
 import { probeSignIn } from '../../../probe/sign-in.js';
