@@ -11,7 +11,7 @@ export interface ServerCommand {
   display: string;
 }
 
-/** Where to look without --server, and what to tell a user who has none: a profile's (src/profiles/server-command.ts). */
+/** Where to look without --server, and what to tell a user who has none: a profile's (src/profiles/server-start.ts). */
 export interface ServerDefaults {
   defaultCommands: ReadonlyArray<{ name: string; args: readonly string[] }>;
   installHint: string;

@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { ServerCommand } from '../acp/resolve.js';
 import { AgyError, EXIT } from '../core/errors.js';
 import { stateFiles } from '../core/paths.js';
-import { resolveServerCommand } from '../profiles/server-command.js';
+import { resolveServerCommand } from '../profiles/server-start.js';
 import type { ServerProfile } from '../profiles/types.js';
 import { describeUnrecognised, unrecognisedEntries } from '../util/conversation-names.js';
 import { type Finding, fail, LOGIN_HINT, pass, timed, toResult, warn } from './check-result.js';

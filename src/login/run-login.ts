@@ -10,7 +10,7 @@ import type { CommandIO } from '../core/io.js';
 import { adoptDetectedProfile } from '../profiles/adopt.js';
 import { assertServerCanUse } from '../profiles/guard.js';
 import { profileOf, type ServerProfile } from '../profiles/index.js';
-import { resolveServerCommand } from '../profiles/server-command.js';
+import { resolveServerCommand } from '../profiles/server-start.js';
 import { normalizeAuthType, parseSettingsText, readSettings } from '../settings/index.js';
 import {
   authTypeKey,

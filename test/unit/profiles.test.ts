@@ -11,8 +11,7 @@ import { defaultStateDirFor, PROFILE_IDS, PROGRAM_PROFILES } from '../../src/pro
 import { removeProbeProjects } from '../../src/profiles/cleanup.js';
 import { geminiCliHomeFor, geminiCliStateDir } from '../../src/profiles/gemini-cli-paths.js';
 import { detectProfile, getProfile, resolveProfile } from '../../src/profiles/index.js';
-import { resolveServerCommand } from '../../src/profiles/server-command.js';
-import { quietServerEnv, signInGuard } from '../../src/profiles/sign-in-guard.js';
+import { quietServerEnv, resolveServerCommand, signInGuard } from '../../src/profiles/server-start.js';
 import { AUTH_TYPES } from '../../src/settings/auth-types.js';
 import {
   configuredMethod,

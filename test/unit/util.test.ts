@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { splitCommandLine } from '../../src/acp/resolve.js';
 import { defaultBackupDir, resolveStateDir, serverHomeFor } from '../../src/core/paths.js';
-import { resolveServerCommand } from '../../src/profiles/server-command.js';
+import { resolveServerCommand } from '../../src/profiles/server-start.js';
 import { writeFileAtomic } from '../../src/util/atomic-write.js';
 import { formatDuration, MAX_DURATION_MS, parseDuration, parseDurationText } from '../../src/util/duration.js';
 
