@@ -196,7 +196,7 @@ async function resumeOn(
   }
   const paste: PasteReader = startPasteReader(
     io,
-    () => 'paste the address your browser ended on> ',
+    { text: () => 'paste the address your browser ended on', deadline: () => o.deadline },
     (line) => {
       if (line.trim())
         void master.runRemote(`${o.remoteAgyctl} login finish`, STATUS_TIMEOUT_MS, `${line.trim()}\n`).then((f) => {

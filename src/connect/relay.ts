@@ -5,7 +5,7 @@
  * the local side of the story.
  */
 import type { Reporter } from '../core/reporter.js';
-import type { RemoteEvent } from './remote-login.js';
+import type { RemoteEvent, RemoteEventOf } from './remote-login.js';
 
 const str = (v: unknown): string => (v === undefined || v === null ? '?' : String(v));
 
@@ -49,7 +49,7 @@ export function renderRemoteEvent(out: Reporter, ev: RemoteEvent): void {
   }
 }
 
-export function summaryLine(destination: string, verified: RemoteEvent | undefined): string {
+export function summaryLine(destination: string, verified: RemoteEventOf<'verified'> | undefined): string {
   if (!verified) return `Logged in on ${destination}.`;
   const token = (verified.tokenFile ?? undefined) as { mode?: unknown } | undefined;
   const parts = [`a fresh server there accepted the credentials (start-up ${str(verified.serverStartMs)} ms)`];

@@ -12,11 +12,54 @@ import readline from 'node:readline';
 import { execa, type ResultPromise } from 'execa';
 import { registerGroup, unregisterGroup } from '../acp/children.js';
 import { serverText } from '../acp/redact.js';
+import type { AgyError } from '../core/errors.js';
+import type { LoginEvent } from '../login/detached/contract.js';
 import { sanitizeForTerminal } from '../util/terminal-text.js';
 import { type SshMaster, settlesWithin } from './control-master.js';
 import { PID_MARKER } from './remote-command.js';
 
-export type RemoteEvent = Record<string, unknown> & { event: string };
+/** A line the remote sent as an event, cleaned; its name may be one this agyctl does not know (a newer remote). */
+export type RawEvent = Record<string, unknown> & { event: string };
+
+/** The remote's final error event, as main writes it for a failed streaming command. */
+type ErrorEvent = { event: 'error' } & ReturnType<AgyError['toJSON']>;
+
+/**
+ * Read as if untrusted: the remote is another agyctl on another box, maybe
+ * another version, so only the event's name has been checked; each field
+ * login's own type names may be absent or hold any JSON value.
+ */
+type Untrusted<E> = E extends { event: infer N }
+  ? { event: N } & { readonly [K in Exclude<keyof E, 'event'>]?: unknown }
+  : never;
+
+/** An event of the remote login: one of login's own (`LoginEvent`) or its final error. */
+export type RemoteEvent = Untrusted<LoginEvent | ErrorEvent>;
+export type RemoteEventOf<N extends RemoteEvent['event']> = Extract<RemoteEvent, { event: N }>;
+
+const REMOTE_EVENT_NAMES: Record<RemoteEvent['event'], true> = {
+  'server-started': true,
+  url: true,
+  'url-rejected': true,
+  'no-url-yet': true,
+  waiting: true,
+  'redirect-rejected': true,
+  'redirect-delivered': true,
+  'code-rejected': true,
+  'code-sent': true,
+  authenticated: true,
+  'settings-changed': true,
+  'profile-detected': true,
+  verified: true,
+  restarted: true,
+  detached: true,
+  error: true,
+};
+
+/** The event by its name, or undefined for a name login does not emit (it is still passed through with --json). */
+export function knownEvent(ev: RawEvent): RemoteEvent | undefined {
+  return Object.hasOwn(REMOTE_EVENT_NAMES, ev.event) ? (ev as RemoteEvent) : undefined;
+}
 
 export interface SessionExit {
   code: number | null;
@@ -29,7 +72,7 @@ export interface RemoteLoginOptions {
   command: string;
   /** The whole remote login must end by then (its own --timeout plus the proof and a margin). */
   timeoutMs: number;
-  onEvent(event: RemoteEvent): void;
+  onEvent(event: RawEvent): void;
   /** Remote stderr lines (agyctl's warnings, shell noise) and stdout lines that are not events. */
   onOutput(line: string, stream: 'stdout' | 'stderr'): void;
 }
@@ -158,7 +201,7 @@ function once(rl: readline.Interface): Promise<void> {
  * redacted; the url keeps its state (the user needs it) and is validated by
  * run-connect before it is shown or opened.
  */
-export function cleanEvent(ev: RemoteEvent): RemoteEvent {
+export function cleanEvent(ev: RawEvent): RawEvent {
   const clean = (v: unknown, depth: number): unknown => {
     if (typeof v === 'string') return serverText(v, { singleLine: true });
     if (depth > 8 || v === null || typeof v !== 'object') return v;
@@ -170,19 +213,19 @@ export function cleanEvent(ev: RemoteEvent): RemoteEvent {
       ]),
     );
   };
-  const out = clean(ev, 0) as RemoteEvent;
+  const out = clean(ev, 0) as RawEvent;
   if (typeof ev.url === 'string') out.url = sanitizeForTerminal(ev.url, { singleLine: true });
   return out;
 }
 
-export function parseEvent(line: string): RemoteEvent | undefined {
+export function parseEvent(line: string): RawEvent | undefined {
   const text = line.trim();
   if (!text.startsWith('{')) return undefined;
   try {
     const value: unknown = JSON.parse(text);
     if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
     const v = value as Record<string, unknown>;
-    if (typeof v.event === 'string') return v as RemoteEvent;
+    if (typeof v.event === 'string') return v as RawEvent;
     // A usage error is reported as one JSON document even by a streaming command: treat it as the error event.
     if (v.ok === false && v.error && typeof v.error === 'object')
       return { ...(v.error as Record<string, unknown>), event: 'error' };

@@ -16,7 +16,7 @@ import { checkLocalPort } from './local-port.js';
 import { resumeAfterDrop } from './reconnect.js';
 import { renderRemoteEvent, summaryLine } from './relay.js';
 import { remoteLoginCommand } from './remote-command.js';
-import { type RemoteEvent, RemoteLogin, type SessionExit } from './remote-login.js';
+import { knownEvent, type RawEvent, type RemoteEventOf, RemoteLogin, type SessionExit } from './remote-login.js';
 
 export interface ConnectOptions {
   destination: string;
@@ -32,7 +32,6 @@ export interface ConnectOptions {
 
 /** The remote login runs its proof (a fresh server, default 60 s) after the sign-in; our session deadline allows for it. */
 const AFTER_SIGN_IN_MARGIN_MS = 180_000;
-const PROMPT_REFRESH_MS = 1_000;
 const MASTER_EXIT_WAIT_MS = 3_000;
 
 export async function runConnect(io: CommandIO, o: ConnectOptions): Promise<CommandResult> {
@@ -66,11 +65,10 @@ class ConnectSession {
   private fallbackReason: string | undefined;
   private browser: { ok: boolean; reason?: string } | undefined;
   private paste: PasteReader | undefined;
-  private promptTimer: NodeJS.Timeout | undefined;
   private signedIn = false;
   private remoteDeadline: number | undefined;
-  private remoteError: RemoteEvent | undefined;
-  private verified: RemoteEvent | undefined;
+  private remoteError: RemoteEventOf<'error'> | undefined;
+  private verified: RemoteEventOf<'verified'> | undefined;
   private urlPort: number | undefined;
 
   constructor(
@@ -148,18 +146,19 @@ class ConnectSession {
     if (prompting) this.paste?.refresh();
   }
 
-  private onEvent(ev: RemoteEvent): void {
-    if (ev.event === 'url') {
+  private onEvent(raw: RawEvent): void {
+    const ev = knownEvent(raw);
+    if (ev?.event === 'url') {
       const check = checkRemoteUrl(ev);
       if (!check.ok) {
         this.rejectUrl(check.reason);
         return;
       }
     }
-    if (ev.event === 'authenticated') this.stopPaste(); // nothing left to paste; the prompt goes before the news
-    if (this.io.out.json) this.io.out.event(ev);
-    else this.say(() => renderRemoteEvent(this.io.out, ev));
-    switch (ev.event) {
+    if (ev?.event === 'authenticated') this.stopPaste(); // nothing left to paste; the prompt goes before the news
+    if (this.io.out.json) this.io.out.event(raw);
+    else if (ev) this.say(() => renderRemoteEvent(this.io.out, ev));
+    switch (ev?.event) {
       case 'url':
         if (typeof ev.port === 'number') this.urlPort = ev.port;
         this.enqueue(() => this.onUrl(ev));
@@ -194,7 +193,7 @@ class ConnectSession {
   }
 
   /** Forward the callback port when 127.0.0.1:<port> is free here, else paste-back; then the browser. */
-  private async onUrl(ev: RemoteEvent): Promise<void> {
+  private async onUrl(ev: RemoteEventOf<'url'>): Promise<void> {
     const url = String(ev.url);
     const port = Number(ev.port);
     const check =
@@ -247,27 +246,20 @@ class ConnectSession {
     if (this.paste) return;
     this.paste = startPasteReader(
       this.io,
-      () => this.prompt(),
+      { text: () => this.promptText(), deadline: () => this.remoteDeadline },
       (line) => {
         if (line.trim() !== '') this.login.send(line.trim());
       },
     );
-    if (this.io.ctx.stdin.isTTY) this.promptTimer = setInterval(() => this.paste?.refresh(), PROMPT_REFRESH_MS);
   }
 
-  private prompt(): string {
-    const left =
-      this.remoteDeadline === undefined
-        ? ''
-        : `[${formatDuration(Math.max(0, this.remoteDeadline - Date.now()))} left] `;
+  private promptText(): string {
     return this.forwardedPort === undefined
-      ? `${left}paste the address your browser ended on> `
-      : `${left}waiting for the browser (or paste the address it ended on)> `;
+      ? 'paste the address your browser ended on'
+      : 'waiting for the browser (or paste the address it ended on)';
   }
 
   private stopPaste(): void {
-    if (this.promptTimer) clearInterval(this.promptTimer);
-    this.promptTimer = undefined;
     this.paste?.close();
     this.paste = undefined;
   }
@@ -367,7 +359,7 @@ class ConnectSession {
  * Google sign-in URL whose redirect goes to 127.0.0.1 on exactly the port
  * the event names (the one we forward); code-entry URLs by their validator.
  */
-export function checkRemoteUrl(ev: RemoteEvent): { ok: true } | { ok: false; reason: string } {
+export function checkRemoteUrl(ev: RemoteEventOf<'url'>): { ok: true } | { ok: false; reason: string } {
   const url = typeof ev.url === 'string' ? ev.url : '';
   if (ev.mode === 'code-entry') {
     const v = validateCodeEntryUrl(url);

@@ -29,15 +29,23 @@ export function countdownPrompt(text: string, deadline: number | undefined, now 
   return `[${left === 0 ? '0s' : formatDuration(left)} left] ${text}> `;
 }
 
+/** What the prompt asks; with a deadline it counts down (`countdownPrompt`), redrawn every second. */
+export interface PastePrompt {
+  text(): string;
+  deadline?(): number | undefined;
+}
+
+const COUNTDOWN_EVERY_MS = 1_000;
+
 /** With no prompt, lines are only read (the terminal echoes them as typed). */
 export function startPasteReader(
   io: CommandIO,
-  prompt: (() => string) | undefined,
+  prompt: PastePrompt | undefined,
   onLine: (line: string) => void,
 ): PasteReader {
   const { stdin, stderr } = io.ctx;
   const tty = prompt !== undefined && promptsOnTty(io);
-  const promptText = (): string => prompt?.() ?? '';
+  const promptText = (): string => (prompt ? countdownPrompt(prompt.text(), prompt.deadline?.()) : '');
   const rl = readline.createInterface({
     input: stdin,
     ...(tty ? { output: stderr, terminal: true } : { terminal: false }),
@@ -56,13 +64,16 @@ export function startPasteReader(
     }
   });
   rl.on('error', () => undefined);
+  const refresh = (): void => {
+    if (!tty) return;
+    rl.setPrompt(promptText());
+    rl.prompt(true);
+  };
+  const countdown = tty && prompt?.deadline ? setInterval(refresh, COUNTDOWN_EVERY_MS) : undefined;
   return {
-    refresh() {
-      if (!tty) return;
-      rl.setPrompt(promptText());
-      rl.prompt(true);
-    },
+    refresh,
     close() {
+      clearInterval(countdown);
       rl.close();
       if (tty) stderr.write('\n');
     },

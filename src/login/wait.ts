@@ -13,7 +13,7 @@ import type { CommandIO } from '../core/io.js';
 import { type AuthUrl, validatePastedRedirect } from '../profiles/auth-url.js';
 import { formatDuration } from '../util/duration.js';
 import { emit } from './detached/contract.js';
-import { countdownPrompt, startPasteReader } from './paste.js';
+import { startPasteReader } from './paste.js';
 import { deliverRedirect, listenerAlive } from './startup.js';
 
 /** Probe period and grace: a vanished listener is reported within 2 s (test/e2e/login-listener-watch.test.ts measures it). */
@@ -93,7 +93,6 @@ export function waitForSignIn(io: CommandIO, o: WaitOptions): Promise<void> {
   });
 }
 
-const COUNTDOWN_EVERY_MS = 1_000;
 const WAITING_EVENT_EVERY_MS = 15_000;
 
 export function authFailure(err: AcpError, env: NodeJS.ProcessEnv = {}): AgyError {
@@ -143,13 +142,9 @@ export function runWaitLoop(io: CommandIO, o: WaitLoopOptions): Promise<void> {
         else resolve();
       },
     };
-    const reader = startPasteReader(
-      io,
-      () => countdownPrompt(o.prompt, o.deadline),
-      (line) => {
-        if (!loop.settled && line.trim() !== '') o.onLine(line, loop);
-      },
-    );
+    const reader = startPasteReader(io, { text: () => o.prompt, deadline: () => o.deadline }, (line) => {
+      if (!loop.settled && line.trim() !== '') o.onLine(line, loop);
+    });
     io.ctx.signal.addEventListener('abort', onAbort, { once: true });
     o.authenticate.then(
       () => loop.finish(),
@@ -164,7 +159,6 @@ export function runWaitLoop(io: CommandIO, o: WaitLoopOptions): Promise<void> {
         remaining(),
       ),
     );
-    loop.keep(setInterval(() => reader.refresh(), COUNTDOWN_EVERY_MS));
     const waitingEvent = (): void =>
       emit(io.out, {
         event: 'waiting',

@@ -10,7 +10,7 @@ import {
   validateDestination,
   validateSshOption,
 } from '../../src/connect/remote-command.js';
-import { parseEvent } from '../../src/connect/remote-login.js';
+import { knownEvent, parseEvent } from '../../src/connect/remote-login.js';
 
 /** Run a command string the way sshd does: the login shell gets it as one `-c` argument. */
 async function viaShell(command: string): Promise<{ stdout: string; stderr: string; exitCode: number }> {
@@ -135,5 +135,13 @@ describe('remote output', () => {
     expect(parseEvent('Welcome to the box!')).toBeUndefined();
     expect(parseEvent('{"not":"an event"}')).toBeUndefined();
     expect(parseEvent('{broken')).toBeUndefined();
+  });
+
+  it("knows login's own events and the final error by name, and leaves a newer remote's events unknown (passed through, never read)", () => {
+    expect(knownEvent({ event: 'url', port: 1 })).toEqual({ event: 'url', port: 1 });
+    expect(knownEvent({ event: 'error', code: 'usage' })?.event).toBe('error');
+    expect(knownEvent({ event: 'verified' })?.event).toBe('verified');
+    expect(knownEvent({ event: 'brand-new-event', url: 'https://example.com' })).toBeUndefined();
+    expect(knownEvent({ event: 'toString' })).toBeUndefined();
   });
 });

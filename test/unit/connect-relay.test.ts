@@ -66,8 +66,8 @@ describe('renderRemoteEvent', () => {
 describe('summaryLine', () => {
   it('names the proof and the token mode when the remote reported them', () => {
     expect(summaryLine('box', undefined)).toBe('Logged in on box.');
-    expect(
-      summaryLine('box', { event: 'verified', serverStartMs: 812, tokenFile: { mode: '0600' } } as RemoteEvent),
-    ).toBe('Logged in on box: a fresh server there accepted the credentials (start-up 812 ms); token file mode 0600.');
+    expect(summaryLine('box', { event: 'verified', serverStartMs: 812, tokenFile: { mode: '0600' } })).toBe(
+      'Logged in on box: a fresh server there accepted the credentials (start-up 812 ms); token file mode 0600.',
+    );
   });
 });

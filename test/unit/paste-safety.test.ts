@@ -4,9 +4,10 @@
  * server's stdin. Neither may carry a second command.
  */
 import { execFileSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { PassThrough } from 'node:stream';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseCode } from '../../src/login/code-entry.js';
-import { countdownPrompt, promptsOnTty } from '../../src/login/paste.js';
+import { countdownPrompt, promptsOnTty, startPasteReader } from '../../src/login/paste.js';
 import { defaultTunnelTarget, parseSshTarget, shellQuote, tunnelCommand } from '../../src/login/tunnel.js';
 
 /** What `sh` sees as words when the command is pasted (printf shows each argument on a line). */
@@ -95,5 +96,44 @@ describe('the countdown prompt', () => {
     expect(promptsOnTty(io(true, true))).toBe(true);
     expect(promptsOnTty(io(true, false))).toBe(false);
     expect(promptsOnTty(io(false, true))).toBe(false);
+  });
+
+  afterEach(() => void vi.useRealTimers());
+
+  /** A reader on fake terminals: what it draws on stderr, as text. */
+  function ttyReader(prompt: Parameters<typeof startPasteReader>[1]) {
+    const stdin = Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => stdin });
+    const stderr = Object.assign(new PassThrough(), { isTTY: true, columns: 120 });
+    let drawn = '';
+    stderr.on('data', (d: Buffer) => {
+      drawn += d.toString();
+    });
+    const io = { ctx: { stdin, stderr } } as unknown as Parameters<typeof startPasteReader>[0];
+    const reader = startPasteReader(io, prompt, () => undefined);
+    return { reader, drawn: () => drawn.replace(/\u001b\[[0-9;]*[A-Za-z]/g, '') };
+  }
+
+  it('counts down by itself, once a second, while it has a deadline, and stops when closed', async () => {
+    vi.useFakeTimers({ now: 1_000_000 });
+    const { reader, drawn } = ttyReader({ text: () => 'paste it', deadline: () => 1_000_000 + 10_000 });
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(drawn()).toContain('[10s left] paste it> ');
+    expect(drawn()).toContain('[9s left] paste it> ');
+    expect(drawn()).toContain('[8s left] paste it> ');
+    reader.close();
+    const before = drawn();
+    await vi.advanceTimersByTimeAsync(3_000);
+    expect(drawn()).toBe(before);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('draws a prompt without a deadline once, with no countdown and no timer', async () => {
+    vi.useFakeTimers({ now: 1_000_000 });
+    const { reader, drawn } = ttyReader({ text: () => 'paste it' });
+    expect(vi.getTimerCount()).toBe(0);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(drawn()).toContain('paste it> ');
+    expect(drawn()).not.toContain('left]');
+    reader.close();
   });
 });

@@ -12,13 +12,12 @@
 
 import { AgyError, EXIT, InterruptedError } from '../../core/errors.js';
 import type { CommandIO } from '../../core/io.js';
-import { countdownPrompt, type PasteReader, promptsOnTty, startPasteReader } from '../paste.js';
+import { type PasteReader, promptsOnTty, startPasteReader } from '../paste.js';
 import { cancelPending, cleanupAfter, deliver, inspect, SUPERVISOR_DIED } from './control.js';
 import { attach, type Frame } from './ipc.js';
 import { checkOurSocket, type LoginState, type Outcome, type RecordPaths } from './record.js';
 
 const ATTACH_TIMEOUT_MS = 10_000;
-const PROMPT_REFRESH_MS = 1_000;
 const END_MARGIN_MS = 30_000;
 export const ALREADY_ARRIVED =
   'The sign-in already arrived, so there is nothing to deliver: the login is checking the credentials now.';
@@ -51,7 +50,6 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
   const { out, ctx } = io;
   let paste: PasteReader | undefined;
   let lateLines: PasteReader | undefined;
-  let promptTimer: NodeJS.Timeout | undefined;
   let deadline: number | undefined;
   let codeEntry = false;
   let gone = false; // after SIGHUP: write nothing more to the dead terminal
@@ -59,8 +57,6 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
   const settled = new Promise<RelayResult | 'cancel'>((r) => (settle = r));
 
   const stopPaste = (): void => {
-    if (promptTimer) clearInterval(promptTimer);
-    promptTimer = undefined;
     paste?.close();
     paste = undefined;
   };
@@ -78,11 +74,9 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
     write();
     if (prompting) paste?.refresh();
   };
-  const prompt = (): string => {
-    return countdownPrompt(
-      codeEntry ? 'paste the authorization code' : 'paste the address your browser ended on',
-      deadline,
-    );
+  const prompt = {
+    text: () => (codeEntry ? 'paste the authorization code' : 'paste the address your browser ended on'),
+    deadline: () => deadline,
   };
   const startPaste = (): void => {
     if (paste || gone) return;
@@ -93,7 +87,6 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
         if (!answer) say(() => out.warn('could not reach the login supervisor to deliver that'));
       });
     });
-    if (promptsOnTty(io)) promptTimer = setInterval(() => paste?.refresh(), PROMPT_REFRESH_MS);
   };
 
   const onFrame = (frame: Frame): void => {
