@@ -14,7 +14,8 @@ const PATHS = {
   backup: ['src/backup/run-backup.ts'],
   login: ['src/cli/commands/login/handler.ts', 'src/cli/commands/login-supervisor/handler.ts'],
 };
-const IMPORT = /(?:import|export)\s[^'"]*?from\s+['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)|^import\s+['"](\.[^'"]+)['"]/gm;
+const IMPORT =
+  /(?:import|export)\s[^'"]*?from\s+['"](\.[^'"]+)['"]|import\(\s*['"](\.[^'"]+)['"]\s*\)|^import\s+['"](\.[^'"]+)['"]/gm;
 
 function closure(entries) {
   const seen = new Set();
