@@ -141,6 +141,16 @@ describe('what a file leads to', () => {
     expect(fileKind('/t/page.HTM', 'no markup')).toBe('html');
     expect(fileKind('/t/notes.txt', 'see https://example.com/')).toBeUndefined();
   });
+
+  it('the simulator pages lead to the URL they were written for', async () => {
+    const { pageText } = await import('../../src/sim/launch-file.js');
+    for (const kind of ['html', 'desktop', 'url'] as const) {
+      const text = pageText(kind, GOOD);
+      expect(fileKind(`/t/page`, text)).toBe(kind);
+      expect(urlsInFile(kind, text)).toEqual([GOOD]);
+    }
+    expect(pageText('html', GOOD)).not.toContain(GOOD); // entity-encoded, as a template engine leaves it
+  });
 });
 
 describe('the pipeline reading launcher files', () => {
