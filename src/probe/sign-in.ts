@@ -57,7 +57,8 @@ export interface SignInProbeReport {
   startupSignIn: boolean;
   /** null: authenticate succeeded without any sign-in URL (credentials from the environment). */
   channel: CapturedUrl['source'] | null;
-  launcher: { program: string; args: string[] } | null;
+  /** For shim and launcher-file: the launcher and its arguments (redacted); for launcher-file also the kind of file it was handed. */
+  launcher: { program: string; args: string[]; file?: CapturedUrl['file'] } | null;
   /** For the rpc channel: which message and field. */
   message: string | null;
   url: UrlAnatomy | null;
@@ -109,7 +110,7 @@ export async function probeSignIn(input: SignInProbeInput): Promise<SignInProbeR
     method: outcome.startupSignIn ? 'startup' : input.method,
     startupSignIn: outcome.startupSignIn,
     channel: captured?.source ?? null,
-    launcher: captured?.source === 'shim' ? { program: captured.via ?? '?', args: captured.args ?? [] } : null,
+    launcher: launcherOf(captured),
     message: captured?.source === 'rpc' ? (captured.via ?? null) : null,
     url: captured ? describeUrl(captured.auth) : null,
     kind: captured?.kind ?? null,
@@ -120,6 +121,12 @@ export async function probeSignIn(input: SignInProbeInput): Promise<SignInProbeR
     stateDir: { path: input.stateDir, ...state },
     stopped: outcome.stopped,
   };
+}
+
+function launcherOf(captured: CapturedUrl | undefined): SignInProbeReport['launcher'] {
+  if (captured?.source !== 'shim' && captured?.source !== 'launcher-file') return null;
+  const launcher = { program: captured.via ?? '?', args: captured.args ?? [] };
+  return captured.file ? { ...launcher, file: captured.file } : launcher;
 }
 
 function putBack(snap: StateSnapshot): { settings: SettingsOutcome; state: StateOutcome } {

@@ -19,7 +19,10 @@ export type CaptureLaunchMode =
   | 'meta-response'
   | 'error-data'
   | 'split-lines'
-  | 'split-write';
+  | 'split-write'
+  | FileLaunchMode;
+/** Launchers handed a local file that leads to the URL (issue 23.3): an HTML page by path or file:// URL, a .desktop or .url file. */
+export type FileLaunchMode = 'html-file' | 'html-file-url' | 'desktop-file' | 'url-file';
 export const CAPTURE_LAUNCH_MODES: readonly CaptureLaunchMode[] = [
   'gio',
   'kioclient',
@@ -33,6 +36,10 @@ export const CAPTURE_LAUNCH_MODES: readonly CaptureLaunchMode[] = [
   'error-data',
   'split-lines',
   'split-write',
+  'html-file',
+  'html-file-url',
+  'desktop-file',
+  'url-file',
 ];
 /** file: acp_token.json in the state dir. keyring: a file under $HOME/.local/share/agy-sim-keyring/ (like an OS keyring: outside the state dir). */
 export type TokenStore = 'file' | 'keyring';
@@ -209,6 +216,9 @@ function choice<T extends string>(env: Env, name: string, allowed: readonly T[],
   return raw as T;
 }
 
+/** AGY_SIM_IGNORE_SIGTERM, also read where a launch page's clean-up must leave SIGTERM alone. */
+export const ignoresSigterm = (env: Env): boolean => flag(env, 'AGY_SIM_IGNORE_SIGTERM');
+
 /** Reads the switches; a malformed value is a startup error (exit 2), never silently ignored. */
 export function loadConfig(env: Env): SimConfig {
   const callbackPath = nonEmpty(env, 'AGY_SIM_CALLBACK_PATH') ?? '/';
@@ -235,7 +245,7 @@ export function loadConfig(env: Env): SimConfig {
     authWritesSettings: flag(env, 'AGY_SIM_AUTH_WRITES_SETTINGS'),
     permissionPrompt: flag(env, 'AGY_SIM_PERMISSION_PROMPT'),
     writeIntervalMs: intVar(env, 'AGY_SIM_WRITE_INTERVAL_MS', 1),
-    ignoreSigterm: flag(env, 'AGY_SIM_IGNORE_SIGTERM'),
+    ignoreSigterm: ignoresSigterm(env),
     hugeLineBytes: intVar(env, 'AGY_SIM_HUGE_LINE_BYTES', 0) ?? 0,
     checkpointOnExit: flag(env, 'AGY_SIM_CHECKPOINT_ON_EXIT'),
     tokenStore: choice(env, 'AGY_SIM_TOKEN_STORE', TOKEN_STORES, 'file'),

@@ -2,7 +2,8 @@
 // and only tries a browser; newer builds print a line; gemini-cli only runs
 // xdg-open and only with a display. AGY_SIM_LAUNCH picks one behaviour.
 import { spawn } from 'node:child_process';
-import type { LaunchMode } from './config.js';
+import { type FileLaunchMode, ignoresSigterm, type LaunchMode } from './config.js';
+import { type PageKind, pageReference, writePage } from './launch-file.js';
 
 export const URL_LINE_PREFIX = 'Open the following link to authenticate the ACP server: ';
 
@@ -110,6 +111,19 @@ function splitWrite(url: string, io: LaunchIo): void {
   setTimeout(() => io.writeStderr(`${line.slice(cut)}\n`), SPLIT_WRITE_PAUSE_MS);
 }
 
+const PAGE_OF: Record<FileLaunchMode, { kind: PageKind; asUrl: boolean }> = {
+  'html-file': { kind: 'html', asUrl: false },
+  'html-file-url': { kind: 'html', asUrl: true },
+  'desktop-file': { kind: 'desktop', asUrl: false },
+  'url-file': { kind: 'url', asUrl: false },
+};
+
+/** The launcher of `default` (BROWSER, else xdg-open), handed the page instead of the URL. */
+function openPage(mode: FileLaunchMode, url: string, env: Env): void {
+  const { kind, asUrl } = PAGE_OF[mode];
+  openBrowser(pageReference(writePage(kind, url, ignoresSigterm(env)), asUrl), env, true);
+}
+
 export function deliverUrl(mode: LaunchMode, url: string, env: Env, io: LaunchIo): void {
   switch (mode) {
     case 'default':
@@ -154,6 +168,12 @@ export function deliverUrl(mode: LaunchMode, url: string, env: Env, io: LaunchIo
       return;
     case 'split-write':
       splitWrite(url, io);
+      return;
+    case 'html-file':
+    case 'html-file-url':
+    case 'desktop-file':
+    case 'url-file':
+      openPage(mode, url, env);
       return;
     case 'rpc-notification':
       io.writeStdoutLine(JSON.stringify({ jsonrpc: '2.0', method: '_vendor/auth_url', params: { url } }));

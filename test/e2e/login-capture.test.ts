@@ -15,6 +15,8 @@ let sandbox: Sandbox | undefined;
 afterEach(() => sandbox?.cleanup());
 
 const shimDirsLeft = (sb: Sandbox): string[] => fs.readdirSync(sb.root).filter((f) => f.startsWith('agyctl-login-'));
+/** The private dirs of the pages the simulator's file modes hand a launcher. */
+const simPagesLeft = (sb: Sandbox): string[] => fs.readdirSync(sb.root).filter((f) => f.startsWith('agy-sim-page-'));
 
 async function loginWithBrowser(sb: Sandbox, env: NodeJS.ProcessEnv = {}) {
   const child = spawnAgyctl(['login', '--json', '--timeout', '30s'], sb, { env });
@@ -45,6 +47,10 @@ describe('login: every launch path', () => {
     ['URL printed on stdout', { AGY_SIM_LAUNCH: 'stdout' }, 'stdout'],
     ['URL cut after /o/oauth2/v2 and wrapped across stderr lines', { AGY_SIM_LAUNCH: 'split-lines' }, 'stderr'],
     ['a stderr line written in two writes', { AGY_SIM_LAUNCH: 'split-write' }, 'stderr'],
+    ['an HTML page with a meta refresh, by absolute path', { AGY_SIM_LAUNCH: 'html-file' }, 'launcher-file'],
+    ['an HTML page with a meta refresh, as a file:// URL', { AGY_SIM_LAUNCH: 'html-file-url' }, 'launcher-file'],
+    ['a .desktop link file', { AGY_SIM_LAUNCH: 'desktop-file' }, 'launcher-file'],
+    ['a .url shortcut file', { AGY_SIM_LAUNCH: 'url-file' }, 'launcher-file'],
   ];
 
   it.each(paths)('%s: url event, exit 0, nothing left', async (_name, env, source) => {
@@ -57,6 +63,7 @@ describe('login: every launch path', () => {
     expect(events.at(-1)).toMatchObject({ event: 'verified', tokenFile: { mode: '0600' } });
     expect(shimDirsLeft(sandbox)).toEqual([]);
     expect(await waitNoProcesses(sandbox)).toEqual([]);
+    expect(simPagesLeft(sandbox)).toEqual([]);
   });
 
   it.each([
@@ -130,6 +137,79 @@ describe('login: no usable URL', () => {
     expect(message).toMatch(/stderr: https:\/\/accounts\.google\.com\/.*state=\[REDACTED\]/);
     const everything = String(result.stdout) + String(result.stderr);
     for (const secret of ['SECRETSTATE1', 'SECRETSTATE2', 'SECRETCHALLENGE']) expect(everything).not.toContain(secret);
+    expect(await waitNoProcesses(sandbox)).toEqual([]);
+    expect(shimDirsLeft(sandbox)).toEqual([]);
+  });
+
+  it('files a launcher was handed that lead nowhere usable: each is evidence naming its kind, none is followed, their contents never appear', async () => {
+    sandbox = makeSandbox();
+    const pages = path.join(sandbox.root, 'pages');
+    const outside = path.join(sandbox.root, 'outside');
+    fs.mkdirSync(pages, { mode: 0o700 });
+    fs.mkdirSync(outside);
+    const good =
+      'https://accounts.google.com/o/oauth2/v2/auth?response_type=code&redirect_uri=http%3A%2F%2F127.0.0.1%3A1%2F&state=SECRETSTATE3';
+    fs.writeFileSync(
+      path.join(outside, 'real.html'),
+      `<meta http-equiv="refresh" content="0;url=${good.replace(/&/g, '&amp;')}">`,
+    );
+    fs.symlinkSync(path.join(outside, 'real.html'), path.join(pages, 'link.html'));
+    fs.writeFileSync(
+      path.join(pages, 'evil.html'),
+      '<meta http-equiv="refresh" content="0;url=https://evil.example/auth?response_type=code&amp;state=SECRETSTATE4"><p>PAGE-BODY-SECRET</p>',
+    );
+    fs.writeFileSync(path.join(pages, 'empty.desktop'), '[Desktop Entry]\nType=Link\nName=PAGE-BODY-SECRET\n');
+    const server = path.join(sandbox.root, 'file-server.sh');
+    fs.writeFileSync(
+      server,
+      [
+        '#!/bin/sh',
+        `xdg-open '${path.join(pages, 'link.html')}'`,
+        `"$BROWSER" 'file://${path.join(pages, 'evil.html')}'`,
+        `gio open '${path.join(pages, 'empty.desktop')}'`,
+        "xdg-open 'file://evil.example/etc/passwd'",
+        `AGY_SIM_LAUNCH=none exec node '${path.resolve('scripts/agy-acp-sim')}'`,
+        '',
+      ].join('\n'),
+      { mode: 0o755 },
+    );
+    const result = await agyctl(['login', '--json', '--timeout', '4s'], sandbox, { env: { AGYCTL_SERVER: server } });
+    expect(result.exitCode, String(result.stderr)).toBe(5);
+    const last = parseEvents(String(result.stdout)).at(-1)!;
+    expect(last).toMatchObject({ event: 'error', code: 'timeout', exit: 5 });
+    expect(last.candidates).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          channel: 'launcher-file',
+          via: 'xdg-open',
+          file: { kind: 'html' },
+          reason: 'not read: a symbolic link (not followed)',
+        }),
+        expect.objectContaining({
+          channel: 'launcher-file',
+          via: 'BROWSER',
+          file: { kind: 'html' },
+          url: 'https://evil.example/auth?response_type=code&state=[REDACTED]',
+          reason: expect.stringMatching(/host evil\.example is not Google's/),
+        }),
+        expect.objectContaining({
+          channel: 'launcher-file',
+          via: 'gio',
+          file: { kind: 'desktop' },
+          reason: expect.stringMatching(/^no URL in it/),
+        }),
+        expect.objectContaining({
+          channel: 'launcher-file',
+          via: 'xdg-open',
+          reason: expect.stringMatching(/another host/),
+        }),
+      ]),
+    );
+    expect(String(last.message)).toMatch(
+      /an HTML page from launcher BROWSER file:\/\/.*evil\.html: https:\/\/evil\.example\//,
+    );
+    const everything = String(result.stdout) + String(result.stderr);
+    for (const secret of ['SECRETSTATE3', 'SECRETSTATE4', 'PAGE-BODY-SECRET']) expect(everything).not.toContain(secret);
     expect(await waitNoProcesses(sandbox)).toEqual([]);
     expect(shimDirsLeft(sandbox)).toEqual([]);
   });

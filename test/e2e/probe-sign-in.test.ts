@@ -18,7 +18,7 @@ interface Report {
   pid: number;
   method: string;
   channel: string | null;
-  launcher: { program: string; args: string[] } | null;
+  launcher: { program: string; args: string[]; file?: { kind: string } } | null;
   message: string | null;
   url: {
     host: string;
@@ -85,7 +85,8 @@ async function probe(sb: Sandbox, env: NodeJS.ProcessEnv): Promise<Report> {
 }
 
 describe('probe --sign-in', () => {
-  const paths: Array<[string, string, string | null, string[] | null]> = [
+  /** Mode, channel, launcher program, its first arguments, and for launcher-file the kind of file it was handed. */
+  const paths: Array<[string, string, string | null, string[] | null, string?]> = [
     ['default', 'shim', 'BROWSER', null],
     ['xdg-only', 'shim', 'xdg-open', null],
     ['display-only', 'shim', 'BROWSER', null],
@@ -103,11 +104,15 @@ describe('probe --sign-in', () => {
     ['rpc-request', 'rpc', null, null],
     ['meta-response', 'rpc', null, null],
     ['error-data', 'rpc', null, null],
+    ['html-file', 'launcher-file', 'BROWSER', null, 'html'],
+    ['html-file-url', 'launcher-file', 'BROWSER', null, 'html'],
+    ['desktop-file', 'launcher-file', 'BROWSER', null, 'desktop'],
+    ['url-file', 'launcher-file', 'BROWSER', null, 'url'],
   ];
 
   it.each(paths)(
     'AGY_SIM_LAUNCH=%s: channel %s, launcher %s; nothing left behind',
-    async (mode, channel, program, firstArgs) => {
+    async (mode, channel, program, firstArgs, fileKind) => {
       sandbox = makeSandbox();
       const { settings, before } = prepare(sandbox);
       const r = await probe(sandbox, { AGY_SIM_LAUNCH: mode });
@@ -116,7 +121,16 @@ describe('probe --sign-in', () => {
       if (program) {
         expect(r.launcher!.program).toBe(program);
         const urlArg = r.launcher!.args.at(-1)!;
-        expect(urlArg).toMatch(/^https:\/\/accounts\.google\.com\/.*state=\[REDACTED\]/);
+        if (fileKind) {
+          // The page the simulator wrote, in its private dir under the sandbox's TMPDIR.
+          const where = mode === 'html-file-url' ? `file://${sandbox.root}` : sandbox.root;
+          expect(urlArg.startsWith(`${where}/agy-sim-page-`)).toBe(true);
+          expect(urlArg).toMatch(/\/signin\.(html|desktop|url)$/);
+          expect(r.launcher!.file).toEqual({ kind: fileKind });
+        } else {
+          expect(urlArg).toMatch(/^https:\/\/accounts\.google\.com\/.*state=\[REDACTED\]/);
+          expect(r.launcher).not.toHaveProperty('file');
+        }
         if (firstArgs) expect(r.launcher!.args.slice(0, -1)).toEqual(firstArgs);
       } else expect(r.launcher).toBeNull();
       if (channel === 'rpc') expect(r.message).toMatch(/_vendor\/auth_url|_vendor\/open_url|_meta|error\.data/);
@@ -147,9 +161,24 @@ describe('probe --sign-in', () => {
       expect(await portClosed(r.url.redirect.port)).toBe(true);
       expect(listing(sandbox.stateDir)).toEqual(before);
       expect(fs.readFileSync(path.join(sandbox.stateDir, 'settings.json'), 'utf8')).toBe(settings);
-      expect(fs.readdirSync(sandbox.root).filter((f) => f.startsWith('agyctl-'))).toEqual([]);
+      expect(
+        fs.readdirSync(sandbox.root).filter((f) => f.startsWith('agyctl-') || f.startsWith('agy-sim-page-')),
+      ).toEqual([]);
     },
   );
+
+  it('a launcher handed an HTML page: the human report names the channel, the launcher and the file', async () => {
+    sandbox = makeSandbox();
+    const result = await agyctl(['probe', '--sign-in', '--timeout', '20s'], sandbox, {
+      env: { AGY_SIM_LAUNCH: 'html-file' },
+    });
+    expect(result.exitCode, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(
+      /^channel: +launcher-file \(a launcher was handed an HTML page that leads to the URL: BROWSER \/.*\/agy-sim-page-[^/]+\/signin\.html\)$/m,
+    );
+    expect(result.stdout).toMatch(/^listener: +127\.0\.0\.1:\d+, never contacted/m);
+    expect(await waitNoProcesses(sandbox)).toEqual([]);
+  });
 
   it('a server that rewrites settings.json when authenticate starts: reported, and the original bytes put back', async () => {
     sandbox = makeSandbox();

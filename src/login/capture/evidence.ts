@@ -6,16 +6,23 @@
  * --json error details as is.
  */
 import { redactText } from '../../acp/redact.js';
+import { FILE_KIND_WORDS, type FileKind } from './file-source.js';
 
-/** shim: a fake browser or launcher ran; stdout/stderr: a line of output; rpc: a JSON-RPC message that was not the answer to our own request (or its _meta/error data). */
-export type Channel = 'shim' | 'stdout' | 'stderr' | 'rpc';
+/**
+ * shim: a fake browser or launcher ran; launcher-file: a launcher was handed a local file (an HTML page, a .desktop
+ * or .url file) that leads to the URL; stdout/stderr: a line of output; rpc: a JSON-RPC message that was not the
+ * answer to our own request (or its _meta/error data).
+ */
+export type Channel = 'shim' | 'launcher-file' | 'stdout' | 'stderr' | 'rpc';
 
 export interface Candidate {
   channel: Channel;
-  /** The launcher program (shim), or which message and field (rpc). */
+  /** The launcher program (shim, launcher-file), or which message and field (rpc). */
   via?: string;
-  /** The launcher's arguments, redacted (shim only). */
+  /** The launcher's arguments, redacted (shim, launcher-file). */
   args?: string[];
+  /** The file the launcher was handed, when its kind is known (launcher-file only). */
+  file?: { kind: FileKind };
   /** The URL, redacted; absent when a launcher got no URL at all. */
   url?: string;
   /** Why it was not used. */
@@ -38,13 +45,18 @@ export function shorten(text: string, max = 1000): string {
   return oneLine.length <= max ? oneLine : `${oneLine.slice(0, max - 1)}…`;
 }
 
+const launcherWords = (c: Candidate): string =>
+  `launcher ${c.via ?? '?'}${c.args ? ` ${c.args.join(' ')}`.trimEnd() : ''}`;
+
 export function describeCandidate(c: Candidate): string {
   const where =
     c.channel === 'shim'
-      ? `launcher ${c.via ?? '?'}${c.args ? ` ${c.args.join(' ')}`.trimEnd() : ''}`
-      : c.channel === 'rpc'
-        ? `JSON-RPC ${c.via ?? 'message'}`
-        : c.channel;
+      ? launcherWords(c)
+      : c.channel === 'launcher-file'
+        ? `${c.file ? FILE_KIND_WORDS[c.file.kind] : 'a file'} from ${launcherWords(c)}`
+        : c.channel === 'rpc'
+          ? `JSON-RPC ${c.via ?? 'message'}`
+          : c.channel;
   return `${where}: ${c.url ? `${c.url} — ` : ''}${c.reason}`;
 }
 

@@ -1,15 +1,16 @@
 /**
- * One capture pipeline that every channel feeds: the launcher shims' log,
- * the server's stdout noise and stderr lines (raw, so hyperlinks and split
- * URLs are found), and its JSON-RPC messages. The first valid sign-in URL
- * resolves `found`; every other candidate is kept as evidence and handed to
- * `onRejected`.
+ * One capture pipeline that every channel feeds: the launcher shims' log
+ * (and the local files launchers are handed), the server's stdout noise and
+ * stderr lines (raw, so hyperlinks and split URLs are found), and its
+ * JSON-RPC messages. The first valid sign-in URL resolves `found`; every
+ * other candidate is kept as evidence and handed to `onRejected`.
  */
 import fs from 'node:fs';
 import type { JsonRpcMessage } from '../../acp/framing.js';
 import { type AuthUrl, looksLikeSignInUrl, validateAuthUrl, validateCodeEntryUrl } from '../../profiles/auth-url.js';
 import type { ShimDir } from '../shims.js';
 import { type Candidate, type Channel, EvidenceLog, redactEvidence, shorten } from './evidence.js';
+import { type FileArgument, type FileKind, fileArgument, LauncherFiles } from './file-source.js';
 import { type LauncherRun, launcherUrls, noUrlReason, parseLauncherLog } from './launcher-source.js';
 import { type MessageInfo, messageUrls } from './rpc-source.js';
 import { type JoinedUrl, LineJoin, trailingUrl } from './split-lines.js';
@@ -20,10 +21,12 @@ export type UrlSource = Channel;
 export interface CapturedUrl {
   auth: AuthUrl;
   source: UrlSource;
-  /** Which launcher (xdg-open, gio, BROWSER, ...) for 'shim'; which message and field for 'rpc'. */
+  /** Which launcher (xdg-open, gio, BROWSER, ...) for 'shim' and 'launcher-file'; which message and field for 'rpc'. */
   via: string | undefined;
-  /** The launcher's arguments, redacted ('shim' only). */
+  /** The launcher's arguments, redacted ('shim', 'launcher-file'). */
   args: string[] | undefined;
+  /** The kind of file the launcher was handed ('launcher-file' only). */
+  file: { kind: FileKind } | undefined;
   capturedAt: number;
   /** loopback: the browser comes back to the server's listener. code-entry: the user pastes a code the server reads on stdin (auth.port is 0). */
   kind: 'loopback' | 'code-entry';
@@ -39,6 +42,8 @@ const OAUTH_PARAMS = /[?&](response_type|redirect_uri|client_id|code_challenge)=
 
 /** Why a candidate was not taken, and whether it was reported before; undefined when it was taken (or capture is over). */
 type Verdict = { reason: string; repeat: boolean } | undefined;
+/** Where a candidate came from, beyond its channel. */
+type From = Pick<Candidate, 'via' | 'args' | 'file'>;
 
 /** What a joined URL still held when the capture ended is recorded with. */
 function endedVerdict(url: string): Verdict {
@@ -59,6 +64,7 @@ export class UrlCapture {
   private readonly poll: NodeJS.Timeout;
   /** Every candidate judged so far, with why it was not taken. */
   private readonly judged = new Map<string, string>();
+  private readonly files = new LauncherFiles();
   private readonly joins: Record<'stdout' | 'stderr', LineJoin> = {
     stdout: new LineJoin((j) => this.settleJoin(j, 'stdout')),
     stderr: new LineJoin((j) => this.settleJoin(j, 'stderr')),
@@ -146,11 +152,29 @@ export class UrlCapture {
     const via = programName(run.program);
     const args = run.args.map((a) => shorten(redactEvidence(a)));
     const urls = launcherUrls(run);
-    if (urls.length === 0) this.reject({ channel: 'shim', via, args, reason: noUrlReason(run) }, false);
-    else for (const url of urls) this.consider(url, 'shim', { via, args });
+    const files = run.args.map(fileArgument).filter((f) => f !== undefined);
+    if (urls.length === 0 && files.length === 0)
+      this.reject({ channel: 'shim', via, args, reason: noUrlReason(run) }, false);
+    for (const url of urls) this.consider(url, 'shim', { via, args });
+    for (const f of files) this.considerFile(f, { via, args });
   }
 
-  private consider(url: string, source: UrlSource, from: { via?: string; args?: string[] }): void {
+  /** A local file a launcher was handed: what it leads to is judged like any candidate; a file that leads nowhere is evidence. */
+  private considerFile(f: FileArgument, from: From): void {
+    if (this.done) return;
+    if ('refused' in f) {
+      this.reject({ channel: 'launcher-file', ...from, reason: f.refused }, false);
+      return;
+    }
+    const reading = this.files.read(f.path);
+    if (reading === undefined) return;
+    const withKind: From = reading.kind ? { ...from, file: { kind: reading.kind } } : from;
+    if (reading.urls.length === 0)
+      this.reject({ channel: 'launcher-file', ...withKind, reason: reading.reason ?? 'no URL in it' }, false);
+    for (const url of reading.urls) this.consider(url, 'launcher-file', withKind);
+  }
+
+  private consider(url: string, source: UrlSource, from: From): void {
     const v = this.judge(url, source, from);
     if (v && !v.repeat) this.rejectUrl(url, source, from, v.reason);
   }
@@ -169,7 +193,7 @@ export class UrlCapture {
     if (v && !v.repeat) this.rejectUrl(url, source, {}, `${v.reason} (joined from ${j.lines} lines)`);
   }
 
-  private judge(url: string, source: UrlSource, from: { via?: string; args?: string[] }): Verdict {
+  private judge(url: string, source: UrlSource, from: From): Verdict {
     if (this.done) return undefined;
     const before = this.judged.get(url);
     if (before !== undefined) return { reason: before, repeat: true };
@@ -183,6 +207,7 @@ export class UrlCapture {
         source,
         via: from.via,
         args: from.args,
+        file: from.file,
         capturedAt: Date.now(),
         kind: v.ok ? 'loopback' : 'code-entry',
       });
@@ -192,9 +217,9 @@ export class UrlCapture {
     return { reason: v.reason, repeat: false };
   }
 
-  private rejectUrl(url: string, source: UrlSource, from: { via?: string; args?: string[] }, reason: string): void {
-    // Anything a launcher got is meant as the sign-in URL; from output and messages, only Google- or OAuth-looking ones are worth a warning.
-    const loud = source === 'shim' || looksLikeSignInUrl(url) || OAUTH_PARAMS.test(url);
+  private rejectUrl(url: string, source: UrlSource, from: From, reason: string): void {
+    // Anything a launcher got (or a file it got leads to) is meant as the sign-in URL; from output and messages, only Google- or OAuth-looking ones are worth a warning.
+    const loud = source === 'shim' || source === 'launcher-file' || looksLikeSignInUrl(url) || OAUTH_PARAMS.test(url);
     this.reject({ channel: source, ...from, url: shorten(redactEvidence(url)), reason }, loud);
   }
 

@@ -53,7 +53,7 @@ export interface LoginRequest {
   tty: { stdout: boolean; stderr: boolean; stderrSize?: TerminalSize };
 }
 
-export type UrlSource = 'shim' | 'stdout' | 'stderr' | 'rpc' | 'remote' | (string & {});
+export type UrlSource = 'shim' | 'launcher-file' | 'stdout' | 'stderr' | 'rpc' | 'remote' | (string & {});
 
 /** Every event a login emits, by name (docs/json.md, "login (NDJSON events)"). */
 export type LoginEvent =

@@ -1,17 +1,21 @@
 /** Human lines for `agyctl probe --sign-in`: what a bug report about a new server build needs, nothing secret. */
 import { describeCandidate } from '../../../login/capture/evidence.js';
+import { FILE_KIND_WORDS } from '../../../login/capture/file-source.js';
 import { renderAnatomy } from '../../../login/url-anatomy.js';
 import type { SignInProbeReport } from '../../../probe/sign-in.js';
 
 function channelLine(r: SignInProbeReport): string {
   if (r.channel === null)
     return 'channel:      none: authenticate succeeded without a sign-in URL (credentials from the environment?)';
+  const launcher = `${r.launcher?.program ?? '?'} ${(r.launcher?.args ?? []).join(' ')}`.trimEnd();
   const how =
     r.channel === 'shim'
-      ? `a launcher: ${r.launcher?.program ?? '?'} ${(r.launcher?.args ?? []).join(' ')}`.trimEnd()
-      : r.channel === 'rpc'
-        ? `a JSON-RPC message: ${r.message ?? '?'}`
-        : `a line on the server's ${r.channel}`;
+      ? `a launcher: ${launcher}`
+      : r.channel === 'launcher-file'
+        ? `a launcher was handed ${r.launcher?.file ? FILE_KIND_WORDS[r.launcher.file.kind] : 'a file'} that leads to the URL: ${launcher}`
+        : r.channel === 'rpc'
+          ? `a JSON-RPC message: ${r.message ?? '?'}`
+          : `a line on the server's ${r.channel}`;
   return `channel:      ${r.channel} (${how})`;
 }
 
