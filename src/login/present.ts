@@ -26,7 +26,7 @@ export function pasteWhere(o: PasteTarget): string {
   return o.stdinPastes === false ? 'give it to `agyctl login finish` in another shell' : 'paste it here';
 }
 
-/** Where the URL was caught: the channel (shim, stdout, stderr, rpc) and the launcher or message. */
+/** Where the URL was caught: the channel (shim, launcher-file, stdout, stderr, rpc) and the launcher or message. */
 export interface UrlOrigin {
   source: string;
   via: string | undefined;

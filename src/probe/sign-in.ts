@@ -12,7 +12,7 @@ import type { StartOptions } from '../acp/lifecycle.js';
 import { authenticate, describeInit } from '../acp/protocol.js';
 import { AgyError, EXIT } from '../core/errors.js';
 import type { Candidate } from '../login/capture/evidence.js';
-import { noSignInUrlError } from '../login/capture/no-url-error.js';
+import { noSignInUrlError } from '../login/capture/evidence.js';
 import { type CapturedUrl, UrlCapture } from '../login/capture/pipeline.js';
 import { createShimDir, loginServerEnv, type ShimDir } from '../login/shims.js';
 import { startForSignIn } from '../login/startup.js';

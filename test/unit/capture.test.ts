@@ -8,9 +8,14 @@ import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Connection } from '../../src/acp/connection.js';
 import type { JsonRpcMessage } from '../../src/acp/framing.js';
-import { describeCandidate, EvidenceLog, MAX_EVIDENCE, redactEvidence } from '../../src/login/capture/evidence.js';
+import {
+  describeCandidate,
+  EvidenceLog,
+  MAX_EVIDENCE,
+  noSignInUrlError,
+  redactEvidence,
+} from '../../src/login/capture/evidence.js';
 import { launcherUrls, noUrlReason, parseLauncherLog } from '../../src/login/capture/launcher-source.js';
-import { noSignInUrlError } from '../../src/login/capture/no-url-error.js';
 import { UrlCapture } from '../../src/login/capture/pipeline.js';
 import { messageUrls } from '../../src/login/capture/rpc-source.js';
 import { terminalUrls, visibleText } from '../../src/login/capture/text-source.js';

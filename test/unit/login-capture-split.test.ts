@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LineSplitter } from '../../src/acp/framing.js';
 import type { Candidate } from '../../src/login/capture/evidence.js';
 import { UrlCapture } from '../../src/login/capture/pipeline.js';
-import { continuationOf, trailingUrl } from '../../src/login/capture/split-lines.js';
+import { continuationOf, trailingUrl } from '../../src/login/capture/text-source.js';
 import { createShimDir, type ShimDir } from '../../src/login/shims.js';
 
 const PREFIX = 'https://accounts.google.com/o/oauth2/v2';

@@ -13,8 +13,14 @@ import { type Candidate, type Channel, EvidenceLog, redactEvidence, shorten } fr
 import { type FileArgument, type FileKind, fileArgument, LauncherFiles } from './file-source.js';
 import { type LauncherRun, launcherUrls, noUrlReason, parseLauncherLog } from './launcher-source.js';
 import { type MessageInfo, messageUrls } from './rpc-source.js';
-import { type JoinedUrl, LineJoin, trailingUrl } from './split-lines.js';
-import { terminalUrls, visibleText, withoutTrailingPunctuation } from './text-source.js';
+import {
+  type JoinedUrl,
+  LineJoin,
+  terminalUrls,
+  trailingUrl,
+  visibleText,
+  withoutTrailingPunctuation,
+} from './text-source.js';
 
 export type UrlSource = Channel;
 
