@@ -19,7 +19,7 @@ import {
   MAX_FILE_BYTES,
   MAX_FILES,
   urlsInFile,
-} from '../../src/login/capture/file-source.js';
+} from '../../src/login/capture/launcher-source.js';
 import { type CapturedUrl, UrlCapture } from '../../src/login/capture/pipeline.js';
 import { createShimDir, type ShimDir } from '../../src/login/shims.js';
 

@@ -11,7 +11,7 @@
 import { redactText } from '../../acp/redact.js';
 import { AgyError, EXIT } from '../../core/errors.js';
 import { formatDuration } from '../../util/duration.js';
-import { FILE_KIND_WORDS, type FileKind } from './file-source.js';
+import { FILE_KIND_WORDS, type FileKind } from './launcher-source.js';
 
 /**
  * shim: a fake browser or launcher ran; launcher-file: a launcher was handed a local file (an HTML page, a .desktop

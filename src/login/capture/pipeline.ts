@@ -10,8 +10,16 @@ import type { JsonRpcMessage } from '../../acp/framing.js';
 import { type AuthUrl, looksLikeSignInUrl, validateAuthUrl, validateCodeEntryUrl } from '../../profiles/auth-url.js';
 import type { ShimDir } from '../shims.js';
 import { type Candidate, type Channel, EvidenceLog, redactEvidence, shorten } from './evidence.js';
-import { type FileArgument, type FileKind, fileArgument, LauncherFiles } from './file-source.js';
-import { type LauncherRun, launcherUrls, noUrlReason, parseLauncherLog } from './launcher-source.js';
+import {
+  type FileArgument,
+  type FileKind,
+  fileArgument,
+  LauncherFiles,
+  type LauncherRun,
+  launcherUrls,
+  noUrlReason,
+  parseLauncherLog,
+} from './launcher-source.js';
 import { type MessageInfo, messageUrls } from './rpc-source.js';
 import {
   type JoinedUrl,

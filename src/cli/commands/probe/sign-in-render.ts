@@ -1,6 +1,6 @@
 /** Human lines for `agyctl probe --sign-in`: what a bug report about a new server build needs, nothing secret. */
 import { describeCandidate } from '../../../login/capture/evidence.js';
-import { FILE_KIND_WORDS } from '../../../login/capture/file-source.js';
+import { FILE_KIND_WORDS } from '../../../login/capture/launcher-source.js';
 import { renderAnatomy } from '../../../login/url-anatomy.js';
 import type { SignInProbeReport } from '../../../probe/sign-in.js';
 
