@@ -17,7 +17,7 @@ import { describeUnrecognised, unrecognisedEntries } from '../util/conversation-
 import { sanitizeForTerminal } from '../util/terminal-text.js';
 import { backupSession, type Previous } from './backup-session.js';
 import { conversationsDir, discoverSessions, noConversationsDirectory, type SessionInfo } from './discover.js';
-import { errorText, isNoSpace, noSpaceText, sameIdentity } from './files.js';
+import { errorText, isNoSpace, noSpaceText, SyncBatch, sameIdentity } from './files.js';
 import { freshName, listSnapshots, partialName, removeLeftovers } from './layout.js';
 import { acquireLock } from './lock.js';
 import {
@@ -31,10 +31,8 @@ import {
 import { Progress } from './progress.js';
 import { applyRetention, type RetentionResult } from './prune.js';
 import type { RetentionPolicy } from './retention.js';
-import { runBounded } from './run-bounded.js';
 import type { SnapshotRun } from './snapshot-db.js';
-import { SyncBatch } from './sync-batch.js';
-import { WorkerPool } from './worker-pool.js';
+import { runBounded, WorkerPool } from './worker-pool.js';
 
 /** One worker per core (more only add contention), at most 8 (memory, and the disk is shared anyway). */
 export function defaultJobs(): number {

@@ -19,9 +19,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { InterruptedError } from '../core/errors.js';
 import { assertNotSymlink, assertPrivateDir, finishFile } from '../util/safe-fs.js';
+import type { SyncBatch } from './files.js';
 import { SNAPSHOT_FILE_MODE } from './files.js';
 import { type CheckedCopy, SnapshotError, type Vacuumed } from './snapshot-work.js';
-import type { SyncBatch } from './sync-batch.js';
 import type { WorkerPool } from './worker-pool.js';
 
 /** Where a run's snapshot work goes: its worker pool, and its background fsyncs (flushed before the snapshot is renamed into place). */

@@ -1,7 +1,7 @@
 // runBounded: the concurrency of `backup --jobs`, results in input order, and a
 // failure that waits for the running calls before it is thrown.
 import { describe, expect, it } from 'vitest';
-import { runBounded } from '../../src/backup/run-bounded.js';
+import { runBounded } from '../../src/backup/worker-pool.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
