@@ -8,8 +8,8 @@ import fs from 'node:fs';
 import { usageError } from '../core/errors.js';
 import { discoverSessions, noConversationsDirectory } from './discover.js';
 import { freshName, snapshotName } from './layout.js';
-import { dryRunRetention, type RetentionResult } from './prune.js';
 import type { RetentionPolicy } from './retention.js';
+import { dryRunRetention, type RetentionResult } from './retention.js';
 
 export interface DryRunReport {
   dryRun: true;

@@ -29,8 +29,8 @@ import {
   writeManifest,
 } from './manifest.js';
 import { Progress } from './progress.js';
-import { applyRetention, type RetentionResult } from './prune.js';
 import type { RetentionPolicy } from './retention.js';
+import { applyRetention, type RetentionResult } from './retention.js';
 import type { SnapshotRun } from './snapshot-db.js';
 import { runBounded, WorkerPool } from './worker-pool.js';
 

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { canReuse, QUIET_MS } from '../../src/backup/backup-session.js';
 import { discoverSessions } from '../../src/backup/discover.js';
 import { type FileIdentity, identityOf } from '../../src/backup/files.js';
 import type { ManifestSession } from '../../src/backup/manifest.js';
-import { canReuse, QUIET_MS } from '../../src/backup/reuse.js';
 import { useScratch } from '../helpers/scratch.js';
 import { startWriter } from '../helpers/wal-writer.js';
 
