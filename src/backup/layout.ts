@@ -4,11 +4,18 @@
  * retention removes one, `.lock` while a run holds it. Only a directory with
  * a timestamp name and a manifest.json is a snapshot; anything else in the
  * directory is left alone except our own leftovers.
+ *
+ * One backup run per backup directory. The lock is a file created with
+ * O_EXCL holding the owner's pid, host and process start time; a lock whose
+ * owner is gone (pid dead, or reused by another process) is stale and taken
+ * over, so a SIGKILLed run never blocks the next one.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { lstatOrNull } from '../util/safe-fs.js';
+import { usageError } from '../core/errors.js';
+import { lstatOrNull, readFileNoFollow, unsafeSymlinkError } from '../util/safe-fs.js';
 import { MANIFEST } from './manifest.js';
 
 const NAME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2})-(\d{2})-(\d{2})\.(\d{3})Z$/;
@@ -78,5 +85,130 @@ export function freshName(backupDir: string, now: Date): string {
     const name = snapshotName(new Date(t));
     if (!taken(name)) return name;
     t += 1;
+  }
+}
+
+interface LockInfo {
+  pid: number;
+  host: string;
+  procStart: string | null;
+  since: string;
+}
+
+export interface Lock {
+  file: string;
+  release(): void;
+}
+
+export function acquireLock(dir: string): Lock {
+  const file = path.join(dir, '.lock');
+  const mine: LockInfo = {
+    pid: process.pid,
+    host: os.hostname(),
+    procStart: procStart(process.pid),
+    since: new Date().toISOString(),
+  };
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    try {
+      writeNewLock(file, mine);
+      return { file, release: () => releaseIfMine(file) };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    refuseForeign(file);
+    const holder = readLock(file);
+    if (!holder && youngerThan(file, 10_000)) break; // being written by a run that just started
+    if (holder && isAlive(holder)) {
+      const where = holder.host === mine.host ? `pid ${holder.pid}` : `pid ${holder.pid} on ${holder.host}`;
+      throw usageError(
+        `Another backup into ${dir} is running (${where}, since ${holder.since}).`,
+        `wait for it to finish; if it is really gone, remove ${file}`,
+      );
+    }
+    // Stale: re-read right before removing, so we do not delete a lock someone took meanwhile.
+    if (JSON.stringify(readLock(file)) === JSON.stringify(holder)) fs.rmSync(file, { force: true });
+  }
+  const holder = readLock(file);
+  throw usageError(
+    `Another backup into ${dir} just started (pid ${holder?.pid ?? 'unknown'}).`,
+    'wait for it to finish',
+  );
+}
+
+/**
+ * Create the lock with O_EXCL and write it. When the write fails (a full
+ * disk, a quota, a file-size limit) the empty file we just created goes
+ * again: a 0-byte lock would block the next run.
+ */
+function writeNewLock(file: string, info: LockInfo): void {
+  const fd = fs.openSync(file, 'wx', 0o600);
+  let failed: unknown;
+  try {
+    fs.writeSync(fd, `${JSON.stringify(info)}\n`);
+  } catch (err) {
+    failed = err;
+  }
+  fs.closeSync(fd);
+  if (failed !== undefined) {
+    fs.rmSync(file, { force: true });
+    throw failed;
+  }
+}
+
+/** Our lock is always a regular file: a symlink (or FIFO...) there was planted; name it instead of following it. */
+function refuseForeign(file: string): void {
+  const st = lstatOrNull(file);
+  if (st?.isSymbolicLink()) throw unsafeSymlinkError(file, 'the backup lock file');
+  if (st && !st.isFile())
+    throw usageError(`${file} is not a regular file, so it is not agyctl's lock.`, `remove it: rm ${file}`);
+}
+
+function youngerThan(file: string, ms: number): boolean {
+  try {
+    return Date.now() - fs.lstatSync(file).mtimeMs < ms;
+  } catch {
+    return false;
+  }
+}
+
+function releaseIfMine(file: string): void {
+  const holder = readLock(file);
+  if (holder?.pid === process.pid && holder.host === os.hostname()) fs.rmSync(file, { force: true });
+}
+
+function readLock(file: string): LockInfo | undefined {
+  try {
+    const info = JSON.parse(readFileNoFollow(file).toString('utf8')) as Partial<LockInfo>;
+    if (typeof info.pid !== 'number') return undefined;
+    return {
+      pid: info.pid,
+      host: String(info.host ?? ''),
+      procStart: info.procStart ?? null,
+      since: String(info.since ?? 'unknown'),
+    };
+  } catch {
+    return undefined; // unreadable or half-written: treated as stale
+  }
+}
+
+/** A lock from another host cannot be checked from here: assume its owner lives. */
+function isAlive(info: LockInfo): boolean {
+  if (info.host !== os.hostname()) return true;
+  try {
+    process.kill(info.pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  const start = procStart(info.pid);
+  return info.procStart === null || start === null || start === info.procStart;
+}
+
+/** Field 22 of /proc/<pid>/stat (start time in clock ticks): tells a reused pid from the lock's owner. */
+function procStart(pid: number): string | null {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    return null;
   }
 }

@@ -18,8 +18,7 @@ import { sanitizeForTerminal } from '../util/terminal-text.js';
 import { backupSession, type Previous } from './backup-session.js';
 import { conversationsDir, discoverSessions, noConversationsDirectory, type SessionInfo } from './discover.js';
 import { errorText, isNoSpace, noSpaceText, SyncBatch, sameIdentity } from './files.js';
-import { freshName, listSnapshots, partialName, removeLeftovers } from './layout.js';
-import { acquireLock } from './lock.js';
+import { acquireLock, freshName, listSnapshots, partialName, removeLeftovers } from './layout.js';
 import {
   MANIFEST_SCHEMA,
   type Manifest,

@@ -3,8 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { freshName, listSnapshots, partialName, removeLeftovers } from '../../src/backup/layout.js';
-import { acquireLock } from '../../src/backup/lock.js';
+import { acquireLock, freshName, listSnapshots, partialName, removeLeftovers } from '../../src/backup/layout.js';
 import { AgyError } from '../../src/core/errors.js';
 import { useScratch } from '../helpers/scratch.js';
 
