@@ -6,8 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type AgyError, usageError } from '../core/errors.js';
-import { conversationFiles, stateFiles } from '../core/paths.js';
-import { CONVERSATION_FILE } from '../util/conversation-names.js';
+import { CONVERSATION_FILE, conversationFiles, stateFiles } from '../core/paths.js';
 import { holders } from '../util/procfs.js';
 import { lstatOrNull, readFileNoFollow } from '../util/safe-fs.js';
 import { errorText, type FileIdentity, identityOf } from './files.js';

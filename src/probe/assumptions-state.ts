@@ -7,10 +7,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { inspectToken } from '../check/token.js';
-import { stateFiles } from '../core/paths.js';
+import { CONVERSATION_FILE, stateFiles, unrecognisedEntries } from '../core/paths.js';
 import { isUuid, showUntrusted } from '../core/safe-path.js';
 import { readSettings } from '../settings/index.js';
-import { CONVERSATION_FILE, unrecognisedEntries } from '../util/conversation-names.js';
 import { lstatOrNull, readFileNoFollow } from '../util/safe-fs.js';
 import { type Assumption, differs, held, unknown } from './assumption.js';
 
