@@ -26,6 +26,21 @@ async function loginWithBrowser(sb: Sandbox, env: NodeJS.ProcessEnv = {}) {
   return { url, result, events: parseEvents(String(result.stdout)) };
 }
 
+/**
+ * A login whose server script first runs `lines` (launchers handed the wrong things, a broken URL), then the
+ * simulator showing no URL at all: it must time out (exit 5) with the evidence in its last event.
+ */
+async function loginTimingOut(sb: Sandbox, lines: string[]) {
+  const server = path.join(sb.root, 'odd-server.sh');
+  const simulator = `AGY_SIM_LAUNCH=none exec node '${path.resolve('scripts/agy-acp-sim')}'`;
+  fs.writeFileSync(server, ['#!/bin/sh', ...lines, simulator, ''].join('\n'), { mode: 0o755 });
+  const result = await agyctl(['login', '--json', '--timeout', '4s'], sb, { env: { AGYCTL_SERVER: server } });
+  expect(result.exitCode, String(result.stderr)).toBe(5);
+  const last = parseEvents(String(result.stdout)).at(-1)!;
+  expect(last).toMatchObject({ event: 'error', code: 'timeout', exit: 5 });
+  return { result, last };
+}
+
 /** A TMPDIR whose path BROWSER's readings would cut apart (a colon, a space, a %). */
 function oddTmpdir(sb: Sandbox): string {
   const dir = path.join(sb.root, 'odd: dir %s');
@@ -96,24 +111,12 @@ describe('login: no usable URL', () => {
   it('the timeout lists every candidate on every channel and why each was rejected, with secrets redacted', async () => {
     sandbox = makeSandbox();
     // A server build that runs launchers with the wrong things and prints a broken URL, then never shows a good one.
-    const server = path.join(sandbox.root, 'odd-server.sh');
-    fs.writeFileSync(
-      server,
-      [
-        '#!/bin/sh',
-        'xdg-open --version',
-        "gio open 'https://example.com/login?state=SECRETSTATE1&code_challenge=SECRETCHALLENGE'",
-        '"$BROWSER" \'%s\'',
-        "printf 'see https://accounts.google.com/o/oauth2/v2/auth?response_type=token&state=SECRETSTATE2\\n' >&2",
-        `AGY_SIM_LAUNCH=none exec node '${path.resolve('scripts/agy-acp-sim')}'`,
-        '',
-      ].join('\n'),
-      { mode: 0o755 },
-    );
-    const result = await agyctl(['login', '--json', '--timeout', '4s'], sandbox, { env: { AGYCTL_SERVER: server } });
-    expect(result.exitCode, String(result.stderr)).toBe(5);
-    const last = parseEvents(String(result.stdout)).at(-1)!;
-    expect(last).toMatchObject({ event: 'error', code: 'timeout', exit: 5 });
+    const { result, last } = await loginTimingOut(sandbox, [
+      'xdg-open --version',
+      "gio open 'https://example.com/login?state=SECRETSTATE1&code_challenge=SECRETCHALLENGE'",
+      '"$BROWSER" \'%s\'',
+      "printf 'see https://accounts.google.com/o/oauth2/v2/auth?response_type=token&state=SECRETSTATE2\\n' >&2",
+    ]);
     const candidates = last.candidates as Array<Record<string, unknown>>;
     expect(candidates).toEqual(
       expect.arrayContaining([
@@ -159,24 +162,12 @@ describe('login: no usable URL', () => {
       '<meta http-equiv="refresh" content="0;url=https://evil.example/auth?response_type=code&amp;state=SECRETSTATE4"><p>PAGE-BODY-SECRET</p>',
     );
     fs.writeFileSync(path.join(pages, 'empty.desktop'), '[Desktop Entry]\nType=Link\nName=PAGE-BODY-SECRET\n');
-    const server = path.join(sandbox.root, 'file-server.sh');
-    fs.writeFileSync(
-      server,
-      [
-        '#!/bin/sh',
-        `xdg-open '${path.join(pages, 'link.html')}'`,
-        `"$BROWSER" 'file://${path.join(pages, 'evil.html')}'`,
-        `gio open '${path.join(pages, 'empty.desktop')}'`,
-        "xdg-open 'file://evil.example/etc/passwd'",
-        `AGY_SIM_LAUNCH=none exec node '${path.resolve('scripts/agy-acp-sim')}'`,
-        '',
-      ].join('\n'),
-      { mode: 0o755 },
-    );
-    const result = await agyctl(['login', '--json', '--timeout', '4s'], sandbox, { env: { AGYCTL_SERVER: server } });
-    expect(result.exitCode, String(result.stderr)).toBe(5);
-    const last = parseEvents(String(result.stdout)).at(-1)!;
-    expect(last).toMatchObject({ event: 'error', code: 'timeout', exit: 5 });
+    const { result, last } = await loginTimingOut(sandbox, [
+      `xdg-open '${path.join(pages, 'link.html')}'`,
+      `"$BROWSER" 'file://${path.join(pages, 'evil.html')}'`,
+      `gio open '${path.join(pages, 'empty.desktop')}'`,
+      "xdg-open 'file://evil.example/etc/passwd'",
+    ]);
     expect(last.candidates).toEqual(
       expect.arrayContaining([
         expect.objectContaining({
