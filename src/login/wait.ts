@@ -93,6 +93,10 @@ export function waitForSignIn(io: CommandIO, o: WaitOptions): Promise<void> {
   });
 }
 
+// --- the skeleton both sign-in waits share (the browser redirect and gemini-cli's code entry) ---
+// A prompt on stdin with a live countdown, the authenticate answer, the deadline, Ctrl-C, and periodic
+// `waiting` events. Whichever comes first settles the wait; every timer and the prompt are gone afterwards.
+
 const WAITING_EVENT_EVERY_MS = 15_000;
 
 export function authFailure(err: AcpError, env: NodeJS.ProcessEnv = {}): AgyError {
@@ -171,6 +175,10 @@ export function runWaitLoop(io: CommandIO, o: WaitLoopOptions): Promise<void> {
     if (io.ctx.signal.aborted) onAbort();
   });
 }
+
+// --- what a failed sign-in means, from the server's own words ---
+// Each known cause gets its real fix; "run login again for a fresh URL" is only for a sign-in that really failed
+// in the browser.
 
 export const FRESH_URL_HINT =
   'run `agyctl login` again for a fresh URL (the server remembers a failed attempt, so agyctl starts a new one); sign in with the newest URL only';
