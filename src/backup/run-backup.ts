@@ -15,7 +15,7 @@ import type { Reporter } from '../core/reporter.js';
 import { agyctlVersion } from '../core/version.js';
 import { fsyncDir } from '../util/atomic-write.js';
 import { sanitizeForTerminal } from '../util/terminal-text.js';
-import { backupSession, type Previous } from './backup-session.js';
+import { backupSession, type Previous, type SnapshotRun } from './backup-session.js';
 import { conversationsDir, discoverSessions, noConversationsDirectory, type SessionInfo } from './discover.js';
 import { errorText, isNoSpace, noSpaceText, SyncBatch, sameIdentity } from './files.js';
 import { acquireLock, freshName, listSnapshots, partialName, removeLeftovers } from './layout.js';
@@ -30,7 +30,6 @@ import {
 import { Progress } from './progress.js';
 import type { RetentionPolicy } from './retention.js';
 import { applyRetention, type RetentionResult } from './retention.js';
-import type { SnapshotRun } from './snapshot-db.js';
 import { runBounded, WorkerPool } from './worker-pool.js';
 
 /** One worker per core (more only add contention), at most 8 (memory, and the disk is shared anyway). */
