@@ -23,8 +23,10 @@ export interface ListedEntry {
 /** Relative path ('.' for the root) → entry, in walk order. */
 export type Listing = Map<string, ListedEntry>;
 
+/** Empty when `root` does not exist (a box before its first login). */
 export function listTree(root: string): Listing {
   const out: Listing = new Map();
+  if (!fs.existsSync(root)) return out;
   const walk = (rel: string): void => {
     const abs = path.join(root, rel);
     const st = fs.lstatSync(abs, { bigint: true });
