@@ -66,11 +66,11 @@ async function checkAndHash(file: string): Promise<CheckedCopy> {
 }
 
 /**
- * The live files change under a copy (a commit that starts the WAL over, an
- * exclusive writer) or SQLite finds the copy locked: retried within a total
- * budget, so one stuck session cannot hold up the whole run. Between
- * attempts the thread's event loop runs (signals, on the main thread) and
- * `aborted()` is asked.
+ * A copy the live files changed under (a WAL started over meanwhile), or
+ * one not taken because a writer was mid-commit or held the database
+ * exclusively, is retried within a total budget, so one stuck session
+ * cannot hold up the whole run. Between attempts the thread's event loop
+ * runs (signals, on the main thread) and `aborted()` is asked.
  */
 async function vacuumWithRetries(
   source: string,
