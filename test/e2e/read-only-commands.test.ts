@@ -35,13 +35,16 @@ const COMMANDS: Array<[string, (out: string) => string[], (id: string) => string
 ];
 
 /**
- * A signed-in box with one simulator conversation in `state`. The writer
+ * A signed-in box with one simulator conversation (and its brain file) in `state`. The writer
  * (test/fixtures/wal-writer.mjs) adds rows the simulator does not replay,
  * and is either left running idle or killed without closing the database.
  */
 async function boxWith(state: DbState): Promise<Box> {
   const sandbox = authedSandbox();
   const id = addConversation(sandbox, 2, '/work/sim');
+  const brain = path.join(sandbox.stateDir, 'brain', id);
+  fs.mkdirSync(brain, { recursive: true });
+  fs.writeFileSync(path.join(brain, 'implementation_plan.md'), '# plan\n');
   if (state === 'closed') return { sandbox, id };
   const db = path.join(sandbox.stateDir, 'conversations', `${id}.db`);
   const args = ['--initial-rows', '3', '--interval-ms', '600000'];
