@@ -5,17 +5,17 @@
  * and its "first vacuum here while the workers boot" policy). Nothing here
  * knows which.
  *
- * Tasks: `vacuum` (VACUUM INTO with busy retries; a small copy is also
- * checked and hashed in the same task, one round trip per session, its pages
- * still hot), `check` (integrity_check and row counts of a fresh copy),
- * `hash` (sha256).
+ * Tasks: `vacuum` (a private copy of the live files, VACUUM INTO from it,
+ * with retries; a small snapshot is also checked and hashed in the same
+ * task, one round trip per session, its pages still hot), `check`
+ * (integrity_check and row counts of a fresh copy), `hash` (sha256).
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { InterruptedError } from '../core/errors.js';
 import { formatDuration } from '../util/duration.js';
-import { holdsOpen, lstatOrNull, SwappedError } from '../util/safe-fs.js';
-import { checkFreshCopy, type Db, isBusy, openReadOnly, VACUUM_CACHE_KIB } from './sqlite.js';
+import { copyLiveDatabase } from './live-copy.js';
+import { checkFreshCopy, isBusy, isCorrupt, openReadOnly, VACUUM_CACHE_KIB } from './sqlite.js';
 
 export type Task =
   | { kind: 'vacuum'; source: string; tmp: string; busyBudgetMs: number; checkBelowBytes?: number }
@@ -65,15 +65,12 @@ async function checkAndHash(file: string): Promise<CheckedCopy> {
   return { ...checkFreshCopy(file), sha256: await sha256(file) };
 }
 
-/** Each attempt's busy timeout is at most this, so Ctrl-C is noticed between attempts within about a second. */
-const ATTEMPT_MS = 1000;
-
 /**
- * A busy database (a writer in exclusive locking mode, WAL recovery) is
- * retried with a bounded busy timeout per attempt, within a total budget, so
- * one stuck session cannot hold up the whole run. Between attempts the
- * thread's event loop runs (signals, on the main thread) and `aborted()` is
- * asked.
+ * A copy the live files changed under (a WAL started over meanwhile), or
+ * one not taken because a writer was mid-commit or held the database
+ * exclusively, is retried within a total budget, so one stuck session
+ * cannot hold up the whole run. Between attempts the thread's event loop
+ * runs (signals, on the main thread) and `aborted()` is asked.
  */
 async function vacuumWithRetries(
   source: string,
@@ -89,66 +86,53 @@ async function vacuumWithRetries(
   }
 }
 
-/** One VACUUM INTO: true when done, false when the database was busy and the budget allows another try; throws otherwise. */
+/** A copy that slipped past live-copy.ts's checks torn reads as corrupt: tried again this often before it counts as corrupt. */
+const CORRUPT_TRIES = 3;
+
+/**
+ * One private copy of the live files (live-copy.ts), then VACUUM INTO from
+ * it: true when done, false when the files changed under the copy and the
+ * budget allows another try; throws otherwise.
+ */
 function vacuumAttempt(source: string, tmp: string, deadline: number, busyBudgetMs: number, attempt: number): boolean {
   fs.rmSync(tmp, { force: true });
+  const dir = `${tmp}.src`;
+  fs.mkdirSync(dir, { mode: 0o700 });
+  let cause: unknown;
   try {
-    vacuumInto(source, tmp, Math.max(10, Math.min(ATTEMPT_MS, deadline - Date.now())));
-    return true;
+    const copy = copyLiveDatabase(source, dir);
+    if (copy !== null) {
+      vacuumInto(copy, tmp);
+      return true;
+    }
   } catch (err) {
     fs.rmSync(tmp, { force: true });
-    if (!isBusy(err)) throw err;
-    if (Date.now() >= deadline) {
-      throw new SnapshotError(
-        `the database stayed locked for ${formatDuration(busyBudgetMs)} (${attempt} attempts)`,
-        'busy',
-        { cause: err },
-      );
-    }
-    return false;
+    if (!isBusy(err) && !(isCorrupt(err) && attempt < CORRUPT_TRIES)) throw err;
+    cause = err;
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
   }
+  if (Date.now() >= deadline) {
+    throw new SnapshotError(
+      `the database stayed locked or kept changing for ${formatDuration(busyBudgetMs)} (${attempt} attempts)`,
+      'busy',
+      { cause },
+    );
+  }
+  return false;
 }
 
-function vacuumInto(source: string, tmp: string, busyTimeoutMs: number): void {
-  let db: Db | undefined;
-  const sidecars = missingSidecars(source);
+/** The private copy, read-only: closing it never checkpoints, and nothing but agyctl has it. */
+function vacuumInto(copy: string, tmp: string): void {
+  const db = openReadOnly(copy, 0);
   try {
-    const checked = fs.lstatSync(source);
-    if (!checked.isFile()) throw new SwappedError(source);
-    db = openReadOnly(source, busyTimeoutMs);
-    if (!holdsOpen(checked)) throw new SwappedError(source);
-    // The copy is fsynced once by us at the end; SQLite's own syncs would only slow it down.
+    // The snapshot is fsynced once by us at the end; SQLite's own syncs would only slow it down.
     db.pragma('synchronous = OFF');
-    // VACUUM INTO gives the copy this connection's cache size; why small is faster: docs/backup.md.
+    // VACUUM INTO gives the snapshot this connection's cache size; why small is faster: docs/backup.md.
     db.pragma(`cache_size = -${VACUUM_CACHE_KIB}`);
     db.prepare('VACUUM INTO ?').run(tmp);
   } finally {
-    db?.close(); // a read-only connection never checkpoints or deletes the server's WAL on close
-    giveToOwner(source, sidecars);
-  }
-}
-
-/**
- * Reading a WAL database whose server is stopped makes SQLite create empty
- * `-wal` and `-shm` files, and leave them. They must not be deleted (a server
- * may have opened them meanwhile); when agyctl runs as root they are handed
- * to the database's owner, so the server can still open its own database.
- */
-function missingSidecars(db: string): string[] {
-  return [`${db}-wal`, `${db}-shm`].filter((f) => lstatOrNull(f) === null);
-}
-
-function giveToOwner(db: string, created: string[]): void {
-  if (process.getuid?.() !== 0) return;
-  try {
-    const owner = fs.lstatSync(db);
-    for (const f of created) {
-      const st = lstatOrNull(f);
-      // lchown: a link planted in the user's directory meanwhile is never followed.
-      if (st?.isFile() && (st.uid !== owner.uid || st.gid !== owner.gid)) fs.lchownSync(f, owner.uid, owner.gid);
-    }
-  } catch {
-    // best effort: the snapshot itself is fine either way
+    db.close();
   }
 }
 

@@ -50,6 +50,12 @@ export function isBusy(err: unknown): boolean {
   return typeof code === 'string' && /^SQLITE_(BUSY|LOCKED)/.test(code);
 }
 
+/** SQLITE_CORRUPT, SQLITE_NOTADB and their extended codes. */
+export function isCorrupt(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^SQLITE_(CORRUPT|NOTADB)/.test(code);
+}
+
 /** `PRAGMA integrity_check` as one string: "ok", or the problems joined. */
 export function integrityCheck(db: Db): string {
   const rows = db.pragma('integrity_check') as Array<{ integrity_check: string }>;

@@ -28,7 +28,7 @@ import { withScratchDir } from '../backup/scratch-dir.js';
 import { WorkerPool } from '../backup/worker-pool.js';
 import { conversationFiles, stateFiles } from '../core/paths.js';
 import { AUTH_TYPE_INFO, normalizeAuthType, rawAuthType, readSettings } from '../settings/index.js';
-import { copyFileNoFollow, lstatOrNull } from '../util/safe-fs.js';
+import { copyFileNoFollow } from '../util/safe-fs.js';
 import { type Assumption, differs, held, unknown, type Verdict } from './assumption.js';
 import { stateDirAssumptions } from './assumptions-state.js';
 import { fingerprintState, type StateFingerprint, sameState } from './state-fingerprint.js';
@@ -111,33 +111,25 @@ function hasCredentials(stateDir: string): boolean {
   return AUTH_TYPE_INFO[type].oauth ? fs.existsSync(stateFiles(stateDir).token) : true;
 }
 
-/** A conversation with neither -wal nor -shm: closed and checkpointed, its .db alone is the whole of it. */
-function isClosed(stateDir: string, s: SessionInfo): boolean {
-  const f = conversationFiles(stateDir, s.id);
-  return lstatOrNull(f.wal) === null && lstatOrNull(f.shm) === null;
-}
-
-/** The smallest readable conversation, a closed one first (copying it touches nothing), or why none is loaded. */
+/** The smallest readable conversation, or why none is loaded. */
 function loadCandidate(stateDir: string): SessionInfo | string {
   if (!hasCredentials(stateDir)) return 'no credentials on this box (nothing is signed in by a probe)';
   const readable = (discoverSessions(stateDir, { holders: false }) ?? []).filter((s) => s.readable);
   if (readable.length === 0) return 'no conversation to load (a probe creates none)';
-  const rank = (s: SessionInfo): number => (isClosed(stateDir, s) ? 0 : 1);
-  return readable.sort((a, b) => rank(a) - rank(b) || a.bytes - b.bytes)[0]!;
+  return readable.sort((a, b) => a.bytes - b.bytes)[0]!;
 }
 
 /**
  * The conversation's database and .meta, copied into the scratch state dir.
- * A closed one is copied as bytes: opening it with SQLite would leave new
- * -wal and -shm files in the live dir. An open one (its sidecars exist) is
- * copied as backup copies it, with VACUUM INTO, which creates nothing there.
+ * The database is copied as backup copies it (a private copy of its files,
+ * then VACUUM INTO), which opens nothing in the live dir, whether or not a
+ * server holds it.
  */
 async function copySession(input: AssumptionsInput, s: SessionInfo, scratch: string): Promise<SessionInfo | string> {
   const from = conversationFiles(input.stateDir, s.id);
   const to = conversationFiles(scratch, s.id);
   try {
-    if (isClosed(input.stateDir, s)) copyFileNoFollow(from.db, to.db, 0o600);
-    else await copyOpenDatabase(from.db, to.db);
+    await copyDatabase(from.db, to.db);
     if (fs.existsSync(from.meta)) copyFileNoFollow(from.meta, to.meta, 0o600);
     return s;
   } catch (err) {
@@ -146,7 +138,7 @@ async function copySession(input: AssumptionsInput, s: SessionInfo, scratch: str
 }
 
 /** One database, copied as backup copies it: the pool's first vacuum runs here, so no worker starts. */
-async function copyOpenDatabase(source: string, dest: string): Promise<void> {
+async function copyDatabase(source: string, dest: string): Promise<void> {
   const pool = new WorkerPool(1, { firstVacuumHere: true });
   const sync = new SyncBatch();
   try {

@@ -126,3 +126,30 @@ export function findServersFor(stateDir: string, uid = process.getuid?.() ?? -1)
     return openFiles(p.pid).some((f) => f.startsWith(target + path.sep));
   });
 }
+
+/**
+ * Whether some process holds a write lock (fcntl or OFD) on any byte of
+ * `first..last` of `file`, from /proc/locks (every process's locks, readable
+ * by anyone; the device is printed as hex major:minor). False when the file
+ * or /proc/locks cannot be read.
+ */
+export function writeLocked(file: string, first: number, last: number): boolean {
+  let st: fs.BigIntStats;
+  try {
+    st = fs.statSync(file, { bigint: true });
+  } catch {
+    return false;
+  }
+  const major = ((st.dev >> 8n) & 0xfffn) | ((st.dev >> 32n) & ~0xfffn);
+  const minor = (st.dev & 0xffn) | ((st.dev >> 12n) & ~0xffn);
+  const id = `${major.toString(16).padStart(2, '0')}:${minor.toString(16).padStart(2, '0')}:${st.ino}`;
+  for (const line of (readText(path.join(PROC, 'locks')) ?? '').split('\n')) {
+    // "1: POSIX  ADVISORY  WRITE 1234 08:01:1835022 1073741826 1073742335"; waiters ("1: -> ...") hold nothing.
+    const f = line.trim().split(/\s+/);
+    if (f[1] === '->' || f[3] !== 'WRITE' || f[5] !== id) continue;
+    const start = Number(f[6]);
+    const end = f[7] === 'EOF' ? Number.POSITIVE_INFINITY : Number(f[7]);
+    if (start <= last && end >= first) return true;
+  }
+  return false;
+}

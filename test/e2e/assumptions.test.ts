@@ -18,6 +18,7 @@ import { agyctl, parseJson, type Sandbox, writeSettings } from '../helpers/cli.j
 import { parseExposition } from '../helpers/exposition.js';
 import { useFreshSandbox } from '../helpers/fresh-sandbox.js';
 import { loginViaSim } from '../helpers/sim-login.js';
+import { changes, listTree } from '../helpers/state-listing.js';
 
 const fresh = useFreshSandbox();
 
@@ -44,32 +45,11 @@ function signedIn(sb: Sandbox, shape: TokenShape = 'rc01', mode = 0o600): void {
   fs.chmodSync(file, mode);
 }
 
-/** Every entry under dir: type, mode, bytes' sha256 and mtime (what "byte-identical" compares). */
-function deepState(dir: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  const walk = (rel: string): void => {
-    for (const name of fs.readdirSync(path.join(dir, rel)).sort()) {
-      const child = path.join(rel, name);
-      const st = fs.lstatSync(path.join(dir, child));
-      if (st.isDirectory()) {
-        out[child] = `dir:${st.mode}:${st.mtimeMs}`;
-        walk(child);
-      } else
-        out[child] = `${st.mode}:${st.mtimeMs}:${crypto
-          .createHash('sha256')
-          .update(fs.readFileSync(path.join(dir, child)))
-          .digest('hex')}`;
-    }
-  };
-  if (fs.existsSync(dir)) walk('');
-  return out;
-}
-
 async function probe(sb: Sandbox, env: NodeJS.ProcessEnv = {}, args: string[] = []): Promise<Map<string, Row>> {
-  const before = deepState(sb.stateDir);
+  const before = listTree(sb.stateDir);
   const r = await agyctl(['probe', '--assumptions', '--json', ...args], sb, { env });
   expect(r.exitCode, r.stderr).toBe(0);
-  expect(deepState(sb.stateDir)).toEqual(before);
+  expect(changes(before, listTree(sb.stateDir))).toEqual([]);
   const doc = parseJson(r.stdout) as { assumptions: { assumptions: Row[]; stateDir: { unchanged: boolean } } };
   expect(doc.assumptions.stateDir.unchanged).toBe(true);
   expect(fs.readdirSync(sb.root).filter((n) => n.startsWith('agyctl-'))).toEqual([]);

@@ -8,7 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agyctl, parseJson, type Sandbox, spawnAgyctl, waitNoProcesses } from '../helpers/cli.js';
-import { addConversation, authedSandbox, dirState } from '../helpers/sim-conversations.js';
+import { addConversation, authedSandbox } from '../helpers/sim-conversations.js';
+import { changes, listTree } from '../helpers/state-listing.js';
 
 let sandbox: Sandbox | undefined;
 afterEach(() => {
@@ -33,9 +34,6 @@ function sandboxProcesses(sb: Sandbox): number[] {
   }
   return found;
 }
-/** The conversations themselves (the backup-style copy may leave SQLite's empty -wal/-shm beside a closed database). */
-const conversations = (sb: Sandbox): Record<string, string> =>
-  Object.fromEntries(Object.entries(dirState(conv(sb))).filter(([n]) => n.endsWith('.db') || n.endsWith('.meta')));
 const leftovers = (sb: Sandbox): string[] => fs.readdirSync(sb.root).filter((n) => n.startsWith('agyctl-'));
 
 function outDir(sb: Sandbox): string {
@@ -49,7 +47,7 @@ describe('sessions export', () => {
     sandbox = authedSandbox();
     const two = addConversation(sandbox, 2, '/work/two');
     const one = addConversation(sandbox, 1, '/work/one');
-    const before = conversations(sandbox);
+    const before = listTree(sandbox.stateDir);
     const out = outDir(sandbox);
 
     const r = await agyctl(['sessions', 'export', '--out', out, '--json'], sandbox);
@@ -73,7 +71,7 @@ describe('sessions export', () => {
     expect(md).toMatch(/## User \(1\)\n\nquestion 0\n\n## Agent \(2\)\n\nanswer 0\n/);
     expect(byId[two].bytes).toBe(Buffer.byteLength(md));
 
-    expect(conversations(sandbox)).toEqual(before); // no new conversation, nothing touched
+    expect(changes(before, listTree(sandbox.stateDir))).toEqual([]); // no new conversation, nothing touched
     expect(leftovers(sandbox)).toEqual([]);
     expect(await waitNoProcesses(sandbox)).toEqual([]);
   });
@@ -125,7 +123,7 @@ describe('sessions export', () => {
   it('Ctrl-C while the server starts leaves nothing: exit 130, no output file, no scratch dir, no process', async () => {
     sandbox = authedSandbox({ AGY_SIM_STARTUP_MS: '20000' });
     addConversation(sandbox, 2);
-    const before = conversations(sandbox);
+    const before = listTree(sandbox.stateDir);
     const out = outDir(sandbox);
     const child = spawnAgyctl(['sessions', 'export', '--out', out], sandbox);
     const deadline = Date.now() + 20_000;
@@ -139,6 +137,6 @@ describe('sessions export', () => {
     expect(leftovers(sandbox)).toEqual([]);
     expect(await waitNoProcesses(sandbox)).toEqual([]);
     expect(sandboxProcesses(sandbox)).toEqual([]);
-    expect(conversations(sandbox)).toEqual(before);
+    expect(changes(before, listTree(sandbox.stateDir))).toEqual([]);
   });
 });

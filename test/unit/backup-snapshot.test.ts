@@ -1,14 +1,17 @@
 // Real SQLite, a real live writer: why VACUUM INTO, and what it guarantees.
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { snapshotDb } from '../../src/backup/backup-session.js';
 import { SyncBatch, sha256File } from '../../src/backup/files.js';
+import { copyLiveDatabase, isOneState, type LiveLook } from '../../src/backup/live-copy.js';
 import { SnapshotError } from '../../src/backup/snapshot-work.js';
 import { openReadOnly } from '../../src/backup/sqlite.js';
 import { WorkerPool } from '../../src/backup/worker-pool.js';
 import { useScratch } from '../helpers/scratch.js';
+import { changes, listTree } from '../helpers/state-listing.js';
 import { startWriter } from '../helpers/wal-writer.js';
 
 const SEVEN = [
@@ -38,6 +41,125 @@ function tables(file: string): string[] {
     db.close();
   }
 }
+
+/** A snapshot that is one committed state: steps 0..n-1 all there, each with its gen_metadata row of the same commit. */
+async function expectOneState(db: string, out: string, name: string, atLeast: number): Promise<void> {
+  const result = await snapshotDb(db, out, name, 5000, inThread());
+  expect(result.integrity).toBe('ok');
+  const snap = openReadOnly(path.join(out, name), 0);
+  try {
+    const steps = snap.prepare('SELECT count(*) AS n, min(idx) AS lo, max(idx) AS hi FROM steps').get() as {
+      n: number;
+      lo: number;
+      hi: number;
+    };
+    expect(steps.lo).toBe(0);
+    expect(steps.n).toBe(steps.hi + 1);
+    expect(steps.n).toBeGreaterThanOrEqual(atLeast);
+    // steps and gen_metadata are written in one transaction: equal counts, matching digests.
+    const torn = snap
+      .prepare(
+        'SELECT count(*) AS n FROM steps s LEFT JOIN gen_metadata g ON g.idx = s.idx WHERE g.data IS NULL OR g.data != s.metadata',
+      )
+      .get() as { n: number };
+    expect(torn.n).toBe(0);
+    expect((snap.prepare('SELECT count(*) AS n FROM gen_metadata').get() as { n: number }).n).toBe(steps.n);
+  } finally {
+    snap.close();
+  }
+}
+
+/** What makes a copy of the writer's database not one state: integrity problems, gaps, rows of a half commit, payloads that do not match their digest. */
+function tornIn(file: string): string[] {
+  const problems: string[] = [];
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file, { readonly: true, fileMustExist: true });
+    const integrity = (db.pragma('integrity_check') as Array<{ integrity_check: string }>)[0]!.integrity_check;
+    if (integrity !== 'ok') problems.push(integrity);
+    const steps = db.prepare('SELECT count(*) AS n, max(idx) AS hi FROM steps').get() as { n: number; hi: number };
+    if (steps.n !== steps.hi + 1) problems.push(`${steps.n} steps up to idx ${steps.hi}`);
+    const gen = db.prepare('SELECT count(*) AS n FROM gen_metadata').get() as { n: number };
+    if (gen.n !== steps.n) problems.push(`${steps.n} steps, ${gen.n} gen_metadata rows`);
+    for (const row of db.prepare('SELECT idx, metadata, step_payload FROM steps').iterate() as Iterable<{
+      idx: number;
+      metadata: Buffer;
+      step_payload: Buffer;
+    }>) {
+      if (!crypto.createHash('sha256').update(row.step_payload).digest().equals(row.metadata))
+        problems.push(`step ${row.idx}: payload does not match its digest`);
+    }
+  } catch (err) {
+    problems.push(String(err));
+  } finally {
+    db?.close();
+  }
+  return problems;
+}
+
+type FileState = 'closed' | 'wal, no shm' | 'wal and shm' | 'held by a writer' | 'held, WAL truncated';
+
+/** A database in `live.db` of a fresh dir, its sidecars as `state` says (a writer that is held stays idle). */
+async function databaseIn(state: FileState): Promise<{ dir: string; db: string }> {
+  const dir = tmp();
+  const db = path.join(dir, 'live.db');
+  if (state === 'closed') {
+    const conn = new Database(db);
+    conn.pragma('journal_mode = WAL');
+    conn.exec("CREATE TABLE steps (idx INTEGER PRIMARY KEY, data BLOB); INSERT INTO steps (data) VALUES (x'01')");
+    conn.close();
+    return { dir, db };
+  }
+  const args = ['--initial-rows', '20', '--interval-ms', '600000'];
+  const writer = await startWriter(db, state === 'held, WAL truncated' ? [...args, '--checkpoint-initial'] : args);
+  if (state.startsWith('held')) keepWriter(writer);
+  else await writer.stop(); // killed without closing: the WAL (and the -shm) stay
+  if (state === 'wal, no shm') fs.rmSync(`${db}-shm`);
+  return { dir, db };
+}
+
+describe('snapshotDb leaves the live files as it found them: bytes, modes, owners, mtimes, no new file', () => {
+  const states: FileState[] = ['closed', 'wal, no shm', 'wal and shm', 'held by a writer', 'held, WAL truncated'];
+  it.each(states)('%s', async (state) => {
+    const { dir, db } = await databaseIn(state);
+    const out = tmp();
+    const before = listTree(dir);
+    const result = await snapshotDb(db, out, 'snap.db', 5000, inThread());
+    expect(result.integrity).toBe('ok');
+    expect(result.rows.steps).toBeGreaterThan(0);
+    expect(changes(before, listTree(dir))).toEqual([]);
+    expect(fs.readdirSync(out)).toEqual(['snap.db']); // the private copy went too
+  });
+});
+
+describe('isOneState: a copy counts only when nothing could have torn it', () => {
+  const header = (salt: number): Buffer => Buffer.alloc(32, salt);
+  const id = (mtimeNs: string, inode = '7') => ({ inode, size: 4096, mtimeNs, mtime: '' });
+  const look = (walHeader: Buffer | null, mtimeNs = '1', writing = false, inode = '7'): LiveLook => ({
+    db: id(mtimeNs, inode),
+    walHeader,
+    writing,
+  });
+
+  it('the same WAL generation throughout: yes, even though a checkpoint wrote the db meanwhile', () => {
+    expect(isOneState(look(header(1), '1'), header(1), look(header(1), '2'))).toBe(true);
+  });
+  it('the WAL started over before or after its copy: no', () => {
+    expect(isOneState(look(header(1)), header(2), look(header(2)))).toBe(false);
+    expect(isOneState(look(header(1)), header(1), look(header(2)))).toBe(false);
+    expect(isOneState(look(header(1)), header(1), look(null))).toBe(false);
+  });
+  it('no WAL at first: only when the db stayed the same file, untouched', () => {
+    expect(isOneState(look(null, '1'), null, look(null, '1'))).toBe(true);
+    expect(isOneState(look(null, '1'), header(3), look(header(3), '1'))).toBe(true);
+    expect(isOneState(look(null, '1'), null, look(null, '2'))).toBe(false);
+    expect(isOneState(look(null, '1'), null, look(null, '1', false, '8'))).toBe(false);
+  });
+  it('a writer mid-commit (journal or exclusive lock) before or after: no', () => {
+    expect(isOneState(look(header(1), '1', true), header(1), look(header(1)))).toBe(false);
+    expect(isOneState(look(header(1)), header(1), look(header(1), '1', true))).toBe(false);
+  });
+});
 
 describe('snapshotDb', () => {
   it('captures schema and rows that still sit in the WAL, where a copy of the .db file alone reads empty', async () => {
@@ -71,30 +193,27 @@ describe('snapshotDb', () => {
     keepWriter(writer);
     const out = path.join(dir, 'out');
     fs.mkdirSync(out);
-    for (let i = 0; i < 3; i += 1) {
-      const name = `snap${i}.db`;
-      const result = await snapshotDb(db, out, name, 5000, inThread());
-      expect(result.integrity).toBe('ok');
-      const snap = openReadOnly(path.join(out, name), 0);
-      const steps = snap.prepare('SELECT count(*) AS n, min(idx) AS lo, max(idx) AS hi FROM steps').get() as {
-        n: number;
-        lo: number;
-        hi: number;
-      };
-      expect(steps.lo).toBe(0);
-      expect(steps.n).toBe(steps.hi + 1);
-      expect(steps.n).toBeGreaterThanOrEqual(200);
-      // steps and gen_metadata are written in one transaction: equal counts, matching digests.
-      const torn = snap
-        .prepare(
-          'SELECT count(*) AS n FROM steps s LEFT JOIN gen_metadata g ON g.idx = s.idx WHERE g.data IS NULL OR g.data != s.metadata',
-        )
-        .get() as { n: number };
-      expect(torn.n).toBe(0);
-      expect((snap.prepare('SELECT count(*) AS n FROM gen_metadata').get() as { n: number }).n).toBe(steps.n);
-      snap.close();
-    }
+    for (let i = 0; i < 3; i += 1) await expectOneState(db, out, `snap${i}.db`, 200);
     expect(await writer.stop()).toBeGreaterThan(200);
+  });
+
+  it('copies only one state of the database while the writer checkpoints and starts its WAL over at every commit', async () => {
+    const dir = tmp();
+    const db = path.join(dir, 'live.db');
+    const args = ['--initial-rows', '300', '--interval-ms', '3', '--blob-bytes', '8000', '--autocheckpoint', '1'];
+    const writer = keepWriter(await startWriter(db, args));
+    let accepted = 0;
+    for (let i = 0; i < 100; i += 1) {
+      const work = fs.mkdtempSync(path.join(dir, 'copy-'));
+      const copy = copyLiveDatabase(db, work);
+      if (copy !== null) {
+        accepted += 1;
+        expect(tornIn(copy)).toEqual([]);
+      }
+      fs.rmSync(work, { recursive: true });
+    }
+    expect(accepted).toBeGreaterThan(0);
+    expect(await writer.stop()).toBeGreaterThan(300);
   });
 
   it('gives up on a database locked by an exclusive writer within the busy budget', async () => {

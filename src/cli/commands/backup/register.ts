@@ -17,7 +17,11 @@ export function register(program: Command, action: ActionFactory): void {
       '--dry-run',
       'write and remove nothing: show what a run now would snapshot and what retention would remove (like restic forget --dry-run)',
     )
-    .option('--busy-timeout <duration>', 'how long to retry a locked database before reporting it failed', '10s')
+    .option(
+      '--busy-timeout <duration>',
+      'how long to retry a locked or changing database before reporting it failed',
+      '10s',
+    )
     .option('--jobs <n>', 'sessions snapshotted at once, in worker threads (default: the number of cores, at most 8)')
     .option(
       '--archive <file|->',

@@ -21,7 +21,10 @@ export function registerExport(sessions: Command, action: ActionFactory): void {
       'directory for the <id>.md / <id>.jsonl files (default: the current directory), or - for stdout',
     )
     .option('--from <dir>', 'backup directory to look SNAPSHOT up in (default: the default backup directory)')
-    .option('--busy-timeout <duration>', 'live state dir: how long to retry a locked database (default 10s)')
+    .option(
+      '--busy-timeout <duration>',
+      'live state dir: how long to retry a locked or changing database (default 10s)',
+    )
     .option('--load-timeout <duration>', 'deadline of each server call while replaying (default 60s)')
     .action(action<ExportFlags>(async (io, input) => (await import('./export-handler.js')).exportCommand(io, input)));
 }
