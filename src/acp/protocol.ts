@@ -24,11 +24,18 @@ import { redactText, serverText, serverValue } from './redact.js';
 
 export const PROTOCOL_VERSION = 1;
 
-/** fs and terminal off: verified harmless on RC01, and agyctl never edits files for the agent. */
+/**
+ * fs and terminal off: verified harmless on RC01, and agyctl never edits files for the agent. URL elicitation on:
+ * an agent that shows its sign-in page that way asks for it (ACP's elicitation), and cancels the sign-in otherwise.
+ */
 export function initializeParams(version: string): Record<string, unknown> {
   return {
     protocolVersion: PROTOCOL_VERSION,
-    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    clientCapabilities: {
+      fs: { readTextFile: false, writeTextFile: false },
+      terminal: false,
+      elicitation: { url: {} },
+    },
     clientInfo: { name: 'agyctl', title: 'agyctl', version },
   };
 }

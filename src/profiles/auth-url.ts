@@ -100,6 +100,49 @@ export function validateCodeEntryUrl(text: string): Validation<AuthUrl> {
   };
 }
 
+/**
+ * What an ACP URL elicitation may show: a loopback sign-in URL as above, or a
+ * device-code / verification page on Google's own hosts (no loopback
+ * redirect_uri: the server learns the outcome itself, so there is no tunnel
+ * and nothing to paste). Hosts are compared exactly after the URL parser's
+ * punycode conversion, so lookalikes and IDN homographs never match.
+ */
+export type ElicitedUrl = { kind: 'loopback'; auth: AuthUrl } | { kind: 'device'; auth: AuthUrl };
+
+/** Google's device-code verification page (www.google.com/device) and its sign-in host. */
+const DEVICE_PAGE_HOSTS = new Set(['www.google.com', 'google.com']);
+const DEVICE_PATH = /^\/device(?:\/|$)/;
+
+export function validateElicitedUrl(text: string): Validation<ElicitedUrl> {
+  const loopback = validateAuthUrl(text);
+  if (loopback.ok) return { ok: true, value: { kind: 'loopback', auth: loopback.value } };
+  let url: URL;
+  try {
+    url = new URL(text.trim());
+  } catch {
+    return { ok: false, reason: 'not a URL' };
+  }
+  if (url.protocol !== 'https:')
+    return { ok: false, reason: `scheme is ${url.protocol.replace(':', '')}, expected https` };
+  if (url.username !== '' || url.password !== '') return { ok: false, reason: 'the URL carries a user name' };
+  const device = DEVICE_PAGE_HOSTS.has(url.hostname) && DEVICE_PATH.test(url.pathname);
+  if (!GOOGLE_AUTH_HOSTS.has(url.hostname) && !device)
+    return {
+      ok: false,
+      reason: `host ${url.hostname} is not Google's sign-in host (accounts.google.com) or device page (www.google.com/device)`,
+    };
+  const redirect = url.searchParams.get('redirect_uri');
+  // A loopback redirect that failed validateAuthUrl, or a code-display page whose code would have nowhere to go.
+  if (redirect !== null) return { ok: false, reason: loopback.reason };
+  return {
+    ok: true,
+    value: {
+      kind: 'device',
+      auth: { url: url.toString(), port: 0, redirectUri: '', redirectPath: '', state: undefined },
+    },
+  };
+}
+
 export interface PastedRedirect {
   /** Where to deliver it: always 127.0.0.1 (the listener binds there), never a host from the paste. */
   deliverTo: URL;

@@ -162,6 +162,11 @@ export async function loginFinish(io: CommandIO, given: string | undefined): Pro
   const paths = pathsOf(io);
   const seen = inspect(paths);
   if (seen.kind !== 'pending') throw notPending(io, seen);
+  if (seen.state.mode === 'device')
+    throw usageError(
+      'This login shows a page the server follows itself (a device-code or verification page): there is nothing to paste.',
+      'finish the sign-in on that page, then follow it with `agyctl login status --wait`',
+    );
   const line = given ?? (await readOneLine(io, seen.state));
   refuseBareCode(seen.state, line);
   const answer = await deliver(paths, line);
