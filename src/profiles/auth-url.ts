@@ -124,13 +124,13 @@ export function validateElicitedUrl(text: string): Validation<ElicitedUrl> {
   }
   if (url.protocol !== 'https:')
     return { ok: false, reason: `scheme is ${url.protocol.replace(':', '')}, expected https` };
-  if (url.username !== '' || url.password !== '') return { ok: false, reason: 'the URL carries a user name' };
   const device = DEVICE_PAGE_HOSTS.has(url.hostname) && DEVICE_PATH.test(url.pathname);
   if (!GOOGLE_AUTH_HOSTS.has(url.hostname) && !device)
     return {
       ok: false,
       reason: `host ${url.hostname} is not Google's sign-in host (accounts.google.com) or device page (www.google.com/device)`,
     };
+  if (url.username !== '' || url.password !== '') return { ok: false, reason: 'the URL carries a user name' };
   const redirect = url.searchParams.get('redirect_uri');
   // A loopback redirect that failed validateAuthUrl, or a code-display page whose code would have nowhere to go.
   if (redirect !== null) return { ok: false, reason: loopback.reason };
