@@ -163,6 +163,21 @@ describe('login: ACP URL elicitation', () => {
     expect(await waitNoProcesses(sandbox)).toEqual([]);
   });
 
+  it('login --detach with a device page: nothing to finish (exit 2), status --wait follows it to exit 0', async () => {
+    sandbox = makeSandbox();
+    const env = { AGY_SIM_ELICITATION: 'only', AGY_SIM_ELICITATION_PAGE: 'device', AGY_SIM_DEVICE_APPROVE_MS: '1500' };
+    const detached = await agyctl(['login', '--detach', '--timeout', '30s'], sandbox, { env });
+    expect(detached.exitCode, detached.stderr).toBe(0);
+    expect(detached.stderr).toContain('the server sees the sign-in finish by itself');
+    expect(detached.stderr).not.toContain('agyctl login finish');
+    const finish = await agyctl(['login', 'finish', 'http://127.0.0.1:1/?code=x&state=y'], sandbox);
+    expect(finish.exitCode).toBe(2);
+    expect(finish.stderr).toMatch(/^error: This login shows a page the server follows itself .*nothing to paste\.$/m);
+    const status = await agyctl(['login', 'status', '--wait'], sandbox);
+    expect(status.exitCode, status.stderr).toBe(0);
+    expect(await waitNoProcesses(sandbox)).toEqual([]);
+  });
+
   it('elicitation/complete alone never ends the login: the authenticate answer decides (exit 5 when it never comes)', async () => {
     sandbox = makeSandbox();
     const result = await agyctl(['login', '--json', '--timeout', '3s'], sandbox, {

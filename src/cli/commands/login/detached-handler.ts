@@ -52,7 +52,9 @@ function render(io: CommandIO, seen: Exclude<Liveness, { kind: 'none' }>, wait: 
     for (const line of describePending(state)) io.out.print(line);
     if (!io.out.json)
       io.out.info(
-        'Finish it with `agyctl login finish` (the address your browser ended on), or stop it with `agyctl login cancel`.',
+        state.mode === 'device'
+          ? 'Follow it with `agyctl login status --wait`, or stop it with `agyctl login cancel`.'
+          : 'Finish it with `agyctl login finish` (the address your browser ended on), or stop it with `agyctl login cancel`.',
       );
     return { exit: EXIT.ok, data };
   }
