@@ -30,7 +30,8 @@ export function looksLikeSignInUrl(candidate: string): boolean {
   }
 }
 
-export function validateAuthUrl(text: string): Validation<AuthUrl> {
+/** A URL to show a person: it parses and is https. */
+function httpsUrl(text: string): Validation<URL> {
   let url: URL;
   try {
     url = new URL(text.trim());
@@ -39,6 +40,13 @@ export function validateAuthUrl(text: string): Validation<AuthUrl> {
   }
   if (url.protocol !== 'https:')
     return { ok: false, reason: `scheme is ${url.protocol.replace(':', '')}, expected https` };
+  return { ok: true, value: url };
+}
+
+export function validateAuthUrl(text: string): Validation<AuthUrl> {
+  const parsed = httpsUrl(text);
+  if (!parsed.ok) return parsed;
+  const url = parsed.value;
   if (!GOOGLE_AUTH_HOSTS.has(url.hostname))
     return { ok: false, reason: `host ${url.hostname} is not Google's sign-in host (accounts.google.com)` };
   if (url.searchParams.get('response_type') !== 'code') return { ok: false, reason: 'response_type is not "code"' };
@@ -116,14 +124,9 @@ const DEVICE_PATH = /^\/device(?:\/|$)/;
 export function validateElicitedUrl(text: string): Validation<ElicitedUrl> {
   const loopback = validateAuthUrl(text);
   if (loopback.ok) return { ok: true, value: { kind: 'loopback', auth: loopback.value } };
-  let url: URL;
-  try {
-    url = new URL(text.trim());
-  } catch {
-    return { ok: false, reason: 'not a URL' };
-  }
-  if (url.protocol !== 'https:')
-    return { ok: false, reason: `scheme is ${url.protocol.replace(':', '')}, expected https` };
+  const parsed = httpsUrl(text);
+  if (!parsed.ok) return parsed;
+  const url = parsed.value;
   const device = DEVICE_PAGE_HOSTS.has(url.hostname) && DEVICE_PATH.test(url.pathname);
   if (!GOOGLE_AUTH_HOSTS.has(url.hostname) && !device)
     return {

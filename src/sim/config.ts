@@ -53,23 +53,17 @@ export type ElicitationMode = 'off' | 'only' | 'also';
 /** loopback: the usual Google URL with its 127.0.0.1 listener. device: a device-code page the sim approves itself. */
 export type ElicitationPage = 'loopback' | 'device';
 
-export interface ElicitationSwitches {
-  mode: ElicitationMode;
-  page: ElicitationPage;
-  /** device: the user finishes on the page this long after the client accepts. */
-  deviceApproveMs: number;
-  /** Send elicitation/complete right after the client accepts, before the sign-in has ended. */
-  completeEarly: boolean;
-}
-
-function elicitationSwitches(env: Env): ElicitationSwitches {
+function elicitationSwitches(env: Env) {
   return {
-    mode: choice(env, 'AGY_SIM_ELICITATION', ['off', 'only', 'also'] as const, 'off'),
-    page: choice(env, 'AGY_SIM_ELICITATION_PAGE', ['loopback', 'device'] as const, 'loopback'),
+    mode: choice(env, 'AGY_SIM_ELICITATION', ['off', 'only', 'also'] as const, 'off') as ElicitationMode,
+    page: choice(env, 'AGY_SIM_ELICITATION_PAGE', ['loopback', 'device'] as const, 'loopback') as ElicitationPage,
+    /** device: the user finishes on the page this long after the client accepts. */
     deviceApproveMs: intVar(env, 'AGY_SIM_DEVICE_APPROVE_MS', 0) ?? 500,
+    /** Send elicitation/complete right after the client accepts, before the sign-in has ended. */
     completeEarly: flag(env, 'AGY_SIM_ELICITATION_COMPLETE_EARLY'),
   };
 }
+export type ElicitationSwitches = ReturnType<typeof elicitationSwitches>;
 // --- end ACP URL elicitation ---
 
 // --- assumptions area (issue 23.2): "the other shape" of what the reference leaves open (docs/assumptions.md). ---
