@@ -9,7 +9,7 @@
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Connection } from '../../src/acp/connection.js';
-import { initializeParams } from '../../src/acp/protocol.js';
+import { initialize, initializeParams } from '../../src/acp/protocol.js';
 import { type ElicitationAnswer, signInRequestHandler } from '../../src/login/capture/elicitation-source.js';
 import { describeCandidate } from '../../src/login/capture/evidence.js';
 import { UrlCapture } from '../../src/login/capture/pipeline.js';
@@ -178,5 +178,38 @@ describe('elicitation/create outside a sign-in (the default handler)', () => {
     expect(answered).toContainEqual(
       expect.stringMatching(/^elicitation\/create: declined: a URL elicitation outside a sign-in/),
     );
+  });
+});
+
+describe('initialize and the elicitation capability', () => {
+  it('a server that refuses the elicitation capability (-32602) is asked once more without it', async () => {
+    const { conn, fromServer, written } = pair();
+    const answer = (id: unknown, body: Record<string, unknown>) =>
+      fromServer.write(`${JSON.stringify({ jsonrpc: '2.0', id, ...body })}\n`);
+    const init = initialize(conn, '1.0.0', { timeoutMs: 2_000 });
+    await tick();
+    const first = written[0] as { id: unknown; params: { clientCapabilities: Record<string, unknown> } };
+    expect(first.params.clientCapabilities).toHaveProperty('elicitation');
+    answer(first.id, { error: { code: -32602, message: 'Invalid params', data: { loc: ['clientCapabilities'] } } });
+    await tick();
+    const second = written[1] as { id: unknown; params: { clientCapabilities: Record<string, unknown> } };
+    expect(second.params.clientCapabilities).toEqual({
+      fs: { readTextFile: false, writeTextFile: false },
+      terminal: false,
+    });
+    answer(second.id, { result: { protocolVersion: 1, agentInfo: { name: 'antigravity-acp' } } });
+    await expect(init).resolves.toMatchObject({ protocolVersion: 1 });
+    expect(written).toHaveLength(2);
+  });
+
+  it('any other initialize error is still a server failure (exit 4), asked once', async () => {
+    const { conn, fromServer, written } = pair();
+    const init = initialize(conn, '1.0.0', { timeoutMs: 2_000 });
+    await tick();
+    fromServer.write(
+      `${JSON.stringify({ jsonrpc: '2.0', id: written[0]!.id, error: { code: -32603, message: 'boom' } })}\n`,
+    );
+    await expect(init).rejects.toMatchObject({ exit: 4, code: 'protocol-error' });
+    expect(written).toHaveLength(1);
   });
 });
