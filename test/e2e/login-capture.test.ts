@@ -18,8 +18,8 @@ const shimDirsLeft = (sb: Sandbox): string[] => fs.readdirSync(sb.root).filter((
 /** The private dirs of the pages the simulator's file modes hand a launcher. */
 const simPagesLeft = (sb: Sandbox): string[] => fs.readdirSync(sb.root).filter((f) => f.startsWith('agy-sim-page-'));
 
-async function loginWithBrowser(sb: Sandbox, env: NodeJS.ProcessEnv = {}) {
-  const child = spawnAgyctl(['login', '--json', '--timeout', '30s'], sb, { env });
+async function loginWithBrowser(sb: Sandbox, env: NodeJS.ProcessEnv = {}, extraArgs: string[] = []) {
+  const child = spawnAgyctl(['login', '--json', '--timeout', '30s', ...extraArgs], sb, { env });
   const url = await waitForEvent(child, 'url');
   expect(await httpGet(redirectFor(String(url.url)))).toBe(200);
   const result = await child;
@@ -110,9 +110,11 @@ describe('login: ACP URL elicitation', () => {
 
   it('a build that also sends it through elicitation: whichever channel wins, the elicitation is accepted, exit 0', async () => {
     sandbox = makeSandbox();
-    const { url, result } = await loginWithBrowser(sandbox, { AGY_SIM_ELICITATION: 'also', AGY_SIM_LAUNCH: 'stderr' });
+    const env = { AGY_SIM_ELICITATION: 'also', AGY_SIM_LAUNCH: 'stderr' };
+    const { url, result } = await loginWithBrowser(sandbox, env, ['-v']);
     expect(result.exitCode, String(result.stderr)).toBe(0);
     expect(['elicitation', 'stderr']).toContain(url.source);
+    expect(String(result.stderr)).toMatch(/the server asked elicitation\/create: accepted/);
     expect(await waitNoProcesses(sandbox)).toEqual([]);
   });
 
