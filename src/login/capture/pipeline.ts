@@ -2,8 +2,9 @@
  * One capture pipeline that every channel feeds: the launcher shims' log
  * (and the local files launchers are handed), the server's stdout noise and
  * stderr lines (raw, so hyperlinks and split URLs are found), its
- * JSON-RPC messages, and ACP URL elicitations (elicitation-source.ts). The first valid sign-in URL resolves `found`; every
- * other candidate is kept as evidence and handed to `onRejected`.
+ * JSON-RPC messages, and ACP URL elicitations (elicitation-source.ts). The
+ * first valid sign-in URL resolves `found`; every other candidate is kept
+ * as evidence and handed to `onRejected`.
  */
 import fs from 'node:fs';
 import type { JsonRpcMessage } from '../../acp/framing.js';
