@@ -26,6 +26,28 @@ export type ServerMessageHandler = (
 ) => void;
 /** Answers an agent-to-client request; throw an AcpError-shaped object to answer with an error. */
 export type RequestHandler = (method: string, params: unknown) => unknown;
+/** How an agent-to-client request was answered, in words (for --verbose). */
+export type RequestAnsweredListener = (method: string, how: string) => void;
+
+/** A handler's result with a note saying why it was answered so (shown with --verbose). */
+export class Answered {
+  constructor(
+    readonly result: unknown,
+    readonly note: string,
+  ) {}
+}
+
+/** The one elicitation mode agyctl advertises (initializeParams). */
+export const ELICITATION_MODES = ['url'] as const;
+
+/** A mode agyctl did not advertise is -32602, as the ACP elicitation specification requires. */
+export function unsupportedElicitationMode(mode: unknown): { code: number; message: string; data: unknown } {
+  return {
+    code: -32602,
+    message: 'Invalid params: unsupported elicitation mode',
+    data: { mode: typeof mode === 'string' ? mode : null, supported: ELICITATION_MODES },
+  };
+}
 
 export interface CallOptions {
   timeoutMs?: number;
@@ -52,6 +74,15 @@ export function defaultRequestHandler(method: string, params: unknown): unknown 
       ? { outcome: { outcome: 'selected', optionId: reject.optionId } }
       : { outcome: { outcome: 'cancelled' } };
   }
+  if (method === 'elicitation/create') {
+    const mode = (params as { mode?: unknown } | null)?.mode;
+    if (mode !== 'url') throw unsupportedElicitationMode(mode);
+    // Only a sign-in agyctl started may show a page (login and probe --sign-in install their own handler).
+    return new Answered(
+      { action: 'decline' },
+      'declined: a URL elicitation outside a sign-in (agyctl opens no page it did not ask for)',
+    );
+  }
   throw { code: -32601, message: 'Method not found', data: { method } };
 }
 
@@ -64,6 +95,7 @@ export class Connection {
   private requestHandler: RequestHandler = defaultRequestHandler;
   private failure: Error | undefined;
   private callListener: ((method: string, ms: number, ok: boolean) => void) | undefined;
+  private answeredListener: RequestAnsweredListener | undefined;
   private readonly splitter: LineSplitter;
   private readonly endHandlers = new Set<() => void>();
   /** For telling "not an ACP server" from "slow": non-JSON stdout lines before any JSON-RPC message. */
@@ -134,8 +166,18 @@ export class Connection {
     this.callListener = listener;
   }
 
+  /** Each agent-to-client request once answered: its method and the answer in words (for --verbose). */
+  onRequestAnswered(listener: RequestAnsweredListener): void {
+    this.answeredListener = listener;
+  }
+
   setRequestHandler(handler: RequestHandler): void {
     this.requestHandler = handler;
+  }
+
+  /** The method of our own request with this id while it is still pending (an elicitation names the request it belongs to). */
+  pendingMethod(id: unknown): string | undefined {
+    return typeof id === 'number' || typeof id === 'string' ? this.pending.get(id)?.method : undefined;
   }
 
   request<T = unknown>(method: string, params: unknown, options: CallOptions = {}): Promise<T> {
@@ -255,9 +297,12 @@ export class Connection {
   }
 
   private async answerRequest(id: JsonRpcId, method: string, params: unknown): Promise<void> {
+    const shownMethod = serverText(method, { singleLine: true });
     try {
-      const result = await this.requestHandler(method, params);
+      const out = await this.requestHandler(method, params);
+      const result = out instanceof Answered ? out.result : out;
       if (!this.failure) this.send({ id, result: result ?? null });
+      this.answeredListener?.(shownMethod, out instanceof Answered ? out.note : 'answered');
     } catch (err) {
       const e = err as { code?: unknown; message?: unknown; data?: unknown };
       const error = {
@@ -266,6 +311,7 @@ export class Connection {
         ...(e.data === undefined ? {} : { data: e.data }),
       };
       if (!this.failure) this.send({ id, error });
+      this.answeredListener?.(shownMethod, `answered error ${error.code} (${error.message})`);
     }
   }
 }

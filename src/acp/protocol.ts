@@ -24,11 +24,18 @@ import { redactText, serverText, serverValue } from './redact.js';
 
 export const PROTOCOL_VERSION = 1;
 
-/** fs and terminal off: verified harmless on RC01, and agyctl never edits files for the agent. */
+/**
+ * fs and terminal off: verified harmless on RC01, and agyctl never edits files for the agent. URL elicitation on:
+ * an agent that shows its sign-in page that way asks for it (ACP's elicitation), and cancels the sign-in otherwise.
+ */
 export function initializeParams(version: string): Record<string, unknown> {
   return {
     protocolVersion: PROTOCOL_VERSION,
-    clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+    clientCapabilities: {
+      fs: { readTextFile: false, writeTextFile: false },
+      terminal: false,
+      elicitation: { url: {} },
+    },
     clientInfo: { name: 'agyctl', title: 'agyctl', version },
   };
 }
@@ -44,16 +51,31 @@ export type NewSessionResult = Partial<NewSessionResponse> & {
   models?: { currentModelId?: string; availableModels?: Array<{ modelId: string }> };
 };
 
-/** A JSON-RPC error to initialize means the server cannot serve at all: a server failure (exit 4), not a bug of ours. */
+/** initialize's params without the elicitation capability, for a server that refuses it. */
+function withoutElicitation(params: Record<string, unknown>): Record<string, unknown> {
+  const { elicitation: _dropped, ...caps } = params.clientCapabilities as Record<string, unknown>;
+  return { ...params, clientCapabilities: caps };
+}
+
+/**
+ * A JSON-RPC error to initialize means the server cannot serve at all: a server failure (exit 4), not a bug of ours.
+ * Invalid params (-32602) are asked once more without the elicitation capability, which a server may not know.
+ */
 export const initialize = (c: Connection, version: string, o: CallOptions): Promise<InitializeResult> =>
-  c.request<InitializeResult>('initialize', initializeParams(version), o).catch((err: unknown) => {
-    // Only the server's own answer to initialize; a guard's verdict (an AcpError for another method) keeps its meaning.
-    if (!(err instanceof AcpError) || err.method !== 'initialize') throw err;
-    throw new AgyError(EXIT.server, 'protocol-error', `The server refused initialize: ${err.message}`, {
-      hint: 'run `agyctl probe --verbose` to see the server start, or check its log',
-      cause: err,
+  c
+    .request<InitializeResult>('initialize', initializeParams(version), o)
+    .catch((err: unknown) => {
+      if (!(err instanceof AcpError) || err.method !== 'initialize' || err.code !== -32602) throw err;
+      return c.request<InitializeResult>('initialize', withoutElicitation(initializeParams(version)), o);
+    })
+    .catch((err: unknown) => {
+      // Only the server's own answer to initialize; a guard's verdict (an AcpError for another method) keeps its meaning.
+      if (!(err instanceof AcpError) || err.method !== 'initialize') throw err;
+      throw new AgyError(EXIT.server, 'protocol-error', `The server refused initialize: ${err.message}`, {
+        hint: 'run `agyctl probe --verbose` to see the server start, or check its log',
+        cause: err,
+      });
     });
-  });
 
 export const authenticate = (c: Connection, methodId: string, o: CallOptions): Promise<unknown> =>
   c.request('authenticate', { methodId }, o);

@@ -55,8 +55,10 @@ export function redact(value: unknown, depth = 0, text: (s: string) => string = 
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+      // A JSON-RPC error's numeric `code` (-32601) is not an OAuth code: those are strings.
+      const jsonRpcCode = k === 'code' && typeof v === 'number';
       out[text(k)] =
-        isSecretKey(k) && v !== null && typeof v !== 'object' && typeof v !== 'boolean'
+        isSecretKey(k) && !jsonRpcCode && v !== null && typeof v !== 'object' && typeof v !== 'boolean'
           ? REDACTED
           : redact(v, depth + 1, text);
     }

@@ -103,6 +103,7 @@ export class AcpServer {
     if (o.onNote) {
       const onNote = o.onNote;
       this.connection.onCallSettled((method, ms, ok) => onNote(`${method}: ${ok ? 'answered' : 'failed'} in ${ms} ms`));
+      this.connection.onRequestAnswered((method, how) => onNote(`the server asked ${method}: ${how}`));
     }
     if (o.onServerMessage) this.connection.onServerMessage(o.onServerMessage);
     // Redacted at the source: the tail, the trace and every display see only serverText().

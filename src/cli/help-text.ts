@@ -125,7 +125,10 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
     ],
     exits: [
       [0, 'signed in and proven in a fresh server (or detached; SIGHUP also leaves the login running)'],
-      [2, 'bad flags, or a login is already pending (--restart replaces it)'],
+      [
+        2,
+        'bad flags, a login is already pending (--restart replaces it), a method agyctl cannot complete, or a server agyctl does not sign in (another vendor)',
+      ],
       [3, 'the sign-in or the proof failed'],
       [4, 'the server exited, its listener disappeared, or it broke the protocol'],
       TIMEOUT,
@@ -151,7 +154,7 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
     ],
     exits: [
       [0, 'delivered (see `login status --wait` for the outcome)'],
-      [2, 'no pending login, or the address does not match it'],
+      [2, 'no pending login, the address does not match it, or the login shows a page with nothing to paste'],
       [4, 'the supervisor cannot be reached'],
     ],
   },

@@ -26,10 +26,20 @@ export function pasteWhere(o: PasteTarget): string {
   return o.stdinPastes === false ? 'give it to `agyctl login finish` in another shell' : 'paste it here';
 }
 
-/** Where the URL was caught: the channel (shim, launcher-file, stdout, stderr, rpc) and the launcher or message. */
+/** Where the URL was caught: the channel (shim, launcher-file, stdout, stderr, rpc, elicitation) and the launcher or message. */
 export interface UrlOrigin {
   source: string;
   via: string | undefined;
+  /** The agent's own words with an elicited URL (sanitised, redacted). */
+  message?: string | undefined;
+}
+
+/** An elicited URL is shown with its host and what the agent said about it, as the ACP specification asks of a client. */
+function elicitedLines(auth: AuthUrl, origin: UrlOrigin | undefined): ShownLine[] {
+  if (origin?.source !== 'elicitation') return [];
+  const host = new URL(auth.url).hostname;
+  const said = origin.message ? `: "${origin.message}"` : '';
+  return [{ kind: 'info', text: `The server asks you to open a page on ${host} (ACP URL elicitation)${said}` }];
 }
 
 /** A line shown with the URL: data on stdout (print), a message on stderr (info, warn). */
@@ -72,6 +82,7 @@ export async function presentUrl(
   if (origin) io.out.verbose(`sign-in URL caught on ${origin.source}${origin.via ? ` (${origin.via})` : ''}`);
   const e = io.out.e;
   await showUrlLines(io, auth.url, options.qr, [
+    ...elicitedLines(auth, origin),
     { kind: 'info', text: e.bold('Open this URL in a browser on your laptop:') },
     { kind: 'print', text: auth.url },
     { kind: 'info', text: e.bold('First run this on your laptop and leave it running:') },
@@ -83,6 +94,34 @@ export async function presentUrl(
     },
   ]);
   return tunnel;
+}
+
+/** A device-code or verification page: shown as it is, with no tunnel and nothing to paste (the server follows it itself). */
+export async function presentDevicePage(
+  io: CommandIO,
+  auth: AuthUrl,
+  options: PresentOptions,
+  origin: UrlOrigin,
+): Promise<void> {
+  emit(io.out, {
+    event: 'url',
+    mode: 'device',
+    url: auth.url,
+    redirectUri: auth.redirectUri,
+    ...(options.method ? { method: options.method } : {}),
+    source: origin.source,
+    ...(origin.via ? { via: origin.via } : {}),
+  });
+  io.out.verbose(`sign-in page caught on ${origin.source}${origin.via ? ` (${origin.via})` : ''}`);
+  await showUrlLines(io, auth.url, options.qr, [
+    ...elicitedLines(auth, origin),
+    { kind: 'info', text: io.out.e.bold('Open this page in a browser on your laptop and follow it:') },
+    { kind: 'print', text: auth.url },
+    {
+      kind: 'info',
+      text: 'No tunnel and nothing to paste: the server sees the sign-in finish by itself. Waiting for it...',
+    },
+  ]);
 }
 
 /**

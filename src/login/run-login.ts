@@ -28,7 +28,9 @@ export type { LoginOptions } from './detached/contract.js';
 
 export interface LoginReport {
   method: string;
-  url: { port: number | null; redirectUri: string; source: string; mode: 'loopback' | 'code-entry' } | undefined;
+  url:
+    | { port: number | null; redirectUri: string; source: string; mode: 'loopback' | 'code-entry' | 'device' }
+    | undefined;
   tokenFile: TokenFileReport | undefined;
   settings: { before: unknown; after: unknown; changedByServer: boolean; wroteAuthType: boolean };
   proof: ProofResult;
@@ -229,7 +231,7 @@ export async function runLogin(io: CommandIO, options: LoginOptions): Promise<Lo
     method: pre.method,
     url: attempt.url
       ? {
-          port: attempt.url.kind === 'code-entry' ? null : attempt.url.auth.port,
+          port: attempt.url.kind === 'loopback' ? attempt.url.auth.port : null,
           redirectUri: attempt.url.auth.redirectUri,
           source: attempt.url.source,
           mode: attempt.url.kind,

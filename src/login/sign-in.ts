@@ -6,24 +6,27 @@
  */
 
 import { AcpError } from '../acp/acp-error.js';
+import type { Connection } from '../acp/connection.js';
 import { FAILED_STOP } from '../acp/lifecycle.js';
 import type { InitializeResult } from '../acp/protocol.js';
 import { authenticate, describeInit } from '../acp/protocol.js';
 import { serverText } from '../acp/redact.js';
-import { AgyError, EXIT, usageError } from '../core/errors.js';
+import { AgyError, EXIT } from '../core/errors.js';
 import type { CommandIO } from '../core/io.js';
 import { tempRoot } from '../core/paths.js';
 import { profileOf, type ServerProfile } from '../profiles/index.js';
 import { serverStartOptions } from '../profiles/server-start.js';
+import { checkSignInMethod } from '../profiles/sign-in-support.js';
 import { withDeadline } from '../util/deadline.js';
+import { signInRequestHandler } from './capture/elicitation-source.js';
 import { type Candidate, describeCandidate, noSignInUrlError } from './capture/evidence.js';
 import { type CapturedUrl, UrlCapture } from './capture/pipeline.js';
 import { presentCodeEntry, Secrets, scrubbingTracer, waitForCode } from './code-entry.js';
 import { emit } from './detached/contract.js';
-import { openInBrowser, type PresentOptions, presentUrl } from './present.js';
+import { openInBrowser, type PresentOptions, presentDevicePage, presentUrl } from './present.js';
 import { createShimDir, loginServerEnv, recordOwner, sweepStaleLoginDirs } from './shims.js';
 import { type Ready, startForSignIn } from './startup.js';
-import { authFailure, waitForSignIn } from './wait.js';
+import { authFailure, waitForServerSignIn, waitForSignIn } from './wait.js';
 
 /** If no URL shows up by then, say what usually causes it. */
 const NO_URL_HINT_AFTER_MS = 20_000;
@@ -41,16 +44,6 @@ export interface SignInOptions extends PresentOptions {
 export interface SignInResult {
   url: CapturedUrl | undefined;
   tunnel: string | undefined;
-}
-
-function checkMethodOffered(init: InitializeResult, method: string): void {
-  const offered = (init.authMethods ?? []).map((m) => m.id);
-  if (offered.length > 0 && !offered.includes(method)) {
-    throw usageError(
-      `This server does not offer the auth method ${method}.`,
-      `use --method with one of: ${offered.join(', ')}`,
-    );
-  }
 }
 
 export async function signIn(io: CommandIO, options: SignInOptions): Promise<SignInResult> {
@@ -84,6 +77,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
     });
     const onAbort = (): void => server.kill();
     io.ctx.signal.addEventListener('abort', onAbort, { once: true });
+    listenForElicitation(io, server.connection, capture);
     let failed = true;
     const ok = (r: SignInResult): SignInResult => {
       failed = false;
@@ -124,6 +118,13 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
         auth.catch(() => undefined);
       }
       const wait = { server, auth: first.auth, authenticate: auth, deadline, startedAt };
+      const origin = { source: first.source, via: first.via, message: first.elicitation?.message };
+      if (first.kind === 'device') {
+        await presentDevicePage(io, first.auth, options, origin);
+        if (options.open) await openInBrowser(io, first.auth.url);
+        await waitForServerSignIn(io, wait);
+        return ok({ url: first, tunnel: undefined });
+      }
       if (first.kind === 'code-entry') {
         await presentCodeEntry(io, first.auth, { qr: options.qr, pasteTo: options });
         if (options.open) await openInBrowser(io, first.auth.url);
@@ -146,7 +147,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
         io.out.verbose(
           `the redirect path ${first.auth.redirectPath} is not the ${profile.id} profile's ${profile.redirectPath}; using the server's`,
         );
-      const tunnel = await presentUrl(io, first.auth, options, { source: first.source, via: first.via });
+      const tunnel = await presentUrl(io, first.auth, options, origin);
       if (options.open) await openInBrowser(io, first.auth.url);
       await waitForSignIn(io, { ...wait, listenerGraceMs: profile.quirks.listenerGoneGraceMs });
       return ok({ url: first, tunnel });
@@ -164,8 +165,20 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
 function announce(io: CommandIO, pid: number, init: InitializeResult, initMs: number, options: SignInOptions): void {
   emit(io.out, { event: 'server-started', pid, agent: describeInit(init).agent, ms: initMs });
   io.out.verbose(`server ${pid} initialized in ${initMs} ms`);
-  checkMethodOffered(init, options.method); // before anything onStarted says about that method
+  checkSignInMethod(init, options.method); // before anything onStarted says about that method
   options.onStarted?.(init);
+}
+
+/**
+ * A login answers a URL elicitation tied to its authenticate with `accept` (the user asked to sign in). The
+ * `authenticate` answer decides the sign-in: `elicitation/complete` only says the browser step ended.
+ */
+function listenForElicitation(io: CommandIO, conn: Connection, capture: UrlCapture): void {
+  conn.setRequestHandler(signInRequestHandler(conn, capture, 'accept'));
+  conn.onNotification((method) => {
+    if (method === 'elicitation/complete')
+      io.out.verbose('the server says the page step ended (elicitation/complete); waiting for its authenticate answer');
+  });
 }
 
 function startupSignInRefused(profile: ServerProfile, method: string): AgyError {

@@ -51,7 +51,9 @@ export function describeUrl(auth: AuthUrl): UrlAnatomy {
 export function renderAnatomy(a: UrlAnatomy): string[] {
   return [
     `url host:     ${a.host}  path ${a.path}`,
-    `redirect:     ${a.redirect.uri}${a.redirect.port ? ` (port ${a.redirect.port}, path ${a.redirect.path})` : ' (a code-display page: no loopback listener)'}`,
+    a.redirect.uri === ''
+      ? 'redirect:     none (a page the server follows itself: no loopback listener)'
+      : `redirect:     ${a.redirect.uri}${a.redirect.port ? ` (port ${a.redirect.port}, path ${a.redirect.path})` : ' (a code-display page: no loopback listener)'}`,
     `parameters:   ${Object.entries(a.params)
       .filter(([k]) => k !== 'redirect_uri')
       .map(([k, v]) => `${k}=${v}`)

@@ -93,6 +93,21 @@ export function waitForSignIn(io: CommandIO, o: WaitOptions): Promise<void> {
   });
 }
 
+/** A device-code or verification page: the server learns the outcome itself, so only its answer, the deadline or Ctrl-C end the wait. */
+export function waitForServerSignIn(
+  io: CommandIO,
+  o: Pick<WaitOptions, 'authenticate' | 'deadline' | 'startedAt'>,
+): Promise<void> {
+  return runWaitLoop(io, {
+    ...o,
+    prompt: '',
+    nothing: 'No sign-in',
+    timeoutHint: 'run `agyctl login --timeout 20m` for more time, and open the new page it shows',
+    onLine: () => undefined,
+    paste: false,
+  });
+}
+
 // --- the skeleton both sign-in waits share (the browser redirect and gemini-cli's code entry) ---
 // A prompt on stdin with a live countdown, the authenticate answer, the deadline, Ctrl-C, and periodic
 // `waiting` events. Whichever comes first settles the wait; every timer and the prompt are gone afterwards.
@@ -122,6 +137,8 @@ export interface WaitLoopOptions {
   nothing: string;
   timeoutHint: string;
   onLine(line: string, loop: WaitLoop): void;
+  /** false: nothing can be pasted (a page the server follows itself), so stdin is left alone. */
+  paste?: boolean;
   /** Extra set-up (probes, output watchers); the returned function runs when the wait settles. */
   setup?(loop: WaitLoop): (() => void) | undefined;
 }
@@ -146,9 +163,12 @@ export function runWaitLoop(io: CommandIO, o: WaitLoopOptions): Promise<void> {
         else resolve();
       },
     };
-    const reader = startPasteReader(io, { text: () => o.prompt, deadline: () => o.deadline }, (line) => {
-      if (!loop.settled && line.trim() !== '') o.onLine(line, loop);
-    });
+    const reader =
+      o.paste === false
+        ? { close: () => undefined }
+        : startPasteReader(io, { text: () => o.prompt, deadline: () => o.deadline }, (line) => {
+            if (!loop.settled && line.trim() !== '') o.onLine(line, loop);
+          });
     io.ctx.signal.addEventListener('abort', onAbort, { once: true });
     o.authenticate.then(
       () => loop.finish(),

@@ -11,6 +11,7 @@ import { AcpError } from '../acp/acp-error.js';
 import type { StartOptions } from '../acp/lifecycle.js';
 import { authenticate, describeInit } from '../acp/protocol.js';
 import { AgyError, EXIT } from '../core/errors.js';
+import { signInRequestHandler } from '../login/capture/elicitation-source.js';
 import type { Candidate } from '../login/capture/evidence.js';
 import { noSignInUrlError } from '../login/capture/evidence.js';
 import { type CapturedUrl, UrlCapture } from '../login/capture/pipeline.js';
@@ -25,6 +26,7 @@ import {
   snapshotState,
 } from '../login/state-snapshot.js';
 import { describeUrl, type UrlAnatomy } from '../login/url-anatomy.js';
+import { checkSignInMethod } from '../profiles/sign-in-support.js';
 import { withDeadline } from '../util/deadline.js';
 
 export interface SignInProbeInput {
@@ -61,10 +63,13 @@ export interface SignInProbeReport {
   launcher: { program: string; args: string[]; file?: CapturedUrl['file'] } | null;
   /** For the rpc channel: which message and field. */
   message: string | null;
+  /** For the elicitation channel: its id, the agent's message (sanitised, redacted) and agyctl's answer (always cancel). */
+  elicitation: { id: string; message: string; answer: 'cancel' } | null;
   url: UrlAnatomy | null;
   kind: CapturedUrl['kind'] | null;
   /** Candidates seen and not used, redacted. */
   rejected: Candidate[];
+  /** The loopback listener (loopback kind only: a code-entry or device page has none). */
   listener: { port: number; contacted: false } | null;
   settings: { file: string } & SettingsOutcome;
   token: { file: string; note: string };
@@ -112,6 +117,7 @@ export async function probeSignIn(input: SignInProbeInput): Promise<SignInProbeR
     channel: captured?.source ?? null,
     launcher: launcherOf(captured),
     message: captured?.source === 'rpc' ? (captured.via ?? null) : null,
+    elicitation: captured?.elicitation ? { ...captured.elicitation, answer: 'cancel' } : null,
     url: captured ? describeUrl(captured.auth) : null,
     kind: captured?.kind ?? null,
     rejected: [...capture.evidence.candidates],
@@ -146,9 +152,12 @@ async function runServer(input: SignInProbeInput, shims: ShimDir, capture: UrlCa
   });
   const onAbort = (): void => server.kill();
   input.signal.addEventListener('abort', onAbort, { once: true });
+  // The probe signs nothing in: an elicited sign-in URL is recorded and answered `cancel`.
+  server.connection.setRequestHandler(signInRequestHandler(server.connection, capture, 'cancel'));
   let captured: CapturedUrl | undefined;
   let failure: unknown;
   try {
+    if (started.kind === 'ready') checkSignInMethod(started.init, input.method);
     captured =
       started.kind === 'signing-in' ? started.url : await callAndCapture(input, server.connection, capture, startedAt);
   } catch (err) {

@@ -30,7 +30,8 @@ export function looksLikeSignInUrl(candidate: string): boolean {
   }
 }
 
-export function validateAuthUrl(text: string): Validation<AuthUrl> {
+/** A URL to show a person: it parses and is https. */
+function httpsUrl(text: string): Validation<URL> {
   let url: URL;
   try {
     url = new URL(text.trim());
@@ -39,6 +40,13 @@ export function validateAuthUrl(text: string): Validation<AuthUrl> {
   }
   if (url.protocol !== 'https:')
     return { ok: false, reason: `scheme is ${url.protocol.replace(':', '')}, expected https` };
+  return { ok: true, value: url };
+}
+
+export function validateAuthUrl(text: string): Validation<AuthUrl> {
+  const parsed = httpsUrl(text);
+  if (!parsed.ok) return parsed;
+  const url = parsed.value;
   if (!GOOGLE_AUTH_HOSTS.has(url.hostname))
     return { ok: false, reason: `host ${url.hostname} is not Google's sign-in host (accounts.google.com)` };
   if (url.searchParams.get('response_type') !== 'code') return { ok: false, reason: 'response_type is not "code"' };
@@ -96,6 +104,44 @@ export function validateCodeEntryUrl(text: string): Validation<AuthUrl> {
       redirectUri: r.toString(),
       redirectPath: r.pathname,
       state: url.searchParams.get('state') ?? undefined,
+    },
+  };
+}
+
+/**
+ * What an ACP URL elicitation may show: a loopback sign-in URL as above, or a
+ * device-code / verification page on Google's own hosts (no loopback
+ * redirect_uri: the server learns the outcome itself, so there is no tunnel
+ * and nothing to paste). Hosts are compared exactly after the URL parser's
+ * punycode conversion, so lookalikes and IDN homographs never match.
+ */
+export type ElicitedUrl = { kind: 'loopback'; auth: AuthUrl } | { kind: 'device'; auth: AuthUrl };
+
+/** Google's device-code verification page (www.google.com/device) and its sign-in host. */
+const DEVICE_PAGE_HOSTS = new Set(['www.google.com', 'google.com']);
+const DEVICE_PATH = /^\/device(?:\/|$)/;
+
+export function validateElicitedUrl(text: string): Validation<ElicitedUrl> {
+  const loopback = validateAuthUrl(text);
+  if (loopback.ok) return { ok: true, value: { kind: 'loopback', auth: loopback.value } };
+  const parsed = httpsUrl(text);
+  if (!parsed.ok) return parsed;
+  const url = parsed.value;
+  const device = DEVICE_PAGE_HOSTS.has(url.hostname) && DEVICE_PATH.test(url.pathname);
+  if (!GOOGLE_AUTH_HOSTS.has(url.hostname) && !device)
+    return {
+      ok: false,
+      reason: `host ${url.hostname} is not Google's sign-in host (accounts.google.com) or device page (www.google.com/device)`,
+    };
+  if (url.username !== '' || url.password !== '') return { ok: false, reason: 'the URL carries a user name' };
+  const redirect = url.searchParams.get('redirect_uri');
+  // A loopback redirect that failed validateAuthUrl, or a code-display page whose code would have nowhere to go.
+  if (redirect !== null) return { ok: false, reason: loopback.reason };
+  return {
+    ok: true,
+    value: {
+      kind: 'device',
+      auth: { url: url.toString(), port: 0, redirectUri: '', redirectPath: '', state: undefined },
     },
   };
 }

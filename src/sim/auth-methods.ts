@@ -3,40 +3,65 @@ import { agentPlatformConfigured, apiKeyConfigured, businessConfigured } from '.
 import { AUTH_METHODS, type AuthMethodId, isAuthMethodId } from './catalog.js';
 import type { SimContext } from './context.js';
 import { deleteToken, rewriteSettingsAuthType, writeToken } from './credential-files.js';
+import { deviceSignIn, elicitation, onlyThroughElicitation, signInCancelled } from './elicitation.js';
 import { authFailed, invalidField, RpcError } from './errors.js';
+import { deliverUrl } from './launch.js';
 import { startOAuthFlow } from './oauth.js';
 import { requireString } from './params.js';
-import type { Params } from './rpc.js';
+import type { Id, Params } from './rpc.js';
 
-function loginWithOAuth(ctx: SimContext, method: AuthMethodId): Promise<Record<string, never>> {
+/** What a good sign-in leaves: the token, and the settings rewrite of builds that do it. */
+function persistLogin(ctx: SimContext, method: AuthMethodId): void {
+  writeToken(ctx.paths.token, ctx.config.shapes);
+  if (ctx.config.authWritesSettings && method === 'oauth-personal') {
+    rewriteSettingsAuthType(ctx.paths.settings, 'oauth-personal');
+  }
+}
+
+function loginWithOAuth(ctx: SimContext, method: AuthMethodId, requestId: Id): Promise<Record<string, never>> {
   if (ctx.oauthFlow) {
     // One loopback flow at a time; the sim refuses rather than guess which wins.
     throw new RpcError(-32000, 'Onboarding already in progress', { reason: 'onboarding_in_progress' });
   }
+  const mode = ctx.config.elicitation.mode;
+  if (mode === 'only' && !ctx.clientElicitsUrl) throw onlyThroughElicitation();
+  const el = mode !== 'off' && ctx.clientElicitsUrl ? elicitation(ctx, requestId) : undefined;
   // Builds that save the chosen method when the flow starts, signed in or not (what probe --sign-in must undo).
   if (ctx.config.authStartWritesSettings) rewriteSettingsAuthType(ctx.paths.settings, method);
+  const signedIn = (): Record<string, never> => {
+    ctx.auth = { method, source: 'authenticate', revoked: false };
+    return {};
+  };
+  if (el && ctx.config.elicitation.page === 'device')
+    return deviceSignIn(ctx, requestId, () => persistLogin(ctx, method)).then(signedIn);
+  const io = {
+    writeStdoutLine: (line: string) => ctx.rpc.writeRawLine(line),
+    writeStderrLine: (line: string) => process.stderr.write(`${line}\n`),
+    writeStderr: (text: string) => process.stderr.write(text),
+  };
+  const announce = el
+    ? (url: string): void => {
+        if (mode === 'also') deliverUrl(ctx.config.launch, url, ctx.env, io);
+        void el.ask(url).then((answer) => {
+          if (answer !== 'accept') flow.fail(signInCancelled(answer));
+          else if (ctx.config.elicitation.completeEarly) el.complete();
+        });
+      }
+    : undefined;
   const flow = startOAuthFlow({
     config: ctx.config,
     env: ctx.env,
-    io: {
-      writeStdoutLine: (line) => ctx.rpc.writeRawLine(line),
-      writeStderrLine: (line) => process.stderr.write(`${line}\n`),
-      writeStderr: (text) => process.stderr.write(text),
-    },
-    onAuthorized: () => {
-      writeToken(ctx.paths.token, ctx.config.shapes);
-      if (ctx.config.authWritesSettings && method === 'oauth-personal') {
-        rewriteSettingsAuthType(ctx.paths.settings, 'oauth-personal');
-      }
-    },
+    io,
+    onAuthorized: () => persistLogin(ctx, method),
     onCrash: () => ctx.crash(),
+    ...(announce ? { announce } : {}),
   });
   ctx.oauthFlow = flow;
   return flow.result.then(
     () => {
       ctx.oauthFlow = undefined;
-      ctx.auth = { method, source: 'authenticate', revoked: false };
-      return {};
+      if (el && !ctx.config.elicitation.completeEarly) el.complete();
+      return signedIn();
     },
     (err: unknown) => {
       ctx.oauthFlow = undefined;
@@ -45,7 +70,7 @@ function loginWithOAuth(ctx: SimContext, method: AuthMethodId): Promise<Record<s
   );
 }
 
-function authenticate(ctx: SimContext, p: Params): Record<string, never> | Promise<Record<string, never>> {
+function authenticate(ctx: SimContext, p: Params, id: Id): Record<string, never> | Promise<Record<string, never>> {
   const methodId = requireString(p, 'methodId');
   if (!isAuthMethodId(methodId)) {
     throw invalidField(
@@ -75,9 +100,9 @@ function authenticate(ctx: SimContext, p: Params): Record<string, never> | Promi
           `oauth-business (Gemini Enterprise) requires gcp.project and gcp.location in ${ctx.paths.settings}.`,
         );
       }
-      return loginWithOAuth(ctx, methodId);
+      return loginWithOAuth(ctx, methodId, id);
     case 'oauth-personal':
-      return loginWithOAuth(ctx, methodId);
+      return loginWithOAuth(ctx, methodId, id);
   }
 }
 
@@ -89,6 +114,6 @@ function logout(ctx: SimContext): Record<string, never> {
 }
 
 export function registerAuthMethods(ctx: SimContext): void {
-  ctx.rpc.on('authenticate', (p) => authenticate(ctx, p));
+  ctx.rpc.on('authenticate', (p, id) => authenticate(ctx, p, id));
   ctx.rpc.on('logout', () => logout(ctx));
 }

@@ -47,6 +47,25 @@ const TOKEN_STORES: readonly TokenStore[] = ['file', 'keyring'];
 // --- end URL capture area ---
 export type NoiseMode = 'off' | 'garbage' | 'ansi' | 'both';
 
+// --- ACP URL elicitation (issue 33): builds that show the sign-in page through `elicitation/create`. ---
+/** off: RC01 (no elicitation). only: the URL goes only through elicitation. also: elicitation and AGY_SIM_LAUNCH both. */
+export type ElicitationMode = 'off' | 'only' | 'also';
+/** loopback: the usual Google URL with its 127.0.0.1 listener. device: a device-code page the sim approves itself. */
+export type ElicitationPage = 'loopback' | 'device';
+
+function elicitationSwitches(env: Env) {
+  return {
+    mode: choice(env, 'AGY_SIM_ELICITATION', ['off', 'only', 'also'] as const, 'off') as ElicitationMode,
+    page: choice(env, 'AGY_SIM_ELICITATION_PAGE', ['loopback', 'device'] as const, 'loopback') as ElicitationPage,
+    /** device: the user finishes on the page this long after the client accepts. */
+    deviceApproveMs: intVar(env, 'AGY_SIM_DEVICE_APPROVE_MS', 0) ?? 500,
+    /** Send elicitation/complete right after the client accepts, before the sign-in has ended. */
+    completeEarly: flag(env, 'AGY_SIM_ELICITATION_COMPLETE_EARLY'),
+  };
+}
+export type ElicitationSwitches = ReturnType<typeof elicitationSwitches>;
+// --- end ACP URL elicitation ---
+
 // --- assumptions area (issue 23.2): "the other shape" of what the reference leaves open (docs/assumptions.md). ---
 /** rc01: google-auth-library field names. renamed: the same facts under other names. no-expiry: rc01's without expiry_date. opaque: not JSON at all. */
 export type TokenShape = 'rc01' | 'renamed' | 'no-expiry' | 'opaque';
@@ -163,6 +182,9 @@ export interface SimConfig {
 
   /** Proofs area (issues 23.1, 21.3). */
   proofs: ProofSwitches;
+
+  /** ACP URL elicitation (issue 33). */
+  elicitation: ElicitationSwitches;
 }
 
 export type LeakMode = 'off' | 'session' | 'init';
@@ -264,6 +286,8 @@ export function loadConfig(env: Env): SimConfig {
     shapes: assumptionSwitches(env),
 
     proofs: proofSwitches(env),
+
+    elicitation: elicitationSwitches(env),
   };
 }
 

@@ -26,6 +26,8 @@ export interface SimContext {
   rpc: RpcConnection;
   auth: AuthState | undefined;
   oauthFlow: OAuthFlow | undefined;
+  /** The client advertised clientCapabilities.elicitation.url in initialize. */
+  clientElicitsUrl: boolean;
   sessions: Map<string, OpenSession>;
   /** AGY_SIM_CRASH_WHILE_WAITING_MS: die like the real server reportedly does. */
   crash(): void;

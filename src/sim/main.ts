@@ -16,6 +16,7 @@ import { readSettings, startupAuth } from './auth-state.js';
 import { initializeResult } from './catalog.js';
 import { ConfigError, loadConfig, type SimConfig } from './config.js';
 import type { SimContext } from './context.js';
+import { advertisesUrlElicitation } from './elicitation.js';
 import { missingField } from './errors.js';
 import { leakAndDie, leakAtStart } from './leak.js';
 import { statePaths } from './paths.js';
@@ -83,6 +84,7 @@ export function runSimulator(exit: (code: number) => never): void {
     rpc,
     auth: startupAuth(paths, settings, env, config.tokenRevoked, config.shapes.tokenShape === 'opaque'),
     oauthFlow: undefined,
+    clientElicitsUrl: false,
     sessions: new Map(),
     crash() {
       die(70, ['FATAL: simulated crash']);
@@ -92,6 +94,7 @@ export function runSimulator(exit: (code: number) => never): void {
   rpc.on('initialize', (p) => {
     if (config.leakSecrets === 'init') leakAndDie(die);
     if (p.protocolVersion === undefined) throw missingField('protocolVersion');
+    ctx.clientElicitsUrl = advertisesUrlElicitation(p.clientCapabilities);
     return initializeResult(config.version, config.hugeLineBytes, config.shapes.initShape);
   });
   registerAuthMethods(ctx);
@@ -104,10 +107,10 @@ export function runSimulator(exit: (code: number) => never): void {
     // The protocol channel ends; the process (and whatever the request started) keeps running.
     const method = config.closeStdout;
     const inner = rpc.handlerFor(method);
-    rpc.on(method, (p) => {
+    rpc.on(method, (p, id) => {
       stdoutClosed = true;
       process.stdout.end();
-      return inner?.(p);
+      return inner?.(p, id);
     });
   }
 

@@ -55,6 +55,8 @@ export interface OAuthFlowOptions {
   onAuthorized: () => void;
   /** AGY_SIM_CRASH_WHILE_WAITING_MS fired: the process must die now. */
   onCrash: () => void;
+  /** How the URL reaches the user; default: AGY_SIM_LAUNCH's way (deliverUrl). */
+  announce?: (url: string) => void;
 }
 
 export interface OAuthFlow {
@@ -62,6 +64,8 @@ export interface OAuthFlow {
   result: Promise<void>;
   /** Tear down without answering (process shutdown). */
   dispose(): void;
+  /** End the flow with this error (the client refused the sign-in page); no-op once settled. */
+  fail(error: RpcError): void;
 }
 
 export function startOAuthFlow(opts: OAuthFlowOptions): OAuthFlow {
@@ -145,7 +149,8 @@ export function startOAuthFlow(opts: OAuthFlowOptions): OAuthFlow {
       // "Listener disappeared": the port goes dead but authenticate stays pending.
       timers.push(setTimeout(() => closeListener(), config.dropListenerMs));
     }
-    deliverUrl(config.launch, url, opts.env, opts.io);
+    if (opts.announce) opts.announce(url);
+    else deliverUrl(config.launch, url, opts.env, opts.io);
   });
 
   return {
@@ -155,5 +160,6 @@ export function startOAuthFlow(opts: OAuthFlowOptions): OAuthFlow {
       for (const t of timers) clearTimeout(t);
       closeListener();
     },
+    fail: (error) => settle(error),
   };
 }

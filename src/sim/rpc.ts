@@ -7,7 +7,8 @@ import { methodNotFound, RpcError } from './errors.js';
 
 export type Id = string | number | null;
 export type Params = Record<string, unknown>;
-export type RequestHandler = (params: Params) => unknown;
+/** A request's params, and its id (an elicitation names the request it belongs to). */
+export type RequestHandler = (params: Params, id: Id) => unknown;
 
 interface Pending {
   resolve(v: unknown): void;
@@ -149,7 +150,7 @@ export class RpcConnection {
     try {
       // Synchronous handlers answer before the next line is read, so replies
       // to quick requests stay in request order.
-      const out = handler(params);
+      const out = handler(params, id);
       const result: unknown = out instanceof Promise ? await out : out;
       if (result instanceof WithFollowUp) {
         this.sendResponse({ jsonrpc: '2.0', id, result: result.result });

@@ -18,8 +18,8 @@ const shimDirsLeft = (sb: Sandbox): string[] => fs.readdirSync(sb.root).filter((
 /** The private dirs of the pages the simulator's file modes hand a launcher. */
 const simPagesLeft = (sb: Sandbox): string[] => fs.readdirSync(sb.root).filter((f) => f.startsWith('agy-sim-page-'));
 
-async function loginWithBrowser(sb: Sandbox, env: NodeJS.ProcessEnv = {}) {
-  const child = spawnAgyctl(['login', '--json', '--timeout', '30s'], sb, { env });
+async function loginWithBrowser(sb: Sandbox, env: NodeJS.ProcessEnv = {}, extraArgs: string[] = []) {
+  const child = spawnAgyctl(['login', '--json', '--timeout', '30s', ...extraArgs], sb, { env });
   const url = await waitForEvent(child, 'url');
   expect(await httpGet(redirectFor(String(url.url)))).toBe(200);
   const result = await child;
@@ -91,6 +91,131 @@ describe('login: every launch path', () => {
     expect(url.source).toBe('shim');
     expect(url.via).toBe('BROWSER');
     expect(await waitNoProcesses(sandbox)).toEqual([]);
+  });
+});
+
+describe('login: ACP URL elicitation', () => {
+  it('a build that shows the URL only through elicitation: accepted, caught on the elicitation channel, exit 0', async () => {
+    sandbox = makeSandbox();
+    const env = { AGY_SIM_ELICITATION: 'only', AGY_SIM_LAUNCH: 'none' };
+    const { url, result, events } = await loginWithBrowser(sandbox, env);
+    expect(result.exitCode, String(result.stderr)).toBe(0);
+    expect(url).toMatchObject({ source: 'elicitation', redirectUri: `http://127.0.0.1:${String(url.port)}/` });
+    expect(String(url.via)).toMatch(/^agy-sim-signin-[0-9a-f]{8}$/);
+    expect(String(url.tunnel)).toMatch(/^ssh -N -L /);
+    expect(events.at(-1)).toMatchObject({ event: 'verified', tokenFile: { mode: '0600' } });
+    expect(await waitNoProcesses(sandbox)).toEqual([]);
+    expect(shimDirsLeft(sandbox)).toEqual([]);
+  });
+
+  it('a build that also sends it through elicitation: whichever channel wins, the elicitation is accepted, exit 0', async () => {
+    sandbox = makeSandbox();
+    const env = { AGY_SIM_ELICITATION: 'also', AGY_SIM_LAUNCH: 'stderr' };
+    const { url, result } = await loginWithBrowser(sandbox, env, ['-v']);
+    expect(result.exitCode, String(result.stderr)).toBe(0);
+    expect(['elicitation', 'stderr']).toContain(url.source);
+    expect(String(result.stderr)).toMatch(/the server asked elicitation\/create: accepted/);
+    expect(await waitNoProcesses(sandbox)).toEqual([]);
+  });
+
+  it('human output: the whole URL, its host and the agent message; -v says how the request was answered', async () => {
+    sandbox = makeSandbox();
+    const child = spawnAgyctl(['login', '-v', '--timeout', '30s'], sandbox, {
+      env: { AGY_SIM_ELICITATION: 'only', AGY_SIM_LAUNCH: 'none' },
+    });
+    let stdout = '';
+    const url = await new Promise<string>((resolve) =>
+      child.stdout!.on('data', (b: Buffer) => {
+        stdout += b.toString();
+        const m = /^(https:\/\/accounts\.google\.com\/\S+)$/m.exec(stdout);
+        if (m) resolve(m[1]!);
+      }),
+    );
+    expect(await httpGet(redirectFor(url))).toBe(200);
+    const result = await child;
+    expect(result.exitCode, String(result.stderr)).toBe(0);
+    const stderr = String(result.stderr);
+    expect(stderr).toContain(
+      'The server asks you to open a page on accounts.google.com (ACP URL elicitation): "Sign in with your Google account to use Antigravity."',
+    );
+    expect(stderr).toMatch(/the server asked elicitation\/create: accepted: the sign-in URL is shown to the user/);
+    expect(stderr).toMatch(/elicitation\/complete/);
+  });
+
+  it('a device-code page: shown as it is, no tunnel, no paste prompt; the server finishes it, exit 0', async () => {
+    sandbox = makeSandbox();
+    const env = { AGY_SIM_ELICITATION: 'only', AGY_SIM_ELICITATION_PAGE: 'device', AGY_SIM_DEVICE_APPROVE_MS: '300' };
+    const json = await agyctl(['login', '--json', '--timeout', '30s'], sandbox, { env });
+    expect(json.exitCode, json.stderr).toBe(0);
+    const events = parseEvents(json.stdout);
+    const url = events.find((e) => e.event === 'url')!;
+    expect(url).toMatchObject({ mode: 'device', source: 'elicitation', redirectUri: '' });
+    expect(String(url.url)).toMatch(/^https:\/\/www\.google\.com\/device\?user_code=[0-9A-F]{4}-[0-9A-F]{4}$/);
+    expect(url).not.toHaveProperty('tunnel');
+    expect(url).not.toHaveProperty('port');
+    expect(events.at(-1)).toMatchObject({ event: 'verified', tokenFile: { mode: '0600' } });
+
+    fs.rmSync(path.join(sandbox.stateDir, 'acp_token.json'));
+    const human = await agyctl(['login', '--timeout', '30s'], sandbox, { env });
+    expect(human.exitCode, human.stderr).toBe(0);
+    expect(human.stdout).toMatch(/^https:\/\/www\.google\.com\/device\?user_code=/m);
+    expect(human.stderr).toContain('The server asks you to open a page on www.google.com (ACP URL elicitation)');
+    expect(human.stderr).toContain('No tunnel and nothing to paste');
+    expect(human.stderr).not.toMatch(/ssh -N|paste it here|First run this/);
+    expect(await waitNoProcesses(sandbox)).toEqual([]);
+  });
+
+  it('login --detach with a device page: nothing to finish (exit 2), status --wait follows it to exit 0', async () => {
+    sandbox = makeSandbox();
+    const env = { AGY_SIM_ELICITATION: 'only', AGY_SIM_ELICITATION_PAGE: 'device', AGY_SIM_DEVICE_APPROVE_MS: '1500' };
+    const detached = await agyctl(['login', '--detach', '--timeout', '30s'], sandbox, { env });
+    expect(detached.exitCode, detached.stderr).toBe(0);
+    expect(detached.stderr).toContain('the server sees the sign-in finish by itself');
+    expect(detached.stderr).not.toContain('agyctl login finish');
+    const finish = await agyctl(['login', 'finish', 'http://127.0.0.1:1/?code=x&state=y'], sandbox);
+    expect(finish.exitCode).toBe(2);
+    expect(finish.stderr).toMatch(/^error: This login shows a page the server follows itself .*nothing to paste\.$/m);
+    const status = await agyctl(['login', 'status', '--wait'], sandbox);
+    expect(status.exitCode, status.stderr).toBe(0);
+    expect(await waitNoProcesses(sandbox)).toEqual([]);
+  });
+
+  it('elicitation/complete alone never ends the login: the authenticate answer decides (exit 5 when it never comes)', async () => {
+    sandbox = makeSandbox();
+    const result = await agyctl(['login', '--json', '--timeout', '3s'], sandbox, {
+      env: {
+        AGY_SIM_ELICITATION: 'only',
+        AGY_SIM_ELICITATION_PAGE: 'device',
+        AGY_SIM_ELICITATION_COMPLETE_EARLY: '1',
+        AGY_SIM_DEVICE_APPROVE_MS: '60000',
+      },
+    });
+    expect(result.exitCode, result.stderr).toBe(5);
+    const events = parseEvents(result.stdout);
+    expect(events.map((e) => e.event)).not.toContain('authenticated');
+    expect(events.at(-1)).toMatchObject({ event: 'error', code: 'timeout', exit: 5 });
+    expect(fs.existsSync(path.join(sandbox.stateDir, 'acp_token.json'))).toBe(false);
+    expect(await waitNoProcesses(sandbox)).toEqual([]);
+  });
+
+  it('other agent requests are still -32601, visible with -v and in --trace', async () => {
+    sandbox = makeSandbox();
+    const trace = path.join(sandbox.root, 'trace.jsonl');
+    const child = spawnAgyctl(['login', '--json', '-v', '--trace', trace, '--timeout', '30s'], sandbox, {
+      env: { AGY_SIM_LAUNCH: 'rpc-request' },
+    });
+    const url = await waitForEvent(child, 'url');
+    expect(await httpGet(redirectFor(String(url.url)))).toBe(200);
+    const result = await child;
+    expect(result.exitCode, String(result.stderr)).toBe(0);
+    expect(String(result.stderr)).toMatch(
+      /the server asked _vendor\/open_url: answered error -32601 \(Method not found\)/,
+    );
+    const sent = fs
+      .readFileSync(trace, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"dir":"send"') && l.includes('"agy-sim-open-url"') && l.includes('"code":-32601'));
+    expect(sent.length).toBeGreaterThan(0);
   });
 });
 

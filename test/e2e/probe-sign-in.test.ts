@@ -20,13 +20,15 @@ interface Report {
   channel: string | null;
   launcher: { program: string; args: string[]; file?: { kind: string } } | null;
   message: string | null;
+  elicitation: { id: string; message: string; answer: string } | null;
+  kind: string | null;
   url: {
     host: string;
     path: string;
     redirect: { uri: string; host: string; port: number; path: string };
     params: Record<string, string>;
   };
-  listener: { port: number; contacted: boolean };
+  listener: { port: number; contacted: boolean } | null;
   settings: { rewritten: boolean; restored: boolean };
   token: { file: string };
   stateDir: { unchanged: boolean; removed: string[]; left: string[]; missing: string[] };
@@ -220,6 +222,46 @@ describe('probe --sign-in', () => {
     expect(r.settings).toMatchObject({ rewritten: true, existedBefore: false, restored: true });
     expect(fs.existsSync(path.join(sandbox.stateDir, 'settings.json'))).toBe(false);
     expect(r.stateDir).toMatchObject({ unchanged: true, left: [], missing: [] });
+  });
+
+  it('ACP URL elicitation: the channel, its id and message, answered cancel; no sign-in, nothing left', async () => {
+    sandbox = makeSandbox();
+    const { settings, before } = prepare(sandbox);
+    const r = await probe(sandbox, { AGY_SIM_ELICITATION: 'only', AGY_SIM_LAUNCH: 'none' });
+    expect(r.channel).toBe('elicitation');
+    expect(r.kind).toBe('loopback');
+    expect(r.elicitation).toEqual({
+      id: expect.stringMatching(/^agy-sim-signin-[0-9a-f]{8}$/),
+      message: 'Sign in with your Google account to use Antigravity.',
+      answer: 'cancel',
+    });
+    expect(r.launcher).toBeNull();
+    expect(r.url).toMatchObject({ host: 'accounts.google.com', redirect: { host: '127.0.0.1', path: '/' } });
+    expect(r.url.params.state).toBe('[REDACTED]');
+    expect(r.listener).toEqual({ port: r.url.redirect.port, contacted: false });
+    expect(fs.existsSync(path.join(sandbox.stateDir, 'acp_token.json'))).toBe(false);
+    expect(fs.readFileSync(path.join(sandbox.stateDir, 'settings.json'), 'utf8')).toBe(settings);
+    expect(listing(sandbox.stateDir)).toEqual(before);
+    expect(await waitNoProcesses(sandbox)).toEqual([]);
+  });
+
+  it('ACP URL elicitation of a device page: kind device, no listener; the human report names the channel', async () => {
+    sandbox = makeSandbox();
+    const env = { AGY_SIM_ELICITATION: 'only', AGY_SIM_ELICITATION_PAGE: 'device', AGY_SIM_DEVICE_APPROVE_MS: '0' };
+    const r = await probe(sandbox, env);
+    expect(r).toMatchObject({ channel: 'elicitation', kind: 'device', listener: null });
+    expect(r.url).toMatchObject({ host: 'www.google.com', path: '/device', redirect: { uri: '', port: null } });
+    // cancel was the answer, so the simulator never signed in.
+    expect(fs.existsSync(path.join(sandbox.stateDir, 'acp_token.json'))).toBe(false);
+    const human = await agyctl(['probe', '--sign-in', '--timeout', '20s'], sandbox, { env });
+    expect(human.exitCode, human.stderr).toBe(0);
+    expect(human.stdout).toMatch(
+      /^channel: +elicitation \(ACP URL elicitation agy-sim-signin-[0-9a-f]{8} tied to authenticate, answered cancel\)$/m,
+    );
+    expect(human.stdout).toMatch(/^message: +"Sign in with your Google account to use Antigravity\."$/m);
+    expect(human.stdout).toMatch(/^redirect: +none \(a page the server follows itself/m);
+    expect(human.stdout).toMatch(/^sign-in kind: a device-code or verification page/m);
+    expect(await waitNoProcesses(sandbox)).toEqual([]);
   });
 
   it('--method must be a browser method; --method without --sign-in is a usage error', async () => {

@@ -27,6 +27,10 @@ describe('redaction', () => {
   });
 
   it('redacts secrets inside URLs and free text', () => {
+    expect(redact({ error: { code: -32601, message: 'Method not found' }, params: { code: 1234 } })).toEqual({
+      error: { code: -32601, message: 'Method not found' },
+      params: { code: 1234 },
+    });
     expect(redactText('http://127.0.0.1:4000/?code=4/0AbC-d&state=xyz&scope=a')).toBe(
       'http://127.0.0.1:4000/?code=[REDACTED]&state=[REDACTED]&scope=a',
     );

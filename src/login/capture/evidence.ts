@@ -16,13 +16,14 @@ import { FILE_KIND_WORDS, type FileKind } from './launcher-source.js';
 /**
  * shim: a fake browser or launcher ran; launcher-file: a launcher was handed a local file (an HTML page, a .desktop
  * or .url file) that leads to the URL; stdout/stderr: a line of output; rpc: a JSON-RPC message that was not the
- * answer to our own request (or its _meta/error data).
+ * answer to our own request (or its _meta/error data); elicitation: an ACP `elicitation/create` request in url mode
+ * tied to our authenticate.
  */
-export type Channel = 'shim' | 'launcher-file' | 'stdout' | 'stderr' | 'rpc';
+export type Channel = 'shim' | 'launcher-file' | 'stdout' | 'stderr' | 'rpc' | 'elicitation';
 
 export interface Candidate {
   channel: Channel;
-  /** The launcher program (shim, launcher-file), or which message and field (rpc). */
+  /** The launcher program (shim, launcher-file), which message and field (rpc), or the elicitation id (elicitation). */
   via?: string;
   /** The launcher's arguments, redacted (shim, launcher-file). */
   args?: string[];
@@ -61,7 +62,9 @@ export function describeCandidate(c: Candidate): string {
         ? `${c.file ? FILE_KIND_WORDS[c.file.kind] : 'a file'} from ${launcherWords(c)}`
         : c.channel === 'rpc'
           ? `JSON-RPC ${c.via ?? 'message'}`
-          : c.channel;
+          : c.channel === 'elicitation'
+            ? `ACP URL elicitation${c.via ? ` ${c.via}` : ''}`
+            : c.channel;
   return `${where}: ${c.url ? `${c.url} — ` : ''}${c.reason}`;
 }
 
@@ -84,7 +87,7 @@ export class EvidenceLog {
 }
 
 export const CHANNELS_WATCHED =
-  'launcher shims (xdg-open, gio, kioclient, BROWSER, browsers by name, ...), stdout, stderr, JSON-RPC messages';
+  'launcher shims (xdg-open, gio, kioclient, BROWSER, browsers by name, ...), stdout, stderr, JSON-RPC messages, ACP URL elicitation';
 
 export function noSignInUrlError(waitedMs: number, evidence: EvidenceLog): AgyError {
   const list = evidence.candidates;

@@ -1,13 +1,21 @@
 /**
  * One capture pipeline that every channel feeds: the launcher shims' log
  * (and the local files launchers are handed), the server's stdout noise and
- * stderr lines (raw, so hyperlinks and split URLs are found), and its
- * JSON-RPC messages. The first valid sign-in URL resolves `found`; every
- * other candidate is kept as evidence and handed to `onRejected`.
+ * stderr lines (raw, so hyperlinks and split URLs are found), its
+ * JSON-RPC messages, and ACP URL elicitations (elicitation-source.ts). The
+ * first valid sign-in URL resolves `found`; every other candidate is kept
+ * as evidence and handed to `onRejected`.
  */
 import fs from 'node:fs';
 import type { JsonRpcMessage } from '../../acp/framing.js';
-import { type AuthUrl, looksLikeSignInUrl, validateAuthUrl, validateCodeEntryUrl } from '../../profiles/auth-url.js';
+import {
+  type AuthUrl,
+  looksLikeSignInUrl,
+  type Validation,
+  validateAuthUrl,
+  validateCodeEntryUrl,
+  validateElicitedUrl,
+} from '../../profiles/auth-url.js';
 import type { ShimDir } from '../shims.js';
 import { type Candidate, type Channel, EvidenceLog, redactEvidence, shorten } from './evidence.js';
 import {
@@ -41,9 +49,20 @@ export interface CapturedUrl {
   args: string[] | undefined;
   /** The kind of file the launcher was handed ('launcher-file' only). */
   file: { kind: FileKind } | undefined;
+  /** The elicitation's id and the agent's message, sanitised and redacted ('elicitation' only). */
+  elicitation?: ElicitationInfo | undefined;
   capturedAt: number;
-  /** loopback: the browser comes back to the server's listener. code-entry: the user pastes a code the server reads on stdin (auth.port is 0). */
-  kind: 'loopback' | 'code-entry';
+  /**
+   * loopback: the browser comes back to the server's listener. code-entry: the user pastes a code the server reads
+   * on stdin (auth.port is 0). device: a device-code or verification page the server follows itself (elicitation
+   * only; auth.port is 0, nothing to tunnel or paste).
+   */
+  kind: 'loopback' | 'code-entry' | 'device';
+}
+
+export interface ElicitationInfo {
+  id: string;
+  message: string;
 }
 
 /** A rejected candidate, and whether it deserves a warning (it looked like a sign-in) or only --verbose. */
@@ -57,7 +76,7 @@ const OAUTH_PARAMS = /[?&](response_type|redirect_uri|client_id|code_challenge)=
 /** Why a candidate was not taken, and whether it was reported before; undefined when it was taken (or capture is over). */
 type Verdict = { reason: string; repeat: boolean } | undefined;
 /** Where a candidate came from, beyond its channel. */
-type From = Pick<Candidate, 'via' | 'args' | 'file'>;
+type From = Pick<Candidate, 'via' | 'args' | 'file'> & { elicitation?: ElicitationInfo };
 
 /** What a joined URL still held when the capture ended is recorded with. */
 function endedVerdict(url: string): Verdict {
@@ -127,7 +146,32 @@ export class UrlCapture {
   /** A JSON-RPC message from the server, as Connection.onServerMessage delivers it. */
   feedMessage(msg: JsonRpcMessage, info: MessageInfo): void {
     if (this.done) return;
+    // A URL elicitation is its own channel (feedElicitation), answered by the sign-in's request handler.
+    if (msg.method === 'elicitation/create' && msg.id !== undefined && msg.id !== null) return;
     for (const { url, where } of messageUrls(msg, info)) this.consider(url, 'rpc', { via: where });
+  }
+
+  /**
+   * The URL of an ACP URL elicitation tied to our authenticate. It is judged whether or not the capture has ended
+   * (the answer to the agent depends on it); it is taken only when nothing was taken before.
+   */
+  feedElicitation(url: string, info: ElicitationInfo): Validation<CapturedUrl['kind']> {
+    const from: From = { via: info.id, elicitation: info };
+    const v = validateElicitedUrl(url);
+    if (!v.ok) {
+      if (!this.judged.has(url)) this.rejectUrl(url, 'elicitation', from, v.reason);
+      this.judged.set(url, v.reason);
+      return v;
+    }
+    if (!this.done) {
+      this.close();
+      this.resolve({ auth: v.value.auth, source: 'elicitation', ...this.fromFields(from), kind: v.value.kind });
+    }
+    return { ok: true, value: v.value.kind };
+  }
+
+  private fromFields(from: From): Pick<CapturedUrl, 'via' | 'args' | 'file' | 'elicitation' | 'capturedAt'> {
+    return { via: from.via, args: from.args, file: from.file, elicitation: from.elicitation, capturedAt: Date.now() };
   }
 
   /** Read the launcher log now (tests; the watcher does it otherwise). */
@@ -216,15 +260,7 @@ export class UrlCapture {
     if (v.ok || code?.ok) {
       this.close();
       const auth = v.ok ? v.value : (code as { value: AuthUrl }).value;
-      this.resolve({
-        auth,
-        source,
-        via: from.via,
-        args: from.args,
-        file: from.file,
-        capturedAt: Date.now(),
-        kind: v.ok ? 'loopback' : 'code-entry',
-      });
+      this.resolve({ auth, source, ...this.fromFields(from), kind: v.ok ? 'loopback' : 'code-entry' });
       return undefined;
     }
     this.judged.set(url, v.reason);
@@ -233,7 +269,12 @@ export class UrlCapture {
 
   private rejectUrl(url: string, source: UrlSource, from: From, reason: string): void {
     // Anything a launcher got (or a file it got leads to) is meant as the sign-in URL; from output and messages, only Google- or OAuth-looking ones are worth a warning.
-    const loud = source === 'shim' || source === 'launcher-file' || looksLikeSignInUrl(url) || OAUTH_PARAMS.test(url);
+    const loud =
+      source === 'shim' ||
+      source === 'launcher-file' ||
+      source === 'elicitation' ||
+      looksLikeSignInUrl(url) ||
+      OAUTH_PARAMS.test(url);
     this.reject({ channel: source, ...from, url: shorten(redactEvidence(url)), reason }, loud);
   }
 

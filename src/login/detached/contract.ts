@@ -66,7 +66,7 @@ export type LoginEvent =
   | {
       event: 'url';
       url: string;
-      mode?: 'loopback' | 'code-entry';
+      mode?: 'loopback' | 'code-entry' | 'device';
       port?: number;
       redirectUri: string;
       tunnel?: string;

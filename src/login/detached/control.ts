@@ -155,6 +155,8 @@ export function describePending(state: LoginState): string[] {
   if (state.tunnel) lines.push(`Tunnel (port ${state.port}): ${shown(state.tunnel)}`);
   else if (state.mode === 'code-entry')
     lines.push('This login uses code entry: no tunnel; give the code with `agyctl login finish CODE`.');
+  else if (state.mode === 'device')
+    lines.push('This login shows a page the server follows itself: no tunnel and nothing to paste.');
   return lines;
 }
 

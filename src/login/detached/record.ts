@@ -54,7 +54,7 @@ export interface LoginState {
   url?: string;
   port?: number;
   tunnel?: string;
-  mode?: 'loopback' | 'code-entry';
+  mode?: 'loopback' | 'code-entry' | 'device';
   server?: RecordedProcess;
   shimDirs?: string[];
   outcome?: Outcome;

@@ -199,7 +199,7 @@ function trackState(state: LoginState, event: LoginEvent, save: () => void): voi
       break;
     case 'url':
       state.url = event.url;
-      state.mode = event.mode === 'code-entry' ? 'code-entry' : 'loopback';
+      state.mode = event.mode ?? 'loopback';
       if (event.port !== undefined) state.port = event.port;
       if (event.tunnel !== undefined) state.tunnel = event.tunnel;
       if (event.method !== undefined) state.method = event.method;

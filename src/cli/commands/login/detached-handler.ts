@@ -52,7 +52,9 @@ function render(io: CommandIO, seen: Exclude<Liveness, { kind: 'none' }>, wait: 
     for (const line of describePending(state)) io.out.print(line);
     if (!io.out.json)
       io.out.info(
-        'Finish it with `agyctl login finish` (the address your browser ended on), or stop it with `agyctl login cancel`.',
+        state.mode === 'device'
+          ? 'Follow it with `agyctl login status --wait`, or stop it with `agyctl login cancel`.'
+          : 'Finish it with `agyctl login finish` (the address your browser ended on), or stop it with `agyctl login cancel`.',
       );
     return { exit: EXIT.ok, data };
   }
@@ -162,6 +164,11 @@ export async function loginFinish(io: CommandIO, given: string | undefined): Pro
   const paths = pathsOf(io);
   const seen = inspect(paths);
   if (seen.kind !== 'pending') throw notPending(io, seen);
+  if (seen.state.mode === 'device')
+    throw usageError(
+      'This login shows a page the server follows itself (a device-code or verification page): there is nothing to paste.',
+      'finish the sign-in on that page, then follow it with `agyctl login status --wait`',
+    );
   const line = given ?? (await readOneLine(io, seen.state));
   refuseBareCode(seen.state, line);
   const answer = await deliver(paths, line);

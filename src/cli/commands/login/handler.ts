@@ -96,7 +96,9 @@ export async function loginCommand(io: CommandIO, { options }: HandlerArgs<Login
         `The login goes on in the background (supervisor pid ${s.pid}) until ${new Date(s.deadline).toISOString()}.`,
       );
       io.out.info(
-        'After signing in: `agyctl login finish` with the address your browser ended on (not needed when the tunnel carried it), then `agyctl login status --wait`. Stop it with `agyctl login cancel`.',
+        s.mode === 'device'
+          ? 'Follow the page; the server sees the sign-in finish by itself. Then `agyctl login status --wait`. Stop it with `agyctl login cancel`.'
+          : 'After signing in: `agyctl login finish` with the address your browser ended on (not needed when the tunnel carried it), then `agyctl login status --wait`. Stop it with `agyctl login cancel`.',
       );
     }
     return { exit: EXIT.ok, data: { detached: true } };

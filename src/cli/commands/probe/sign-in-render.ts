@@ -15,7 +15,9 @@ function channelLine(r: SignInProbeReport): string {
         ? `a launcher was handed ${r.launcher?.file ? FILE_KIND_WORDS[r.launcher.file.kind] : 'a file'} that leads to the URL: ${launcher}`
         : r.channel === 'rpc'
           ? `a JSON-RPC message: ${r.message ?? '?'}`
-          : `a line on the server's ${r.channel}`;
+          : r.channel === 'elicitation'
+            ? `ACP URL elicitation ${r.elicitation?.id ?? '?'} tied to authenticate, answered ${r.elicitation?.answer ?? 'cancel'}`
+            : `a line on the server's ${r.channel}`;
   return `channel:      ${r.channel} (${how})`;
 }
 
@@ -32,9 +34,12 @@ export function renderSignInProbe(r: SignInProbeReport): string[] {
     `method:       ${r.startupSignIn ? 'none called: the server started a sign-in before answering initialize' : r.method}`,
     channelLine(r),
   ];
+  if (r.elicitation) lines.push(`message:      "${r.elicitation.message}"`);
   if (r.url) lines.push(...renderAnatomy(r.url));
   if (r.kind === 'code-entry')
     lines.push('sign-in kind: code entry (the user pastes a code the server reads on stdin)');
+  if (r.kind === 'device')
+    lines.push('sign-in kind: a device-code or verification page the server follows itself (no tunnel, no paste)');
   if (r.listener) lines.push(`listener:     127.0.0.1:${r.listener.port}, never contacted; closed with the server`);
   lines.push(`settings:     ${settingsLine(r.settings)}`);
   lines.push(`token file:   ${r.token.file} (${r.token.note})`);
