@@ -3,6 +3,8 @@
  * the forward of the callback port (or paste-back), the browser, and a
  * clean exit on every path: no forward, master or remote server left.
  */
+
+import { serverText } from '../acp/redact.js';
 import { AgyError, asExitCode, EXIT, InterruptedError, TimeoutError } from '../core/errors.js';
 import type { CommandIO, CommandResult } from '../core/io.js';
 import { tempRoot } from '../core/paths.js';
@@ -11,12 +13,20 @@ import { labelled } from '../login/present.js';
 import { validateAuthUrl, validateCodeEntryUrl } from '../profiles/auth-url.js';
 import { formatDuration } from '../util/duration.js';
 import { openBrowser } from './browser.js';
-import { SshMaster, settlesWithin } from './control-master.js';
+import { CallbackRelay, type Delivery } from './callback-relay.js';
+import { type ProbeResult, SshMaster, settlesWithin } from './control-master.js';
 import { checkLocalPort } from './local-port.js';
 import { resumeAfterDrop } from './reconnect.js';
 import { renderRemoteEvent, summaryLine } from './relay.js';
 import { remoteLoginCommand } from './remote-command.js';
-import { knownEvent, type RawEvent, type RemoteEventOf, RemoteLogin, type SessionExit } from './remote-login.js';
+import {
+  knownEvent,
+  type RawEvent,
+  type RemoteEvent,
+  type RemoteEventOf,
+  RemoteLogin,
+  type SessionExit,
+} from './remote-login.js';
 
 export interface ConnectOptions {
   destination: string;
@@ -33,6 +43,11 @@ export interface ConnectOptions {
 /** The remote login runs its proof (a fresh server, default 60 s) after the sign-in; our session deadline allows for it. */
 const AFTER_SIGN_IN_MARGIN_MS = 180_000;
 const MASTER_EXIT_WAIT_MS = 3_000;
+/** The remote login answers a relayed redirect once its listener answered it (login delivers within 15 s). */
+const RELAY_ANSWER_MS = 30_000;
+
+/** How the browser's redirect reaches the remote login: an SSH forward, the relay over the session, or a paste. */
+export type Route = 'forward' | 'relay' | 'paste';
 
 export async function runConnect(io: CommandIO, o: ConnectOptions): Promise<CommandResult> {
   const master = SshMaster.start({
@@ -62,7 +77,12 @@ class ConnectSession {
   private login!: RemoteLogin;
   private chain: Promise<void> = Promise.resolve();
   private forwardedPort: number | undefined;
+  private route: Route | undefined;
+  /** Why the route is not the forward (relay or paste). */
   private fallbackReason: string | undefined;
+  private probe: ProbeResult | undefined;
+  private relay: CallbackRelay | undefined;
+  private relayWaiter: ((d: Delivery) => void) | undefined;
   private browser: { ok: boolean; reason?: string } | undefined;
   private paste: PasteReader | undefined;
   private signedIn = false;
@@ -99,6 +119,7 @@ class ConnectSession {
       told = await this.login.cancel();
     }
     const exit = await this.login.exited;
+    this.relayWaiter?.({ ok: false, reason: 'the remote login has ended' });
     // A session cut by a dropped connection may end just before the master's own exit is seen.
     if (!aborted && exit.code === 255 && !this.master.hasExited)
       await settlesWithin(this.master.exited, MASTER_EXIT_WAIT_MS);
@@ -156,8 +177,14 @@ class ConnectSession {
       }
     }
     if (ev?.event === 'authenticated') this.stopPaste(); // nothing left to paste; the prompt goes before the news
+    const relayed = this.relayWaiter !== undefined && ev?.event === 'redirect-delivered';
     if (this.io.out.json) this.io.out.event(raw);
+    else if (relayed)
+      this.say(() =>
+        this.io.out.info(`The browser's redirect was relayed to the remote login (HTTP ${String(ev.status)}).`),
+      );
     else if (ev) this.say(() => renderRemoteEvent(this.io.out, ev));
+    this.answerRelay(ev);
     switch (ev?.event) {
       case 'url':
         if (typeof ev.port === 'number') this.urlPort = ev.port;
@@ -192,20 +219,11 @@ class ConnectSession {
       );
   }
 
-  /** Forward the callback port when 127.0.0.1:<port> is free here, else paste-back; then the browser. */
+  /** Choose the route (forward, relay or paste), then the browser. */
   private async onUrl(ev: RemoteEventOf<'url'>): Promise<void> {
     const url = String(ev.url);
     const port = Number(ev.port);
-    const check =
-      Number.isInteger(port) && port > 0 && port < 65536
-        ? await checkLocalPort(port)
-        : { free: false as const, reason: `the remote login reported no usable port (${String(ev.port)})` };
-    if (!check.free) this.fallbackReason = check.reason;
-    else {
-      const fwd = await this.master.forward(port);
-      if (fwd.ok) this.forwardedPort = port;
-      else this.fallbackReason = `ssh could not forward port ${port} (${fwd.message || 'no reason given'})`;
-    }
+    this.route = await this.chooseRoute(url, port);
     if (this.io.ctx.signal.aborted || this.login.hasExited) return;
     this.present(url, port);
     if (this.o.open) {
@@ -217,13 +235,106 @@ class ConnectSession {
     if (!this.signedIn && !this.login.hasExited) this.startPaste();
   }
 
+  /**
+   * The forward when 127.0.0.1:<port> is free here and sshd lets a connection
+   * through it (probed first: sshd accepts `-O forward` even when it refuses
+   * every connection through it); else the relay on the laptop's own port;
+   * paste-back when the port is taken here.
+   */
+  private async chooseRoute(url: string, port: number): Promise<Route> {
+    const check =
+      Number.isInteger(port) && port > 0 && port < 65536
+        ? await checkLocalPort(port)
+        : { free: false as const, reason: `the remote login reported no usable port (${String(port)})` };
+    if (!check.free) {
+      this.fallbackReason = check.reason;
+      return 'paste';
+    }
+    this.probe = await this.master.probeForward(port);
+    if (this.probe.allowed) {
+      const fwd = await this.master.forward(port);
+      if (fwd.ok) {
+        this.forwardedPort = port;
+        return 'forward';
+      }
+      this.fallbackReason = `ssh could not forward port ${port} (${fwd.message || 'no reason given'})`;
+    } else {
+      this.fallbackReason = `the SSH server does not let a connection through a forward of port ${port} (${this.probe.message})`;
+    }
+    const auth = validateAuthUrl(url);
+    if (!auth.ok) return 'paste';
+    const relay = await CallbackRelay.listen({
+      auth: auth.value,
+      destination: this.o.destination,
+      deliver: (address) => this.deliverOverSession(address),
+      onRefused: (reason) => this.relayRefused(reason),
+    });
+    if ('error' in relay) {
+      this.fallbackReason += `; ${relay.error}`;
+      return 'paste';
+    }
+    this.relay = relay;
+    return 'relay';
+  }
+
+  /** The relayed address goes to the remote login's stdin, like a paste; its next delivered/rejected event answers. */
+  private deliverOverSession(address: string): Promise<Delivery> {
+    if (this.login.hasExited || this.signedIn)
+      return Promise.resolve({ ok: false, reason: 'the remote login is no longer waiting' });
+    return new Promise((resolve) => {
+      const timer = setTimeout(
+        () =>
+          finish({ ok: false, reason: `no answer from the remote login within ${formatDuration(RELAY_ANSWER_MS)}` }),
+        RELAY_ANSWER_MS,
+      );
+      const finish = (d: Delivery): void => {
+        clearTimeout(timer);
+        this.relayWaiter = undefined;
+        resolve(d);
+      };
+      this.relayWaiter = finish;
+      this.login.send(address);
+    });
+  }
+
+  private answerRelay(ev: RemoteEvent | undefined): void {
+    const answer = this.relayWaiter;
+    if (!answer) return;
+    if (ev?.event === 'redirect-delivered') answer({ ok: true, status: Number(ev.status) });
+    else if (ev?.event === 'authenticated') answer({ ok: true });
+    else if (ev?.event === 'redirect-rejected') answer({ ok: false, reason: String(ev.reason ?? 'no reason given') });
+    else if (ev?.event === 'error') answer({ ok: false, reason: String(ev.message ?? 'the login failed') });
+  }
+
+  /** A request the relay answered itself: its reason may quote the browser's address (an `error` value), so it is made safe to show. */
+  private relayRefused(raw: string): void {
+    const reason = serverText(raw, { singleLine: true });
+    this.io.out.event({ event: 'relay-refused', reason });
+    if (!this.io.out.json)
+      this.say(() => this.io.out.warn(`the relay answered a request itself and did not pass it on: ${reason}`));
+  }
+
   private present(url: string, port: number): void {
     const { out } = this.io;
-    if (this.forwardedPort !== undefined) out.event({ event: 'forward-added', port, local: `127.0.0.1:${port}` });
+    const local = `127.0.0.1:${port}`;
+    if (this.route === 'forward') out.event({ event: 'forward-added', port, local });
+    else if (this.route === 'relay') out.event({ event: 'relay-listening', port, local, reason: this.fallbackReason });
     else out.event({ event: 'fallback-paste', port, reason: this.fallbackReason });
+    out.event({
+      event: 'route',
+      route: this.route,
+      port,
+      reason: this.fallbackReason ?? null,
+      probeMs: this.probe?.ms ?? null,
+    });
     if (out.json) return;
-    if (this.forwardedPort !== undefined) {
-      out.info(`Forwarding 127.0.0.1:${port} on this machine to the login listener on ${this.o.destination}.`);
+    if (this.route !== 'paste') {
+      if (this.route === 'forward')
+        out.info(`Forwarding ${local} on this machine to the login listener on ${this.o.destination}.`);
+      else
+        out.info(
+          `${this.fallbackReason}: relaying the browser's redirect over the SSH session instead (listening on ${local} on this machine).`,
+        );
       labelled(
         this.io,
         out.e.bold(
@@ -254,7 +365,7 @@ class ConnectSession {
   }
 
   private promptText(): string {
-    return this.forwardedPort === undefined
+    return this.route === 'paste'
       ? 'paste the address your browser ended on'
       : 'waiting for the browser (or paste the address it ended on)';
   }
@@ -268,6 +379,15 @@ class ConnectSession {
     this.stopPaste();
     this.login.endInput();
     await this.removeForward();
+    await this.closeRelay();
+  }
+
+  private async closeRelay(): Promise<void> {
+    const relay = this.relay;
+    if (!relay) return;
+    this.relay = undefined;
+    await relay.close();
+    this.io.out.event({ event: 'relay-closed', port: relay.port });
   }
 
   private async removeForward(): Promise<void> {
@@ -284,6 +404,7 @@ class ConnectSession {
   private async teardown(): Promise<void> {
     this.stopPaste();
     await this.removeForward();
+    await this.closeRelay();
   }
 
   private outcome(exit: SessionExit, aborted: boolean): CommandResult {
@@ -291,6 +412,7 @@ class ConnectSession {
     const data = {
       connect: {
         destination: this.o.destination,
+        route: this.route ?? null,
         forwarded: this.fallbackReason === undefined,
         fallbackReason: this.fallbackReason ?? null,
         browser: this.browser ?? null,

@@ -54,6 +54,8 @@ export interface SshLab extends SshdControl {
   pids(ns: string): Promise<number[]>;
   /** Is something listening on <port> (any local address) in that namespace? */
   listening(ns: string, port: number): Promise<boolean>;
+  /** Restart sshd with these sshd_config lines ahead of the lab's own (sshd takes a keyword's first value); [] restores the lab's. */
+  configureSshd(lines: string[]): Promise<void>;
   teardown(): Promise<void>;
 }
 
@@ -77,8 +79,12 @@ async function createPair(remote: string, laptop: string): Promise<string | unde
   ]);
 }
 
+function writeSshdConfig(dir: string, first: string[] = []): void {
+  fs.writeFileSync(path.join(dir, 'sshd_config'), `${[...first, ...sshdConfigLines(dir, REMOTE_ADDR)].join('\n')}\n`);
+}
+
 function writeConfigs(dir: string, sshBin: string): { fullBin: string; bareBin: string } {
-  fs.writeFileSync(path.join(dir, 'sshd_config'), `${sshdConfigLines(dir, REMOTE_ADDR).join('\n')}\n`);
+  writeSshdConfig(dir);
   fs.writeFileSync(
     path.join(dir, 'known_hosts'),
     `${REMOTE_ADDR} ${fs.readFileSync(path.join(dir, 'host_key.pub'), 'utf8')}`,
@@ -137,6 +143,11 @@ export async function createSshLab(): Promise<LabResult> {
       return String(r.stdout)
         .split('\n')
         .some((line) => line.trim().split(/\s+/)[3]?.endsWith(`:${port}`));
+    },
+    async configureSshd(lines) {
+      await lab.stopSshd();
+      writeSshdConfig(dir, lines);
+      await lab.startSshd();
     },
     async teardown() {
       await lab.stopSshd();
