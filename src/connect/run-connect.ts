@@ -4,7 +4,6 @@
  * clean exit on every path: no forward, master or remote server left.
  */
 
-import { serverText } from '../acp/redact.js';
 import { AgyError, asExitCode, EXIT, InterruptedError, TimeoutError } from '../core/errors.js';
 import type { CommandIO, CommandResult } from '../core/io.js';
 import { tempRoot } from '../core/paths.js';
@@ -13,9 +12,8 @@ import { labelled } from '../login/present.js';
 import { validateAuthUrl, validateCodeEntryUrl } from '../profiles/auth-url.js';
 import { formatDuration } from '../util/duration.js';
 import { openBrowser } from './browser.js';
-import { CallbackRelay, type Delivery } from './callback-relay.js';
-import { type ProbeResult, SshMaster, settlesWithin } from './control-master.js';
-import { checkLocalPort } from './local-port.js';
+import type { CallbackRelay, Delivery } from './callback-relay.js';
+import { SshMaster, settlesWithin } from './control-master.js';
 import { resumeAfterDrop } from './reconnect.js';
 import { renderRemoteEvent, summaryLine } from './relay.js';
 import { remoteLoginCommand } from './remote-command.js';
@@ -27,6 +25,7 @@ import {
   RemoteLogin,
   type SessionExit,
 } from './remote-login.js';
+import { chooseRoute, type RouteChoice, reportRelayRefused, routeEvents } from './route.js';
 
 export interface ConnectOptions {
   destination: string;
@@ -45,9 +44,6 @@ const AFTER_SIGN_IN_MARGIN_MS = 180_000;
 const MASTER_EXIT_WAIT_MS = 3_000;
 /** The remote login answers a relayed redirect once its listener answered it (login delivers within 15 s). */
 const RELAY_ANSWER_MS = 30_000;
-
-/** How the browser's redirect reaches the remote login: an SSH forward, the relay over the session, or a paste. */
-export type Route = 'forward' | 'relay' | 'paste';
 
 export async function runConnect(io: CommandIO, o: ConnectOptions): Promise<CommandResult> {
   const master = SshMaster.start({
@@ -77,10 +73,8 @@ class ConnectSession {
   private login!: RemoteLogin;
   private chain: Promise<void> = Promise.resolve();
   private forwardedPort: number | undefined;
-  private route: Route | undefined;
-  /** Why the route is not the forward (relay or paste). */
-  private fallbackReason: string | undefined;
-  private probe: ProbeResult | undefined;
+  /** The route of the browser's redirect, once the URL arrived. */
+  private choice: RouteChoice | undefined;
   private relay: CallbackRelay | undefined;
   private relayWaiter: ((d: Delivery) => void) | undefined;
   private browser: { ok: boolean; reason?: string } | undefined;
@@ -223,7 +217,16 @@ class ConnectSession {
   private async onUrl(ev: RemoteEventOf<'url'>): Promise<void> {
     const url = String(ev.url);
     const port = Number(ev.port);
-    this.route = await this.chooseRoute(url, port);
+    const choice = await chooseRoute({
+      master: this.master,
+      url,
+      port,
+      deliver: (address) => this.deliverOverSession(address),
+      onRefused: (reason) => reportRelayRefused(this.io.out, reason, (print) => this.say(print)),
+    });
+    this.choice = choice;
+    this.relay = choice.relay;
+    if (choice.route === 'forward') this.forwardedPort = port;
     if (this.io.ctx.signal.aborted || this.login.hasExited) return;
     this.present(url, port);
     if (this.o.open) {
@@ -233,48 +236,6 @@ class ConnectSession {
         this.io.out.warn(`could not open a browser (${this.browser.reason}); open the URL above yourself`);
     }
     if (!this.signedIn && !this.login.hasExited) this.startPaste();
-  }
-
-  /**
-   * The forward when 127.0.0.1:<port> is free here and sshd lets a connection
-   * through it (probed first: sshd accepts `-O forward` even when it refuses
-   * every connection through it); else the relay on the laptop's own port;
-   * paste-back when the port is taken here.
-   */
-  private async chooseRoute(url: string, port: number): Promise<Route> {
-    const check =
-      Number.isInteger(port) && port > 0 && port < 65536
-        ? await checkLocalPort(port)
-        : { free: false as const, reason: `the remote login reported no usable port (${String(port)})` };
-    if (!check.free) {
-      this.fallbackReason = check.reason;
-      return 'paste';
-    }
-    this.probe = await this.master.probeForward(port);
-    if (this.probe.allowed) {
-      const fwd = await this.master.forward(port);
-      if (fwd.ok) {
-        this.forwardedPort = port;
-        return 'forward';
-      }
-      this.fallbackReason = `ssh could not forward port ${port} (${fwd.message || 'no reason given'})`;
-    } else {
-      this.fallbackReason = `the SSH server does not let a connection through a forward of port ${port} (${this.probe.message})`;
-    }
-    const auth = validateAuthUrl(url);
-    if (!auth.ok) return 'paste';
-    const relay = await CallbackRelay.listen({
-      auth: auth.value,
-      destination: this.o.destination,
-      deliver: (address) => this.deliverOverSession(address),
-      onRefused: (reason) => this.relayRefused(reason),
-    });
-    if ('error' in relay) {
-      this.fallbackReason += `; ${relay.error}`;
-      return 'paste';
-    }
-    this.relay = relay;
-    return 'relay';
   }
 
   /** The relayed address goes to the remote login's stdin, like a paste; its next delivered/rejected event answers. */
@@ -306,34 +267,18 @@ class ConnectSession {
     else if (ev?.event === 'error') answer({ ok: false, reason: String(ev.message ?? 'the login failed') });
   }
 
-  /** A request the relay answered itself: its reason may quote the browser's address (an `error` value), so it is made safe to show. */
-  private relayRefused(raw: string): void {
-    const reason = serverText(raw, { singleLine: true });
-    this.io.out.event({ event: 'relay-refused', reason });
-    if (!this.io.out.json)
-      this.say(() => this.io.out.warn(`the relay answered a request itself and did not pass it on: ${reason}`));
-  }
-
   private present(url: string, port: number): void {
     const { out } = this.io;
     const local = `127.0.0.1:${port}`;
-    if (this.route === 'forward') out.event({ event: 'forward-added', port, local });
-    else if (this.route === 'relay') out.event({ event: 'relay-listening', port, local, reason: this.fallbackReason });
-    else out.event({ event: 'fallback-paste', port, reason: this.fallbackReason });
-    out.event({
-      event: 'route',
-      route: this.route,
-      port,
-      reason: this.fallbackReason ?? null,
-      probeMs: this.probe?.ms ?? null,
-    });
+    const { route, reason } = this.choice ?? { route: 'paste' };
+    if (this.choice) routeEvents(out, this.choice);
     if (out.json) return;
-    if (this.route !== 'paste') {
-      if (this.route === 'forward')
+    if (route !== 'paste') {
+      if (route === 'forward')
         out.info(`Forwarding ${local} on this machine to the login listener on ${this.o.destination}.`);
       else
         out.info(
-          `${this.fallbackReason}: relaying the browser's redirect over the SSH session instead (listening on ${local} on this machine).`,
+          `${reason}: relaying the browser's redirect over the SSH session instead (listening on ${local} on this machine).`,
         );
       labelled(
         this.io,
@@ -346,7 +291,7 @@ class ConnectSession {
       );
       return;
     }
-    out.warn(`cannot forward port ${port}: ${this.fallbackReason}`);
+    out.warn(`cannot forward port ${port}: ${reason}`);
     labelled(this.io, out.e.bold('Sign in with this URL anyway:'), url);
     out.info(
       `Your browser will then fail to load http://127.0.0.1:${port}/... (or show another program's page): copy that address from the address bar and paste it here.`,
@@ -365,7 +310,7 @@ class ConnectSession {
   }
 
   private promptText(): string {
-    return this.route === 'paste'
+    return this.choice?.route === 'paste'
       ? 'paste the address your browser ended on'
       : 'waiting for the browser (or paste the address it ended on)';
   }
@@ -412,9 +357,9 @@ class ConnectSession {
     const data = {
       connect: {
         destination: this.o.destination,
-        route: this.route ?? null,
-        forwarded: this.fallbackReason === undefined,
-        fallbackReason: this.fallbackReason ?? null,
+        route: this.choice?.route ?? null,
+        forwarded: this.choice?.reason === undefined,
+        fallbackReason: this.choice?.reason ?? null,
         browser: this.browser ?? null,
         remoteExit: exit.code,
       },

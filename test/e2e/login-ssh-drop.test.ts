@@ -139,7 +139,7 @@ describe('a dropped SSH session during agyctl login', () => {
 });
 
 /** `agyctl connect` on the laptop to the lab's remote (its own sandboxes), its events streamed; waits for the forward. */
-async function startConnect(lab: SshLab, timeout: string) {
+async function startConnect(lab: SshLab, timeout: string, routeEvent = 'forward-added') {
   const remote = makeSandbox();
   const laptop = makeSandbox();
   fx.keep(remote, laptop);
@@ -150,7 +150,7 @@ async function startConnect(lab: SshLab, timeout: string) {
     lab.run(lab.laptop, NODE, [BIN, ...args], { env: laptop.env, stdin: 'pipe', timeoutMs: 90_000, cwd: laptop.root }),
   );
   const events = new EventStream(child.stdout!);
-  await events.waitFor('forward-added', 30_000);
+  await events.waitFor(routeEvent, 30_000);
   const url = events.find('url')!;
   return { remote, laptop, agy, child, events, url, port: Number(url.port) };
 }
@@ -194,6 +194,39 @@ describe('agyctl connect when its connection drops once', () => {
     await nothingLeft(lab, remote);
     expect(processesOf(laptop)).toEqual([]);
     expect(fs.readdirSync(laptop.root).filter((n) => n.startsWith('agyctl-connect-'))).toEqual([]);
+  });
+
+  it('with an sshd that forbids forwarding: the relay listens again after the reconnect and carries the redirect', async (ctx) => {
+    const lab = requireLab(fx.result(), ctx);
+    await lab.configureSshd(['AllowTcpForwarding no']);
+    try {
+      const { remote, laptop, child, events, url, port } = await startConnect(lab, '60s', 'relay-listening');
+      const masters = await controlMasters(lab);
+      expect(masters).toHaveLength(1);
+      process.kill(masters[0]!, 'SIGKILL');
+
+      await events.waitFor('reconnected', 45_000);
+      await waitUntil(
+        () => events.events.filter((e) => e.event === 'relay-listening').length === 2,
+        15_000,
+        'the relay on the new master',
+      );
+      expect(events.events.filter((e) => e.event === 'route').at(-1)).toMatchObject({ route: 'relay', port });
+      expect(events.find('forward-added')).toBeUndefined();
+      const browser = await lab.run(lab.laptop, NODE, ['-e', GET, redirectFor(String(url.url))], {
+        timeoutMs: 15_000,
+      });
+      expect(String(browser.stdout).trim(), String(browser.stderr)).toBe('200');
+
+      const result = await child;
+      expect(result.exitCode, String(result.stderr)).toBe(0);
+      expect(events.events.at(-1)).toMatchObject({ event: 'verified', resumed: true });
+      expect(await lab.listening(lab.laptop, port)).toBe(false);
+      await nothingLeft(lab, remote);
+      expect(processesOf(laptop)).toEqual([]);
+    } finally {
+      await lab.configureSshd([]);
+    }
   });
 
   it('when it cannot get back before the deadline: exit 4 with the exact commands to resume by hand', async (ctx) => {
