@@ -49,6 +49,15 @@ async function get(
   return JSON.parse(String(r.stdout)) as { status?: number; page?: string; error?: string };
 }
 
+/** connect to the lab's remote, its sshd restarted with `sshd` lines, the simulator's callback on a fixed port. */
+async function connectThrough(lab: SshLab, sshd: string[], extra: string[], shim?: string) {
+  await lab.configureSshd(sshd);
+  const s = sides(fx, lab, shim);
+  const port = callbackPort();
+  const args = connectArgs(lab, remoteAgyctl(s.remote, { AGY_SIM_CALLBACK_PORT: String(port) }), extra);
+  return { s, port, ...startConnect(fx, lab, s, args) };
+}
+
 /** What Chromium printed of the page it ended on (it may still be writing it when connect has finished). */
 async function browserPage(s: Sides): Promise<Record<string, unknown> | undefined> {
   await waitUntil(() => shimEntries(s).some((e) => 'page' in e), 20_000, 'Chromium to finish');
@@ -58,15 +67,7 @@ async function browserPage(s: Sides): Promise<Record<string, unknown> | undefine
 describe('agyctl connect when the SSH server forbids forwarding', () => {
   it.for(NO_FORWARDING)('with %s: relays the browser redirect over the session, no paste', async ([, sshd], ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    await lab.configureSshd(sshd);
-    const s = sides(fx, lab, CHROMIUM_SHIM);
-    const port = callbackPort();
-    const { child, events } = startConnect(
-      fx,
-      lab,
-      s,
-      connectArgs(lab, remoteAgyctl(s.remote, { AGY_SIM_CALLBACK_PORT: String(port) }), ['--json']),
-    );
+    const { s, port, child, events } = await connectThrough(lab, sshd, ['--json'], CHROMIUM_SHIM);
     const result = await child;
     const output = `${String(result.stdout)}${String(result.stderr)}`;
     expect(result.exitCode, output).toBe(0);
@@ -92,15 +93,7 @@ describe('agyctl connect when the SSH server forbids forwarding', () => {
 
   it('with the default sshd: the probe lets the forward through and Chromium reaches the remote listener', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    await lab.configureSshd([]);
-    const s = sides(fx, lab, CHROMIUM_SHIM);
-    const port = callbackPort();
-    const { child, events } = startConnect(
-      fx,
-      lab,
-      s,
-      connectArgs(lab, remoteAgyctl(s.remote, { AGY_SIM_CALLBACK_PORT: String(port) }), ['--json']),
-    );
+    const { s, port, child, events } = await connectThrough(lab, [], ['--json'], CHROMIUM_SHIM);
     const result = await child;
     expect(result.exitCode, String(result.stderr)).toBe(0);
     expect(events.find('route')).toMatchObject({ route: 'forward', port, reason: null });
@@ -116,15 +109,7 @@ describe('agyctl connect when the SSH server forbids forwarding', () => {
 
   it('says the route for a person, and that the redirect was relayed', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    await lab.configureSshd(['DisableForwarding yes']);
-    const s = sides(fx, lab, CHROMIUM_SHIM);
-    const port = callbackPort();
-    const { child } = startConnect(
-      fx,
-      lab,
-      s,
-      connectArgs(lab, remoteAgyctl(s.remote, { AGY_SIM_CALLBACK_PORT: String(port) })),
-    );
+    const { s, port, child } = await connectThrough(lab, ['DisableForwarding yes'], [], CHROMIUM_SHIM);
     const result = await child;
     const stderr = String(result.stderr);
     expect(result.exitCode, stderr).toBe(0);
@@ -140,15 +125,7 @@ describe('agyctl connect when the SSH server forbids forwarding', () => {
 
   it('answers hostile requests itself, relays only the callback of this login, then stops listening', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    await lab.configureSshd(['AllowTcpForwarding no']);
-    const s = sides(fx, lab);
-    const port = callbackPort();
-    const { child, events } = startConnect(
-      fx,
-      lab,
-      s,
-      connectArgs(lab, remoteAgyctl(s.remote, { AGY_SIM_CALLBACK_PORT: String(port) }), ['--json', '--no-open']),
-    );
+    const { s, port, child, events } = await connectThrough(lab, ['AllowTcpForwarding no'], ['--json', '--no-open']);
     await events.waitFor('relay-listening', 20_000);
     const state = new URL(String(events.find('url')!.url)).searchParams.get('state')!;
     const base = `http://127.0.0.1:${port}`;
@@ -186,15 +163,7 @@ describe('agyctl connect when the SSH server forbids forwarding', () => {
 
   it('Ctrl-C while the relay listens: exit 130, the listener and the remote login gone', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    await lab.configureSshd(['DisableForwarding yes']);
-    const s = sides(fx, lab);
-    const port = callbackPort();
-    const { child, events } = startConnect(
-      fx,
-      lab,
-      s,
-      connectArgs(lab, remoteAgyctl(s.remote, { AGY_SIM_CALLBACK_PORT: String(port) }), ['--json', '--no-open']),
-    );
+    const { s, port, child, events } = await connectThrough(lab, ['DisableForwarding yes'], ['--json', '--no-open']);
     await events.waitFor('relay-listening', 20_000);
     expect(await lab.listening(lab.laptop, port)).toBe(true);
     child.kill('SIGINT');

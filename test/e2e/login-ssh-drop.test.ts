@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { redirectFor } from '../helpers/browser.js';
 import { BIN, makeSandbox, processesOf, type Sandbox, SIM } from '../helpers/cli.js';
 import { EventStream } from '../helpers/ndjson.js';
-import { connectArgs, DEST, requireLab, type SshLab, useSshLab } from '../helpers/netns.js';
+import { connectArgs, DEST, labSettled, requireLab, type SshLab, useSshLab } from '../helpers/netns.js';
 import { killGroup, waitUntil } from '../helpers/ns-lab.js';
 
 const NODE = process.execPath;
@@ -63,17 +63,7 @@ async function ssh(lab: SshLab, args: string[], timeoutMs = RUN_MS) {
 }
 
 async function nothingLeft(lab: SshLab, remote: Sandbox): Promise<void> {
-  await waitUntil(
-    async () => (await lab.pids(lab.laptop)).length === 0,
-    15_000,
-    'no process left in the laptop namespace',
-  );
-  const sshd = lab.sshdPid();
-  await waitUntil(
-    async () => (await lab.pids(lab.remote)).every((pid) => pid === sshd),
-    15_000,
-    'no process but sshd left in the remote namespace',
-  );
+  await labSettled(lab, 15_000);
   expect(processesOf(remote)).toEqual([]);
 }
 
@@ -167,22 +157,25 @@ async function controlMasters(lab: SshLab): Promise<number[]> {
   });
 }
 
+/** Cut the connection (kill connect's control master, the ssh -M process, on the laptop); wait for the route on the new master. */
+async function dropAndReconnect(lab: SshLab, events: EventStream, routeEvent: string): Promise<void> {
+  const masters = await controlMasters(lab);
+  expect(masters).toHaveLength(1);
+  process.kill(masters[0]!, 'SIGKILL');
+  await events.waitFor('reconnected', 45_000);
+  await waitUntil(
+    () => events.events.filter((e) => e.event === routeEvent).length === 2,
+    15_000,
+    `${routeEvent} on the new master`,
+  );
+}
+
 describe('agyctl connect when its connection drops once', () => {
   it('reconnects, forwards the same port again, and finishes on its own', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
     const { remote, laptop, child, events, url, port } = await startConnect(lab, '60s');
 
-    // Cut the connection: kill connect's control master (the ssh -M process) on the laptop.
-    const masters = await controlMasters(lab);
-    expect(masters).toHaveLength(1);
-    process.kill(masters[0]!, 'SIGKILL');
-
-    await events.waitFor('reconnected', 45_000);
-    await waitUntil(
-      () => events.events.filter((e) => e.event === 'forward-added').length === 2,
-      15_000,
-      'the forward on the new master',
-    );
+    await dropAndReconnect(lab, events, 'forward-added');
     expect(events.events.filter((e) => e.event === 'forward-added').at(-1)).toMatchObject({ port });
     const browser = await lab.run(lab.laptop, NODE, ['-e', GET, redirectFor(String(url.url))], { timeoutMs: 15_000 });
     expect(String(browser.stdout).trim(), String(browser.stderr)).toBe('200');
@@ -201,16 +194,7 @@ describe('agyctl connect when its connection drops once', () => {
     await lab.configureSshd(['AllowTcpForwarding no']);
     try {
       const { remote, laptop, child, events, url, port } = await startConnect(lab, '60s', 'relay-listening');
-      const masters = await controlMasters(lab);
-      expect(masters).toHaveLength(1);
-      process.kill(masters[0]!, 'SIGKILL');
-
-      await events.waitFor('reconnected', 45_000);
-      await waitUntil(
-        () => events.events.filter((e) => e.event === 'relay-listening').length === 2,
-        15_000,
-        'the relay on the new master',
-      );
+      await dropAndReconnect(lab, events, 'relay-listening');
       expect(events.events.filter((e) => e.event === 'route').at(-1)).toMatchObject({ route: 'relay', port });
       expect(events.find('forward-added')).toBeUndefined();
       const browser = await lab.run(lab.laptop, NODE, ['-e', GET, redirectFor(String(url.url))], {

@@ -11,8 +11,7 @@ import type { ResultPromise } from 'execa';
 import { expect } from 'vitest';
 import { BIN, makeSandbox, processesOf, ROOT, type Sandbox, SIM } from './cli.js';
 import { EventStream } from './ndjson.js';
-import type { LabFixture, SshLab } from './netns.js';
-import { waitUntil } from './ns-lab.js';
+import { type LabFixture, labSettled, type SshLab } from './netns.js';
 
 export const NODE = process.execPath;
 export const BROWSER_SHIM = path.join(ROOT, 'test', 'helpers', 'browser-shim.mjs');
@@ -73,17 +72,7 @@ export function shimEntries(s: Sides): Array<Record<string, unknown>> {
 
 /** No forward or relay, no master, no leftover process on either side; only the lab's sshd remains in "remote". */
 export async function expectNothingLeft(lab: SshLab, s: Sides, port?: number): Promise<void> {
-  await waitUntil(
-    async () => (await lab.pids(lab.laptop)).length === 0,
-    10_000,
-    'no process left in the laptop namespace',
-  );
-  const sshd = lab.sshdPid();
-  await waitUntil(
-    async () => (await lab.pids(lab.remote)).every((pid) => pid === sshd),
-    10_000,
-    'no process but sshd left in the remote namespace',
-  );
+  await labSettled(lab, 10_000);
   expect(processesOf(s.remote)).toEqual([]);
   expect(processesOf(s.laptop)).toEqual([]);
   if (port !== undefined) expect(await lab.listening(lab.laptop, port)).toBe(false);

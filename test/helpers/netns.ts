@@ -33,6 +33,7 @@ import {
   sshdConfigLines,
   sshdControl,
   sshWrapper,
+  waitUntil,
 } from './ns-lab.js';
 
 export const REMOTE_ADDR = '10.203.0.1';
@@ -178,6 +179,21 @@ export function connectArgs(lab: SshLab, remoteCommand: string, extra: string[] 
     timeout,
     ...extra,
   ];
+}
+
+/** Wait (bounded) until no process is left in the laptop namespace and none but sshd in the remote one. */
+export async function labSettled(lab: SshLab, timeoutMs: number): Promise<void> {
+  await waitUntil(
+    async () => (await lab.pids(lab.laptop)).length === 0,
+    timeoutMs,
+    'no process left in the laptop namespace',
+  );
+  const sshd = lab.sshdPid();
+  await waitUntil(
+    async () => (await lab.pids(lab.remote)).every((pid) => pid === sshd),
+    timeoutMs,
+    'no process but sshd left in the remote namespace',
+  );
 }
 
 /** The lab, or a printed reason and a runtime skip: only when namespaces cannot be created. */
