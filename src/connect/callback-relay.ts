@@ -83,13 +83,21 @@ export class CallbackRelay {
         `The login on ${this.o.destination} did not take this address: ${result.reason}.`,
       );
     this.delivered = true;
+    res.once('finish', () => void this.close());
+    // Delivered once: the server's listener decides, and an error there is final for this URL.
+    if (result.status !== undefined && result.status >= 400)
+      return answer(
+        res,
+        502,
+        'Sign-in not completed',
+        `The server on ${this.o.destination} answered the redirect with HTTP ${result.status}. agyctl connect says why in the terminal.`,
+      );
     answer(
       res,
       200,
       'Sign-in went through',
       `The sign-in reached the login on ${this.o.destination}. You can close this tab; agyctl connect finishes in the terminal.`,
     );
-    res.once('finish', () => void this.close());
   }
 
   /** Why this request is not relayed, or undefined for the one expected callback (checked as a paste is). */

@@ -278,7 +278,7 @@ class ConnectSession {
         out.info(`Forwarding ${local} on this machine to the login listener on ${this.o.destination}.`);
       else
         out.info(
-          `${reason}: relaying the browser's redirect over the SSH session instead (listening on ${local} on this machine).`,
+          `${reason ? reason.charAt(0).toUpperCase() + reason.slice(1) : 'No forward'}: relaying the browser's redirect over the SSH session instead (listening on ${local} on this machine).`,
         );
       labelled(
         this.io,

@@ -135,6 +135,16 @@ describe('CallbackRelay', () => {
     expect(delivered).toHaveLength(2);
   });
 
+  it("passes on the server listener's error status, and stops: the redirect was delivered once", async () => {
+    const { port, delivered } = await start(() => ({ ok: true, status: 400 }));
+    expect(await request(port, `/?code=c&state=${STATE}`)).toMatchObject({
+      status: 502,
+      body: expect.stringMatching(/answered the redirect with HTTP 400/),
+    });
+    await expect.poll(async () => request(port, `/?code=c&state=${STATE}`)).toEqual({ error: 'ECONNREFUSED' });
+    expect(delivered).toHaveLength(1);
+  });
+
   it('close() frees the port', async () => {
     const { port, relay } = await start();
     await relay.close();
