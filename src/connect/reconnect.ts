@@ -220,7 +220,10 @@ async function resumeOn(
   } finally {
     io.ctx.signal.removeEventListener('abort', onAbort);
     paste.close();
-    await choice?.relay?.close();
+    if (choice?.relay) {
+      await choice.relay.close();
+      out.event({ event: 'relay-closed', port });
+    }
     if (!master.hasExited && choice?.route === 'forward') await master.cancelForward(port);
   }
 }

@@ -1,9 +1,9 @@
 /**
  * agyctl connect, end to end: SSH control master, the remote login over it,
- * the forward of the callback port (or paste-back), the browser, and a
- * clean exit on every path: no forward, master or remote server left.
+ * the route of the browser's redirect (forward, relay or paste-back; see
+ * route.ts), the browser, and a clean exit on every path: no forward,
+ * relay listener, master or remote server left.
  */
-
 import { AgyError, asExitCode, EXIT, InterruptedError, TimeoutError } from '../core/errors.js';
 import type { CommandIO, CommandResult } from '../core/io.js';
 import { tempRoot } from '../core/paths.js';
@@ -228,7 +228,7 @@ class ConnectSession {
     this.relay = choice.relay;
     if (choice.route === 'forward') this.forwardedPort = port;
     if (this.io.ctx.signal.aborted || this.login.hasExited) return;
-    this.present(url, port);
+    this.present(url, choice);
     if (this.o.open) {
       this.browser = await openBrowser(url);
       this.io.out.event({ event: 'browser-opened', ...this.browser });
@@ -267,11 +267,11 @@ class ConnectSession {
     else if (ev?.event === 'error') answer({ ok: false, reason: String(ev.message ?? 'the login failed') });
   }
 
-  private present(url: string, port: number): void {
+  private present(url: string, choice: RouteChoice): void {
     const { out } = this.io;
+    const { route, reason, port } = choice;
     const local = `127.0.0.1:${port}`;
-    const { route, reason } = this.choice ?? { route: 'paste' };
-    if (this.choice) routeEvents(out, this.choice);
+    routeEvents(out, choice);
     if (out.json) return;
     if (route !== 'paste') {
       if (route === 'forward')
