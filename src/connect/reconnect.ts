@@ -208,11 +208,20 @@ async function resumeOn(
   );
   const onAbort = (): void => void master.runRemote(`${o.remoteAgyctl} login cancel`, STATUS_TIMEOUT_MS);
   io.ctx.signal.addEventListener('abort', onAbort, { once: true });
+  // The relay stops before the last event (`verified` or the error) is written.
+  const closeRelay = async (): Promise<void> => {
+    const relay = choice?.relay;
+    if (!relay || !choice) return;
+    choice.relay = undefined;
+    await relay.close();
+    out.event({ event: 'relay-closed', port });
+  };
   try {
     const waited = await master.runRemote(
       `${o.remoteAgyctl} login status --wait --json`,
       Math.max(0, o.deadline - Date.now()) + AFTER_DEADLINE_MS,
     );
+    await closeRelay();
     if (io.ctx.signal.aborted) throw new InterruptedError();
     const final = parseStatus(waited.stdout);
     if (!final) return undefined; // the connection dropped again (or the wait was cut): reconnect
@@ -220,10 +229,7 @@ async function resumeOn(
   } finally {
     io.ctx.signal.removeEventListener('abort', onAbort);
     paste.close();
-    if (choice?.relay) {
-      await choice.relay.close();
-      out.event({ event: 'relay-closed', port });
-    }
+    await closeRelay();
     if (!master.hasExited && choice?.route === 'forward') await master.cancelForward(port);
   }
 }

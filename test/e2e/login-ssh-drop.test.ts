@@ -205,6 +205,11 @@ describe('agyctl connect when its connection drops once', () => {
       const result = await child;
       expect(result.exitCode, String(result.stderr)).toBe(0);
       expect(events.events.at(-1)).toMatchObject({ event: 'verified', resumed: true });
+      // Both listeners closed: the first with the dropped session, the second after the delivery.
+      expect(events.events.filter((e) => e.event === 'relay-closed')).toEqual([
+        { event: 'relay-closed', port },
+        { event: 'relay-closed', port },
+      ]);
       expect(await lab.listening(lab.laptop, port)).toBe(false);
       await nothingLeft(lab, remote);
       expect(processesOf(laptop)).toEqual([]);
