@@ -25,6 +25,8 @@ export interface MasterOptions {
   onLog?: (line: string) => void;
 }
 
+export type ProbeResult = { allowed: true; ms: number } | { allowed: false; ms: number; message: string };
+
 export interface SshExit {
   code: number | null;
   signal: string | null;
@@ -39,6 +41,8 @@ export interface ControlResult {
 }
 
 const CONTROL_TIMEOUT_MS = 10_000;
+/** One channel open and close over an existing connection: a round trip or two (bench/connect-route.mjs). */
+const PROBE_TIMEOUT_MS = 5_000;
 const CLOSE_TIMEOUT_MS = 5_000;
 const READY_POLL_MS = 100;
 const TAIL_LINES = 8;
@@ -178,6 +182,35 @@ export class SshMaster {
 
   forward(port: number): Promise<ControlResult> {
     return this.control('forward', ['-L', forwardSpec(port)]);
+  }
+
+  /**
+   * Would sshd let a connection through a forward of `port`? sshd accepts
+   * `-O forward` and refuses only each connection that goes through it
+   * (AllowTcpForwarding, DisableForwarding, PermitOpen), so ask it once with
+   * a stdio channel (`-W`) to the remote 127.0.0.1:<port>: a bare TCP connect
+   * that sends nothing (stdin is empty) to the remote login's listener, which
+   * closes it. Only a clean exit counts as allowed; a refusal, a failure or
+   * no answer within the deadline does not.
+   */
+  async probeForward(port: number, timeoutMs = PROBE_TIMEOUT_MS): Promise<ProbeResult> {
+    const startedAt = Date.now();
+    const r = await execa('ssh', [...this.clientArgs(), '-W', `127.0.0.1:${port}`, '--', this.destination], {
+      env: this.options.env,
+      extendEnv: false,
+      stdin: 'ignore',
+      stdout: 'ignore',
+      reject: false,
+      timeout: timeoutMs,
+      detached: true,
+    });
+    const ms = Date.now() - startedAt;
+    if (r.exitCode === 0) return { allowed: true, ms };
+    const said = remoteText(String(r.stderr).trim());
+    const why = r.timedOut
+      ? `no answer within ${formatDuration(timeoutMs)}`
+      : said || `ssh exited with ${r.exitCode ?? r.signal}`;
+    return { allowed: false, ms, message: why };
   }
 
   cancelForward(port: number): Promise<ControlResult> {

@@ -2,9 +2,10 @@
  * When the SSH connection drops during `agyctl connect`, the remote login
  * does not end: it runs under its supervisor there (docs/login.md, "When
  * your connection drops"). connect reconnects with a bounded backoff until
- * the login's deadline, reads `login status --json`, re-adds the forward on
- * the new master, relays pastes through `login finish` (stdin, never the
- * command line), and waits with `login status --wait --json`. When it
+ * the login's deadline, reads `login status --json`, takes a route again on
+ * the new master (route.ts: the forward, or the relay when sshd forbids it),
+ * passes pastes and relayed redirects through `login finish` (stdin, never
+ * the command line), and waits with `login status --wait --json`. When it
  * cannot get back in time it prints the exact commands to resume by hand.
  */
 import { serverText, serverValue } from '../acp/redact.js';
@@ -15,9 +16,10 @@ import { type PasteReader, startPasteReader } from '../login/paste.js';
 import { validateAuthUrl, validateCodeEntryUrl } from '../profiles/auth-url.js';
 import { pause } from '../util/deadline.js';
 import { sanitizeForTerminal } from '../util/terminal-text.js';
+import type { Delivery } from './callback-relay.js';
 import { SshMaster } from './control-master.js';
-import { checkLocalPort } from './local-port.js';
 import { shellQuote } from './remote-command.js';
+import { chooseRoute, type RouteChoice, reportRelayRefused, routeEvents } from './route.js';
 
 const FIRST_BACKOFF_MS = 1_000;
 const MAX_BACKOFF_MS = 10_000;
@@ -177,19 +179,19 @@ async function resumeOn(
   out.event({ event: 'reconnected', attempts, status: status.status ?? null });
   if (status.status !== 'pending') return finalResult(io, o, status);
   const port = Number(status.port);
+  let choice: RouteChoice | undefined;
   if (Number.isInteger(port) && port > 0) {
     sawPort(port);
-    const free = await checkLocalPort(port);
-    const fwd = free.free ? await master.forward(port) : { ok: false, message: free.reason };
-    out.event(
-      fwd.ok
-        ? { event: 'forward-added', port, local: `127.0.0.1:${port}` }
-        : { event: 'fallback-paste', port, reason: fwd.message },
-    );
+    choice = await chooseRoute({
+      master,
+      url: typeof status.url === 'string' ? status.url : '',
+      port,
+      deliver: (address) => finishRemotely(master, o, address),
+      onRefused: (reason) => reportRelayRefused(out, reason),
+    });
+    routeEvents(out, choice);
     if (!out.json) {
-      out.info(
-        `Reconnected to ${o.destination}; the login there is still waiting${fwd.ok ? ` and 127.0.0.1:${port} is forwarded again` : ` (cannot forward port ${port}: ${fwd.message})`}.`,
-      );
+      out.info(`Reconnected to ${o.destination}; the login there is still waiting${routeNote(choice)}.`);
       out.info(out.e.bold('Finish signing in (open the URL again if your browser lost it):'));
       out.print(shownUrl(status.url));
     }
@@ -199,19 +201,27 @@ async function resumeOn(
     { text: () => 'paste the address your browser ended on', deadline: () => o.deadline },
     (line) => {
       if (line.trim())
-        void master.runRemote(`${o.remoteAgyctl} login finish`, STATUS_TIMEOUT_MS, `${line.trim()}\n`).then((f) => {
-          if (!f.ok && !out.json)
-            out.warn(`not delivered: ${serverText((f.stdout ?? '').trim(), { singleLine: true }) || f.message}`);
+        void finishRemotely(master, o, line.trim()).then((d) => {
+          if (!d.ok && !out.json) out.warn(`not delivered: ${d.reason}`);
         });
     },
   );
   const onAbort = (): void => void master.runRemote(`${o.remoteAgyctl} login cancel`, STATUS_TIMEOUT_MS);
   io.ctx.signal.addEventListener('abort', onAbort, { once: true });
+  // The relay stops before the last event (`verified` or the error) is written.
+  const closeRelay = async (): Promise<void> => {
+    const relay = choice?.relay;
+    if (!relay || !choice) return;
+    choice.relay = undefined;
+    await relay.close();
+    out.event({ event: 'relay-closed', port });
+  };
   try {
     const waited = await master.runRemote(
       `${o.remoteAgyctl} login status --wait --json`,
       Math.max(0, o.deadline - Date.now()) + AFTER_DEADLINE_MS,
     );
+    await closeRelay();
     if (io.ctx.signal.aborted) throw new InterruptedError();
     const final = parseStatus(waited.stdout);
     if (!final) return undefined; // the connection dropped again (or the wait was cut): reconnect
@@ -219,8 +229,25 @@ async function resumeOn(
   } finally {
     io.ctx.signal.removeEventListener('abort', onAbort);
     paste.close();
-    if (!master.hasExited && Number.isInteger(port) && port > 0) await master.cancelForward(port);
+    await closeRelay();
+    if (!master.hasExited && choice?.route === 'forward') await master.cancelForward(port);
   }
+}
+
+function routeNote(c: RouteChoice): string {
+  if (c.route === 'forward') return ` and 127.0.0.1:${c.port} is forwarded again`;
+  if (c.route === 'relay') return `; ${c.reason}: relaying the browser's redirect from 127.0.0.1:${c.port} instead`;
+  return ` (cannot forward port ${c.port}: ${c.reason})`;
+}
+
+/** A pasted or relayed address for the resumed login: `login finish` reads it on stdin (never the command line). */
+async function finishRemotely(master: SshMaster, o: ResumeOptions, address: string): Promise<Delivery> {
+  const f = await master.runRemote(`${o.remoteAgyctl} login finish`, STATUS_TIMEOUT_MS, `${address}\n`);
+  if (f.ok) return { ok: true };
+  return {
+    ok: false,
+    reason: serverText((f.stdout ?? '').trim(), { singleLine: true }) || f.message || 'not delivered',
+  };
 }
 
 function finalResult(io: CommandIO, o: ResumeOptions, s: RemoteStatus): CommandResult {

@@ -1,7 +1,8 @@
 /**
  * agyctl connect, end to end: SSH control master, the remote login over it,
- * the forward of the callback port (or paste-back), the browser, and a
- * clean exit on every path: no forward, master or remote server left.
+ * the route of the browser's redirect (forward, relay or paste-back; see
+ * route.ts), the browser, and a clean exit on every path: no forward,
+ * relay listener, master or remote server left.
  */
 import { AgyError, asExitCode, EXIT, InterruptedError, TimeoutError } from '../core/errors.js';
 import type { CommandIO, CommandResult } from '../core/io.js';
@@ -11,12 +12,20 @@ import { labelled } from '../login/present.js';
 import { validateAuthUrl, validateCodeEntryUrl } from '../profiles/auth-url.js';
 import { formatDuration } from '../util/duration.js';
 import { openBrowser } from './browser.js';
+import type { CallbackRelay, Delivery } from './callback-relay.js';
 import { SshMaster, settlesWithin } from './control-master.js';
-import { checkLocalPort } from './local-port.js';
 import { resumeAfterDrop } from './reconnect.js';
 import { renderRemoteEvent, summaryLine } from './relay.js';
 import { remoteLoginCommand } from './remote-command.js';
-import { knownEvent, type RawEvent, type RemoteEventOf, RemoteLogin, type SessionExit } from './remote-login.js';
+import {
+  knownEvent,
+  type RawEvent,
+  type RemoteEvent,
+  type RemoteEventOf,
+  RemoteLogin,
+  type SessionExit,
+} from './remote-login.js';
+import { chooseRoute, type RouteChoice, reportRelayRefused, routeEvents } from './route.js';
 
 export interface ConnectOptions {
   destination: string;
@@ -33,6 +42,8 @@ export interface ConnectOptions {
 /** The remote login runs its proof (a fresh server, default 60 s) after the sign-in; our session deadline allows for it. */
 const AFTER_SIGN_IN_MARGIN_MS = 180_000;
 const MASTER_EXIT_WAIT_MS = 3_000;
+/** The remote login answers a relayed redirect once its listener answered it (login delivers within 15 s). */
+const RELAY_ANSWER_MS = 30_000;
 
 export async function runConnect(io: CommandIO, o: ConnectOptions): Promise<CommandResult> {
   const master = SshMaster.start({
@@ -62,7 +73,10 @@ class ConnectSession {
   private login!: RemoteLogin;
   private chain: Promise<void> = Promise.resolve();
   private forwardedPort: number | undefined;
-  private fallbackReason: string | undefined;
+  /** The route of the browser's redirect, once the URL arrived. */
+  private choice: RouteChoice | undefined;
+  private relay: CallbackRelay | undefined;
+  private relayWaiter: ((d: Delivery) => void) | undefined;
   private browser: { ok: boolean; reason?: string } | undefined;
   private paste: PasteReader | undefined;
   private signedIn = false;
@@ -99,6 +113,7 @@ class ConnectSession {
       told = await this.login.cancel();
     }
     const exit = await this.login.exited;
+    this.relayWaiter?.({ ok: false, reason: 'the remote login has ended' });
     // A session cut by a dropped connection may end just before the master's own exit is seen.
     if (!aborted && exit.code === 255 && !this.master.hasExited)
       await settlesWithin(this.master.exited, MASTER_EXIT_WAIT_MS);
@@ -156,8 +171,14 @@ class ConnectSession {
       }
     }
     if (ev?.event === 'authenticated') this.stopPaste(); // nothing left to paste; the prompt goes before the news
+    const relayed = this.relayWaiter !== undefined && ev?.event === 'redirect-delivered';
     if (this.io.out.json) this.io.out.event(raw);
+    else if (relayed)
+      this.say(() =>
+        this.io.out.info(`The browser's redirect was relayed to the remote login (HTTP ${String(ev.status)}).`),
+      );
     else if (ev) this.say(() => renderRemoteEvent(this.io.out, ev));
+    this.answerRelay(ev);
     switch (ev?.event) {
       case 'url':
         if (typeof ev.port === 'number') this.urlPort = ev.port;
@@ -192,22 +213,22 @@ class ConnectSession {
       );
   }
 
-  /** Forward the callback port when 127.0.0.1:<port> is free here, else paste-back; then the browser. */
+  /** Choose the route (forward, relay or paste), then the browser. */
   private async onUrl(ev: RemoteEventOf<'url'>): Promise<void> {
     const url = String(ev.url);
     const port = Number(ev.port);
-    const check =
-      Number.isInteger(port) && port > 0 && port < 65536
-        ? await checkLocalPort(port)
-        : { free: false as const, reason: `the remote login reported no usable port (${String(ev.port)})` };
-    if (!check.free) this.fallbackReason = check.reason;
-    else {
-      const fwd = await this.master.forward(port);
-      if (fwd.ok) this.forwardedPort = port;
-      else this.fallbackReason = `ssh could not forward port ${port} (${fwd.message || 'no reason given'})`;
-    }
+    const choice = await chooseRoute({
+      master: this.master,
+      url,
+      port,
+      deliver: (address) => this.deliverOverSession(address),
+      onRefused: (reason) => reportRelayRefused(this.io.out, reason, (print) => this.say(print)),
+    });
+    this.choice = choice;
+    this.relay = choice.relay;
+    if (choice.route === 'forward') this.forwardedPort = port;
     if (this.io.ctx.signal.aborted || this.login.hasExited) return;
-    this.present(url, port);
+    this.present(url, choice);
     if (this.o.open) {
       this.browser = await openBrowser(url);
       this.io.out.event({ event: 'browser-opened', ...this.browser });
@@ -217,13 +238,48 @@ class ConnectSession {
     if (!this.signedIn && !this.login.hasExited) this.startPaste();
   }
 
-  private present(url: string, port: number): void {
+  /** The relayed address goes to the remote login's stdin, like a paste; its next delivered/rejected event answers. */
+  private deliverOverSession(address: string): Promise<Delivery> {
+    if (this.login.hasExited || this.signedIn)
+      return Promise.resolve({ ok: false, reason: 'the remote login is no longer waiting' });
+    return new Promise((resolve) => {
+      const timer = setTimeout(
+        () =>
+          finish({ ok: false, reason: `no answer from the remote login within ${formatDuration(RELAY_ANSWER_MS)}` }),
+        RELAY_ANSWER_MS,
+      );
+      const finish = (d: Delivery): void => {
+        clearTimeout(timer);
+        this.relayWaiter = undefined;
+        resolve(d);
+      };
+      this.relayWaiter = finish;
+      this.login.send(address);
+    });
+  }
+
+  private answerRelay(ev: RemoteEvent | undefined): void {
+    const answer = this.relayWaiter;
+    if (!answer) return;
+    if (ev?.event === 'redirect-delivered') answer({ ok: true, status: Number(ev.status) });
+    else if (ev?.event === 'authenticated') answer({ ok: true });
+    else if (ev?.event === 'redirect-rejected') answer({ ok: false, reason: String(ev.reason ?? 'no reason given') });
+    else if (ev?.event === 'error') answer({ ok: false, reason: String(ev.message ?? 'the login failed') });
+  }
+
+  private present(url: string, choice: RouteChoice): void {
     const { out } = this.io;
-    if (this.forwardedPort !== undefined) out.event({ event: 'forward-added', port, local: `127.0.0.1:${port}` });
-    else out.event({ event: 'fallback-paste', port, reason: this.fallbackReason });
+    const { route, reason, port } = choice;
+    const local = `127.0.0.1:${port}`;
+    routeEvents(out, choice);
     if (out.json) return;
-    if (this.forwardedPort !== undefined) {
-      out.info(`Forwarding 127.0.0.1:${port} on this machine to the login listener on ${this.o.destination}.`);
+    if (route !== 'paste') {
+      if (route === 'forward')
+        out.info(`Forwarding ${local} on this machine to the login listener on ${this.o.destination}.`);
+      else
+        out.info(
+          `${reason ? reason.charAt(0).toUpperCase() + reason.slice(1) : 'No forward'}: relaying the browser's redirect over the SSH session instead (listening on ${local} on this machine).`,
+        );
       labelled(
         this.io,
         out.e.bold(
@@ -235,7 +291,7 @@ class ConnectSession {
       );
       return;
     }
-    out.warn(`cannot forward port ${port}: ${this.fallbackReason}`);
+    out.warn(`cannot forward port ${port}: ${reason}`);
     labelled(this.io, out.e.bold('Sign in with this URL anyway:'), url);
     out.info(
       `Your browser will then fail to load http://127.0.0.1:${port}/... (or show another program's page): copy that address from the address bar and paste it here.`,
@@ -254,7 +310,7 @@ class ConnectSession {
   }
 
   private promptText(): string {
-    return this.forwardedPort === undefined
+    return this.choice?.route === 'paste'
       ? 'paste the address your browser ended on'
       : 'waiting for the browser (or paste the address it ended on)';
   }
@@ -268,6 +324,15 @@ class ConnectSession {
     this.stopPaste();
     this.login.endInput();
     await this.removeForward();
+    await this.closeRelay();
+  }
+
+  private async closeRelay(): Promise<void> {
+    const relay = this.relay;
+    if (!relay) return;
+    this.relay = undefined;
+    await relay.close();
+    this.io.out.event({ event: 'relay-closed', port: relay.port });
   }
 
   private async removeForward(): Promise<void> {
@@ -284,6 +349,7 @@ class ConnectSession {
   private async teardown(): Promise<void> {
     this.stopPaste();
     await this.removeForward();
+    await this.closeRelay();
   }
 
   private outcome(exit: SessionExit, aborted: boolean): CommandResult {
@@ -291,8 +357,9 @@ class ConnectSession {
     const data = {
       connect: {
         destination: this.o.destination,
-        forwarded: this.fallbackReason === undefined,
-        fallbackReason: this.fallbackReason ?? null,
+        route: this.choice?.route ?? null,
+        forwarded: this.choice?.reason === undefined,
+        fallbackReason: this.choice?.reason ?? null,
         browser: this.browser ?? null,
         remoteExit: exit.code,
       },

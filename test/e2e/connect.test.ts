@@ -14,94 +14,29 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ResultPromise } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { BIN, makeSandbox, processesOf, ROOT, type Sandbox, SIM } from '../helpers/cli.js';
-import { EventStream } from '../helpers/ndjson.js';
-import { connectArgs, DEST, requireLab, type SshLab, useSshLab } from '../helpers/netns.js';
+import { BIN, processesOf } from '../helpers/cli.js';
+import {
+  expectNothingLeft,
+  NODE,
+  RUN_MS,
+  remoteAgyctl,
+  shimEntries,
+  sides,
+  sq,
+  startConnect,
+  tokenMode,
+} from '../helpers/connect-lab.js';
+import { connectArgs, DEST, requireLab, useSshLab } from '../helpers/netns.js';
 import { waitUntil } from '../helpers/ns-lab.js';
 
-const NODE = process.execPath;
-const SHIM = path.join(ROOT, 'test', 'helpers', 'browser-shim.mjs');
-const RUN_MS = 45_000;
-
 const fx = useSshLab();
-
-interface Sides {
-  laptop: Sandbox;
-  remote: Sandbox;
-  shimLog: string;
-}
-
-function sides(lab: SshLab): Sides {
-  const remote = makeSandbox();
-  const laptop = makeSandbox();
-  fx.keep(remote, laptop);
-  const shimLog = path.join(laptop.root, 'browser.log');
-  const browser = path.join(laptop.root, 'browser');
-  fs.writeFileSync(browser, `#!/bin/sh\nexec ${NODE} ${SHIM} "$@"\n`, { mode: 0o755 });
-  laptop.env = { ...laptop.env, PATH: `${lab.sshBareBin}:${process.env.PATH}`, BROWSER: browser, SHIM_LOG: shimLog };
-  return { laptop, remote, shimLog };
-}
-
-const sq = (v: string): string => `'${v.replace(/'/g, `'\\''`)}'`;
-
-/** The remote agyctl: the built binary with the simulator and the remote sandbox's HOME (quoted values exercise connect's quoting). */
-function remoteAgyctl(remote: Sandbox, extra: Record<string, string> = {}): string {
-  const vars = { HOME: remote.home, TMPDIR: remote.root, NO_COLOR: '1', AGYCTL_SERVER: `${NODE} ${SIM}`, ...extra };
-  return `env ${Object.entries(vars)
-    .map(([k, v]) => `${k}=${sq(v)}`)
-    .join(' ')} ${NODE} ${BIN}`;
-}
-
-function startConnect(lab: SshLab, s: Sides, args: string[]): { child: ResultPromise; events: EventStream } {
-  const child = lab.run(lab.laptop, NODE, [BIN, ...args], {
-    env: s.laptop.env,
-    stdin: 'pipe',
-    timeoutMs: RUN_MS,
-    cwd: s.laptop.root,
-  });
-  fx.track(child);
-  return { child, events: new EventStream(child.stdout!) };
-}
-
-function shimEntries(s: Sides): Array<Record<string, unknown>> {
-  if (!fs.existsSync(s.shimLog)) return [];
-  return fs
-    .readFileSync(s.shimLog, 'utf8')
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as Record<string, unknown>);
-}
-
-/** No forward, no master, no leftover process on either side; only the lab's sshd remains in "remote". */
-async function expectNothingLeft(lab: SshLab, s: Sides, port?: number): Promise<void> {
-  await waitUntil(
-    async () => (await lab.pids(lab.laptop)).length === 0,
-    10_000,
-    'no process left in the laptop namespace',
-  );
-  const sshd = lab.sshdPid();
-  await waitUntil(
-    async () => (await lab.pids(lab.remote)).every((pid) => pid === sshd),
-    10_000,
-    'no process but sshd left in the remote namespace',
-  );
-  expect(processesOf(s.remote)).toEqual([]);
-  expect(processesOf(s.laptop)).toEqual([]);
-  if (port !== undefined) expect(await lab.listening(lab.laptop, port)).toBe(false);
-  expect(fs.readdirSync(s.laptop.root).filter((n) => n.startsWith('agyctl-connect-'))).toEqual([]);
-}
-
-function tokenMode(remote: Sandbox): string {
-  return (fs.statSync(path.join(remote.stateDir, 'acp_token.json')).mode & 0o777).toString(8);
-}
 
 describe('agyctl connect over a real SSH connection', () => {
   it('logs the remote box in: forward, browser on the laptop, proof on the remote', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(lab);
-    const { child, events } = startConnect(lab, s, connectArgs(lab, remoteAgyctl(s.remote), ['--json']));
+    const s = sides(fx, lab);
+    const { child, events } = startConnect(fx, lab, s, connectArgs(lab, remoteAgyctl(s.remote), ['--json']));
     const result = await child;
     expect(result.exitCode, String(result.stderr)).toBe(0);
     expect(events.names()).toEqual(
@@ -118,6 +53,9 @@ describe('agyctl connect over a real SSH connection', () => {
     );
     const url = events.find('url')!;
     expect(events.find('forward-added')).toMatchObject({ port: url.port, local: `127.0.0.1:${String(url.port)}` });
+    // sshd lets a connection through (the -W probe), so the route is the forward.
+    expect(events.find('route')).toMatchObject({ route: 'forward', port: url.port, reason: null });
+    expect(events.find('relay-listening')).toBeUndefined();
     expect(events.find('browser-opened')).toMatchObject({ ok: true });
     expect(events.find('forward-removed')).toMatchObject({ port: url.port, ok: true });
     expect(events.find('verified')).toMatchObject({ tokenFile: { mode: '0600' }, sessionProbe: { removed: true } });
@@ -132,8 +70,8 @@ describe('agyctl connect over a real SSH connection', () => {
 
   it('prints progress for a person without --json and still logs in', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(lab);
-    const { child } = startConnect(lab, s, connectArgs(lab, remoteAgyctl(s.remote)));
+    const s = sides(fx, lab);
+    const { child } = startConnect(fx, lab, s, connectArgs(lab, remoteAgyctl(s.remote)));
     const result = await child;
     const stdout = String(result.stdout);
     const stderr = String(result.stderr);
@@ -154,7 +92,7 @@ describe('agyctl connect over a real SSH connection', () => {
 
   it('lets ssh ask for host key confirmation on the terminal, then goes on', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(lab);
+    const s = sides(fx, lab);
     const knownHosts = path.join(s.laptop.root, 'known_hosts');
     // A first connection: empty known_hosts, ssh asks. script(1) gives connect a terminal; "yes" is typed when asked.
     const args = [
@@ -200,7 +138,7 @@ describe('agyctl connect over a real SSH connection', () => {
 
   it('falls back to paste-back when the callback port is taken on the laptop', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(lab);
+    const s = sides(fx, lab);
     const port = 47000 + (process.pid % 1000);
     // Another program on the laptop's 127.0.0.1:<port>; it records what the browser requests, like an address bar.
     const seen = path.join(s.laptop.root, 'busy.log');
@@ -216,6 +154,7 @@ describe('agyctl connect over a real SSH connection', () => {
     fx.track(busy);
     await waitUntil(() => lab.listening(lab.laptop, port), 10_000, 'the busy listener');
     const { child, events } = startConnect(
+      fx,
       lab,
       s,
       connectArgs(lab, remoteAgyctl(s.remote, { AGY_SIM_CALLBACK_PORT: String(port) }), ['--json']),
@@ -235,6 +174,7 @@ describe('agyctl connect over a real SSH connection', () => {
     expect(result.exitCode, String(result.stderr)).toBe(0);
     expect(events.find('redirect-delivered')).toMatchObject({ status: 200 });
     expect(events.find('forward-added')).toBeUndefined();
+    expect(events.find('route')).toMatchObject({ route: 'paste', port });
     expect(events.find('verified')).toMatchObject({ tokenFile: { mode: '0600' } });
     expect(tokenMode(s.remote)).toBe('600');
     busy.kill('SIGKILL');
@@ -244,8 +184,8 @@ describe('agyctl connect over a real SSH connection', () => {
 
   it('says clearly when agyctl is missing on the remote box (exit 4)', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(lab);
-    const { child } = startConnect(lab, s, connectArgs(lab, '/nonexistent/bin/agyctl'));
+    const s = sides(fx, lab);
+    const { child } = startConnect(fx, lab, s, connectArgs(lab, '/nonexistent/bin/agyctl'));
     const result = await child;
     const stderr = String(result.stderr);
     expect(result.exitCode, stderr).toBe(4);
@@ -258,13 +198,13 @@ describe('agyctl connect over a real SSH connection', () => {
 
   it("exits 4 with ssh's own message when SSH authentication fails", async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(lab);
+    const s = sides(fx, lab);
     // No IdentityFile: the lab's ssh config has no key, so the server refuses us.
     const args = connectArgs(lab, remoteAgyctl(s.remote), ['--json']).filter(
       (a, i, all) =>
         !a.startsWith('IdentityFile=') && !(a === '--ssh-option' && all[i + 1]?.startsWith('IdentityFile=')),
     );
-    const { child, events } = startConnect(lab, s, args);
+    const { child, events } = startConnect(fx, lab, s, args);
     const result = await child;
     expect(result.exitCode, String(result.stderr)).toBe(4);
     expect(events.find('error')).toMatchObject({
@@ -277,10 +217,10 @@ describe('agyctl connect over a real SSH connection', () => {
 
   it("exits 4 with ssh's own message when sshd is not running", async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(lab);
+    const s = sides(fx, lab);
     await lab.stopSshd();
     try {
-      const { child, events } = startConnect(lab, s, connectArgs(lab, remoteAgyctl(s.remote), ['--json']));
+      const { child, events } = startConnect(fx, lab, s, connectArgs(lab, remoteAgyctl(s.remote), ['--json']));
       const result = await child;
       expect(result.exitCode, String(result.stderr)).toBe(4);
       expect(events.events).toHaveLength(1);
@@ -297,8 +237,13 @@ describe('agyctl connect over a real SSH connection', () => {
 
   it('Ctrl-C cancels the remote login: exit 130, its server gone, forward and master closed', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(lab);
-    const { child, events } = startConnect(lab, s, connectArgs(lab, remoteAgyctl(s.remote), ['--json', '--no-open']));
+    const s = sides(fx, lab);
+    const { child, events } = startConnect(
+      fx,
+      lab,
+      s,
+      connectArgs(lab, remoteAgyctl(s.remote), ['--json', '--no-open']),
+    );
     const forward = await events.waitFor('forward-added', 20_000);
     const serverPid = Number(events.find('server-started')!.pid);
     expect(processesOf(s.remote)).toContain(serverPid);

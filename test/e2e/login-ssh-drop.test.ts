@@ -15,7 +15,7 @@ import { describe, expect, it } from 'vitest';
 import { redirectFor } from '../helpers/browser.js';
 import { BIN, makeSandbox, processesOf, type Sandbox, SIM } from '../helpers/cli.js';
 import { EventStream } from '../helpers/ndjson.js';
-import { connectArgs, DEST, requireLab, type SshLab, useSshLab } from '../helpers/netns.js';
+import { connectArgs, DEST, labSettled, requireLab, type SshLab, useSshLab } from '../helpers/netns.js';
 import { killGroup, waitUntil } from '../helpers/ns-lab.js';
 
 const NODE = process.execPath;
@@ -63,17 +63,7 @@ async function ssh(lab: SshLab, args: string[], timeoutMs = RUN_MS) {
 }
 
 async function nothingLeft(lab: SshLab, remote: Sandbox): Promise<void> {
-  await waitUntil(
-    async () => (await lab.pids(lab.laptop)).length === 0,
-    15_000,
-    'no process left in the laptop namespace',
-  );
-  const sshd = lab.sshdPid();
-  await waitUntil(
-    async () => (await lab.pids(lab.remote)).every((pid) => pid === sshd),
-    15_000,
-    'no process but sshd left in the remote namespace',
-  );
+  await labSettled(lab, 15_000);
   expect(processesOf(remote)).toEqual([]);
 }
 
@@ -139,7 +129,7 @@ describe('a dropped SSH session during agyctl login', () => {
 });
 
 /** `agyctl connect` on the laptop to the lab's remote (its own sandboxes), its events streamed; waits for the forward. */
-async function startConnect(lab: SshLab, timeout: string) {
+async function startConnect(lab: SshLab, timeout: string, routeEvent = 'forward-added') {
   const remote = makeSandbox();
   const laptop = makeSandbox();
   fx.keep(remote, laptop);
@@ -150,7 +140,7 @@ async function startConnect(lab: SshLab, timeout: string) {
     lab.run(lab.laptop, NODE, [BIN, ...args], { env: laptop.env, stdin: 'pipe', timeoutMs: 90_000, cwd: laptop.root }),
   );
   const events = new EventStream(child.stdout!);
-  await events.waitFor('forward-added', 30_000);
+  await events.waitFor(routeEvent, 30_000);
   const url = events.find('url')!;
   return { remote, laptop, agy, child, events, url, port: Number(url.port) };
 }
@@ -167,22 +157,25 @@ async function controlMasters(lab: SshLab): Promise<number[]> {
   });
 }
 
+/** Cut the connection (kill connect's control master, the ssh -M process, on the laptop); wait for the route on the new master. */
+async function dropAndReconnect(lab: SshLab, events: EventStream, routeEvent: string): Promise<void> {
+  const masters = await controlMasters(lab);
+  expect(masters).toHaveLength(1);
+  process.kill(masters[0]!, 'SIGKILL');
+  await events.waitFor('reconnected', 45_000);
+  await waitUntil(
+    () => events.events.filter((e) => e.event === routeEvent).length === 2,
+    15_000,
+    `${routeEvent} on the new master`,
+  );
+}
+
 describe('agyctl connect when its connection drops once', () => {
   it('reconnects, forwards the same port again, and finishes on its own', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
     const { remote, laptop, child, events, url, port } = await startConnect(lab, '60s');
 
-    // Cut the connection: kill connect's control master (the ssh -M process) on the laptop.
-    const masters = await controlMasters(lab);
-    expect(masters).toHaveLength(1);
-    process.kill(masters[0]!, 'SIGKILL');
-
-    await events.waitFor('reconnected', 45_000);
-    await waitUntil(
-      () => events.events.filter((e) => e.event === 'forward-added').length === 2,
-      15_000,
-      'the forward on the new master',
-    );
+    await dropAndReconnect(lab, events, 'forward-added');
     expect(events.events.filter((e) => e.event === 'forward-added').at(-1)).toMatchObject({ port });
     const browser = await lab.run(lab.laptop, NODE, ['-e', GET, redirectFor(String(url.url))], { timeoutMs: 15_000 });
     expect(String(browser.stdout).trim(), String(browser.stderr)).toBe('200');
@@ -194,6 +187,35 @@ describe('agyctl connect when its connection drops once', () => {
     await nothingLeft(lab, remote);
     expect(processesOf(laptop)).toEqual([]);
     expect(fs.readdirSync(laptop.root).filter((n) => n.startsWith('agyctl-connect-'))).toEqual([]);
+  });
+
+  it('with an sshd that forbids forwarding: the relay listens again after the reconnect and carries the redirect', async (ctx) => {
+    const lab = requireLab(fx.result(), ctx);
+    await lab.configureSshd(['AllowTcpForwarding no']);
+    try {
+      const { remote, laptop, child, events, url, port } = await startConnect(lab, '60s', 'relay-listening');
+      await dropAndReconnect(lab, events, 'relay-listening');
+      expect(events.events.filter((e) => e.event === 'route').at(-1)).toMatchObject({ route: 'relay', port });
+      expect(events.find('forward-added')).toBeUndefined();
+      const browser = await lab.run(lab.laptop, NODE, ['-e', GET, redirectFor(String(url.url))], {
+        timeoutMs: 15_000,
+      });
+      expect(String(browser.stdout).trim(), String(browser.stderr)).toBe('200');
+
+      const result = await child;
+      expect(result.exitCode, String(result.stderr)).toBe(0);
+      expect(events.events.at(-1)).toMatchObject({ event: 'verified', resumed: true });
+      // Both listeners closed: the first with the dropped session, the second after the delivery.
+      expect(events.events.filter((e) => e.event === 'relay-closed')).toEqual([
+        { event: 'relay-closed', port },
+        { event: 'relay-closed', port },
+      ]);
+      expect(await lab.listening(lab.laptop, port)).toBe(false);
+      await nothingLeft(lab, remote);
+      expect(processesOf(laptop)).toEqual([]);
+    } finally {
+      await lab.configureSshd([]);
+    }
   });
 
   it('when it cannot get back before the deadline: exit 4 with the exact commands to resume by hand', async (ctx) => {

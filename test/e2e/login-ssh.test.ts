@@ -19,7 +19,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { BIN, makeSandbox, processesOf } from '../helpers/cli.js';
 import { EventStream } from '../helpers/ndjson.js';
-import { LAPTOP_ADDR, REMOTE_ADDR, requireLab, useSshLab } from '../helpers/netns.js';
+import { LAPTOP_ADDR, labSettled, REMOTE_ADDR, requireLab, useSshLab } from '../helpers/netns.js';
 import { killGroup, waitUntil } from '../helpers/ns-lab.js';
 
 const NODE = process.execPath;
@@ -73,17 +73,7 @@ describe('agyctl login through a real SSH tunnel', () => {
 
     killGroup(tunnelProc, 'SIGTERM');
     await tunnelProc;
-    await waitUntil(
-      async () => (await lab.pids(lab.laptop)).length === 0,
-      10_000,
-      'no process left in the laptop namespace',
-    );
-    const sshd = lab.sshdPid();
-    await waitUntil(
-      async () => (await lab.pids(lab.remote)).every((pid) => pid === sshd),
-      10_000,
-      'no process but sshd left in the remote namespace',
-    );
+    await labSettled(lab, 10_000);
     expect(processesOf(remote)).toEqual([]);
   });
 });

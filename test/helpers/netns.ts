@@ -33,6 +33,7 @@ import {
   sshdConfigLines,
   sshdControl,
   sshWrapper,
+  waitUntil,
 } from './ns-lab.js';
 
 export const REMOTE_ADDR = '10.203.0.1';
@@ -54,6 +55,8 @@ export interface SshLab extends SshdControl {
   pids(ns: string): Promise<number[]>;
   /** Is something listening on <port> (any local address) in that namespace? */
   listening(ns: string, port: number): Promise<boolean>;
+  /** Restart sshd with these sshd_config lines ahead of the lab's own (sshd takes a keyword's first value); [] restores the lab's. */
+  configureSshd(lines: string[]): Promise<void>;
   teardown(): Promise<void>;
 }
 
@@ -77,8 +80,12 @@ async function createPair(remote: string, laptop: string): Promise<string | unde
   ]);
 }
 
+function writeSshdConfig(dir: string, first: string[] = []): void {
+  fs.writeFileSync(path.join(dir, 'sshd_config'), `${[...first, ...sshdConfigLines(dir, REMOTE_ADDR)].join('\n')}\n`);
+}
+
 function writeConfigs(dir: string, sshBin: string): { fullBin: string; bareBin: string } {
-  fs.writeFileSync(path.join(dir, 'sshd_config'), `${sshdConfigLines(dir, REMOTE_ADDR).join('\n')}\n`);
+  writeSshdConfig(dir);
   fs.writeFileSync(
     path.join(dir, 'known_hosts'),
     `${REMOTE_ADDR} ${fs.readFileSync(path.join(dir, 'host_key.pub'), 'utf8')}`,
@@ -138,6 +145,11 @@ export async function createSshLab(): Promise<LabResult> {
         .split('\n')
         .some((line) => line.trim().split(/\s+/)[3]?.endsWith(`:${port}`));
     },
+    async configureSshd(lines) {
+      await lab.stopSshd();
+      writeSshdConfig(dir, lines);
+      await lab.startSshd();
+    },
     async teardown() {
       await lab.stopSshd();
       await removeNamespaces([remote, laptop], dir);
@@ -167,6 +179,21 @@ export function connectArgs(lab: SshLab, remoteCommand: string, extra: string[] 
     timeout,
     ...extra,
   ];
+}
+
+/** Wait (bounded) until no process is left in the laptop namespace and none but sshd in the remote one. */
+export async function labSettled(lab: SshLab, timeoutMs: number): Promise<void> {
+  await waitUntil(
+    async () => (await lab.pids(lab.laptop)).length === 0,
+    timeoutMs,
+    'no process left in the laptop namespace',
+  );
+  const sshd = lab.sshdPid();
+  await waitUntil(
+    async () => (await lab.pids(lab.remote)).every((pid) => pid === sshd),
+    timeoutMs,
+    'no process but sshd left in the remote namespace',
+  );
 }
 
 /** The lab, or a printed reason and a runtime skip: only when namespaces cannot be created. */
