@@ -1,4 +1,4 @@
-/** Paths from outside data: only UUIDs, only children of their directory (issue 11 A1). */
+/** Paths from outside data: only UUIDs, only children of their directory, so a server answering `..` cannot steer a delete. */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
