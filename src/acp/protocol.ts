@@ -155,18 +155,18 @@ export interface InitDescription {
 }
 
 /** Server-given names, one line, redacted: they are printed and stored. */
-const shown = (v: unknown): string | null =>
+const safeName = (v: unknown): string | null =>
   v === undefined || v === null ? null : serverText(String(v), { singleLine: true });
 
 export function describeInit(init: InitializeResult): InitDescription {
   return {
     agent: {
-      name: shown(init.agentInfo?.name),
-      title: shown(init.agentInfo?.title),
-      version: shown(init.agentInfo?.version),
+      name: safeName(init.agentInfo?.name),
+      title: safeName(init.agentInfo?.title),
+      version: safeName(init.agentInfo?.version),
     },
     protocolVersion: typeof init.protocolVersion === 'number' ? init.protocolVersion : null,
-    authMethods: Array.isArray(init.authMethods) ? init.authMethods.map((m) => shown(m.id) ?? '') : [],
+    authMethods: Array.isArray(init.authMethods) ? init.authMethods.map((m) => safeName(m.id) ?? '') : [],
     capabilities: (serverValue(init.agentCapabilities) as Record<string, unknown> | undefined) ?? {},
   };
 }

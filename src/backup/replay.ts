@@ -76,13 +76,6 @@ export class DigestBuilder {
   }
 }
 
-/** Digest of a list of messages (tests, export). */
-export function digestOf(messages: ReplayedMessage[]): ReplayDigest {
-  const b = new DigestBuilder();
-  for (const m of messages) b.add(m);
-  return b.finish();
-}
-
 /** The first message (0-based) at which two replays differ, or undefined when they are the same. */
 export function firstDifference(a: ReplayDigest, b: ReplayDigest): number | undefined {
   const n = Math.min(a.messages.length, b.messages.length);

@@ -3,7 +3,7 @@ import type { CommandIO as CoreIO } from '../core/io.js';
 import type { ServerTarget } from '../core/target.js';
 import type { Output } from './terminal/output.js';
 
-export type { CommandResult, HangupControl, RunContext, TtyReadable, TtyWritable } from '../core/io.js';
+export type { CommandResult, RunContext, TtyReadable, TtyWritable } from '../core/io.js';
 
 export interface GlobalOptions extends ServerTarget {
   json: boolean;

@@ -12,7 +12,7 @@ import { pendingLoginNotice } from '../login/detached/control.js';
 import { type Invocation, makeActionFactory } from './action.js';
 import { commandError } from './command-error.js';
 import { COMMANDS } from './commands/index.js';
-import type { HangupControl, RunContext } from './context.js';
+import type { RunContext } from './context.js';
 import { addGlobalOptions, globalOptionsFrom } from './globals.js';
 import { Output } from './terminal/output.js';
 import { usageErrorFrom } from './usage-error.js';
@@ -138,13 +138,11 @@ export async function main(): Promise<void> {
   };
   // A claimed SIGHUP (a login attached to its supervisor) means "the terminal is gone": leave quietly, cancel nothing.
   let onHangup: (() => void) | undefined;
-  const hangup: HangupControl = {
-    claim(fn) {
-      onHangup = fn;
-      return () => {
-        if (onHangup === fn) onHangup = undefined;
-      };
-    },
+  const claimHangup = (fn: () => void): (() => void) => {
+    onHangup = fn;
+    return () => {
+      if (onHangup === fn) onHangup = undefined;
+    };
   };
   for (const sig of ['SIGINT', 'SIGTERM'] as const) process.on(sig, onSignal);
   process.on('SIGHUP', () => {
@@ -161,7 +159,7 @@ export async function main(): Promise<void> {
     stdout: process.stdout,
     stderr: process.stderr,
     signal: controller.signal,
-    hangup,
+    claimHangup,
   };
   const code = await run(process.argv.slice(2), ctx);
   killAllChildren('SIGKILL');

@@ -127,7 +127,7 @@ async function ansibleListHosts(file: string, limit: string, env: NodeJS.Process
 /** ansible_host / ansible_user / ansible_port / ansible_ssh_private_key_file, as ssh settings (the way Ansible connects). */
 function fromHostVars(inventoryName: string, vars: HostVars): FleetTarget {
   // A dynamic inventory's names come from elsewhere (a cloud API, a CMDB): shown only once made safe.
-  const name = shown(inventoryName);
+  const name = safeLine(inventoryName);
   const str = (v: unknown): string | undefined =>
     typeof v === 'string' || typeof v === 'number' ? String(v) : undefined;
   const destination = validateDestination(str(vars.ansible_host) ?? inventoryName);
@@ -135,13 +135,13 @@ function fromHostVars(inventoryName: string, vars: HostVars): FleetTarget {
   const user = str(vars.ansible_user ?? vars.ansible_ssh_user);
   if (user !== undefined) {
     if (!/^[A-Za-z0-9._][A-Za-z0-9._-]*$/.test(user))
-      throw usageError(`inventory host ${name}: ansible_user ${shown(JSON.stringify(user))} is not a user name.`);
+      throw usageError(`inventory host ${name}: ansible_user ${safeLine(JSON.stringify(user))} is not a user name.`);
     sshOptions.push(`User=${user}`);
   }
   const port = str(vars.ansible_port ?? vars.ansible_ssh_port);
   if (port !== undefined) {
     if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535)
-      throw usageError(`inventory host ${name}: ansible_port ${shown(JSON.stringify(port))} is not a port.`);
+      throw usageError(`inventory host ${name}: ansible_port ${safeLine(JSON.stringify(port))} is not a port.`);
     sshOptions.push(`Port=${port}`);
   }
   const key = str(vars.ansible_ssh_private_key_file ?? vars.ansible_private_key_file);
@@ -187,8 +187,8 @@ function globMatch(pattern: string, text: string): boolean {
   return re.test(text);
 }
 
-const shown = (text: string): string => serverText(text, { singleLine: true });
+const safeLine = (text: string): string => serverText(text, { singleLine: true });
 
 function lastLines(text: string): string {
-  return shown(text.trim().split('\n').slice(-3).join(' ').trim()) || 'no message';
+  return safeLine(text.trim().split('\n').slice(-3).join(' ').trim()) || 'no message';
 }

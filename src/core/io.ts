@@ -23,13 +23,11 @@ export interface RunContext {
   stderr: TtyWritable;
   /** Aborted on Ctrl-C (SIGINT), SIGTERM or SIGHUP (unless SIGHUP is claimed). */
   signal: AbortSignal;
-  /** A login hands itself over to its supervisor on SIGHUP instead of cancelling: it claims the signal while attached. */
-  hangup?: HangupControl;
-}
-
-export interface HangupControl {
-  /** While claimed, SIGHUP calls onHangup instead of aborting `signal`; the returned function releases the claim. */
-  claim(onHangup: () => void): () => void;
+  /**
+   * A login hands itself over to its supervisor on SIGHUP instead of cancelling: it claims the signal while attached.
+   * While claimed, SIGHUP calls onHangup instead of aborting `signal`; the returned function releases the claim.
+   */
+  claimHangup?: (onHangup: () => void) => () => void;
 }
 
 export interface CommandIO {

@@ -5,7 +5,7 @@
 
 export type LaunchMode = 'default' | 'xdg-only' | 'display-only' | 'stdout' | 'stderr' | 'none' | CaptureLaunchMode;
 
-// --- URL capture area (issue 12): more launch paths, and a token kept outside the state dir. ---
+// --- URL capture area (how other builds show the sign-in URL): more launch paths, and a token kept outside the state dir. ---
 /** Launch paths real launcher libraries and newer builds use (docs/simulator.md). */
 export type CaptureLaunchMode =
   | 'gio'
@@ -21,7 +21,7 @@ export type CaptureLaunchMode =
   | 'split-lines'
   | 'split-write'
   | FileLaunchMode;
-/** Launchers handed a local file that leads to the URL (issue 23.3): an HTML page by path or file:// URL, a .desktop or .url file. */
+/** Launchers handed a local file that leads to the URL instead of the URL: an HTML page by path or file:// URL, a .desktop or .url file. */
 export type FileLaunchMode = 'html-file' | 'html-file-url' | 'desktop-file' | 'url-file';
 export const CAPTURE_LAUNCH_MODES: readonly CaptureLaunchMode[] = [
   'gio',
@@ -47,7 +47,7 @@ const TOKEN_STORES: readonly TokenStore[] = ['file', 'keyring'];
 // --- end URL capture area ---
 export type NoiseMode = 'off' | 'garbage' | 'ansi' | 'both';
 
-// --- ACP URL elicitation (issue 33): builds that show the sign-in page through `elicitation/create`. ---
+// --- ACP URL elicitation: builds that show the sign-in page through `elicitation/create`. ---
 /** off: RC01 (no elicitation). only: the URL goes only through elicitation. also: elicitation and AGY_SIM_LAUNCH both. */
 export type ElicitationMode = 'off' | 'only' | 'also';
 /** loopback: the usual Google URL with its 127.0.0.1 listener. device: a device-code page the sim approves itself. */
@@ -66,7 +66,7 @@ function elicitationSwitches(env: Env) {
 export type ElicitationSwitches = ReturnType<typeof elicitationSwitches>;
 // --- end ACP URL elicitation ---
 
-// --- assumptions area (issue 23.2): "the other shape" of what the reference leaves open (docs/assumptions.md). ---
+// --- assumptions area: "the other shape" of what the reference leaves open (docs/assumptions.md). ---
 /** rc01: google-auth-library field names. renamed: the same facts under other names. no-expiry: rc01's without expiry_date. opaque: not JSON at all. */
 export type TokenShape = 'rc01' | 'renamed' | 'no-expiry' | 'opaque';
 /** rc01: `<uuid>.db` (+ -wal, -shm). sqlite: `<uuid>.sqlite` (+ -wal, -shm), a name agyctl does not know. */
@@ -100,7 +100,7 @@ function assumptionSwitches(env: Env): AssumptionSwitches {
 }
 // --- end assumptions area ---
 
-// --- proofs area (issues 23.1, 21.3): servers whose tables, replays and credential writes differ. ---
+// --- proofs area: servers whose tables, replays and credential writes differ. ---
 /** rc01: RC01's seven tables, one gen_metadata row per turn. other: no gen_metadata, an extra table, three steps per turn. */
 export type TablesShape = 'rc01' | 'other';
 
@@ -165,11 +165,11 @@ export interface SimConfig {
   /** An OAuth authenticate rewrites settings.json auth.type as soon as it starts, before any sign-in (URL capture area). */
   authStartWritesSettings: boolean;
 
-  // --- trust / data-loss switches (issue 11, hostile server) ---
+  // --- trust / data-loss switches: a hostile server that would steer a delete ---
   /** session/new answers with this sessionId instead of a UUID (`..`, `.`, anything); the db stays under a UUID. */
   sessionIdOverride: string | undefined;
 
-  // --- trust-io (issue 11: hostile servers) ---
+  // --- trust-io: a hostile server's output (leaked tokens, endless lines, a closed stdout) ---
   /** Leak every known token shape: 'start' (stderr + stdout noise, then a failing session/new and a crash), 'init' (the same, failing initialize). */
   leakSecrets: LeakMode;
   /** Write one stdout line of N junk bytes (no newline until the end) before serving. */
@@ -177,13 +177,13 @@ export interface SimConfig {
   /** End stdout (the protocol channel) on this request and keep running. */
   closeStdout: 'off' | 'authenticate' | 'session/new';
 
-  /** Assumptions area (issue 23.2). */
+  /** Assumptions area: the other plausible shape where the reference is silent (docs/assumptions.md). */
   shapes: AssumptionSwitches;
 
-  /** Proofs area (issues 23.1, 21.3). */
+  /** Proofs area: replays that differ from the database, credentials rewritten in place. */
   proofs: ProofSwitches;
 
-  /** ACP URL elicitation (issue 33). */
+  /** ACP URL elicitation: builds that show the sign-in page through `elicitation/create`. */
   elicitation: ElicitationSwitches;
 }
 
@@ -273,12 +273,12 @@ export function loadConfig(env: Env): SimConfig {
     tokenStore: choice(env, 'AGY_SIM_TOKEN_STORE', TOKEN_STORES, 'file'),
     authStartWritesSettings: flag(env, 'AGY_SIM_AUTH_START_WRITES_SETTINGS'),
 
-    // --- trust / data-loss switches (issue 11, hostile server) ---
+    // --- trust / data-loss switches: a hostile server that would steer a delete ---
     // Unset means a UUID; set (even to '.') means that exact string.
     sessionIdOverride:
       env.AGY_SIM_SESSION_ID === undefined || env.AGY_SIM_SESSION_ID === '' ? undefined : env.AGY_SIM_SESSION_ID,
 
-    // --- trust-io (issue 11: hostile servers) ---
+    // --- trust-io: a hostile server's output ---
     leakSecrets: leakMode(env),
     rawLineBytes: intVar(env, 'AGY_SIM_RAW_LINE_BYTES', 0) ?? 0,
     closeStdout: choice(env, 'AGY_SIM_CLOSE_STDOUT', ['off', 'authenticate', 'session/new'] as const, 'off'),
@@ -291,7 +291,7 @@ export function loadConfig(env: Env): SimConfig {
   };
 }
 
-// --- trust-io (issue 11: hostile servers) ---
+// --- trust-io: a hostile server's output ---
 function leakMode(env: Env): LeakMode {
   const raw = nonEmpty(env, 'AGY_SIM_LEAK_SECRETS');
   if (raw === undefined || raw === '0') return 'off';

@@ -1,5 +1,5 @@
 // Launchers handed a local file that leads to the URL instead of the URL
-// itself (issue 23.3): an HTML page with a meta refresh, as notebook servers
+// itself: an HTML page with a meta refresh, as notebook servers
 // write one (the URL entity-encoded, as a template engine leaves it), a
 // .desktop link or a .url shortcut. The page is written 0600 in a private
 // 0700 directory and removed when the process exits: on exit(), SIGINT and

@@ -144,7 +144,7 @@ export function deliverUrl(mode: LaunchMode, url: string, env: Env, io: LaunchIo
       return;
     case 'none':
       return;
-    // --- URL capture area (issue 12) ---
+    // --- URL capture area: how other builds and launcher libraries show the URL ---
     case 'gio':
       spawnArgsQuietly('gio', ['open', url], env);
       return;

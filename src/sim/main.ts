@@ -99,7 +99,7 @@ export function runSimulator(exit: (code: number) => never): void {
   });
   registerAuthMethods(ctx);
   registerSessionMethods(ctx);
-  // --- trust-io (issue 11: hostile servers) ---
+  // --- trust-io: a hostile server's output ---
   leakAtStart(config.leakSecrets, rpc);
   if (config.leakSecrets === 'session') rpc.on('session/new', () => leakAndDie(die));
   if (config.rawLineBytes > 0) writeRawLine(config.rawLineBytes);

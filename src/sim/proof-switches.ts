@@ -1,4 +1,4 @@
-// Proofs area (issues 23.1, 21.3): a replay that differs from the database,
+// Proofs area (servers a backup proof must judge correctly): a replay that differs from the database,
 // and a server that rewrites its credential files in place.
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';

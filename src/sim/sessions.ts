@@ -102,7 +102,7 @@ function loadSession(ctx: SimContext, p: Params): Record<string, unknown> {
   return sessionStateResult(session.config);
 }
 
-/** run-6 item 4: the tool_call, then the agent-to-client permission REQUEST, then its outcome. */
+/** As the real server does it (the reference's session/request_permission row): the tool_call, then the agent-to-client permission REQUEST, then its outcome. */
 async function askPermission(ctx: SimContext, session: OpenSession): Promise<void> {
   const toolCallId = randomBytes(16).toString('hex');
   const path = join(session.cwd, 'sim-permission-probe.txt');

@@ -27,7 +27,7 @@ export const SCHEMA_DDL = [
 
 /**
  * AGY_SIM_TABLES=other: a server that keeps the same history in other
- * tables (issue 23.1). No gen_metadata, an extra table, and three steps per
+ * tables. No gen_metadata, an extra table, and three steps per
  * turn (a planning step between question and answer), so table row counts
  * say nothing about turns.
  */

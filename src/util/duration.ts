@@ -32,12 +32,10 @@ const UNIT_MS: Readonly<Record<string, number>> = {
   weeks: 604_800_000,
 };
 
-/** The longest delay Node's timers keep (2^31-1 ms, about 24.8 days); a longer one fires at once. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
-
 /**
- * The longest duration a flag takes: a round 24 days, below the timer limit with
- * hours to spare for the margins commands add to a deadline.
+ * The longest duration a flag takes: a round 24 days. Node's timers keep at most
+ * 2^31-1 ms (about 24.8 days) and fire a longer one at once; this leaves hours
+ * to spare for the margins commands add to a deadline.
  */
 export const MAX_DURATION_MS = 24 * 86_400_000;
 
@@ -59,12 +57,6 @@ export function parseDurationText(text: string): DurationParse {
   }
   if (consumed === 0 || consumed !== trimmed.length) return { ok: false, reason: 'malformed' };
   return { ok: true, ms: Math.round(total) };
-}
-
-/** Milliseconds, or undefined when `text` is not a duration with units. */
-export function parseDuration(text: string): number | undefined {
-  const r = parseDurationText(text);
-  return r.ok ? r.ms : undefined;
 }
 
 /**

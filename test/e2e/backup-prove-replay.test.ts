@@ -1,9 +1,9 @@
 /**
- * Proofs against a recorded replay (issue 23.1), on the built binary with the
+ * Proofs against a recorded replay, on the built binary with the
  * simulator: `backup verify --prove` records what a fresh server replayed
  * (replay.json), later proofs compare with it; without a record nothing is
  * judged from table row counts. Also the scratch state's credentials
- * (issue 21.3): a server that rewrites them in place cannot reach the box's.
+ * too: a server that rewrites them in place cannot reach the box's.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -224,7 +224,7 @@ describe('the scratch state of backup verify --prove', () => {
   });
 });
 
-describe('scratch dirs left by SIGKILL (issue 21.8)', () => {
+describe('scratch dirs left by SIGKILL', () => {
   it('the next proof removes ours whose owner is gone, and keeps one whose owner still runs', async () => {
     sandbox = authedSandbox({ AGY_SIM_STARTUP_MS: '30000' });
     addConversation(sandbox, 1);

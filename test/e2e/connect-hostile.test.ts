@@ -1,5 +1,5 @@
 /**
- * Issue 11 D: a hostile remote agyctl in `connect`. The laptop checks the
+ * A hostile remote agyctl in `connect`. The laptop checks the
  * sign-in URL itself (the same validator as login; its redirect port must
  * be the one it forwards) before printing or opening it, and strips control
  * characters from everything remote it shows. The remote side is

@@ -1,5 +1,5 @@
 /**
- * `npm run demo` is the first thing a new user sees (issue 24.11): every
+ * `npm run demo` is the first thing a new user sees: every
  * label ("Open this URL…:", "First run this…:") has its value on the next
  * line, in a pipe (2>&1) and on a terminal (a pty from script(1)).
  */

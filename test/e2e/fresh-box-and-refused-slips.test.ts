@@ -1,5 +1,5 @@
 /**
- * Issue 11 I: ordinary situations that sent people the wrong way. A fresh
+ * Ordinary situations that sent people the wrong way. A fresh
  * box (no conversations/ yet) is not an error; an empty HOME or --server is
  * refused instead of meaning "the current directory" / "search PATH"; a
  * manifest.json that is not JSON is a damaged snapshot (6), not a usage error.

@@ -1,5 +1,5 @@
 /**
- * Issue 11 G: ordinary file-system failures are not bugs. Each gets its
+ * Ordinary file-system failures are not bugs. Each gets its
  * documented exit code (2 for bad paths and permissions, 6 for a full
  * backup destination), names the path and the fix, and never says
  * "Internal error". A full disk leaves no lock behind.

@@ -1,5 +1,5 @@
 /**
- * Issue 11 (C, H): a server that leaks every token shape on every channel
+ * Hostile servers: one that leaks every token shape on every channel
  * and dies, one that writes an endless line, one that ignores SIGTERM.
  * Nothing it says may reach stdout, stderr, --json, -v, the trace or the
  * Prometheus file unredacted; memory and time stay bounded.

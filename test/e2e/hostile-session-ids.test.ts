@@ -1,5 +1,5 @@
 /**
- * Issue 11 A1: a server that answers session/new with `..` or `.` must not
+ * A server that answers session/new with `..` or `.` must not
  * steer a delete. check --live, login's proof and logout exit 4 with
  * `protocol-bad-session-id`, and the state dir (token, settings,
  * conversations, brain/) is left as it was.

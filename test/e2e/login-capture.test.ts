@@ -1,6 +1,6 @@
 /**
  * login against every launch path a server build may use to show its
- * sign-in URL (issue 12): launcher programs (gio, kioclient), BROWSER read
+ * sign-in URL: launcher programs (gio, kioclient), BROWSER read
  * as a template or a colon list, terminal hyperlinks and colour-split URLs,
  * and JSON-RPC messages; and the evidence a timeout lists when no usable
  * URL shows up.

@@ -1,6 +1,6 @@
 /**
  * What `login finish` and `login status --json` say about their input
- * (issue 24, items 4 and 5 and the status polish): a blank argument is "no
+ * and what a person pastes there: a blank argument is "no
  * address given" at once, a bare code for a loopback login is refused with
  * what to paste instead, and --json status writes nothing for a person.
  */

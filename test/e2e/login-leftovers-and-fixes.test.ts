@@ -1,5 +1,5 @@
 /**
- * Issue 11 for login (H, I): what a killed login leaves behind, and login
+ * What a killed login leaves behind, and login
  * failures that name their real fix.
  */
 import fs from 'node:fs';

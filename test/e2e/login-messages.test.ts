@@ -1,5 +1,5 @@
 /**
- * What a login says about pasting (issue 24 polish): a paste after the
+ * What a login says about pasting: a paste after the
  * sign-in arrived through the tunnel gets a word (at the prompt and in
  * `login finish`), `login </dev/null` does not offer "paste it here", a
  * pending login's status names its method, and with stdout piped the URL

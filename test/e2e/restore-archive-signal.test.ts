@@ -1,5 +1,5 @@
 /**
- * SIGTERM during `restore --archive -` (issue 21.7): inside a large entry,
+ * SIGTERM during `restore --archive -` (every child dies with us): inside a large entry,
  * and with stdin stalled (the writer sent part of an entry and stopped),
  * agyctl ends at once with exit 130, leaves no staging dir and writes
  * nothing into the state dir. The archive is generated here: a manifest

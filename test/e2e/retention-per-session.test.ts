@@ -1,5 +1,5 @@
 /**
- * Issue 11 A3: retention is per session. `backup --session A --keep-last 1`
+ * Retention is per session. `backup --session A --keep-last 1`
  * never removes the only snapshot holding B, and snapshots of an empty
  * conversations/ never push out snapshots with data. `--dry-run` shows what
  * a run would remove and writes nothing.

@@ -1,5 +1,5 @@
 /**
- * Root on a user's state dir (issue 11, B and F): the state dir belongs to
+ * Root on a user's state dir: the state dir belongs to
  * `nobody`, who plants symlinks (created here and lchown'ed to nobody, as if
  * nobody had made them), and agyctl runs as root, as it does when it
  * provisions a box (tests and CI run as root). agyctl must never write,

@@ -1,5 +1,5 @@
 /**
- * `sessions export` on the built binary with the simulator (issue 23.4):
+ * `sessions export` on the built binary with the simulator:
  * live and snapshot sources, Markdown and JSONL, files 0600 named by id,
  * `--json` describing what was written, and nothing left behind (no new
  * conversation, no process, no scratch dir), also after Ctrl-C.

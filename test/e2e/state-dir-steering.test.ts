@@ -1,5 +1,5 @@
 /**
- * Issue 11 A2: a server-starting command acts on exactly the state dir it
+ * A server-starting command acts on exactly the state dir it
  * was given. A `<home>/.gemini/antigravity-acp` state dir steers the server
  * through HOME; any other shape is refused (exit 2) before anything changes.
  */

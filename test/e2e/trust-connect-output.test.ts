@@ -1,5 +1,5 @@
 /**
- * Issue 21.4: a fleet `connect` shows a host's words (its check's status,
+ * A fleet `connect` shows a host's words (its check's status,
  * findings and stderr, ssh's complaint, its login's events) redacted and
  * without control characters, in human output and --json alike, as a
  * single-host login does. The hosts are played by a stand-in `ssh` that runs

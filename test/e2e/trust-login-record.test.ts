@@ -1,5 +1,5 @@
 /**
- * The login record as another local user would attack it (issue 21.1):
+ * The login record as another local user would attack it:
  * with a long HOME the record falls back to a shared temp dir, where
  * `nobody` plants one. agyctl runs as root (as in CI). Every reader
  * (`login status|finish|cancel`, the pending-login notice) must refuse a

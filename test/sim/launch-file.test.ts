@@ -1,5 +1,5 @@
 // AGY_SIM_LAUNCH modes that hand the launcher a local file leading to the URL
-// (html-file, html-file-url, desktop-file, url-file; issue 23.3): the file's
+// (html-file, html-file-url, desktop-file, url-file): the file's
 // place and modes, what it holds, and that it goes when the process ends,
 // SIGTERM and SIGINT included (AGY_SIM_IGNORE_SIGTERM still ignores SIGTERM).
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';

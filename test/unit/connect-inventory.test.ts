@@ -88,7 +88,7 @@ describe('readInventory', () => {
   });
 });
 
-describe('an inventory that names hosts with terminal tricks or tokens (issue 21.4)', () => {
+describe('an inventory that names hosts with terminal tricks or tokens', () => {
   // eslint-disable-next-line no-control-regex
   const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
   const ESC = '\u001b]0;pwned\u0007\u001b[2J\u009b31m';

@@ -147,7 +147,7 @@ describe('connection', () => {
   });
 });
 
-describe('bounded line buffering (issue 11 H)', () => {
+describe('bounded line buffering: an endless line from the server cannot exhaust memory', () => {
   it('drops a line longer than the bound, arriving without a newline in many chunks, and reads on', () => {
     const drops: number[] = [];
     const s = new LineSplitter(1024, (bytes) => drops.push(bytes));

@@ -1,4 +1,4 @@
-/** File-system errors become AgyErrors naming the path and the fix (issue 11 G); anything else stays a bug. */
+/** File-system errors become AgyErrors naming the path and the fix (a filesystem problem is never a bug); anything else stays a bug. */
 import { describe, expect, it } from 'vitest';
 import { fsAgyError } from '../../src/util/fs-errors.js';
 

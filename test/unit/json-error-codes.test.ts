@@ -48,7 +48,7 @@ describe('docs/json.md error codes', () => {
       if (docs.get(code) !== exit) missing.push(`${code} (exit ${exit})`);
     }
     expect(missing).toEqual([]);
-    // The scan must see the codes issue 11 named, or it proves nothing.
+    // The scan must see these codes (known to be thrown in src/), or it proves nothing.
     expect([...codesInSource().keys()]).toEqual(
       expect.arrayContaining([
         'settings-invalid',

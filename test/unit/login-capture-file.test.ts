@@ -1,5 +1,5 @@
 /**
- * Launchers handed a local file that leads to the sign-in URL (issue 23.3):
+ * Launchers handed a local file that leads to the sign-in URL, not the URL:
  * which arguments name a file, what HTML pages, .desktop and .url files
  * lead to, and the pipeline reading them safely: hostile files (links,
  * FIFOs, directories, devices, oversize, unreadable) are evidence, never

@@ -1,6 +1,6 @@
 /**
  * How a sign-in URL is laid out for a person: each label has its value
- * under it on the terminal, even when stdout is piped away (issue 24.11),
+ * under it on the terminal, even when stdout is piped away (as by `npm run demo`),
  * and the paste hint names where an address can really go.
  */
 import { PassThrough } from 'node:stream';

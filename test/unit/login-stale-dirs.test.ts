@@ -1,5 +1,5 @@
 /**
- * Issue 11 H: the sweep of agyctl-login-* dirs removes only what is ours
+ * The sweep of agyctl-login-* dirs (left by killed logins) removes only what is ours
  * and abandoned: our uid, our naming, a real directory, its owner gone.
  */
 import fs from 'node:fs';

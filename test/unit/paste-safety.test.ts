@@ -1,5 +1,5 @@
 /**
- * Issue 11 E: what users paste. The tunnel command agyctl prints is run in
+ * What users paste is untrusted. The tunnel command agyctl prints is run in
  * a shell on the laptop; a code taken from a pasted URL is written to the
  * server's stdin. Neither may carry a second command.
  */

@@ -65,7 +65,7 @@ describe('redaction', () => {
   });
 });
 
-describe('redaction of every token shape (issue 11 C)', () => {
+describe('redaction of every token shape a server may leak', () => {
   it('redacts JSON token fields inside a text line, plain and escaped', () => {
     expect(
       redactText('saved {"refresh_token":"r-1","access_token": "a-1","client_secret":"c-1","id_token":"i-1"}'),
@@ -91,7 +91,7 @@ describe('redaction of every token shape (issue 11 C)', () => {
   });
 });
 
-describe('sanitizeForTerminal (issue 11 D)', () => {
+describe('sanitizeForTerminal: untrusted text never drives the terminal', () => {
   it('removes escape sequences and C0/C1 controls, keeping line breaks', () => {
     expect(sanitizeForTerminal('a\x1b]0;title\x07b\x1b[2J\x1b[Hc\x9b31md\x07e\x00f\x85g\nh\ti')).toBe('abcdefg\nh i');
     expect(sanitizeForTerminal('one\ntwo\r\nthree', { singleLine: true })).toBe('one two three');

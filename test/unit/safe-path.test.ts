@@ -1,4 +1,4 @@
-/** Paths from outside data: only UUIDs, only children of their directory (issue 11 A1). */
+/** Paths from outside data: only UUIDs, only children of their directory, so a server answering `..` cannot steer a delete. */
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -6,14 +6,13 @@ import { describe, expect, it } from 'vitest';
 import { removeConversation } from '../../src/acp/protocol.js';
 import { discoverSessions } from '../../src/backup/discover.js';
 import { conversationFiles } from '../../src/core/paths.js';
-import { assertUuid, childPath, isUuid, UnsafePathError } from '../../src/core/safe-path.js';
+import { childPath, isUuid, UnsafePathError } from '../../src/core/safe-path.js';
 
 describe('safe paths', () => {
   it('accepts UUIDs only', () => {
     expect(isUuid('4d5a6c89-0be5-4d98-ac4d-dede75c780fe')).toBe(true);
     for (const bad of ['..', '.', '', '../x', '4d5a6c89-0be5-4d98-ac4d-dede75c780fe/..', 'a'.repeat(36)])
       expect(isUuid(bad)).toBe(false);
-    expect(() => assertUuid('..', 'session id')).toThrow(UnsafePathError);
   });
 
   it('childPath refuses anything that is not a plain name inside the directory', () => {

@@ -3,32 +3,34 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { splitCommandLine } from '../../src/acp/resolve.js';
+import { parseDurationOption } from '../../src/cli/parse-options.js';
 import { defaultBackupDir, resolveStateDir, serverHomeFor } from '../../src/core/paths.js';
 import { resolveServerCommand } from '../../src/profiles/server-start.js';
 import { writeFileAtomic } from '../../src/util/atomic-write.js';
-import { formatDuration, MAX_DURATION_MS, parseDuration, parseDurationText } from '../../src/util/duration.js';
+import { formatDuration, MAX_DURATION_MS, parseDurationText } from '../../src/util/duration.js';
 
 describe('durations', () => {
   it('parses systemd.time(7) spellings, alone and combined', () => {
-    expect(parseDuration('90s')).toBe(90_000);
-    expect(parseDuration('5min')).toBe(300_000);
-    expect(parseDuration('2min')).toBe(120_000);
-    expect(parseDuration('10m')).toBe(600_000);
-    expect(parseDuration('1h30min')).toBe(5_400_000);
-    expect(parseDuration('1h 30min')).toBe(5_400_000);
-    expect(parseDuration('1h30m')).toBe(5_400_000);
-    expect(parseDuration('250ms')).toBe(250);
-    expect(parseDuration('1500us')).toBe(2);
-    expect(parseDuration('5 sec')).toBe(5_000);
-    expect(parseDuration('2 minutes')).toBe(120_000);
-    expect(parseDuration('1 second')).toBe(1_000);
-    expect(parseDuration('2hr')).toBe(7_200_000);
-    expect(parseDuration('3 hours')).toBe(10_800_000);
-    expect(parseDuration('1d')).toBe(86_400_000);
-    expect(parseDuration('2 days')).toBe(172_800_000);
-    expect(parseDuration('1.5h')).toBe(5_400_000);
+    const timeoutFlag = (text: string): number => parseDurationOption('--timeout', text);
+    expect(timeoutFlag('90s')).toBe(90_000);
+    expect(timeoutFlag('5min')).toBe(300_000);
+    expect(timeoutFlag('2min')).toBe(120_000);
+    expect(timeoutFlag('10m')).toBe(600_000);
+    expect(timeoutFlag('1h30min')).toBe(5_400_000);
+    expect(timeoutFlag('1h 30min')).toBe(5_400_000);
+    expect(timeoutFlag('1h30m')).toBe(5_400_000);
+    expect(timeoutFlag('250ms')).toBe(250);
+    expect(timeoutFlag('1500us')).toBe(2);
+    expect(timeoutFlag('5 sec')).toBe(5_000);
+    expect(timeoutFlag('2 minutes')).toBe(120_000);
+    expect(timeoutFlag('1 second')).toBe(1_000);
+    expect(timeoutFlag('2hr')).toBe(7_200_000);
+    expect(timeoutFlag('3 hours')).toBe(10_800_000);
+    expect(timeoutFlag('1d')).toBe(86_400_000);
+    expect(timeoutFlag('2 days')).toBe(172_800_000);
+    expect(timeoutFlag('1.5h')).toBe(5_400_000);
     for (const bad of ['ten', '5x', '', '5MIN', '-5s', '5s5', 'min', '1h,30min'])
-      expect(parseDuration(bad), bad).toBeUndefined();
+      expect(() => timeoutFlag(bad), bad).toThrow(/--timeout must be a duration like 90s/);
   });
 
   it('calls a bare number what it is: a value without a unit', () => {

@@ -108,7 +108,6 @@ export type LoginEvent =
     };
 
 export type LoginEventName = LoginEvent['event'];
-export type EventOf<N extends LoginEventName> = Extract<LoginEvent, { event: N }>;
 
 /** Emit a login event: the only way the login's code reports one, so each is one of the union. */
 export function emit(out: Reporter, event: LoginEvent): void {

@@ -144,15 +144,15 @@ export function timeLeft(state: LoginState): string {
 }
 
 /** Record text on its way to a terminal: one line, no control characters. */
-export const shown = (text: string): string => sanitizeForTerminal(text, { singleLine: true });
+export const terminalLine = (text: string): string => sanitizeForTerminal(text, { singleLine: true });
 
 /** The lines that describe a pending login to a person (status, and the "already pending" refusal). */
 export function describePending(state: LoginState): string[] {
   const lines = [
-    `A login is pending for ${shown(state.stateDir)} (${timeLeft(state)} left, supervisor pid ${state.pid}, ${state.phase}).`,
+    `A login is pending for ${terminalLine(state.stateDir)} (${timeLeft(state)} left, supervisor pid ${state.pid}, ${state.phase}).`,
   ];
-  if (state.url) lines.push(`Sign-in URL: ${shown(state.url)}`);
-  if (state.tunnel) lines.push(`Tunnel (port ${state.port}): ${shown(state.tunnel)}`);
+  if (state.url) lines.push(`Sign-in URL: ${terminalLine(state.url)}`);
+  if (state.tunnel) lines.push(`Tunnel (port ${state.port}): ${terminalLine(state.tunnel)}`);
   else if (state.mode === 'code-entry')
     lines.push('This login uses code entry: no tunnel; give the code with `agyctl login finish CODE`.');
   else if (state.mode === 'device')

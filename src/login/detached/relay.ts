@@ -110,7 +110,7 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
 
   const attachment = checkOurSocket(o.paths) ? await attach(o.paths.socket, onFrame, ATTACH_TIMEOUT_MS) : undefined;
   if (!attachment) return afterBreak(o.paths);
-  const release = ctx.hangup?.claim(() => {
+  const release = ctx.claimHangup?.(() => {
     gone = true;
     settle({ kind: 'hangup' });
   });

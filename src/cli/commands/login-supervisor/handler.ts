@@ -104,7 +104,7 @@ export async function supervisorCommand(
   io: CommandIO,
   { options }: HandlerArgs<SupervisorFlags>,
 ): Promise<CommandResult> {
-  io.ctx.hangup?.claim(() => undefined); // no terminal, but never let a stray SIGHUP end a login
+  io.ctx.claimHangup?.(() => undefined); // no terminal, but never let a stray SIGHUP end a login
   const dir = path.resolve(options.record);
   const { recordPathsIn, checkRecordDir } = await import('../../../login/detached/record.js');
   const { recordProcess } = await import('../../../login/detached/process.js');

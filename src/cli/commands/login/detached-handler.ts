@@ -11,8 +11,8 @@ import {
   describePending,
   inspect,
   type Liveness,
-  shown,
   statusData,
+  terminalLine,
   timeLeft,
   waitEnded,
 } from '../../../login/detached/control.js';
@@ -61,14 +61,14 @@ function render(io: CommandIO, seen: Exclude<Liveness, { kind: 'none' }>, wait: 
   const o = state.outcome!;
   if (o.exit === EXIT.ok) {
     io.out.print(
-      `The login for ${shown(state.stateDir)} succeeded: signed in${state.method ? ` with ${shown(state.method)}` : ''} and proven in a fresh server (${new Date(o.endedAt).toISOString()}).`,
+      `The login for ${terminalLine(state.stateDir)} succeeded: signed in${state.method ? ` with ${terminalLine(state.method)}` : ''} and proven in a fresh server (${new Date(o.endedAt).toISOString()}).`,
     );
     return { exit: EXIT.ok, data };
   }
   io.out.print(
-    `The login for ${shown(state.stateDir)} ${seen.kind === 'died' ? 'was lost' : 'failed'} (exit ${o.exit}${o.code ? `, ${shown(o.code)}` : ''}): ${shown(o.message ?? '')}`,
+    `The login for ${terminalLine(state.stateDir)} ${seen.kind === 'died' ? 'was lost' : 'failed'} (exit ${o.exit}${o.code ? `, ${terminalLine(o.code)}` : ''}): ${terminalLine(o.message ?? '')}`,
   );
-  if (o.hint) io.out.print(`hint: ${shown(o.hint)}`);
+  if (o.hint) io.out.print(`hint: ${terminalLine(o.hint)}`);
   return { exit: wait ? (o.exit as ExitCode) : EXIT.ok, data };
 }
 
