@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 interface HelpExtra {
   /** [invocation, what it does]: real command lines a user can paste (shown gh-style: comment, then `$ command`). */
   examples: ReadonlyArray<readonly [string, string]>;
-  /** [exit code, when] (the table in docs/exit-codes.md gives the general meaning). */
+  /** [exit code, when] (`agyctl help exit-codes` gives the general meaning). */
   exits: ReadonlyArray<readonly [number, string]>;
 }
 
@@ -147,7 +147,7 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
   'login finish': {
     examples: [
       ['agyctl login finish "http://127.0.0.1:35293/?state=...&code=..."', 'deliver the address your browser ended on'],
-      ['pbpaste | agyctl login finish', 'the same, from stdin'],
+      ['agyctl login finish < redirect.txt', 'the same, from stdin (a file, or a pipe from your clipboard tool)'],
     ],
     exits: [
       [0, 'delivered (see `login status --wait` for the outcome)'],
@@ -274,11 +274,14 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
     examples: [
       ['source <(agyctl completion bash)', 'bash, this shell; add the line to ~/.bashrc to keep it'],
       [
-        'agyctl completion zsh > ~/.zfunc/_agyctl',
-        'zsh: a native completion function; put ~/.zfunc on $fpath before compinit in ~/.zshrc',
+        'mkdir -p ~/.zfunc && agyctl completion zsh > ~/.zfunc/_agyctl',
+        'zsh: a native completion function; put fpath=(~/.zfunc $fpath) before compinit in ~/.zshrc',
       ],
       ['source <(agyctl completion zsh)', 'zsh, this shell (after compinit)'],
-      ['agyctl completion fish > ~/.config/fish/completions/agyctl.fish', 'fish'],
+      [
+        'mkdir -p ~/.config/fish/completions && agyctl completion fish > ~/.config/fish/completions/agyctl.fish',
+        'fish',
+      ],
     ],
     exits: [
       [0, 'printed'],
@@ -290,7 +293,7 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
 export function renderHelpExtra(extra: HelpExtra): string {
   const examples = extra.examples.map(([cmd, what]) => `  # ${what}\n  $ ${cmd}`);
   const exits = extra.exits.map(([code, when]) => `  ${String(code).padStart(3)}  ${when}`);
-  return `\nExamples:\n${examples.join('\n')}\n\nExit codes (docs/exit-codes.md):\n${exits.join('\n')}\n`;
+  return `\nExamples:\n${examples.join('\n')}\n\nExit codes (all of them: agyctl help exit-codes):\n${exits.join('\n')}\n`;
 }
 
 /** The command's path below the program: 'settings set-auth'; '' for the program. */

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { killAllChildren } from '../acp/children.js';
-import { AgyError, EXIT, type ExitCode } from '../core/errors.js';
+import { AgyError, EXIT, EXIT_TABLE, type ExitCode } from '../core/errors.js';
 import { nullTracer, type Tracer } from '../core/trace.js';
 import { agyctlVersion } from '../core/version.js';
 import { pendingLoginNotice } from '../login/detached/control.js';
@@ -85,6 +85,7 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
       program.outputHelp();
       return EXIT.ok;
     }
+    if (argv[0] === 'help' && argv[1] === 'exit-codes') return await printExitCodes(out);
     await program.parseAsync(argv, { from: 'user' });
     return exit;
   } catch (err) {
@@ -96,6 +97,14 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
   } finally {
     tracer.close();
   }
+}
+
+/** `agyctl help exit-codes`: every help's "Exit codes" section points here, since docs/ is not on an installed box's path. */
+async function printExitCodes(out: Output): Promise<ExitCode> {
+  const { renderExitCodesText } = await import('../core/exit-codes-doc.js');
+  if (out.json) out.document({ ok: true, exitCodes: EXIT_TABLE });
+  else out.print(renderExitCodesText().trimEnd());
+  return EXIT.ok;
 }
 
 /** login and its subcommands (and the supervisor) deal with a pending login themselves. */
