@@ -128,7 +128,8 @@ function reportError(err: AgyError, out: Output, streaming: boolean): ExitCode {
     out.info(String(err.cause.stack));
   if (out.json && streaming) out.event({ event: 'error', ...err.toJSON(), ...(err.details ?? {}) });
   else if (out.json) out.document({ ok: false, error: err.toJSON(), ...(err.details ?? {}) });
-  if (!out.json || out.options.verbose || !streaming) out.error(err.message, err.hint);
+  // With --json the error has one place, stdout's JSON (docs/json.md); --verbose repeats it on stderr for a person.
+  if (!out.json || out.options.verbose) out.error(err.message, err.hint);
   return err.exit;
 }
 
