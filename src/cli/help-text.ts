@@ -64,7 +64,7 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
     ],
     exits: [
       [0, 'every check passed'],
-      USAGE,
+      [2, 'bad flags, or a --state-dir that does not exist or is not a directory'],
       [3, 'not signed in, or the sign-in must be redone'],
       SERVER,
       TIMEOUT,
@@ -184,7 +184,7 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
     ],
     exits: [
       [0, 'listed (also none yet: a state dir without conversations/)'],
-      [2, 'the state dir does not exist (a wrong --state-dir)'],
+      [2, 'the state dir does not exist or is not a directory (a wrong --state-dir)'],
     ],
   },
   'sessions export': {
@@ -216,7 +216,7 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
     ],
     exits: [
       [0, 'every conversation backed up'],
-      [2, 'bad option, unknown --session, missing state dir, lock held'],
+      [2, 'bad option, unknown --session, a state dir that is missing or not a directory, lock held'],
       [6, 'a session failed or the destination was full'],
       INTERRUPTED,
     ],

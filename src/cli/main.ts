@@ -6,6 +6,7 @@ import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { killAllChildren } from '../acp/children.js';
 import { AgyError, EXIT, EXIT_TABLE, type ExitCode } from '../core/errors.js';
+import { stateDirProblem } from '../core/paths.js';
 import { nullTracer, type Tracer } from '../core/trace.js';
 import { agyctlVersion } from '../core/version.js';
 import { pendingLoginNotice } from '../login/detached/control.js';
@@ -64,6 +65,10 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
     stateDir = opts.stateDir;
     out = await Output.create(ctx.stdout, ctx.stderr, { json: opts.json, color: opts.color, verbose: opts.verbose });
     streaming = Boolean(spec.streaming);
+    if (spec.readsStateDir && opts.stateDirExplicit) {
+      const problem = stateDirProblem(opts.stateDir);
+      if (problem) throw problem;
+    }
     if (!isLoginCommand(command)) {
       const notice = pendingLoginNotice(ctx.env, opts.stateDir);
       if (notice) out.info(notice);

@@ -30,11 +30,14 @@ export function register(program: Command, action: ActionFactory): void {
     )
     .option('--prove-timeout <duration>', 'deadline of each server call while proving (default 60s)')
     .action(
-      action<BackupFlags>(async (io, { options }) => {
-        (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'backup');
-        const { backupCommand } = await import('./handler.js');
-        return backupCommand(io, options);
-      }),
+      action<BackupFlags>(
+        async (io, { options }) => {
+          (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'backup');
+          const { backupCommand } = await import('./handler.js');
+          return backupCommand(io, options);
+        },
+        { readsStateDir: true },
+      ),
     );
   backup
     .command('verify')
