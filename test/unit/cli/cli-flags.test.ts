@@ -227,3 +227,16 @@ describe('settings paths that are not what they should be', () => {
     expect(good.stdout).toMatch(/fix: run: agyctl login$/m);
   });
 });
+
+describe('a fix never names the command just run', () => {
+  it('check --live on a box without a token (after logout) does not say to run `agyctl check --live`', async () => {
+    expect((await inSandbox(['settings', 'set-auth', 'oauth-personal'])).exit).toBe(0);
+    const live = await inSandbox(['check', '--live']);
+    expect(live.exit).toBe(3);
+    expect(live.stdout).toMatch(/agyctl login/);
+    expect(live.stdout).not.toMatch(/check --live/);
+    // Without --live the hint may offer it: the user has not run it.
+    const plain = await inSandbox(['check']);
+    expect(plain.stdout).toMatch(/check --live/);
+  });
+});
