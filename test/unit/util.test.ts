@@ -47,6 +47,8 @@ describe('durations', () => {
     expect(formatDuration(3_600_000 * 3 + 600_000)).toBe('3h10m');
     expect(formatDuration(MAX_DURATION_MS)).toBe('24d');
     expect(formatDuration(86_400_000 * 2 + 3_600_000 * 4)).toBe('2d4h');
+    expect(formatDuration(1_796_283_117_000)).toBe('56y350d');
+    expect(formatDuration(86_400_000 * 365)).toBe('1y');
   });
 });
 
