@@ -240,3 +240,15 @@ describe('a fix never names the command just run', () => {
     expect(plain.stdout).toMatch(/check --live/);
   });
 });
+
+describe('settings show reports, it does not fail', () => {
+  it('exits 0 and calls an unusable file a finding, never an "error:" line', async () => {
+    const r = await inSandbox(['settings', 'show']);
+    expect(r.exit).toBe(0);
+    expect(r.stdout).toMatch(/^findings:\n {2}finding: .*settings\.json does not exist/m);
+    expect(r.stdout + r.stderr).not.toMatch(/^\s*error:/m);
+    const v = await inSandbox(['settings', 'validate']);
+    expect(v.exit).toBe(2);
+    expect(v.stdout).toMatch(/^ {2}error: /m);
+  });
+});
