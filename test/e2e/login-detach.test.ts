@@ -169,8 +169,11 @@ describe('login --detach', () => {
     expect(r.stdout).toContain('Cancelled the login');
     await expectClean(sandbox, Number(d.port));
     const after = await status(sandbox);
-    expect(after.login).toMatchObject({ status: 'failed', outcome: { exit: 130 } });
+    expect(after.login).toMatchObject({ status: 'cancelled', outcome: { exit: 130, code: 'login-cancelled' } });
     expect((await status(sandbox, ['--wait'])).exitCode).toBe(130);
+    const human = await agyctl(['login', 'status'], sandbox);
+    expect(human.stdout).toMatch(/was cancelled/);
+    expect(human.stdout).not.toMatch(/failed|interrupted/);
   });
 
   it('the deadline still holds: the supervisor stops the server and status --wait exits 5', async () => {
