@@ -143,12 +143,22 @@ export function tempRoot(env: Env): string {
 /** `<stem>.<kind>`; the stem is checked to be a session id by the caller. */
 export const CONVERSATION_FILE = /^(.+)\.(db|db-wal|db-shm|meta)$/;
 
-/** Entries of `dir` that are not named like a conversation's files, sorted; empty when `dir` cannot be read. */
+/** restore's safety copy of a conversation's database (and its raw `-wal`, for a database SQLite could not read). */
+export const PRE_RESTORE_FILE =
+  /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.db\.pre-restore-(\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}Z)(-wal)?$/i;
+
+/** What agyctl itself leaves in conversations/: restore's safety copies, its private work dirs and staged files. */
+const AGYCTL_OWN_FILE = (name: string): boolean => PRE_RESTORE_FILE.test(name) || name.startsWith('.agyctl-');
+
+/**
+ * Entries of `dir` that are not named like a conversation's files nor like agyctl's own, sorted; empty when
+ * `dir` cannot be read.
+ */
 export function unrecognisedEntries(dir: string): string[] {
   try {
     return fs
       .readdirSync(dir)
-      .filter((name) => !CONVERSATION_FILE.test(name))
+      .filter((name) => !CONVERSATION_FILE.test(name) && !AGYCTL_OWN_FILE(name))
       .sort();
   } catch {
     return [];
@@ -157,7 +167,8 @@ export function unrecognisedEntries(dir: string): string[] {
 
 /** One line naming a few of them (file names are untrusted text). */
 export function describeUnrecognised(names: readonly string[]): string {
-  const shown = names.slice(0, 3).map((n) => showUntrusted(n));
+  // Whole names (up to NAME_MAX): the part that tells what a file is often comes last.
+  const shown = names.slice(0, 3).map((n) => showUntrusted(n, 255));
   const more = names.length > 3 ? ` and ${names.length - 3} more` : '';
   const one = names.length === 1;
   return `${names.length} ${one ? 'entry' : 'entries'} in conversations/ ${one ? 'is' : 'are'} not named like a conversation's files (<id>.db, .db-wal, .db-shm, .meta): ${shown.join(', ')}${more}; agyctl does not back ${one ? 'it' : 'them'} up (does this server build name its files differently? see docs/assumptions.md)`;
