@@ -263,6 +263,9 @@ describe('a dropped terminal (SIGHUP) hands the login over', () => {
     const result = await child;
     expect(result.exitCode).toBe(130);
     await expectClean(sandbox, Number(url.port));
-    expect((await status(sandbox)).login).toMatchObject({ status: 'failed', outcome: { exit: 130 } });
+    expect((await status(sandbox)).login).toMatchObject({
+      status: 'cancelled',
+      outcome: { exit: 130, code: 'login-cancelled' },
+    });
   });
 });
