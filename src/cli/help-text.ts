@@ -221,6 +221,16 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
       INTERRUPTED,
     ],
   },
+  'backup list': {
+    examples: [
+      ['agyctl backup list', 'the snapshots in the default directory, newest first: sessions, size, failures, proven'],
+      ['agyctl backup list --from /srv/agy-backups --json', 'another directory, as JSON'],
+    ],
+    exits: [
+      [0, 'listed (also none, or no backup directory yet)'],
+      [2, 'bad flags, or a backup directory that cannot be read'],
+    ],
+  },
   'backup verify': {
     examples: [
       ['agyctl backup verify latest', 'the newest snapshot in the default directory'],

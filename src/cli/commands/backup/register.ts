@@ -40,6 +40,16 @@ export function register(program: Command, action: ActionFactory): void {
       ),
     );
   backup
+    .command('list')
+    .description('list the complete snapshots in the backup directory, newest first: sessions, size, failures, proven')
+    .option(
+      '--from <dir>',
+      'backup directory (default $XDG_STATE_HOME/agyctl/backups or ~/.local/state/agyctl/backups)',
+    )
+    .action(
+      action<{ from?: string }>(async (io, { options }) => (await import('./handler.js')).listCommand(io, options)),
+    );
+  backup
     .command('verify')
     .description('re-hash and integrity-check every file of a snapshot against its manifest (exit 6 on any mismatch)')
     .argument('<snapshot>', 'snapshot directory, its name in the backup directory, or `latest`')
