@@ -116,8 +116,9 @@ export const usageError = (message: string, hint?: string): AgyError =>
   new AgyError(EXIT.usage, 'usage', message, hint === undefined ? {} : { hint });
 
 export class InterruptedError extends AgyError {
-  constructor() {
-    super(EXIT.interrupted, 'interrupted', 'Interrupted.');
+  /** `message`: what the interruption left, where a command can say (e.g. that nothing partial was left). */
+  constructor(message = 'Interrupted.') {
+    super(EXIT.interrupted, 'interrupted', message);
   }
 }
 

@@ -262,6 +262,7 @@ describe('agyctl backup', () => {
     const result = await run;
     expect(result.exitCode).toBe(130);
     expect(fs.readdirSync(backups(sandbox))).toEqual([]);
+    expect(String(result.stderr)).toMatch(/Interrupted: nothing partial was left/);
   });
 
   it('disk full (file-size limit) fails clearly, removes the unfinished snapshot and leaves earlier ones intact', async () => {

@@ -109,11 +109,21 @@ export function fsContext(
   };
 }
 
-export function backupCommand(io: CommandIO, flags: BackupFlags): Promise<CommandResult> {
+export async function backupCommand(io: CommandIO, flags: BackupFlags): Promise<CommandResult> {
   const backupDir = dirOption(io, flags.to);
-  return withFsErrors(fsContext(io, backupDir, '--to', { to: backupDir, fullCode: 'backup-write-failed' }), () =>
-    backupRun(io, flags),
-  );
+  try {
+    return await withFsErrors(
+      fsContext(io, backupDir, '--to', { to: backupDir, fullCode: 'backup-write-failed' }),
+      () => backupRun(io, flags),
+    );
+  } catch (err) {
+    // An unfinished snapshot (.partial), archive temporary or proof scratch dir is removed on the way out.
+    if (io.ctx.signal.aborted)
+      throw new InterruptedError(
+        `Interrupted: nothing partial was left (an unfinished snapshot is removed; complete snapshots in ${backupDir} are kept).`,
+      );
+    throw err;
+  }
 }
 
 /** Every flag checked here, once, before anything runs: a dry run accepts exactly what a real run accepts. */
