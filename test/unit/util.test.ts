@@ -102,6 +102,11 @@ describe('server command', () => {
     expect(splitCommandLine('$D/agy --notices', { D: '/opt' })).toEqual(['/opt/agy', '--notices']);
     expect(() => splitCommandLine('agy | tee log', {})).toThrow(/plain command line/);
   });
+  it('refuses an unterminated quote instead of dropping it', () => {
+    expect(() => splitCommandLine('node "/opt/my dir/sim --debug', {})).toThrow(/unterminated " quote/);
+    expect(() => splitCommandLine("node '/opt/sim", {})).toThrow(/unterminated ' quote/);
+    expect(splitCommandLine(`node "it's" 'say "hi"' a\\"b`, {})).toEqual(['node', "it's", 'say "hi"', 'a"b']);
+  });
   it('exits 4 with a hint when nothing is found', () => {
     try {
       resolveServerCommand(undefined, { PATH: '/nonexistent' }, '/');
