@@ -117,7 +117,10 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
   login: {
     examples: [
       ['agyctl login', 'print the sign-in URL and the SSH tunnel command, wait, prove the token'],
-      ['agyctl login --ssh-target me@box.example.com:2222 --qr', 'a tunnel command for your laptop, and a QR code'],
+      [
+        'agyctl login --ssh-target me@box.example.com:2222 --qr',
+        'a tunnel command for your laptop, and a QR code (on a terminal of at least about 83×60)',
+      ],
       [
         'agyctl login --detach --json',
         'start the login in the background and return at once (finish it with `login finish`)',
