@@ -94,7 +94,10 @@ async function expectNothingLeft(lab: SshLab, s: Sides, port?: number): Promise<
 }
 
 /** Another program on the laptop's 127.0.0.1:<port> (the port the remote login will use); it records what the browser requests, like an address bar. */
-async function busyCallbackPort(lab: SshLab, s: Sides): Promise<{ port: number; seen: string; busy: ResultPromise }> {
+async function busyCallbackPort(
+  lab: SshLab,
+  s: Sides,
+): Promise<{ port: number; seen: string; stop: () => Promise<void> }> {
   const port = 47000 + (process.pid % 1000);
   const seen = path.join(s.laptop.root, 'busy.log');
   const busy = lab.run(
@@ -108,7 +111,23 @@ async function busyCallbackPort(lab: SshLab, s: Sides): Promise<{ port: number; 
   );
   fx.track(busy);
   await waitUntil(() => lab.listening(lab.laptop, port), 10_000, 'the busy listener');
-  return { port, seen, busy };
+  const stop = async (): Promise<void> => {
+    busy.kill('SIGKILL');
+    await busy;
+  };
+  return { port, seen, stop };
+}
+
+/** connect with stdin at /dev/null (a cron job, a script) and no browser, run to its end. */
+function connectWithoutStdin(lab: SshLab, s: Sides, remote: string, timeout: string): ResultPromise {
+  const child = lab.run(lab.laptop, NODE, [BIN, ...connectArgs(lab, remote, ['--no-open'], timeout)], {
+    env: s.laptop.env,
+    stdin: 'ignore',
+    timeoutMs: RUN_MS,
+    cwd: s.laptop.root,
+  });
+  fx.track(child);
+  return child;
 }
 
 function tokenMode(remote: Sandbox): string {
@@ -219,7 +238,7 @@ describe('agyctl connect over a real SSH connection', () => {
   it('falls back to paste-back when the callback port is taken on the laptop', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
     const s = sides(lab);
-    const { port, seen, busy } = await busyCallbackPort(lab, s);
+    const { port, seen, stop } = await busyCallbackPort(lab, s);
     const { child, events } = startConnect(
       lab,
       s,
@@ -242,47 +261,33 @@ describe('agyctl connect over a real SSH connection', () => {
     expect(events.find('forward-added')).toBeUndefined();
     expect(events.find('verified')).toMatchObject({ tokenFile: { mode: '0600' } });
     expect(tokenMode(s.remote)).toBe('600');
-    busy.kill('SIGKILL');
-    await busy;
+    await stop();
     await expectNothingLeft(lab, s);
   });
 
   it('with stdin at /dev/null and no forward, it stops at once (exit 2) instead of waiting for a paste it cannot read', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
     const s = sides(lab);
-    const { port, busy } = await busyCallbackPort(lab, s);
+    const { port, stop } = await busyCallbackPort(lab, s);
     const started = Date.now();
-    const child = lab.run(
-      lab.laptop,
-      NODE,
-      [
-        BIN,
-        ...connectArgs(lab, remoteAgyctl(s.remote, { AGY_SIM_CALLBACK_PORT: String(port) }), ['--no-open'], '5min'),
-      ],
-      { env: s.laptop.env, stdin: 'ignore', timeoutMs: RUN_MS, cwd: s.laptop.root },
+    const result = await connectWithoutStdin(
+      lab,
+      s,
+      remoteAgyctl(s.remote, { AGY_SIM_CALLBACK_PORT: String(port) }),
+      '5min',
     );
-    fx.track(child);
-    const result = await child;
     expect(result.exitCode, String(result.stderr)).toBe(2);
     expect(Date.now() - started).toBeLessThan(30_000);
     expect(String(result.stderr)).toMatch(/stdin is closed, so the address your browser ends on cannot be pasted/);
     expect(String(result.stderr)).toMatch(/hint: run `agyctl connect /);
-    busy.kill('SIGKILL');
-    await busy;
+    await stop();
     await expectNothingLeft(lab, s);
   });
 
   it("the remote login's timeout hint names connect, the command the user ran", async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
     const s = sides(lab);
-    const child = lab.run(lab.laptop, NODE, [BIN, ...connectArgs(lab, remoteAgyctl(s.remote), ['--no-open'], '3s')], {
-      env: s.laptop.env,
-      stdin: 'ignore',
-      timeoutMs: RUN_MS,
-      cwd: s.laptop.root,
-    });
-    fx.track(child);
-    const result = await child;
+    const result = await connectWithoutStdin(lab, s, remoteAgyctl(s.remote), '3s');
     expect(result.exitCode, String(result.stderr)).toBe(5);
     expect(String(result.stderr)).toMatch(/hint: run `agyctl connect \S+ --timeout 20m`/);
     expect(String(result.stderr)).not.toMatch(/agyctl login --timeout/);
