@@ -39,6 +39,13 @@ export function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undef
 
 /** Shell-like word splitting: quotes and $VARS work; pipes, redirections and globs are refused. */
 export function splitCommandLine(line: string, env: NodeJS.ProcessEnv): string[] {
+  const open = unterminatedQuote(line);
+  // shell-quote drops a quote that is never closed; a shell would wait for more input, so refuse it.
+  if (open)
+    throw usageError(
+      `--server has an unterminated ${open} quote (${JSON.stringify(line)}).`,
+      `close the quote, e.g. --server '"/opt/my dir/agy_acp_server" --debug'`,
+    );
   const words = parse(line, (name) => env[name] ?? '');
   return words.map((w) => {
     if (typeof w === 'string') return w;
@@ -47,6 +54,21 @@ export function splitCommandLine(line: string, env: NodeJS.ProcessEnv): string[]
       'wrap pipelines or redirections in a script and pass its path to --server',
     );
   });
+}
+
+/** The quote character a command line leaves open (as sh reads it: \\ escapes outside single quotes), else undefined. */
+function unterminatedQuote(line: string): string | undefined {
+  let quote: string | undefined;
+  for (let i = 0; i < line.length; i += 1) {
+    const c = line[i];
+    if (quote === "'") {
+      if (c === "'") quote = undefined;
+    } else if (c === '\\') i += 1;
+    else if (quote === '"') {
+      if (c === '"') quote = undefined;
+    } else if (c === "'" || c === '"') quote = c;
+  }
+  return quote;
 }
 
 const notFound = (what: string, profile: ServerDefaults): AgyError =>

@@ -6,15 +6,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { type AgyError, usageError } from '../core/errors.js';
-import { CONVERSATION_FILE, conversationFiles, stateFiles } from '../core/paths.js';
+import { CONVERSATION_FILE, conversationFiles, stateDirProblem, stateFiles } from '../core/paths.js';
 import { holders } from '../util/procfs.js';
 import { lstatOrNull, readFileNoFollow } from '../util/safe-fs.js';
 import { errorText, type FileIdentity, identityOf } from './files.js';
 
 /** discoverSessions found no conversations directory: the state dir is wrong (exit 2); the message says which part is missing. */
 export const noConversationsDirectory = (stateDir: string): AgyError =>
+  stateDirProblem(stateDir) ??
   usageError(
-    isDir(stateDir) ? `No conversations directory in ${stateDir}.` : `The state dir ${stateDir} does not exist.`,
+    `No conversations directory in ${stateDir}.`,
     'point --state-dir (or AGYCTL_STATE_DIR) at the server state dir, ~/.gemini/antigravity-acp by default',
   );
 

@@ -228,19 +228,32 @@ class FileSink implements Sink {
       path.dirname(file),
       `.${path.basename(file)}.${process.pid}.${crypto.randomBytes(6).toString('hex')}.tmp`,
     );
-    this.fd = createExclusive(this.tmp, 0o600);
+    this.fd = this.inOutDir(() => createExclusive(this.tmp, 0o600));
     fs.fchmodSync(this.fd, 0o600);
     process.on('exit', this.removeTmp); // a second Ctrl-C leaves no half file either
   }
 
   write(text: string): void {
     const buf = Buffer.from(text, 'utf8');
-    for (let off = 0; off < buf.length; ) off += fs.writeSync(this.fd!, buf, off);
+    this.inOutDir(() => {
+      for (let off = 0; off < buf.length; ) off += fs.writeSync(this.fd!, buf, off);
+    });
     this.bytes += buf.length;
   }
 
+  /** A failure writing there names the --out directory, not the temporary file agyctl made in it. */
+  private inOutDir<T>(work: () => T): T {
+    try {
+      return work();
+    } catch (err) {
+      if (err instanceof Error && typeof (err as NodeJS.ErrnoException).code === 'string')
+        Object.assign(err, { path: path.dirname(this.file) });
+      throw err;
+    }
+  }
+
   commit(): string {
-    fs.fsyncSync(this.fd!);
+    this.inOutDir(() => fs.fsyncSync(this.fd!));
     this.close();
     try {
       fs.linkSync(this.tmp, this.file);

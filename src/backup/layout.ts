@@ -16,7 +16,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { usageError } from '../core/errors.js';
 import { lstatOrNull, readFileNoFollow, unsafeSymlinkError } from '../util/safe-fs.js';
-import { MANIFEST } from './manifest.js';
+import { MANIFEST, readManifest } from './manifest.js';
+import { REPLAY_RECORD } from './replay-record.js';
 
 const NAME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2})-(\d{2})-(\d{2})\.(\d{3})Z$/;
 const LEFTOVER = /^\.(.+)\.(partial|deleting)$/;
@@ -61,6 +62,57 @@ export function listSnapshots(backupDir: string): SnapshotRef[] {
       out.push({ name, dir, created });
   }
   return out.sort((a, b) => b.name.localeCompare(a.name));
+}
+
+/** One line of `backup list`: a complete snapshot and what its manifest says (null fields: the manifest cannot be read). */
+export interface SnapshotSummary {
+  name: string;
+  path: string;
+  created: string;
+  host: string | null;
+  sessions: number | null;
+  /** Sessions the run could not snapshot (a snapshot with failures is still listed). */
+  failed: number | null;
+  /** Bytes of the files the manifest lists: databases, .meta files, brain files. */
+  bytes: number | null;
+  /** A replay.json is there: `--prove` recorded what a fresh server replayed. */
+  proven: boolean;
+  /** Why the manifest cannot be read (then `backup verify` says more); null when it can. */
+  problem: string | null;
+}
+
+/** The complete snapshots in `backupDir`, newest first, from their manifests (nothing is re-hashed: that is verify's job). */
+export function summarizeSnapshots(backupDir: string): SnapshotSummary[] {
+  return listSnapshots(backupDir).map((ref): SnapshotSummary => {
+    const base = { name: ref.name, path: ref.dir, created: ref.created.toISOString() };
+    const proven = lstatOrNull(path.join(ref.dir, REPLAY_RECORD))?.isFile() === true;
+    try {
+      const m = readManifest(ref.dir);
+      const bytes = m.sessions.reduce(
+        (sum, s) => sum + s.bytes + (s.meta?.bytes ?? 0) + (s.brain?.files ?? []).reduce((b, f) => b + f.bytes, 0),
+        0,
+      );
+      return {
+        ...base,
+        host: m.host,
+        sessions: m.sessions.length,
+        failed: m.failed.length,
+        bytes,
+        proven,
+        problem: null,
+      };
+    } catch (err) {
+      return {
+        ...base,
+        host: null,
+        sessions: null,
+        failed: null,
+        bytes: null,
+        proven,
+        problem: (err as Error).message,
+      };
+    }
+  });
 }
 
 /** Remove what interrupted runs left (`.partial`, `.deleting`). Call only while holding the lock. */

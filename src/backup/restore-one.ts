@@ -17,7 +17,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { conversationFiles } from '../core/paths.js';
+import { conversationFiles, PRE_RESTORE_FILE } from '../core/paths.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { PinnedDir } from '../util/pinned-dir.js';
 import {
@@ -32,6 +32,7 @@ import {
   rmPrivateDir,
   SwappedError,
 } from '../util/safe-fs.js';
+import { sameDatabaseContent } from './files.js';
 import { snapshotName } from './layout.js';
 import type { ManifestSession } from './manifest.js';
 import { makeScratchDir } from './scratch-dir.js';
@@ -55,7 +56,12 @@ export interface RestoreOneOptions {
 
 export interface RestoreOneResult {
   preRestore: string | null;
+  /** The database there held the snapshot's content already: no safety copy was made. */
+  unchanged: boolean;
 }
+
+/** Safety copies kept per conversation (docs/backup.md): older `<id>.db.pre-restore-*` go after a restore makes a new one. */
+export const PRE_RESTORE_KEEP = 3;
 
 const PROBE_TIMEOUT_MS = 1000;
 
@@ -112,14 +118,16 @@ function restoreIn(
   const probed = exists ? lockProbe(files.db, name(files.db), opts.force) : undefined;
   const probe = probed === 'damaged' ? undefined : probed;
   const preName = `${path.basename(files.db)}.pre-restore-${stamp}`;
+  const snapshotFile = path.join(opts.snapshotDir, opts.session.file);
   let preRestore: string | null = null;
+  let unchanged = false;
   let staged: string;
   try {
     if (exists) {
-      safetyCopy(probe, files, place, preName);
-      preRestore = path.join(path.dirname(files.db), preName);
+      unchanged = !safetyCopy(probe, files, place, preName, snapshotFile);
+      if (!unchanged) preRestore = path.join(path.dirname(files.db), preName);
     }
-    prepareCopy(path.join(opts.snapshotDir, opts.session.file), tmp, place.guarded ? undefined : place.owner);
+    prepareCopy(snapshotFile, tmp, place.guarded ? undefined : place.owner);
     staged = place.guarded ? stage(place, tmp) : tmp;
   } catch (err) {
     probe?.close();
@@ -133,7 +141,27 @@ function restoreIn(
     if (staged !== tmp) fs.rmSync(staged, { force: true }); // gone already after a swap; left only by a failed recheck
   }
   restoreMeta(opts, name(files.meta), place.owner);
-  return { preRestore };
+  if (preRestore) prunePreRestore(conv, opts.session.id);
+  return { preRestore, unchanged };
+}
+
+/** Keep the newest PRE_RESTORE_KEEP safety copies of one conversation (names sort by their UTC stamp); best effort. */
+function prunePreRestore(conv: PinnedDir, id: string): void {
+  const stamps = new Set<string>();
+  let names: string[];
+  try {
+    names = fs.readdirSync(conv.path);
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    const m = PRE_RESTORE_FILE.exec(n);
+    if (m && m[1]!.toLowerCase() === id.toLowerCase()) stamps.add(m[2]!);
+  }
+  const old = [...stamps].sort().slice(0, -PRE_RESTORE_KEEP);
+  for (const stamp of old)
+    for (const n of names.filter((n) => n.startsWith(`${id}.db.pre-restore-${stamp}`)))
+      fs.rmSync(conv.at(n), { force: true });
 }
 
 /** A copy of `file` in conversations/ under a temporary name of ours, 0600, the user's (guarded restores only). */
@@ -197,7 +225,7 @@ function exclusiveRead(conn: Db): boolean {
 }
 
 /**
- * The current database, kept beside it as `target`: a VACUUM INTO copy, or
+ * The current database, kept beside it as `target` (false: not kept, it holds the snapshot's content): a VACUUM INTO copy, or
  * for a database SQLite cannot read, the raw files (`-wal` beside the copy,
  * where SQLite would look for it). Made in the work dir, given mode 0600
  * and the directory's owner, then renamed to `target` in conversations/.
@@ -207,13 +235,19 @@ function safetyCopy(
   files: ReturnType<typeof conversationFiles>,
   place: Place,
   target: string,
-): void {
+  snapshotFile: string,
+): boolean {
   const copy = path.join(place.work, 'pre-restore.db');
   const current = (file: string): string => place.conv.at(path.basename(file));
   let wal = false;
   try {
     if (!probe) throw Object.assign(new Error('unreadable'), { code: 'SQLITE_NOTADB' });
     probe.prepare('VACUUM INTO ?').run(copy);
+    // The same content as the snapshot (a restore run twice): a copy would only pile up.
+    if (sameDatabaseContent(copy, snapshotFile)) {
+      fs.rmSync(copy, { force: true });
+      return false;
+    }
   } catch (err) {
     if (!isDamaged(err)) throw err;
     fs.rmSync(copy, { force: true });
@@ -225,6 +259,7 @@ function safetyCopy(
   }
   if (wal) moveIn(place, `${copy}-wal`, `${target}-wal`);
   moveIn(place, copy, target);
+  return true;
 }
 
 /** A finished file of the work dir into conversations/ as `name`: renamed (same file system), or staged there by copy (guarded). */

@@ -5,12 +5,18 @@
  * processes hold any target open (a real restore would refuse), and whether
  * the snapshot's files still match their manifest hashes.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { conversationFiles } from '../core/paths.js';
 import { findServersFor, holders } from '../util/procfs.js';
+import { copyFileNoFollow, lstatOrNull } from '../util/safe-fs.js';
 import { discoverSessions } from './discover.js';
-import { identityOf } from './files.js';
+import { identityOf, sameDatabaseContent } from './files.js';
 import type { ManifestSession } from './manifest.js';
 import { brainFilesNow, mismatchedFiles } from './restore.js';
+import { makeScratchDir } from './scratch-dir.js';
+import { openReadWrite } from './sqlite.js';
 
 export interface PlannedSession {
   id: string;
@@ -19,6 +25,11 @@ export interface PlannedSession {
   snapshotBytes: number;
   /** db + WAL in the state dir now (0 when added). */
   currentBytes: number;
+  /**
+   * replace: whether the database there holds the snapshot's content already (then the sizes differ only by the
+   * WAL and compaction, and a restore keeps no pre-restore copy); null when added or when it cannot be read.
+   */
+  sameContent: boolean | null;
   /** Files the snapshot holds under brain/<id>/ (0: the current brain directory is left alone). */
   brainFiles: number;
   /** Regular files under brain/<id>/ now (kept beside it as a pre-restore copy when the snapshot has brain files). */
@@ -46,7 +57,7 @@ export function planRestore(
   stateDir: string,
   chosen: ManifestSession[],
   dir: string,
-  opts: { force: boolean } = { force: false },
+  opts: { force: boolean; tmpRoot?: string } = { force: false },
 ): RestorePlan {
   const targets = (id: string): string[] => [
     conversationFiles(stateDir, id).db,
@@ -64,6 +75,7 @@ export function planRestore(
       action: db ? 'replace' : 'add',
       snapshotBytes: s.bytes,
       currentBytes: (db?.size ?? 0) + (wal?.size ?? 0),
+      sameContent: db ? holdsSnapshotContent(f.db, path.join(dir, s.file), opts.tmpRoot ?? os.tmpdir()) : null,
       brainFiles: s.brain?.files.length ?? 0,
       currentBrainFiles: brainFilesNow(stateDir, s.id).length,
       openBy,
@@ -82,4 +94,28 @@ export function planRestore(
     damaged: mismatchedFiles(dir, chosen),
     wouldRefuse: !opts.force && sessions.some((s) => s.openBy.length > 0),
   };
+}
+
+/**
+ * The database there (db and WAL, copied into a scratch dir: even a read-only SQLite connection writes the
+ * -shm beside it, and a dry run changes nothing), compacted and compared with the snapshot's; null when unreadable.
+ */
+function holdsSnapshotContent(db: string, snapshotFile: string, tmpRoot: string): boolean | null {
+  const scratch = makeScratchDir(tmpRoot, 'agyctl-restore-');
+  try {
+    const copy = path.join(scratch, 'now.db');
+    copyFileNoFollow(db, copy, 0o600);
+    if (lstatOrNull(`${db}-wal`)) copyFileNoFollow(`${db}-wal`, `${copy}-wal`, 0o600);
+    const conn = openReadWrite(copy, 0);
+    try {
+      conn.prepare('VACUUM INTO ?').run(path.join(scratch, 'compact.db'));
+    } finally {
+      conn.close();
+    }
+    return sameDatabaseContent(path.join(scratch, 'compact.db'), snapshotFile);
+  } catch {
+    return null;
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
 }

@@ -31,6 +31,8 @@ export interface RestoredSession {
   id: string;
   restored: boolean;
   preRestore: string | null;
+  /** The database there already held the snapshot's content, so no pre-restore copy was made. */
+  unchanged: boolean;
   /** Files put back under brain/<id>/ (0 when the snapshot has none: the current brain directory is left alone). */
   brainFiles: number;
   /** The brain directory that was there, kept beside it; null when there was none or it was left alone. */
@@ -71,7 +73,7 @@ export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
     if (opts.signal.aborted) throw new InterruptedError();
     const recheck = (): void => (opts.force ? undefined : refuseIfOpen(targets(session.id), opts));
     try {
-      const { preRestore } = restoreOne({
+      const { preRestore, unchanged } = restoreOne({
         stateDir: opts.stateDir,
         snapshotDir: opts.snapshotDir,
         session,
@@ -93,6 +95,7 @@ export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
         id: session.id,
         restored: true,
         preRestore,
+        unchanged,
         brainFiles: brain?.files.length ?? 0,
         brainPreRestore,
       });
@@ -104,6 +107,7 @@ export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
         id: session.id,
         restored: false,
         preRestore: null,
+        unchanged: false,
         brainFiles: 0,
         brainPreRestore: null,
         reason,

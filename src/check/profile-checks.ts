@@ -95,7 +95,7 @@ export function runProfileStaticChecks(input: StaticInput & { profile: ServerPro
   );
   const method = verdict.method;
   if (method && profile.browserMethods.includes(method))
-    tokenChecks(profile.files(input.stateDir).token, input.now, out);
+    tokenChecks(profile.files(input.stateDir).token, input.now, out, input.live);
   else if (method) out.checks.push(timed('env', () => envFinding(method, input.env)));
   out.checks.push(timed('server-command', () => serverFinding(input, out)));
   return out;

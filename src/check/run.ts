@@ -41,6 +41,7 @@ export async function runCheck(io: CommandIO, o: CheckOptions): Promise<CheckRep
     server: io.opts.server,
     now: at,
     profile,
+    live: o.live,
   };
   const st = STATIC_CHECKS[profile.id](input);
   const checks = [...st.checks];

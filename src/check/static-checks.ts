@@ -23,6 +23,8 @@ export interface StaticInput {
   now: number;
   /** The server profile (absent: antigravity); gemini-cli's own checks are in profile-checks.ts. */
   profile?: ServerProfile;
+  /** The live check runs too: a fix never tells the user to run `agyctl check --live`, the command just run. */
+  live?: boolean;
 }
 
 export interface StaticOutcome {
@@ -39,6 +41,9 @@ export const ELSEWHERE =
 /** Without --live nobody knows whether the server keeps its credentials elsewhere; say so, and who decides. */
 export const LIVE_DECIDES =
   'unless this server build keeps its credentials elsewhere (e.g. the OS keyring); `agyctl check --live` decides';
+/** The same, when the live check is running: its own line below decides. */
+const LIVE_RUNNING =
+  'unless this server build keeps its credentials elsewhere (e.g. the OS keyring); the live check decides';
 
 function liveNoteFor(file: string, inspection: ReturnType<typeof inspectToken>): string | undefined {
   if (inspection.state === 'missing') return `no ${path.basename(file)} (${file}); ${ELSEWHERE}`;
@@ -47,15 +52,16 @@ function liveNoteFor(file: string, inspection: ReturnType<typeof inspectToken>):
     : undefined;
 }
 
-export function tokenChecks(file: string, now: number, out: StaticOutcome): void {
+export function tokenChecks(file: string, now: number, out: StaticOutcome, live = false): void {
+  const liveDecides = live ? LIVE_RUNNING : LIVE_DECIDES;
   let inspection!: ReturnType<typeof inspectToken>;
   const result = timed('token-file', () => {
     inspection = inspectToken(file, now);
     if (inspection.state === 'missing')
       return fail(
         'not-authenticated',
-        `no token file (${file}): not logged in, ${LIVE_DECIDES}`,
-        `${LOGIN_HINT} (or: agyctl check --live)`,
+        `no token file (${file}): not logged in, ${liveDecides}`,
+        live ? LOGIN_HINT : `${LOGIN_HINT} (or: agyctl check --live)`,
       );
     const worst = inspection.findings.find((f) => f.failure !== 'misconfigured') ?? inspection.findings[0];
     if (!worst)
@@ -65,7 +71,7 @@ export function tokenChecks(file: string, now: number, out: StaticOutcome): void
     const message = inspection.findings.map((f) => f.message).join('; ');
     const whereNot = inspection.findings.every((f) => f.whereNot);
     return {
-      ...fail(worst.failure, whereNot ? `${message}, ${LIVE_DECIDES}` : message),
+      ...fail(worst.failure, whereNot ? `${message}, ${liveDecides}` : message),
       hint: inspection.findings.map((f) => f.hint).join('; '),
     };
   });
@@ -86,7 +92,10 @@ export function tokenChecks(file: string, now: number, out: StaticOutcome): void
     timed('token', () => {
       const d = describeInsight(insight);
       return d.warning
-        ? warn(`${d.text}: ${d.warning}`, 'run: agyctl check --live to see whether the server accepts it')
+        ? warn(
+            `${d.text}: ${d.warning}`,
+            live ? undefined : 'run: agyctl check --live to see whether the server accepts it',
+          )
         : pass(d.text, { severity: 'warning' });
     }),
   );
@@ -143,7 +152,7 @@ export function runStaticChecks(input: StaticInput): StaticOutcome {
   );
   if (verdict.advice) out.checks.push(toResult('settings-advice', verdict.advice, 0));
   const type = verdict.authType;
-  if (type && verdict.oauth) tokenChecks(files.token, input.now, out);
+  if (type && verdict.oauth) tokenChecks(files.token, input.now, out, input.live);
   else if (type) out.checks.push(timed('env', () => envFinding(type, verdict.data, input.env)));
   out.checks.push(timed('conversations', () => conversationsFinding(files.conversations)));
   out.checks.push(timed('server-command', () => serverFinding(input, out)));

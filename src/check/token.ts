@@ -5,6 +5,7 @@
  * messages are never surfaced: V8 quotes the offending text in them.
  */
 import fs from 'node:fs';
+import { formatDuration } from '../util/duration.js';
 import { lstatOrNull, unsafeSymlinkError } from '../util/safe-fs.js';
 import { LOGIN_HINT } from './check-result.js';
 import type { Status, TokenInsight } from './types.js';
@@ -221,7 +222,9 @@ export function describeInsight(i: TokenInsight): { text: string; warning?: stri
         : 'no refresh token';
   if (i.expiresInS === null) return { text: `${refresh}; expiry not recorded` };
   const when =
-    i.expiresInS >= 0 ? `access token expires in ${i.expiresInS}s` : `access token expired ${-i.expiresInS}s ago`;
+    i.expiresInS >= 0
+      ? `access token expires in ${formatDuration(i.expiresInS * 1000)}`
+      : `access token expired ${formatDuration(-i.expiresInS * 1000)} ago`;
   if (i.expiresInS < 0 && i.refreshToken === false)
     return {
       text: `${refresh}; ${when}`,

@@ -26,6 +26,11 @@ export type Handler<O = any> = (io: CommandIO, input: HandlerArgs<O>) => Promise
 export interface ActionSpec {
   /** Streaming commands print NDJSON events in --json mode instead of one document. */
   streaming?: boolean;
+  /**
+   * The command reads an existing state dir (check, sessions, backup): a --state-dir or AGYCTL_STATE_DIR that
+   * is missing or not a directory is refused before it runs, with the same exit and message everywhere.
+   */
+  readsStateDir?: boolean;
 }
 
 export type ActionFactory = <O = Record<string, unknown>>(

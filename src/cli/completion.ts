@@ -276,7 +276,7 @@ function zshScript(tree: CommandInfo[]): string {
   return `#compdef agyctl
 # zsh completion for agyctl, generated from its commands by \`agyctl completion zsh\`.
 # Install it as _agyctl in a directory on $fpath (before compinit runs), e.g.
-#   agyctl completion zsh > ~/.zfunc/_agyctl   with   fpath=(~/.zfunc $fpath)   in ~/.zshrc,
+#   mkdir -p ~/.zfunc && agyctl completion zsh > ~/.zfunc/_agyctl   with   fpath=(~/.zfunc $fpath)   in ~/.zshrc,
 # or load it into a shell that has run compinit:  source <(agyctl completion zsh)
 
 # Snapshot names in the backup directory (--from on the line, else the default), asked of agyctl itself.

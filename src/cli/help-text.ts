@@ -10,7 +10,7 @@ import type { Command } from 'commander';
 interface HelpExtra {
   /** [invocation, what it does]: real command lines a user can paste (shown gh-style: comment, then `$ command`). */
   examples: ReadonlyArray<readonly [string, string]>;
-  /** [exit code, when] (the table in docs/exit-codes.md gives the general meaning). */
+  /** [exit code, when] (`agyctl help exit-codes` gives the general meaning). */
   exits: ReadonlyArray<readonly [number, string]>;
 }
 
@@ -64,7 +64,7 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
     ],
     exits: [
       [0, 'every check passed'],
-      USAGE,
+      [2, 'bad flags, or a --state-dir that does not exist or is not a directory'],
       [3, 'not signed in, or the sign-in must be redone'],
       SERVER,
       TIMEOUT,
@@ -117,7 +117,10 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
   login: {
     examples: [
       ['agyctl login', 'print the sign-in URL and the SSH tunnel command, wait, prove the token'],
-      ['agyctl login --ssh-target me@box.example.com:2222 --qr', 'a tunnel command for your laptop, and a QR code'],
+      [
+        'agyctl login --ssh-target me@box.example.com:2222 --qr',
+        'a tunnel command for your laptop, and a QR code (on a terminal of at least about 83×60)',
+      ],
       [
         'agyctl login --detach --json',
         'start the login in the background and return at once (finish it with `login finish`)',
@@ -150,7 +153,7 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
   'login finish': {
     examples: [
       ['agyctl login finish "http://127.0.0.1:35293/?state=...&code=..."', 'deliver the address your browser ended on'],
-      ['pbpaste | agyctl login finish', 'the same, from stdin'],
+      ['agyctl login finish < redirect.txt', 'the same, from stdin (a file, or a pipe from your clipboard tool)'],
     ],
     exits: [
       [0, 'delivered (see `login status --wait` for the outcome)'],
@@ -187,7 +190,7 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
     ],
     exits: [
       [0, 'listed (also none yet: a state dir without conversations/)'],
-      [2, 'the state dir does not exist (a wrong --state-dir)'],
+      [2, 'the state dir does not exist or is not a directory (a wrong --state-dir)'],
     ],
   },
   'sessions export': {
@@ -219,9 +222,19 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
     ],
     exits: [
       [0, 'every conversation backed up'],
-      [2, 'bad option, unknown --session, missing state dir, lock held'],
+      [2, 'bad option, unknown --session, a state dir that is missing or not a directory, lock held'],
       [6, 'a session failed or the destination was full'],
       INTERRUPTED,
+    ],
+  },
+  'backup list': {
+    examples: [
+      ['agyctl backup list', 'the snapshots in the default directory, newest first: sessions, size, failures, proven'],
+      ['agyctl backup list --from /srv/agy-backups --json', 'another directory, as JSON'],
+    ],
+    exits: [
+      [0, 'listed (also none, or no backup directory yet)'],
+      [2, 'bad flags, or a backup directory that cannot be read'],
     ],
   },
   'backup verify': {
@@ -277,11 +290,14 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
     examples: [
       ['source <(agyctl completion bash)', 'bash, this shell; add the line to ~/.bashrc to keep it'],
       [
-        'agyctl completion zsh > ~/.zfunc/_agyctl',
-        'zsh: a native completion function; put ~/.zfunc on $fpath before compinit in ~/.zshrc',
+        'mkdir -p ~/.zfunc && agyctl completion zsh > ~/.zfunc/_agyctl',
+        'zsh: a native completion function; put fpath=(~/.zfunc $fpath) before compinit in ~/.zshrc',
       ],
       ['source <(agyctl completion zsh)', 'zsh, this shell (after compinit)'],
-      ['agyctl completion fish > ~/.config/fish/completions/agyctl.fish', 'fish'],
+      [
+        'mkdir -p ~/.config/fish/completions && agyctl completion fish > ~/.config/fish/completions/agyctl.fish',
+        'fish',
+      ],
     ],
     exits: [
       [0, 'printed'],
@@ -293,7 +309,7 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
 export function renderHelpExtra(extra: HelpExtra): string {
   const examples = extra.examples.map(([cmd, what]) => `  # ${what}\n  $ ${cmd}`);
   const exits = extra.exits.map(([code, when]) => `  ${String(code).padStart(3)}  ${when}`);
-  return `\nExamples:\n${examples.join('\n')}\n\nExit codes (docs/exit-codes.md):\n${exits.join('\n')}\n`;
+  return `\nExamples:\n${examples.join('\n')}\n\nExit codes (all of them: agyctl help exit-codes):\n${exits.join('\n')}\n`;
 }
 
 /** The command's path below the program: 'settings set-auth'; '' for the program. */

@@ -5,7 +5,8 @@
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { killAllChildren } from '../acp/children.js';
-import { AgyError, EXIT, type ExitCode } from '../core/errors.js';
+import { AgyError, EXIT, EXIT_TABLE, type ExitCode } from '../core/errors.js';
+import { stateDirProblem } from '../core/paths.js';
 import { nullTracer, type Tracer } from '../core/trace.js';
 import { agyctlVersion } from '../core/version.js';
 import { pendingLoginNotice } from '../login/detached/control.js';
@@ -64,6 +65,10 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
     stateDir = opts.stateDir;
     out = await Output.create(ctx.stdout, ctx.stderr, { json: opts.json, color: opts.color, verbose: opts.verbose });
     streaming = Boolean(spec.streaming);
+    if (spec.readsStateDir && opts.stateDirExplicit) {
+      const problem = stateDirProblem(opts.stateDir);
+      if (problem) throw problem;
+    }
     if (!isLoginCommand(command)) {
       const notice = pendingLoginNotice(ctx.env, opts.stateDir);
       if (notice) out.info(notice);
@@ -85,6 +90,7 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
       program.outputHelp();
       return EXIT.ok;
     }
+    if (argv[0] === 'help' && argv[1] === 'exit-codes') return await printExitCodes(out);
     await program.parseAsync(argv, { from: 'user' });
     return exit;
   } catch (err) {
@@ -96,6 +102,14 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
   } finally {
     tracer.close();
   }
+}
+
+/** `agyctl help exit-codes`: every help's "Exit codes" section points here, since docs/ is not on an installed box's path. */
+async function printExitCodes(out: Output): Promise<ExitCode> {
+  const { renderExitCodesText } = await import('../core/exit-codes-doc.js');
+  if (out.json) out.document({ ok: true, exitCodes: EXIT_TABLE });
+  else out.print(renderExitCodesText().trimEnd());
+  return EXIT.ok;
 }
 
 /** login and its subcommands (and the supervisor) deal with a pending login themselves. */
@@ -119,7 +133,8 @@ function reportError(err: AgyError, out: Output, streaming: boolean): ExitCode {
     out.info(String(err.cause.stack));
   if (out.json && streaming) out.event({ event: 'error', ...err.toJSON(), ...(err.details ?? {}) });
   else if (out.json) out.document({ ok: false, error: err.toJSON(), ...(err.details ?? {}) });
-  if (!out.json || out.options.verbose || !streaming) out.error(err.message, err.hint);
+  // With --json the error has one place, stdout's JSON (docs/json.md); --verbose repeats it on stderr for a person.
+  if (!out.json || out.options.verbose) out.error(err.message, err.hint);
   return err.exit;
 }
 

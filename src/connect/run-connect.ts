@@ -4,7 +4,7 @@
  * route.ts), the browser, and a clean exit on every path: no forward,
  * relay listener, master or remote server left.
  */
-import { AgyError, asExitCode, EXIT, InterruptedError, TimeoutError } from '../core/errors.js';
+import { AgyError, asExitCode, EXIT, InterruptedError, TimeoutError, usageError } from '../core/errors.js';
 import type { CommandIO, CommandResult } from '../core/io.js';
 import { tempRoot } from '../core/paths.js';
 import { type PasteReader, startPasteReader } from '../login/paste.js';
@@ -84,6 +84,8 @@ class ConnectSession {
   private remoteError: RemoteEventOf<'error'> | undefined;
   private verified: RemoteEventOf<'verified'> | undefined;
   private urlPort: number | undefined;
+  /** stdin ended while only a paste could finish the sign-in (no forward): the login was stopped. */
+  private noPasteInput = false;
 
   constructor(
     private readonly io: CommandIO,
@@ -306,6 +308,12 @@ class ConnectSession {
       (line) => {
         if (line.trim() !== '') this.login.send(line.trim());
       },
+      () => {
+        // On the paste route only a paste finishes the sign-in: waiting for one stdin can never give is pointless.
+        if (this.choice?.route !== 'paste' || this.signedIn || this.login.hasExited) return;
+        this.noPasteInput = true;
+        void this.login.cancel();
+      },
     );
   }
 
@@ -373,17 +381,26 @@ class ConnectSession {
       if (!out.json) out.error('Interrupted: the remote login was cancelled and its server stopped.');
       return { exit: EXIT.interrupted, data };
     }
+    if (this.noPasteInput)
+      throw usageError(
+        `Port ${this.urlPort} could not be forwarded (${this.choice?.reason ?? 'no reason given'}), and stdin is closed, so the address your browser ends on cannot be pasted; the remote login was stopped.`,
+        `run \`agyctl connect ${this.o.destination}\` from a terminal (or pipe the address into its stdin), or free port ${this.urlPort} on this machine so the forward works`,
+      );
     if (exit.timedOut)
       throw new TimeoutError(
         `The remote login did not finish within ${formatDuration(this.o.timeoutMs + AFTER_SIGN_IN_MARGIN_MS)}.`,
         'run `agyctl connect` again; pass --timeout for a longer sign-in window',
       );
     if (this.remoteError) {
+      // The remote login's own timeout hint names `agyctl login`; the user ran connect.
+      const hint =
+        this.remoteError.code === 'timeout'
+          ? `run \`agyctl connect ${this.o.destination} --timeout 20m\` for more time; the URL is single-use, so open the new one`
+          : this.remoteError.hint === undefined
+            ? undefined
+            : String(this.remoteError.hint);
       if (!out.json)
-        out.error(
-          `on ${this.o.destination}: ${String(this.remoteError.message ?? 'the login failed')}`,
-          this.remoteError.hint === undefined ? undefined : String(this.remoteError.hint),
-        );
+        out.error(`on ${this.o.destination}: ${String(this.remoteError.message ?? 'the login failed')}`, hint);
       return { exit: asExitCode(exit.code ?? Number(this.remoteError.exit)), data };
     }
     throw this.failure(exit);

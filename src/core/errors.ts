@@ -35,7 +35,7 @@ export const EXIT_TABLE: ReadonlyArray<{ exit: ExitCode; name: keyof typeof EXIT
     exit: 2,
     name: 'usage',
     meaning:
-      'Usage error or invalid input (bad flag, malformed settings file, lock held by another run, a path that cannot be used: not a directory, permission denied, read-only, name too long; a state dir the server cannot be pointed at; an empty HOME, --server or --state-dir; a sign-in method agyctl cannot complete, or a server agyctl does not sign in).',
+      'Usage error or invalid input (bad flag, malformed settings file, lock held by another run, a path that cannot be used: not a directory, permission denied, read-only, name too long; a state dir the server cannot be pointed at; an empty HOME, --server or --state-dir; a HOME that does not exist or is not a directory; for check, sessions and backup, a --state-dir or AGYCTL_STATE_DIR that does not exist or is not a directory; a sign-in method agyctl cannot complete, or a server agyctl does not sign in).',
   },
   { exit: 3, name: 'auth', meaning: 'Not authenticated, or authentication failed or must be redone.' },
   {
@@ -116,8 +116,9 @@ export const usageError = (message: string, hint?: string): AgyError =>
   new AgyError(EXIT.usage, 'usage', message, hint === undefined ? {} : { hint });
 
 export class InterruptedError extends AgyError {
-  constructor() {
-    super(EXIT.interrupted, 'interrupted', 'Interrupted.');
+  /** `message`: what the interruption left, where a command can say (e.g. that nothing partial was left). */
+  constructor(message = 'Interrupted.') {
+    super(EXIT.interrupted, 'interrupted', message);
   }
 }
 

@@ -10,11 +10,22 @@ export function renderExitCodesMarkdown(): string {
     '',
     'Exit codes are API: scripts and CI may branch on them, and they do not change between releases.',
     'The same code is returned with and without `--json`; with `--json` the document also carries',
-    '`error.code` (a stable kebab-case name) and `error.exit`.',
+    '`error.code` (a stable kebab-case name) and `error.exit`. On a box without this file, `agyctl help exit-codes`',
+    'prints the same table (`--json`: `exitCodes`, a list of `exit`, `name`, `meaning`); every `--help` points there.',
     '',
     '| exit | name | meaning |',
     '| --- | --- | --- |',
     ...rows,
     '',
   ].join('\n');
+}
+
+/** The same table for a terminal (`agyctl help exit-codes`): the docs are not beside an installed binary's users. */
+export function renderExitCodesText(): string {
+  const rows = EXIT_TABLE.map(
+    (e) => `${String(e.exit).padStart(3)}  ${e.name.padEnd(11)}  ${e.meaning.replace(/`/g, '')}`,
+  );
+  return ['Exit codes (the same with and without --json; --json adds error.code and error.exit):', ...rows, ''].join(
+    '\n',
+  );
 }

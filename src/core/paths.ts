@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { usageError } from './errors.js';
+import { AgyError, EXIT, usageError } from './errors.js';
 import { childPath, showUntrusted } from './safe-path.js';
 
 type Env = NodeJS.ProcessEnv;
@@ -25,11 +25,32 @@ type Env = NodeJS.ProcessEnv;
  */
 export function homeDir(env: Env): string {
   const home = env.HOME === undefined ? os.homedir() : env.HOME;
-  if (home && path.isAbsolute(home)) return home;
-  throw usageError(
-    `HOME is ${home ? `not an absolute path (${JSON.stringify(home)})` : 'empty'}, so agyctl cannot tell where the state dir and backups are.`,
-    'set HOME to your home directory, or pass --state-dir DIR (and --to DIR for backup)',
-  );
+  const fix = 'set HOME to your home directory, or pass --state-dir DIR (and --to DIR for backup)';
+  if (!home || !path.isAbsolute(home))
+    throw usageError(
+      `HOME is ${home ? `not an absolute path (${JSON.stringify(home)})` : 'empty'}, so agyctl cannot tell where the state dir and backups are.`,
+      fix,
+    );
+  // A mistyped HOME must not become a new home (mkdir -p of the state dir under it), nor a file be blamed on the user.
+  const problem = homeProblem(home);
+  if (problem)
+    throw usageError(
+      `HOME ${showUntrusted(home, 4096)} ${problem}, so agyctl will not put the state dir under it.`,
+      fix,
+    );
+  return home;
+}
+
+/** Why HOME cannot hold the state dir: missing or not a directory; undefined when fine or when it cannot be told (EACCES). */
+function homeProblem(home: string): string | undefined {
+  try {
+    return fs.statSync(home).isDirectory() ? undefined : 'is not a directory';
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return 'does not exist';
+    if (code === 'ENOTDIR') return 'is not a directory (a part of its path is a file)';
+    return undefined;
+  }
 }
 
 /** The server derives its state dir from HOME: `$HOME/.gemini/antigravity-acp`. */
@@ -67,6 +88,34 @@ export function serverHomeFor(stateDir: string): string | undefined {
   return normal.endsWith(suffix) ? normal.slice(0, -suffix.length) || path.sep : undefined;
 }
 
+const STATE_DIR_FIX =
+  'point --state-dir (or AGYCTL_STATE_DIR) at the server state dir, ~/.gemini/antigravity-acp by default';
+
+/**
+ * One answer, for every command that reads a state dir, to a state dir that
+ * cannot be one: missing (usage) or not a directory (fs-not-a-directory),
+ * both exit 2 (docs/exit-codes.md). Undefined when it is a directory.
+ */
+export function stateDirProblem(stateDir: string): AgyError | undefined {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(stateDir);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT')
+      return usageError(`The state dir ${showUntrusted(stateDir, 4096)} does not exist.`, STATE_DIR_FIX);
+    if (code !== 'ENOTDIR') return undefined;
+    return notADirectory(stateDir);
+  }
+  return st.isDirectory() ? undefined : notADirectory(stateDir);
+}
+
+const notADirectory = (stateDir: string): AgyError =>
+  new AgyError(EXIT.usage, 'fs-not-a-directory', `The state dir ${showUntrusted(stateDir, 4096)} is not a directory.`, {
+    hint: STATE_DIR_FIX,
+    details: { path: stateDir, errno: 'ENOTDIR' },
+  });
+
 export const stateFiles = (stateDir: string) => ({
   settings: path.join(stateDir, 'settings.json'),
   token: path.join(stateDir, 'acp_token.json'),
@@ -94,12 +143,22 @@ export function tempRoot(env: Env): string {
 /** `<stem>.<kind>`; the stem is checked to be a session id by the caller. */
 export const CONVERSATION_FILE = /^(.+)\.(db|db-wal|db-shm|meta)$/;
 
-/** Entries of `dir` that are not named like a conversation's files, sorted; empty when `dir` cannot be read. */
+/** restore's safety copy of a conversation's database (and its raw `-wal`, for a database SQLite could not read). */
+export const PRE_RESTORE_FILE =
+  /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.db\.pre-restore-(\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}Z)(-wal)?$/i;
+
+/** What agyctl itself leaves in conversations/: restore's safety copies, its private work dirs and staged files. */
+const AGYCTL_OWN_FILE = (name: string): boolean => PRE_RESTORE_FILE.test(name) || name.startsWith('.agyctl-');
+
+/**
+ * Entries of `dir` that are not named like a conversation's files nor like agyctl's own, sorted; empty when
+ * `dir` cannot be read.
+ */
 export function unrecognisedEntries(dir: string): string[] {
   try {
     return fs
       .readdirSync(dir)
-      .filter((name) => !CONVERSATION_FILE.test(name))
+      .filter((name) => !CONVERSATION_FILE.test(name) && !AGYCTL_OWN_FILE(name))
       .sort();
   } catch {
     return [];
@@ -108,7 +167,8 @@ export function unrecognisedEntries(dir: string): string[] {
 
 /** One line naming a few of them (file names are untrusted text). */
 export function describeUnrecognised(names: readonly string[]): string {
-  const shown = names.slice(0, 3).map((n) => showUntrusted(n));
+  // Whole names (up to NAME_MAX): the part that tells what a file is often comes last.
+  const shown = names.slice(0, 3).map((n) => showUntrusted(n, 255));
   const more = names.length > 3 ? ` and ${names.length - 3} more` : '';
   const one = names.length === 1;
   return `${names.length} ${one ? 'entry' : 'entries'} in conversations/ ${one ? 'is' : 'are'} not named like a conversation's files (<id>.db, .db-wal, .db-shm, .meta): ${shown.join(', ')}${more}; agyctl does not back ${one ? 'it' : 'them'} up (does this server build name its files differently? see docs/assumptions.md)`;

@@ -42,6 +42,8 @@ export function startPasteReader(
   io: CommandIO,
   prompt: PastePrompt | undefined,
   onLine: (line: string) => void,
+  /** stdin ended (EOF, e.g. </dev/null): no paste can ever come. Not called for close(). */
+  onEnd?: () => void,
 ): PasteReader {
   const { stdin, stderr } = io.ctx;
   const tty = prompt !== undefined && promptsOnTty(io);
@@ -64,6 +66,10 @@ export function startPasteReader(
     }
   });
   rl.on('error', () => undefined);
+  let closing = false;
+  rl.on('close', () => {
+    if (!closing) onEnd?.();
+  });
   const refresh = (): void => {
     if (!tty) return;
     rl.setPrompt(promptText());
@@ -73,6 +79,7 @@ export function startPasteReader(
   return {
     refresh,
     close() {
+      closing = true;
       clearInterval(countdown);
       rl.close();
       if (tty) stderr.write('\n');

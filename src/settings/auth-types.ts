@@ -38,6 +38,10 @@ export function isAuthType(value: unknown): value is AuthType {
   return typeof value === 'string' && (AUTH_TYPES as readonly string[]).includes(value);
 }
 
+/** How to name a type in a message: the name the user gave, saying which type it stands for when it is a legacy one. */
+export const authTypeLabel = (type: AuthType, legacy?: string): string =>
+  legacy ? `${legacy} (the old name of ${type})` : type;
+
 /** A current or legacy name as the type it means; undefined for anything else. */
 export function normalizeAuthType(value: unknown): { type: AuthType; legacy: string | undefined } | undefined {
   if (isAuthType(value)) return { type: value, legacy: undefined };

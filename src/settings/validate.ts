@@ -4,7 +4,7 @@
  * (the server's environment) or are risky but work. Messages never contain
  * a secret value.
  */
-import { AUTH_TYPE_LIST, type AuthType, envIsSet, neededEnv, normalizeAuthType } from './auth-types.js';
+import { AUTH_TYPE_LIST, type AuthType, authTypeLabel, envIsSet, neededEnv, normalizeAuthType } from './auth-types.js';
 import type { SettingsFile } from './read.js';
 
 export interface Problem {
@@ -81,13 +81,13 @@ export function validateSettings(data: Data, env: Env): Problem[] {
       hint: `run \`agyctl settings set-auth ${norm.type}\` to write the current name`,
     });
   }
-  problems.push(...gcpProblems(data, norm?.type, env));
-  if (norm) problems.push(...envProblems(norm.type, data, env));
+  problems.push(...gcpProblems(data, norm?.type, env, norm?.legacy));
+  if (norm) problems.push(...envProblems(norm.type, data, env, norm.legacy));
   problems.push(...secretProblems(data));
   return problems;
 }
 
-function gcpProblems(data: Data, type: AuthType | undefined, env: Env): Problem[] {
+function gcpProblems(data: Data, type: AuthType | undefined, env: Env, legacy?: string): Problem[] {
   const problems: Problem[] = [];
   const gcp = obj(data.gcp) ?? {};
   for (const [key, check] of [
@@ -131,7 +131,7 @@ function gcpProblems(data: Data, type: AuthType | undefined, env: Env): Problem[
       problems.push({
         id: 'agent-platform-unconfigured',
         severity: 'warning',
-        message: `agent-platform needs GOOGLE_API_KEY in the server's environment, or a project and location (missing: ${missing(project, location)}); none is visible here`,
+        message: `${authTypeLabel(type, legacy)} needs GOOGLE_API_KEY in the server's environment, or a project and location (missing: ${missing(project, location)}); none is visible here`,
         hint: 'run `agyctl settings set-auth agent-platform --project ID --location REGION`, or set GOOGLE_API_KEY where the server is started',
       });
     }
@@ -143,14 +143,14 @@ const missing = (project: string | undefined, location: string | undefined): str
   [project ? '' : 'gcp.project', location ? '' : 'gcp.location'].filter(Boolean).join(', ');
 
 /** agyctl cannot see the server's environment: a variable missing here is a warning, not an error. */
-function envProblems(type: AuthType, data: Data, env: Env): Problem[] {
+function envProblems(type: AuthType, data: Data, env: Env, legacy?: string): Problem[] {
   const problems: Problem[] = [];
   for (const need of neededEnv(type)) {
     if (need.need === 'required' && !envIsSet(env, need.name)) {
       problems.push({
         id: 'env-not-set',
         severity: 'warning',
-        message: `${type} needs ${need.name} in the server's environment; it is not set in this shell`,
+        message: `${authTypeLabel(type, legacy)} needs ${need.name} in the server's environment; it is not set in this shell`,
         hint: whereToSetEnv(need.name),
       });
     }
@@ -166,7 +166,7 @@ function envProblems(type: AuthType, data: Data, env: Env): Problem[] {
       problems.push({
         id: 'env-only-here',
         severity: 'warning',
-        message: `agent-platform relies on ${viaEnv.join(', ')}, set in this shell; the server needs it in its own environment too`,
+        message: `${authTypeLabel(type, legacy)} relies on ${viaEnv.join(', ')}, set in this shell; the server needs it in its own environment too`,
         hint: whereToSetEnv(viaEnv[0]!),
       });
     }

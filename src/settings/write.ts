@@ -9,7 +9,14 @@ import { AgyError, EXIT, usageError } from '../core/errors.js';
 import { fsyncDir, writeFileAtomic } from '../util/atomic-write.js';
 import { fsAgyError } from '../util/fs-errors.js';
 import { copyFileNoFollow, lstatOrNull, mkdirOwned, ownerFor } from '../util/safe-fs.js';
-import { AUTH_TYPE_INFO, AUTH_TYPE_LIST, type AuthType, envIsSet, normalizeAuthType } from './auth-types.js';
+import {
+  AUTH_TYPE_INFO,
+  AUTH_TYPE_LIST,
+  type AuthType,
+  authTypeLabel,
+  envIsSet,
+  normalizeAuthType,
+} from './auth-types.js';
 import { setStringAt } from './jsonc.js';
 import { readSettings, type SettingsFile } from './read.js';
 import { gcpOf, locationProblem, projectProblem, rawAuthType } from './validate.js';
@@ -146,7 +153,7 @@ function resolve(
   }
   if (type === 'agent-platform' && missing && !envIsSet(env, 'GOOGLE_API_KEY')) {
     throw usageError(
-      `agent-platform needs a project and a location, or an API key: pass ${missing}, or set GOOGLE_API_KEY (also in the server's environment)`,
+      `${authTypeLabel(type, legacyInput)} needs a project and a location, or an API key: pass ${missing}, or set GOOGLE_API_KEY (also in the server's environment)`,
     );
   }
   return { type, legacyInput, project, location };

@@ -60,7 +60,7 @@ export function parseDurationText(text: string): DurationParse {
 }
 
 /**
- * A duration for people: `250ms`, `45s`, `2m05s`, `3h10m`, `2d4h`. Under a
+ * A duration for people: `250ms`, `45s`, `2m05s`, `3h10m`, `2d4h`, `56y337d`. Under a
  * second it stays in ms, so a short wait never reads as `0s`.
  */
 export function formatDuration(ms: number): string {
@@ -71,7 +71,10 @@ export function formatDuration(ms: number): string {
   if (m < 60) return `${m}m${String(s % 60).padStart(2, '0')}s`;
   const h = Math.floor(m / 60);
   if (h < 24) return `${h}h${String(m % 60).padStart(2, '0')}m`;
-  return h % 24 === 0 ? `${h / 24}d` : `${Math.floor(h / 24)}d${h % 24}h`;
+  const d = Math.floor(h / 24);
+  if (d < 365) return h % 24 === 0 ? `${d}d` : `${d}d${h % 24}h`;
+  // An expiry decades away or ago (a token stamped 0, a clock gone wrong) reads in years, not in thousands of days.
+  return d % 365 === 0 ? `${d / 365}y` : `${Math.floor(d / 365)}y${d % 365}d`;
 }
 
 /**

@@ -56,7 +56,7 @@ describe('backup --archive FILE / restore --archive FILE', () => {
     addConversation(sb, 1);
     const json = await agyctl(['backup', '--to', path.join(sb.root, 'bk'), '--archive', '-', '--json'], sb);
     expect(json.exitCode).toBe(2);
-    expect(json.stderr).toMatch(/--json cannot be used with --archive -/);
+    expect((parseJson(json.stdout) as any).error.message).toMatch(/--json cannot be used with --archive -/);
     fs.writeFileSync(path.join(sb.root, 'old.tar'), 'mine');
     const exists = await agyctl(
       ['backup', '--to', path.join(sb.root, 'bk'), '--archive', path.join(sb.root, 'old.tar')],
@@ -108,7 +108,7 @@ describe('backup --archive FILE / restore --archive FILE', () => {
     const r = await agyctl(['restore', '--archive', tar, '--json'], to);
     expect(r.exitCode).toBe(6);
     expect((parseJson(r.stdout) as any).error.code).toBe('archive-damaged');
-    expect(r.stderr).toMatch(/does not match its manifest hash/);
+    expect((parseJson(r.stdout) as any).error.message).toMatch(/does not match its manifest hash/);
     expect(dirState(conv(to))).toEqual(before);
     expect(fs.existsSync(path.join(conv(to), `${existing}.db`))).toBe(true);
   });

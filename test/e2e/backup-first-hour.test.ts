@@ -104,7 +104,7 @@ describe('help and messages that are true', () => {
     expect(none.exitCode).toBe(0);
     const missing = await agyctl(['sessions', '--state-dir', path.join(sb.root, 'nope')], sb);
     expect(missing.exitCode).toBe(2);
-    expect(missing.stderr).toContain(`The state dir ${path.join(sb.root, 'nope')} does not exist.`);
+    expect(missing.stderr).toContain(`The state dir "${path.join(sb.root, 'nope')}" does not exist.`);
     expect(missing.stderr).not.toMatch(/No conversations directory/);
     const help = await agyctl(['sessions', '--help'], sb);
     expect(help.stdout).not.toMatch(/no conversations directory/);

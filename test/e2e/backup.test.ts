@@ -262,6 +262,7 @@ describe('agyctl backup', () => {
     const result = await run;
     expect(result.exitCode).toBe(130);
     expect(fs.readdirSync(backups(sandbox))).toEqual([]);
+    expect(String(result.stderr)).toMatch(/Interrupted: nothing partial was left/);
   });
 
   it('disk full (file-size limit) fails clearly, removes the unfinished snapshot and leaves earlier ones intact', async () => {
@@ -326,6 +327,10 @@ describe('agyctl restore', () => {
     sandbox = makeSandbox();
     const w = await live(sandbox, A, ['--initial-rows', '5']);
     const { json } = await backup(sandbox);
+    // A step after the snapshot: the restore replaces different content, so it keeps a copy (same content keeps none).
+    const db = new Database(conv(sandbox, `${A}.db`), { fileMustExist: true });
+    db.prepare('INSERT INTO steps (idx, step_type, status, step_format) VALUES (1000, 99, 3, 1)').run();
+    db.close();
     const before = fs.readdirSync(conv(sandbox)).sort();
 
     const refused = await agyctl(['restore', json.snapshot.path, '--json'], sandbox);
@@ -341,7 +346,7 @@ describe('agyctl restore', () => {
     expect(restored).toMatchObject({ id: A, restored: true });
     expect(fs.existsSync(restored.preRestore)).toBe(true);
     expect(path.basename(restored.preRestore)).toMatch(new RegExp(`^${A}\\.db\\.pre-restore-`));
-    expect(count(restored.preRestore)).toBe(5);
+    expect(count(restored.preRestore)).toBe(6);
     expect(forced.stderr).toMatch(/--force/);
   });
 

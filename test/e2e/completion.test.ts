@@ -171,6 +171,21 @@ describe('zsh completion (native: #compdef, _arguments)', () => {
   });
 });
 
+describe("the help's install examples", () => {
+  it('work as written on a fresh HOME (no ~/.zfunc, no ~/.config yet)', async () => {
+    const sb = setup();
+    const help = String((await execa('agyctl', ['completion', '--help'], { env: sb.env, extendEnv: false })).stdout);
+    const installs = [...help.matchAll(/^ {2}\$ (.+ > (\S+))$/gm)];
+    expect(installs.length).toBeGreaterThanOrEqual(2);
+    for (const [, line, target] of installs) {
+      const r = await execa('sh', ['-c', line!], { env: sb.env, extendEnv: false, cwd: sb.root, reject: false });
+      expect(r.exitCode, `${line}: ${r.stderr}`).toBe(0);
+      const file = target!.replace(/^~/, sb.home);
+      expect(fs.readFileSync(file, 'utf8'), line).toMatch(/agyctl/);
+    }
+  });
+});
+
 describe('fish completion', () => {
   it('completes subcommands and values', async () => {
     expect(await fish('agyctl settings s')).toEqual(['set-auth', 'show']);

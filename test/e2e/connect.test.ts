@@ -14,6 +14,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import type { ResultPromise } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { BIN, processesOf } from '../helpers/cli.js';
 import {
@@ -21,17 +22,54 @@ import {
   NODE,
   RUN_MS,
   remoteAgyctl,
+  type Sides,
   shimEntries,
   sides,
   sq,
   startConnect,
   tokenMode,
 } from '../helpers/connect-lab.js';
-import { connectArgs, DEST, requireLab, useSshLab } from '../helpers/netns.js';
+import { connectArgs, DEST, requireLab, type SshLab, useSshLab } from '../helpers/netns.js';
 import { waitUntil } from '../helpers/ns-lab.js';
 
 const fx = useSshLab();
 
+/** Another program on the laptop's 127.0.0.1:<port> (the port the remote login will use); it records what the browser requests, like an address bar. */
+async function busyCallbackPort(
+  lab: SshLab,
+  s: Sides,
+): Promise<{ port: number; seen: string; stop: () => Promise<void> }> {
+  const port = 47000 + (process.pid % 1000);
+  const seen = path.join(s.laptop.root, 'busy.log');
+  const busy = lab.run(
+    lab.laptop,
+    NODE,
+    [
+      '-e',
+      `require('http').createServer((q,r)=>{require('fs').appendFileSync(${JSON.stringify(seen)}, 'http://127.0.0.1:${port}'+q.url+'\\n');r.end('another program')}).listen(${port},'127.0.0.1')`,
+    ],
+    { timeoutMs: RUN_MS },
+  );
+  fx.track(busy);
+  await waitUntil(() => lab.listening(lab.laptop, port), 10_000, 'the busy listener');
+  const stop = async (): Promise<void> => {
+    busy.kill('SIGKILL');
+    await busy;
+  };
+  return { port, seen, stop };
+}
+
+/** connect with stdin at /dev/null (a cron job, a script) and no browser, run to its end. */
+function connectWithoutStdin(lab: SshLab, s: Sides, remote: string, timeout: string): ResultPromise {
+  const child = lab.run(lab.laptop, NODE, [BIN, ...connectArgs(lab, remote, ['--no-open'], timeout)], {
+    env: s.laptop.env,
+    stdin: 'ignore',
+    timeoutMs: RUN_MS,
+    cwd: s.laptop.root,
+  });
+  fx.track(child);
+  return child;
+}
 describe('agyctl connect over a real SSH connection', () => {
   it('logs the remote box in: forward, browser on the laptop, proof on the remote', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
@@ -139,20 +177,7 @@ describe('agyctl connect over a real SSH connection', () => {
   it('falls back to paste-back when the callback port is taken on the laptop', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
     const s = sides(fx, lab);
-    const port = 47000 + (process.pid % 1000);
-    // Another program on the laptop's 127.0.0.1:<port>; it records what the browser requests, like an address bar.
-    const seen = path.join(s.laptop.root, 'busy.log');
-    const busy = lab.run(
-      lab.laptop,
-      NODE,
-      [
-        '-e',
-        `require('http').createServer((q,r)=>{require('fs').appendFileSync(${JSON.stringify(seen)}, 'http://127.0.0.1:${port}'+q.url+'\\n');r.end('another program')}).listen(${port},'127.0.0.1')`,
-      ],
-      { timeoutMs: RUN_MS },
-    );
-    fx.track(busy);
-    await waitUntil(() => lab.listening(lab.laptop, port), 10_000, 'the busy listener');
+    const { port, seen, stop } = await busyCallbackPort(lab, s);
     const { child, events } = startConnect(
       fx,
       lab,
@@ -177,8 +202,36 @@ describe('agyctl connect over a real SSH connection', () => {
     expect(events.find('route')).toMatchObject({ route: 'paste', port });
     expect(events.find('verified')).toMatchObject({ tokenFile: { mode: '0600' } });
     expect(tokenMode(s.remote)).toBe('600');
-    busy.kill('SIGKILL');
-    await busy;
+    await stop();
+    await expectNothingLeft(lab, s);
+  });
+
+  it('with stdin at /dev/null and no forward, it stops at once (exit 2) instead of waiting for a paste it cannot read', async (ctx) => {
+    const lab = requireLab(fx.result(), ctx);
+    const s = sides(fx, lab);
+    const { port, stop } = await busyCallbackPort(lab, s);
+    const started = Date.now();
+    const result = await connectWithoutStdin(
+      lab,
+      s,
+      remoteAgyctl(s.remote, { AGY_SIM_CALLBACK_PORT: String(port) }),
+      '5min',
+    );
+    expect(result.exitCode, String(result.stderr)).toBe(2);
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(String(result.stderr)).toMatch(/stdin is closed, so the address your browser ends on cannot be pasted/);
+    expect(String(result.stderr)).toMatch(/hint: run `agyctl connect /);
+    await stop();
+    await expectNothingLeft(lab, s);
+  });
+
+  it("the remote login's timeout hint names connect, the command the user ran", async (ctx) => {
+    const lab = requireLab(fx.result(), ctx);
+    const s = sides(fx, lab);
+    const result = await connectWithoutStdin(lab, s, remoteAgyctl(s.remote), '3s');
+    expect(result.exitCode, String(result.stderr)).toBe(5);
+    expect(String(result.stderr)).toMatch(/hint: run `agyctl connect \S+ --timeout 20m`/);
+    expect(String(result.stderr)).not.toMatch(/agyctl login --timeout/);
     await expectNothingLeft(lab, s);
   });
 

@@ -169,8 +169,11 @@ describe('login --detach', () => {
     expect(r.stdout).toContain('Cancelled the login');
     await expectClean(sandbox, Number(d.port));
     const after = await status(sandbox);
-    expect(after.login).toMatchObject({ status: 'failed', outcome: { exit: 130 } });
+    expect(after.login).toMatchObject({ status: 'cancelled', outcome: { exit: 130, code: 'login-cancelled' } });
     expect((await status(sandbox, ['--wait'])).exitCode).toBe(130);
+    const human = await agyctl(['login', 'status'], sandbox);
+    expect(human.stdout).toMatch(/was cancelled/);
+    expect(human.stdout).not.toMatch(/failed|interrupted/);
   });
 
   it('the deadline still holds: the supervisor stops the server and status --wait exits 5', async () => {
@@ -260,6 +263,9 @@ describe('a dropped terminal (SIGHUP) hands the login over', () => {
     const result = await child;
     expect(result.exitCode).toBe(130);
     await expectClean(sandbox, Number(url.port));
-    expect((await status(sandbox)).login).toMatchObject({ status: 'failed', outcome: { exit: 130 } });
+    expect((await status(sandbox)).login).toMatchObject({
+      status: 'cancelled',
+      outcome: { exit: 130, code: 'login-cancelled' },
+    });
   });
 });

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { stripAnsi } from '../../src/util/terminal-text.js';
 import { httpGet, redirectFor } from '../helpers/browser.js';
 import { BIN, makeSandbox, type Sandbox, waitNoProcesses } from '../helpers/cli.js';
+import { decodeQr, hasZbar } from '../helpers/qr-decode.js';
 
 let sandbox: Sandbox | undefined;
 afterEach(() => sandbox?.cleanup());
@@ -30,8 +31,10 @@ async function loginOnTerminal(sb: Sandbox, columns: number, rows: number): Prom
   let transcript = '';
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no URL and tunnel within 20 s:\n${transcript}`)), 20_000);
-    child.stdout!.on('data', (b: Buffer) => {
-      transcript += b.toString();
+    // Decoded as a stream: a block character split across two chunks must not turn into U+FFFD.
+    child.stdout!.setEncoding('utf8');
+    child.stdout!.on('data', (b: string) => {
+      transcript += b;
       const lines = stripAnsi(transcript).split(/\r?\n/);
       const found = lines.find((l) => l.startsWith('https://'));
       if (found && lines.some((l) => l.startsWith('ssh -N'))) {
@@ -76,6 +79,31 @@ describe('login --qr on a terminal', () => {
     // From the code's first row to the tunnel command, all of it fits on the 60-row screen.
     const shown = lines.slice(qr[0]![1], tunnelAt + 1);
     expect(shown.reduce((n, l) => n + Math.max(1, Math.ceil([...l].length / 200)), 0)).toBeLessThanOrEqual(60);
+    // A real decoder reads the code as drawn, and it is the URL shown under it.
+    expect(hasZbar(), 'zbarimg is not installed (apt-get install zbar-tools; .ci/run installs it)').toBe(true);
+    expect(await decodeQr(qr.map(([l]) => l))).toBe(lines[urlAt]!.trim());
     expect(await waitNoProcesses(sandbox)).toEqual([]);
+  });
+
+  it('the size the help states is the size a decodable code needs (no smaller code exists: level L, half blocks)', async () => {
+    sandbox = makeSandbox();
+    const help = await execa('node', [BIN, 'login', '--help'], { env: sandbox.env, extendEnv: false });
+    const [, w, h] = /about (\d+)×(\d+)/.exec(String(help.stdout)) ?? [];
+    expect(w, 'login --help states the size --qr needs').toBeDefined();
+    for (const [cols, rows] of [
+      [80, 24],
+      [100, 30],
+    ] as const) {
+      const lines = await loginOnTerminal(sandbox, cols, rows);
+      const [, needW, needH] =
+        /needs (\d+)×(\d+)/.exec(lines.find((l) => l.startsWith('QR code left out')) ?? '') ?? [];
+      expect(Math.abs(Number(needW) - Number(w))).toBeLessThanOrEqual(3);
+      expect(Math.abs(Number(needH) - Number(h))).toBeLessThanOrEqual(3);
+    }
+    // The code alone at qrcode-terminal's lowest error correction (L) decodes; it is as small as this URL allows.
+    const big = await loginOnTerminal(sandbox, Number(w), Number(h));
+    const qr = big.filter((l) => QR_LINE.test(l));
+    expect(qr.length).toBeGreaterThan(30);
+    expect(await decodeQr(qr)).toMatch(/^https:\/\/accounts\.google\.com\//);
   });
 });

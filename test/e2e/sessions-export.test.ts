@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agyctl, parseJson, type Sandbox, spawnAgyctl, waitNoProcesses } from '../helpers/cli.js';
 import { addConversation, authedSandbox } from '../helpers/sim-conversations.js';
@@ -120,6 +121,24 @@ describe('sessions export', () => {
     expect(leftovers(sandbox)).toEqual([]);
   });
 
+  it('an --out directory that cannot be written is named in the error, not the temporary file agyctl made there', async () => {
+    sandbox = authedSandbox();
+    addConversation(sandbox, 1);
+    const ro = outDir(sandbox);
+    await execa('mount', ['--bind', ro, ro], { timeout: 10_000 });
+    try {
+      await execa('mount', ['-o', 'remount,bind,ro', ro, ro], { timeout: 10_000 });
+      const r = await agyctl(['sessions', 'export', '--out', ro, '--json'], sandbox, { timeoutMs: 60_000 });
+      expect(r.exitCode, r.stderr).toBe(2);
+      const error = (parseJson(r.stdout) as { error: { code: string; message: string; hint: string } }).error;
+      expect(error.code).toBe('fs-read-only');
+      expect(error.message).toContain(`${ro}: `);
+      expect(`${error.message} ${error.hint}`).not.toMatch(/\.tmp\b/);
+    } finally {
+      await execa('umount', [ro], { timeout: 10_000, reject: false });
+    }
+  });
+
   it('Ctrl-C while the server starts leaves nothing: exit 130, no output file, no scratch dir, no process', async () => {
     sandbox = authedSandbox({ AGY_SIM_STARTUP_MS: '20000' });
     addConversation(sandbox, 2);
@@ -133,6 +152,7 @@ describe('sessions export', () => {
     child.kill('SIGINT');
     const r = await child;
     expect(r.exitCode).toBe(130);
+    expect(String(r.stderr)).toContain(`Interrupted: nothing partial was left in ${out}`);
     expect(fs.readdirSync(out)).toEqual([]);
     expect(leftovers(sandbox)).toEqual([]);
     expect(await waitNoProcesses(sandbox)).toEqual([]);

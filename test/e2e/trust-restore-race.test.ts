@@ -99,6 +99,11 @@ describe('root restoring into a user state dir the user races', () => {
       if (fs.lstatSync(path.join(conv, n)).isSymbolicLink()) fs.unlinkSync(path.join(conv, n));
 
     expect((await agyctl(['restore', snapshot], sb)).exitCode).toBe(0); // puts <id>.db back if the attack left a link there
+    // The user's server writes on (a copy is kept only of content that differs from the snapshot).
+    const db = new Database(path.join(conv, `${A}.db`), { fileMustExist: true });
+    db.prepare('INSERT INTO steps VALUES (?, ?)').run(50, 'later');
+    db.close();
+    for (const n of fs.readdirSync(conv)) fs.lchownSync(path.join(conv, n), NOBODY, NOBODY);
     const r = await agyctl(['restore', snapshot, '--json'], sb); // and replaces it, keeping a pre-restore copy
     expect(r.exitCode, `${r.stdout}${r.stderr}`).toBe(0);
     expect(fs.readdirSync(secret)).toEqual([]);

@@ -130,6 +130,14 @@ describe('inspectToken', () => {
 });
 
 describe('describeInsight', () => {
+  it('says when the access token expires as a human duration, not raw seconds', () => {
+    const base = { modeOk: true, fields: 'known' as const, refreshToken: true };
+    const ago = describeInsight({ ...base, expiresInS: -1_796_283_117 } as never).text;
+    expect(ago).toContain('access token expired 56y350d ago');
+    expect(ago).not.toMatch(/\d{4,}s/);
+    expect(describeInsight({ ...base, expiresInS: 3_000 } as never).text).toContain('access token expires in 50m00s');
+  });
+
   const base = { mode: '0600', modeOk: true, ageS: 1, fields: 'known' as const };
   it('an expired access token with a refresh token is fine', () => {
     expect(describeInsight({ ...base, refreshToken: true, expiresInS: -600 }).warning).toBeUndefined();

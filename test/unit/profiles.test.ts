@@ -74,7 +74,7 @@ describe('choosing a profile', () => {
     );
     expect(PROGRAM_PROFILES).toEqual(fromProfiles);
     for (const id of PROFILE_IDS)
-      expect(defaultStateDirFor(id)({ HOME: '/h' })).toBe(getProfile(id).defaultStateDir({ HOME: '/h' }));
+      expect(defaultStateDirFor(id)({ HOME: os.tmpdir() })).toBe(getProfile(id).defaultStateDir({ HOME: os.tmpdir() }));
   });
 
   it('what differs between servers is on the profile, not in id comparisons outside src/profiles', () => {
@@ -111,9 +111,10 @@ describe('choosing a profile', () => {
 
 describe('gemini-cli paths and environment', () => {
   it('state dir is <GEMINI_CLI_HOME or HOME>/.gemini, and is steered through GEMINI_CLI_HOME', () => {
-    expect(geminiCliStateDir({ HOME: '/home/u' })).toBe('/home/u/.gemini');
+    const home = os.tmpdir(); // HOME must exist
+    expect(geminiCliStateDir({ HOME: home })).toBe(`${home}/.gemini`);
     expect(geminiCliStateDir({ HOME: '/home/u', GEMINI_CLI_HOME: '/srv/g' })).toBe('/srv/g/.gemini');
-    expect(resolveStateDir(undefined, { HOME: '/home/u' }, '/', gemini.defaultStateDir)).toBe('/home/u/.gemini');
+    expect(resolveStateDir(undefined, { HOME: home }, '/', gemini.defaultStateDir)).toBe(`${home}/.gemini`);
     expect(geminiCliHomeFor('/srv/g/.gemini')).toBe('/srv/g');
     expect(geminiCliHomeFor('/srv/g/state')).toBeUndefined();
     expect(gemini.serverEnv({ HOME: '/home/u', PATH: '/bin' }, '/srv/g/.gemini')).toEqual({

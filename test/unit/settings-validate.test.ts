@@ -105,6 +105,13 @@ describe('validateSettings', () => {
     ]);
   });
 
+  it('a finding about a vertex-ai file says it is the old name of agent-platform', () => {
+    const unconfigured = validateSettings(auth('vertex-ai'), {}).find((p) => p.id === 'agent-platform-unconfigured');
+    expect(unconfigured?.message).toMatch(/^vertex-ai \(the old name of agent-platform\) needs GOOGLE_API_KEY/);
+    const envOnly = validateSettings(auth('vertex-ai'), { GOOGLE_API_KEY: 'k' }).find((p) => p.id === 'env-only-here');
+    expect(envOnly?.message).toMatch(/^vertex-ai \(the old name of agent-platform\) relies on GOOGLE_API_KEY/);
+  });
+
   it('checks gcp values: wrong types are errors, odd shapes warnings', () => {
     expect(ids(validateSettings(auth('oauth-personal', { project: 7 }), {}))).toEqual(['error:gcp-project-invalid']);
     expect(ids(validateSettings(auth('oauth-business', { project: 'p', location: 'us-central1-b' }), {}))).toEqual([

@@ -64,6 +64,13 @@ describe('setAuthType: new files', () => {
     });
   });
 
+  it('an error about vertex-ai says it is the old name of agent-platform', () => {
+    expect(() => setAuthType(stateDir, 'vertex-ai', {})).toThrow(
+      /^vertex-ai \(the old name of agent-platform\) needs a project and a location/,
+    );
+    expect(() => setAuthType(stateDir, 'agent-platform', {})).toThrow(/^agent-platform needs a project/);
+  });
+
   it('takes project and location from GOOGLE_CLOUD_* for oauth-business, not for oauth-personal', () => {
     const env = { GOOGLE_CLOUD_PROJECT: 'envp', GOOGLE_CLOUD_LOCATION: 'us-east5' };
     const r = setAuthType(stateDir, 'oauth-business', { env, location: 'us-central1' });

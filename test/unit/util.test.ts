@@ -49,24 +49,52 @@ describe('durations', () => {
     expect(formatDuration(3_600_000 * 3 + 600_000)).toBe('3h10m');
     expect(formatDuration(MAX_DURATION_MS)).toBe('24d');
     expect(formatDuration(86_400_000 * 2 + 3_600_000 * 4)).toBe('2d4h');
+    expect(formatDuration(1_796_283_117_000)).toBe('56y350d');
+    expect(formatDuration(86_400_000 * 365)).toBe('1y');
   });
 });
 
 describe('paths', () => {
-  const env = { HOME: '/home/u' };
+  // HOME must exist and be a directory: a real one stands in for /home/u.
+  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-home-'));
+  const env = { HOME: home };
   it('derives the state dir from HOME, AGYCTL_STATE_DIR or the flag', () => {
-    expect(resolveStateDir(undefined, env, '/')).toBe('/home/u/.gemini/antigravity-acp');
+    expect(resolveStateDir(undefined, env, '/')).toBe(`${home}/.gemini/antigravity-acp`);
     expect(resolveStateDir(undefined, { ...env, AGYCTL_STATE_DIR: '/srv/s' }, '/')).toBe('/srv/s');
     expect(resolveStateDir('rel', env, '/work')).toBe('/work/rel');
-    expect(resolveStateDir('~/x', env, '/')).toBe('/home/u/x');
+    expect(resolveStateDir('~/x', env, '/')).toBe(`${home}/x`);
+  });
+  it('refuses a HOME that does not exist or is a file (exit 2, a hint about HOME), never making it', () => {
+    const missing = path.join(home, 'nonexistent-home');
+    expect(() => resolveStateDir(undefined, { HOME: missing }, '/')).toThrow(
+      /HOME .*nonexistent-home.* does not exist/,
+    );
+    expect(fs.existsSync(missing)).toBe(false);
+    const file = path.join(home, 'a-file');
+    fs.writeFileSync(file, '');
+    for (const HOME of [file, path.join(file, 'below')]) {
+      let err: unknown;
+      try {
+        defaultBackupDir({ HOME });
+      } catch (e) {
+        err = e;
+      }
+      expect(err).toMatchObject({
+        exit: 2,
+        message: expect.stringMatching(/is not a directory/),
+        hint: expect.stringMatching(/set HOME/),
+      });
+    }
+    // An explicit state dir does not need HOME.
+    expect(resolveStateDir('/srv/s', { HOME: missing }, '/')).toBe('/srv/s');
   });
   it('steers the server by HOME only when the state dir has its shape', () => {
     expect(serverHomeFor('/srv/box/.gemini/antigravity-acp')).toBe('/srv/box');
     expect(serverHomeFor('/srv/elsewhere')).toBeUndefined();
   });
   it('puts backups under XDG_STATE_HOME when set', () => {
-    expect(defaultBackupDir({ HOME: '/h', XDG_STATE_HOME: '/x' })).toBe('/x/agyctl/backups');
-    expect(defaultBackupDir({ HOME: '/h' })).toBe('/h/.local/state/agyctl/backups');
+    expect(defaultBackupDir({ HOME: home, XDG_STATE_HOME: '/x' })).toBe('/x/agyctl/backups');
+    expect(defaultBackupDir({ HOME: home })).toBe(`${home}/.local/state/agyctl/backups`);
   });
 });
 
@@ -75,6 +103,11 @@ describe('server command', () => {
     expect(splitCommandLine(`node "/opt/my dir/sim" --debug`, {})).toEqual(['node', '/opt/my dir/sim', '--debug']);
     expect(splitCommandLine('$D/agy --notices', { D: '/opt' })).toEqual(['/opt/agy', '--notices']);
     expect(() => splitCommandLine('agy | tee log', {})).toThrow(/plain command line/);
+  });
+  it('refuses an unterminated quote instead of dropping it', () => {
+    expect(() => splitCommandLine('node "/opt/my dir/sim --debug', {})).toThrow(/unterminated " quote/);
+    expect(() => splitCommandLine("node '/opt/sim", {})).toThrow(/unterminated ' quote/);
+    expect(splitCommandLine(`node "it's" 'say "hi"' a\\"b`, {})).toEqual(['node', "it's", 'say "hi"', 'a"b']);
   });
   it('exits 4 with a hint when nothing is found', () => {
     try {

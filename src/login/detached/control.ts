@@ -19,6 +19,7 @@ import type { FinishAnswer } from './contract.js';
 import { request } from './ipc.js';
 import { isRecordedProcess, killRecorded, SUPERVISOR_COMMAND } from './process.js';
 import {
+  CANCELLED,
   checkOurSocket,
   checkRecordDir,
   isPending,
@@ -168,7 +169,9 @@ export function statusData(state: LoginState, kind: Liveness['kind']): Record<st
         ? 'died'
         : state.outcome?.exit === 0
           ? 'succeeded'
-          : 'failed';
+          : state.outcome?.code === CANCELLED.code
+            ? 'cancelled'
+            : 'failed';
   return {
     status,
     id: state.id,

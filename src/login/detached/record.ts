@@ -35,6 +35,13 @@ export interface Outcome {
   endedAt: number;
 }
 
+/** The outcome of a login stopped by `agyctl login cancel` (or Ctrl-C of the attached login): exit 130, code `login-cancelled`. */
+export const CANCELLED: Omit<Outcome, 'endedAt'> = {
+  exit: EXIT.interrupted,
+  code: 'login-cancelled',
+  message: 'cancelled (agyctl login cancel, or Ctrl-C of the attached login)',
+};
+
 export interface LoginState {
   version: 1;
   id: string;

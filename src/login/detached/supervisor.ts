@@ -9,11 +9,12 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import { PassThrough, Writable } from 'node:stream';
+import { EXIT } from '../../core/errors.js';
 import { liveShimDirs } from '../shims.js';
 import { ANSWER_EVENTS, type FinishAnswer, type LoginEvent } from './contract.js';
 import { type Frame, onJsonLines, type Request, sendLine } from './ipc.js';
 import { recordProcess } from './process.js';
-import { type LoginState, type Outcome, type RecordPaths, writeState } from './record.js';
+import { CANCELLED, type LoginState, type Outcome, type RecordPaths, writeState } from './record.js';
 
 /** A delivery answers within the listener's own 15 s bound; allow a margin. */
 const FINISH_ANSWER_MS = 20_000;
@@ -60,6 +61,8 @@ export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
   const eventWaiters = new Set<(e: LoginEvent) => void>();
   let finishChain: Promise<unknown> = Promise.resolve();
   const stdin = new PassThrough();
+  /** `login cancel` (or Ctrl-C of an attached login) asked: the end is a cancellation, not a failure. */
+  let cancelRequested = false;
 
   const save = (): void => {
     try {
@@ -111,6 +114,7 @@ export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
         finishChain = answer;
         void answer.then((a) => sendLine(socket, a));
       } else if (req.op === 'cancel') {
+        cancelRequested = true;
         controller.abort('cancel');
         sendLine(socket, { ok: true });
       } else if (req.op === 'ping') sendLine(socket, { ok: true, pid: process.pid, phase: state.phase });
@@ -144,7 +148,10 @@ export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
     clearTimeout(watchdog);
     o.signal.removeEventListener('abort', onOuterAbort);
   }
-  const outcome: Outcome = { ...result, endedAt: Date.now() };
+  const outcome: Outcome = {
+    ...(cancelRequested && result.exit === EXIT.interrupted ? CANCELLED : result),
+    endedAt: Date.now(),
+  };
   state.phase = 'done';
   state.outcome = outcome;
   delete state.shimDirs;

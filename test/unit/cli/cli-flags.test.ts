@@ -126,6 +126,22 @@ describe('global contract', () => {
     expect(r.stderr).toContain('error: --state-dir is empty.');
   });
 
+  it('a HOME that does not exist is refused, not created; a HOME that is a file gets a hint about HOME', async () => {
+    sandbox ??= makeSandbox();
+    const missing = path.join(sandbox.root, 'nonexistent-home');
+    const r = await inSandbox(['settings', 'set-auth', 'gemini-api-key'], { HOME: missing });
+    expect(r.exit).toBe(2);
+    expect(r.stderr).toMatch(/HOME .*nonexistent-home.* does not exist/);
+    expect(fs.existsSync(missing)).toBe(false);
+    const file = path.join(sandbox.root, 'home-file');
+    fs.writeFileSync(file, '');
+    const f = await inSandbox(['settings', 'set-auth', 'gemini-api-key'], { HOME: file });
+    expect(f.exit).toBe(2);
+    expect(f.stderr).toMatch(/HOME .* is not a directory/);
+    expect(f.stderr).toMatch(/hint: set HOME/);
+    expect(f.stderr).not.toMatch(/run agyctl as the user/);
+  });
+
   it("a subcommand's help lists the program's options as global and pads to its own options", async () => {
     const r = await inSandbox(['login', 'status', '--help']);
     expect(r.exit).toBe(0);
@@ -134,12 +150,23 @@ describe('global contract', () => {
     expect(r.stdout).toMatch(/^ {2}--state-dir <dir> {2}server state directory/m);
   });
 
-  it.each([['sessions'], ['backup', '--to', 'backups']])(
-    '%j with a state dir that does not exist: exit 2 saying so, naming --state-dir',
+  it.each([['check'], ['sessions'], ['backup', '--to', 'backups']])(
+    '%j with a state dir that does not exist or is a file: one answer, exit 2 saying so, naming --state-dir',
     async (...argv) => {
       const r = await inSandbox([...argv, '--state-dir', 'no-such-dir']);
       expect(r.exit).toBe(2);
-      expect(r.stderr).toMatch(/error: The state dir .*no-such-dir does not exist\.\nhint: point --state-dir/);
+      expect(r.stderr).toMatch(/error: The state dir .*no-such-dir" does not exist\.\nhint: point --state-dir/);
+      sandbox ??= makeSandbox();
+      fs.writeFileSync(path.join(sandbox.root, 'a-file'), 'x');
+      const f = await inSandbox([...argv, '--state-dir', 'a-file', '--json']);
+      expect(f.exit).toBe(2);
+      expect(f.json().error).toMatchObject({
+        code: 'fs-not-a-directory',
+        exit: 2,
+        message: expect.stringMatching(/The state dir .*a-file" is not a directory\./),
+      });
+      const env = await inSandbox(argv, { AGYCTL_STATE_DIR: path.join(sandbox.root, 'a-file') });
+      expect(env.exit).toBe(2);
     },
   );
 });
@@ -192,9 +219,36 @@ describe('settings paths that are not what they should be', () => {
 
   it('check on a state dir login cannot use suggests fixing --state-dir, not a login that refuses it', async () => {
     const r = await inSandbox(['check', '--state-dir', '/nonexistent/dir']);
-    expect(r.stdout).toContain('/nonexistent/dir does not exist and is not shaped <home>/.gemini/antigravity-acp');
-    expect(r.stdout).not.toMatch(/fix: run: agyctl login$/m);
+    expect(r.exit).toBe(2);
+    expect(r.stderr).toContain('"/nonexistent/dir" does not exist');
+    expect(r.stderr).toContain('point --state-dir');
+    expect(r.stdout + r.stderr).not.toMatch(/agyctl login/m);
     const good = await inSandbox(['check']);
     expect(good.stdout).toMatch(/fix: run: agyctl login$/m);
+  });
+});
+
+describe('a fix never names the command just run', () => {
+  it('check --live on a box without a token (after logout) does not say to run `agyctl check --live`', async () => {
+    expect((await inSandbox(['settings', 'set-auth', 'oauth-personal'])).exit).toBe(0);
+    const live = await inSandbox(['check', '--live']);
+    expect(live.exit).toBe(3);
+    expect(live.stdout).toMatch(/agyctl login/);
+    expect(live.stdout).not.toMatch(/check --live/);
+    // Without --live the hint may offer it: the user has not run it.
+    const plain = await inSandbox(['check']);
+    expect(plain.stdout).toMatch(/check --live/);
+  });
+});
+
+describe('settings show reports, it does not fail', () => {
+  it('exits 0 and calls an unusable file a finding, never an "error:" line', async () => {
+    const r = await inSandbox(['settings', 'show']);
+    expect(r.exit).toBe(0);
+    expect(r.stdout).toMatch(/^findings:\n {2}finding: .*settings\.json does not exist/m);
+    expect(r.stdout + r.stderr).not.toMatch(/^\s*error:/m);
+    const v = await inSandbox(['settings', 'validate']);
+    expect(v.exit).toBe(2);
+    expect(v.stdout).toMatch(/^ {2}error: /m);
   });
 });

@@ -22,8 +22,23 @@ describe('--help', () => {
       const r = await runInProcess([...path.split(' ').filter(Boolean), '--help']);
       expect(r.exit, path).toBe(0);
       expect(r.stdout, path).toMatch(/\nExamples:\n {2}# .+\n {2}\$ agyctl|\$ source <\(agyctl/);
-      expect(r.stdout, path).toMatch(/\nExit codes \(docs\/exit-codes\.md\):\n {4}0 {2}\S/);
+      expect(r.stdout, path).toMatch(/\nExit codes \(all of them: agyctl help exit-codes\):\n {4}0 {2}\S/);
     }
+  });
+
+  it('examples use only Linux commands (no pbpaste, pbcopy, open)', () => {
+    for (const extra of Object.values(HELP))
+      for (const [cmd] of extra.examples) expect(cmd).not.toMatch(/\b(pbpaste|pbcopy|open)\b \|/);
+    expect(JSON.stringify(HELP)).not.toMatch(/pbpaste|pbcopy/);
+  });
+
+  it('`agyctl help exit-codes` prints every exit code (what each help points to), also as JSON', async () => {
+    const r = await runInProcess(['help', 'exit-codes']);
+    expect(r.exit).toBe(0);
+    for (const code of [0, 1, 2, 3, 4, 5, 6, 130]) expect(r.stdout).toMatch(new RegExp(`^ *${code}  [a-z]+ +\\S`, 'm'));
+    const j = await runInProcess(['help', 'exit-codes', '--json']);
+    expect(j.exit).toBe(0);
+    expect((j.json().exitCodes as Array<{ exit: number }>).map((e) => e.exit)).toContain(130);
   });
 
   it('examples use only options their command has', async () => {

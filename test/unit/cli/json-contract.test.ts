@@ -22,6 +22,11 @@ describe('--json', () => {
     const json = await runInProcess(['probe', '--json'], { env: sandbox.env, cwd: sandbox.root });
     expect(json.exit).toBe(4);
     expect(parseJson(json.stdout)).toMatchObject({ ok: false, error: { code: 'server-not-found', exit: 4 } });
+    // One place for an error under --json: stdout's document, not a second copy in text on stderr.
+    expect(json.stderr).not.toContain('server-not-found');
+    expect(json.stderr).not.toMatch(/error:/);
+    const verbose = await runInProcess(['probe', '--json', '--verbose'], { env: sandbox.env, cwd: sandbox.root });
+    expect(verbose.stderr).toMatch(/error:.*--server|error:/);
   });
 
   it('--server that does not exist: exit 4', async () => {

@@ -12,7 +12,15 @@ import { defaultBackupDir, expandTilde } from '../../../core/paths.js';
 import { type FsErrorContext, withFsErrors } from '../../../util/fs-errors.js';
 import type { CommandIO, CommandResult } from '../../context.js';
 import { parseCountOption, parseDurationOption } from '../../parse-options.js';
-import { backupJson, noConversationsBackup, renderBackup, renderDryRun, renderProve, renderVerify } from './render.js';
+import {
+  backupJson,
+  noConversationsBackup,
+  renderBackup,
+  renderDryRun,
+  renderList,
+  renderProve,
+  renderVerify,
+} from './render.js';
 
 /** `agyctl backup`'s flags, as commander gives them. */
 export interface BackupFlags {
@@ -101,11 +109,21 @@ export function fsContext(
   };
 }
 
-export function backupCommand(io: CommandIO, flags: BackupFlags): Promise<CommandResult> {
+export async function backupCommand(io: CommandIO, flags: BackupFlags): Promise<CommandResult> {
   const backupDir = dirOption(io, flags.to);
-  return withFsErrors(fsContext(io, backupDir, '--to', { to: backupDir, fullCode: 'backup-write-failed' }), () =>
-    backupRun(io, flags),
-  );
+  try {
+    return await withFsErrors(
+      fsContext(io, backupDir, '--to', { to: backupDir, fullCode: 'backup-write-failed' }),
+      () => backupRun(io, flags),
+    );
+  } catch (err) {
+    // An unfinished snapshot (.partial), archive temporary or proof scratch dir is removed on the way out.
+    if (io.ctx.signal.aborted)
+      throw new InterruptedError(
+        `Interrupted: nothing partial was left (an unfinished snapshot is removed; complete snapshots in ${backupDir} are kept).`,
+      );
+    throw err;
+  }
 }
 
 /** Every flag checked here, once, before anything runs: a dry run accepts exactly what a real run accepts. */
@@ -284,4 +302,15 @@ async function verifyRun(io: CommandIO, snapshot: string, flags: VerifyFlags): P
   const prove = report.ok ? await prover.proveSnapshot(io, proveWith) : null;
   if (prove && !io.opts.json) for (const line of renderProve(prove)) io.out.print(line);
   return { exit: report.ok && prove?.ok ? EXIT.ok : EXIT.findings, data: { verify: report, prove } };
+}
+
+/** `backup list`: the complete snapshots of a backup directory, newest first; none (or no directory yet) is not an error. */
+export function listCommand(io: CommandIO, flags: { from?: string }): Promise<CommandResult> {
+  const backupDir = dirOption(io, flags.from);
+  return withFsErrors(fsContext(io, backupDir, '--from'), async () => {
+    const { summarizeSnapshots } = await import('../../../backup/layout.js');
+    const snapshots = summarizeSnapshots(backupDir);
+    if (!io.opts.json) for (const line of renderList(backupDir, snapshots)) io.out.print(line);
+    return { exit: EXIT.ok, data: { backupDir, snapshots } };
+  });
 }

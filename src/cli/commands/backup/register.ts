@@ -34,11 +34,24 @@ export function register(program: Command, action: ActionFactory): void {
     )
     .option('--prove-timeout <duration>', 'deadline of each server call while proving (default 60s)')
     .action(
-      action<BackupFlags>(async (io, { options }) => {
-        (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'backup');
-        const { backupCommand } = await import('./handler.js');
-        return backupCommand(io, options);
-      }),
+      action<BackupFlags>(
+        async (io, { options }) => {
+          (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'backup');
+          const { backupCommand } = await import('./handler.js');
+          return backupCommand(io, options);
+        },
+        { readsStateDir: true },
+      ),
+    );
+  backup
+    .command('list')
+    .description('list the complete snapshots in the backup directory, newest first: sessions, size, failures, proven')
+    .option(
+      '--from <dir>',
+      'backup directory (default $XDG_STATE_HOME/agyctl/backups or ~/.local/state/agyctl/backups)',
+    )
+    .action(
+      action<{ from?: string }>(async (io, { options }) => (await import('./handler.js')).listCommand(io, options)),
     );
   backup
     .command('verify')

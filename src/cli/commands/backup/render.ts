@@ -1,6 +1,7 @@
 /** Human lines and --json shapes for backup, its dry run, verify and --prove (shapes documented in docs/json.md). */
 
 import type { DryRunReport } from '../../../backup/dry-run.js';
+import type { SnapshotSummary } from '../../../backup/layout.js';
 import { formatBytes } from '../../../backup/progress.js';
 import type { ProveReport } from '../../../backup/prove.js';
 import type { BackupReport } from '../../../backup/run-backup.js';
@@ -118,5 +119,23 @@ export function renderProve(p: ProveReport): string[] {
   for (const note of p.notes) lines.push(`  ${note}`);
   if (p.replay.written)
     lines.push(`  replay recorded in ${p.replay.written.file} (${p.replay.written.sessions} session(s))`);
+  return lines;
+}
+
+/** `backup list`: one line per snapshot, newest first, then where they are. */
+export function renderList(backupDir: string, snapshots: readonly SnapshotSummary[]): string[] {
+  if (snapshots.length === 0) return [`no snapshots in ${backupDir} (make one with \`agyctl backup\`)`];
+  const lines = [`${'SNAPSHOT'.padEnd(26)}  ${'SESSIONS'.padStart(8)}  ${'SIZE'.padStart(9)}  NOTES`];
+  for (const s of snapshots) {
+    const notes = [
+      s.problem ? `manifest unreadable (agyctl backup verify ${s.name})` : '',
+      s.failed ? `${s.failed} session(s) failed` : '',
+      s.proven ? 'proven (replay.json)' : '',
+    ].filter(Boolean);
+    lines.push(
+      `${s.name.padEnd(26)}  ${String(s.sessions ?? '?').padStart(8)}  ${(s.bytes === null ? '?' : formatBytes(s.bytes)).padStart(9)}  ${notes.join('; ')}`.trimEnd(),
+    );
+  }
+  lines.push(`${snapshots.length} snapshot(s) in ${backupDir}`);
   return lines;
 }

@@ -14,9 +14,12 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--timeout <duration>', 'deadline for the whole check', '60s')
     .option('--prometheus <file>', 'also write node_exporter textfile-collector metrics to FILE, atomically')
     .action(
-      action<CheckFlags>(async (io, { options }) => {
-        const { prepareCheck, runCheckCommand } = await import('./handler.js');
-        return runCheckCommand(io, prepareCheck(io, options));
-      }),
+      action<CheckFlags>(
+        async (io, { options }) => {
+          const { prepareCheck, runCheckCommand } = await import('./handler.js');
+          return runCheckCommand(io, prepareCheck(io, options));
+        },
+        { readsStateDir: true },
+      ),
     );
 }

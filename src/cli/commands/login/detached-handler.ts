@@ -65,6 +65,10 @@ function render(io: CommandIO, seen: Exclude<Liveness, { kind: 'none' }>, wait: 
     );
     return { exit: EXIT.ok, data };
   }
+  if (data.login.status === 'cancelled') {
+    io.out.print(`The login for ${terminalLine(state.stateDir)} was cancelled (${new Date(o.endedAt).toISOString()}).`);
+    return { exit: wait ? (o.exit as ExitCode) : EXIT.ok, data };
+  }
   io.out.print(
     `The login for ${terminalLine(state.stateDir)} ${seen.kind === 'died' ? 'was lost' : 'failed'} (exit ${o.exit}${o.code ? `, ${terminalLine(o.code)}` : ''}): ${terminalLine(o.message ?? '')}`,
   );

@@ -22,7 +22,7 @@ export function register(program: Command, action: ActionFactory): void {
     )
     .option(
       '--qr',
-      'also show the URL as a QR code, when it fits the terminal (sign in from a phone, then paste the address it ends on)',
+      "also show the URL as a QR code (sign in from a phone, then paste the address it ends on); Google's sign-in URL needs a terminal of about 83×60, smaller ones get a note instead",
     )
     .option('--open', 'open the URL in a browser on this machine (needs a display)')
     .option('--keep-probe-session', 'keep the conversation the proof creates')

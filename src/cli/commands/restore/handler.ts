@@ -103,7 +103,7 @@ async function restoreFrom(io: CommandIO, dir: string, input: RestoreInput, arch
       io.opts.stateDir,
       selectSessions({ snapshotDir: dir, sessionIds: input.sessionIds }),
       dir,
-      { force: input.force },
+      { force: input.force, tmpRoot: tempRoot(io.ctx.env) },
     );
     if (!io.opts.json) for (const line of renderPlan(plan)) io.out.print(line);
     // The exit a real restore would have: 6 when it would refuse or find the snapshot damaged.

@@ -11,13 +11,15 @@ export function renderPlan(p: RestorePlan): string[] {
       : `dry run: nothing was changed; restoring ${p.snapshot} into ${p.stateDir} would replace ${p.sessions.filter((s) => s.action === 'replace').length} and add ${p.sessions.filter((s) => s.action === 'add').length} conversation(s):`,
   ];
   for (const s of p.sessions) {
+    // Sizes alone mislead: the one there counts its WAL, the snapshot is compacted; say when the content is the same.
     const sizes =
-      s.action === 'replace'
-        ? `${formatBytes(s.currentBytes)} now -> ${formatBytes(s.snapshotBytes)}`
-        : formatBytes(s.snapshotBytes);
-    lines.push(
-      `  ${s.action === 'replace' ? 'replace' : 'add    '} ${s.id}  ${sizes}${s.openBy.length > 0 ? `  OPEN BY pid ${s.openBy.join(', ')}` : ''}`,
-    );
+      s.action !== 'replace'
+        ? formatBytes(s.snapshotBytes)
+        : s.sameContent
+          ? `same content as the snapshot (${formatBytes(s.currentBytes)} with its WAL, ${formatBytes(s.snapshotBytes)} compacted)`
+          : `${formatBytes(s.currentBytes)} now (db + WAL) -> ${formatBytes(s.snapshotBytes)} (compacted)`;
+    const verb = s.action === 'add' ? 'add    ' : s.sameContent ? 'same   ' : 'replace';
+    lines.push(`  ${verb} ${s.id}  ${sizes}${s.openBy.length > 0 ? `  OPEN BY pid ${s.openBy.join(', ')}` : ''}`);
     if (s.brainFiles > 0)
       lines.push(
         `          brain/: ${s.brainFiles} file(s)${s.currentBrainFiles > 0 ? `; the current ${s.currentBrainFiles} kept beside it as a pre-restore copy` : ''}`,
@@ -36,7 +38,10 @@ export function renderPlan(p: RestorePlan): string[] {
 export function renderRestore(r: RestoreReport): string[] {
   const lines: string[] = [];
   for (const s of r.sessions) {
-    if (s.restored) lines.push(`restored ${s.id}${s.preRestore ? ` (previous database kept as ${s.preRestore})` : ''}`);
+    if (s.restored)
+      lines.push(
+        `restored ${s.id}${s.preRestore ? ` (previous database kept as ${s.preRestore})` : s.unchanged ? ' (it held the same content already: no pre-restore copy)' : ''}`,
+      );
     else lines.push(`NOT restored ${s.id}: ${s.reason}`);
     if (s.brainPreRestore) lines.push(`  brain/: ${s.brainFiles} file(s); the previous kept as ${s.brainPreRestore}`);
     else if (s.brainFiles > 0) lines.push(`  brain/: ${s.brainFiles} file(s)`);

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ExportFormat } from '../../../backup/export-format.js';
 import type { ExportReport, ExportSource, ExportTarget } from '../../../backup/export-sessions.js';
-import { EXIT, usageError } from '../../../core/errors.js';
+import { EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { defaultBackupDir, expandTilde, tempRoot } from '../../../core/paths.js';
 import type { HandlerArgs } from '../../action.js';
 import type { CommandIO, CommandResult } from '../../context.js';
@@ -80,6 +80,13 @@ export async function exportCommand(
       out: io.out,
       onSession: (id, i, n) => io.out.status(`exporting ${i + 1}/${n} ${id}`),
     });
+  } catch (err) {
+    // A transcript appears only whole (a temporary, then its name), and the scratch copy and server are gone.
+    if (io.ctx.signal.aborted)
+      throw new InterruptedError(
+        `Interrupted: nothing partial was left${target.kind === 'dir' ? ` in ${target.dir} (transcripts finished before Ctrl-C are complete)` : ''}.`,
+      );
+    throw err;
   } finally {
     io.out.clearStatus();
   }

@@ -8,6 +8,10 @@ export function register(program: Command, action: ActionFactory): void {
   const sessions = program
     .command('sessions')
     .description('list conversations: id, cwd, size of db + WAL, last change, and which process has it open')
-    .action(action<SessionsFlags>(async (io, input) => (await import('./handler.js')).sessionsCommand(io, input)));
+    .action(
+      action<SessionsFlags>(async (io, input) => (await import('./handler.js')).sessionsCommand(io, input), {
+        readsStateDir: true,
+      }),
+    );
   registerExport(sessions, action);
 }

@@ -42,11 +42,15 @@ function fileSummary(file: SettingsFile): Record<string, unknown> {
   };
 }
 
-function printProblems(io: CommandIO, problems: readonly Problem[]): void {
-  if (problems.length === 0) io.out.print('problems: none');
-  else io.out.print('problems:');
+/**
+ * validate fails on an error (exit 2) and says "error:"; show reports and exits 0, so an error there is a
+ * "finding" (the server cannot use the file as it is), never an "error:" line beside a zero exit.
+ */
+function printProblems(io: CommandIO, problems: readonly Problem[], asFindings = false): void {
+  const header = asFindings ? 'findings' : 'problems';
+  io.out.print(problems.length === 0 ? `${header}: none` : `${header}:`);
   for (const p of problems) {
-    io.out.print(`  ${p.severity}: ${p.message}`);
+    io.out.print(`  ${asFindings && p.severity === 'error' ? 'finding' : p.severity}: ${p.message}`);
     io.out.print(`    fix: ${p.hint}`);
   }
 }
@@ -77,7 +81,7 @@ export function runShow(io: CommandIO): CommandResult {
     io.out.print(`gcp:       project ${summary.project ?? '(not set)'}, location ${summary.location ?? '(not set)'}`);
     for (const e of env) io.out.print(`env:       ${e.name} (${e.need}) ${e.set ? 'set' : 'not set'} in this shell`);
     printServers(io, servers);
-    printProblems(io, problems);
+    printProblems(io, problems, true);
   }
   return { exit: EXIT.ok, data: { settings: summary, env, servers, problems, usable: !hasErrors(problems) } };
 }

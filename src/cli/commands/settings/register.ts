@@ -22,7 +22,9 @@ export function register(program: Command, action: ActionFactory): void {
     );
   settings
     .command('set-auth')
-    .description(`set auth.type (${AUTH_TYPE_LIST}; vertex-ai is written as agent-platform), keeping every other key`)
+    .description(
+      `set auth.type (${AUTH_TYPE_LIST}; vertex-ai, the old name of agent-platform, is written as agent-platform), keeping every other key`,
+    )
     .argument('<type>', `the auth type: one of ${AUTH_TYPE_LIST}`)
     .option('--project <id>', 'gcp.project (oauth-business, agent-platform; default $GOOGLE_CLOUD_PROJECT)')
     .option('--location <region>', 'gcp.location, a region like us-central1 (default $GOOGLE_CLOUD_LOCATION)')
