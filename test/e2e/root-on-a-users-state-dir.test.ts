@@ -141,6 +141,7 @@ describe('settings set-auth as root', () => {
   it('a missing state dir is created 0700 and given to the owner of the home it is in', async () => {
     const sb = makeSandbox();
     sandbox = sb;
+    fs.chmodSync(sb.root, 0o755); // the user can reach their home
     fs.chownSync(sb.home, NOBODY, NOGROUP);
     const r = await agyctl(['settings', 'set-auth', 'gemini-api-key'], sb);
     expect(r.exitCode, r.stderr).toBe(0);
