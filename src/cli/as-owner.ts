@@ -51,32 +51,67 @@ export interface OwnerRun {
 
 /** Runs the command as `owner`; returns its exit code. Ctrl-C and TERM reach the child, which exits 130. */
 export async function runAsOwner(owner: TreeOwner, run: OwnerRun): Promise<ExitCode> {
+  const metrics: Relay | undefined = run.prometheus ? { variable: METRICS_FD_VAR, chunks: [] } : undefined;
+  const code = await withOwnerChild(
+    owner,
+    { ...run, stdin: 'inherit', stdout: 'inherit', relays: metrics ? [metrics] : [] },
+    () => Promise.resolve(),
+  );
+  const text = Buffer.concat(metrics?.chunks ?? []);
+  if (run.prometheus && text.length > 0) writeFileAtomic(run.prometheus, text, { mode: 0o644 });
+  return code;
+}
+
+/** A pipe from the child that root reads: its descriptor number goes to the child in `variable`. */
+export interface Relay {
+  variable: string;
+  /** What came through it (unless `consume` reads it). */
+  chunks: Buffer[];
+  consume?: (from: Readable) => Promise<unknown>;
+}
+
+export interface OwnerChild extends OwnerRun {
+  stdin: 'inherit' | 'pipe' | 'ignore';
+  stdout: 'inherit' | 'pipe';
+  relays: Relay[];
+}
+
+/**
+ * Starts agyctl `argv` as `owner` (it drops itself: dropToOwner), runs
+ * `feed` with the child while it works (writing its stdin, reading its
+ * stdout), and returns the child's exit code. The --trace file stays
+ * root's: the child writes its lines into a pipe.
+ */
+export async function withOwnerChild(
+  owner: TreeOwner,
+  run: OwnerChild,
+  feed: (child: ChildProcess) => Promise<unknown>,
+): Promise<ExitCode> {
   const traceFd = run.opts.trace ? openTraceFile(path.resolve(run.ctx.cwd, run.opts.trace)) : undefined;
+  const relays: Relay[] = [...run.relays];
+  if (traceFd !== undefined)
+    relays.push({ variable: TRACE_FD_VAR, chunks: [], consume: (from) => copyInto(from, traceFd) });
   const env = ownerEnv(owner, run.opts, run.ctx.env);
-  if (traceFd !== undefined) env[TRACE_FD_VAR] = '3';
-  if (run.prometheus) env[METRICS_FD_VAR] = '4';
+  relays.forEach((r, i) => {
+    env[r.variable] = String(3 + i);
+  });
   const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, ...run.argv], {
     cwd: run.ctx.cwd,
     env,
-    stdio: [
-      'inherit',
-      'inherit',
-      'inherit',
-      traceFd === undefined ? 'ignore' : 'pipe',
-      run.prometheus ? 'pipe' : 'ignore',
-    ],
+    stdio: [run.stdin, run.stdout, 'inherit', ...relays.map(() => 'pipe' as const)],
   });
   const stopChild = (): void => void child.kill('SIGTERM');
   const killChild = (): void => void child.kill('SIGKILL');
   run.ctx.signal.addEventListener('abort', stopChild, { once: true });
   process.on('exit', killChild);
   try {
-    const copied = traceFd === undefined ? Promise.resolve() : copyInto(child.stdio[3] as Readable, traceFd);
-    const metrics = run.prometheus ? collect(child.stdio[4] as Readable) : Promise.resolve(Buffer.alloc(0));
-    const code = await exitOf(child);
-    await copied;
-    const text = await metrics;
-    if (run.prometheus && text.length > 0) writeFileAtomic(run.prometheus, text, { mode: 0o644 });
+    const exited = exitOf(child);
+    const reading = relays.map((r, i) =>
+      (r.consume ?? ((from) => collect(from, r.chunks)))(child.stdio[3 + i] as Readable),
+    );
+    const fed = feed(child).catch(() => undefined); // the child's exit code tells what became of it
+    const code = await exited;
+    await Promise.allSettled([fed, ...reading]);
     return code;
   } finally {
     run.ctx.signal.removeEventListener('abort', stopChild);
@@ -102,10 +137,24 @@ function copyInto(from: Readable, fd: number): Promise<void> {
   });
 }
 
-function collect(from: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
+export function collect(from: Readable, chunks: Buffer[]): Promise<void> {
   return new Promise((resolve) => {
     from.on('data', (chunk: Buffer) => chunks.push(chunk));
-    from.once('close', () => resolve(Buffer.concat(chunks)));
+    from.once('close', resolve);
   });
+}
+
+/** The global options again, for a child that runs one step of the command as the owner. */
+export function globalArgv(opts: GlobalOptions): string[] {
+  return [
+    '--state-dir',
+    opts.stateDir,
+    // Only a profile that was asked for: a detected one the child detects again.
+    ...(opts.profile && opts.profileSource === 'flag' ? ['--profile', opts.profile] : []),
+    ...(opts.server ? ['--server', opts.server] : []),
+    ...(opts.json ? ['--json'] : []),
+    ...(opts.color ? [] : ['--no-color']),
+    ...(opts.verbose ? ['--verbose'] : []),
+    ...(opts.trace ? ['--trace', opts.trace] : []),
+  ];
 }

@@ -87,7 +87,7 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
     }
     const result = await handler({ ctx, opts, out, tracer }, input);
     exit = result.exit;
-    if (opts.json && !streaming) out.document({ ok: exit === EXIT.ok, ...(result.data ?? {}) });
+    if (opts.json && !streaming && !result.written) out.document({ ok: exit === EXIT.ok, ...(result.data ?? {}) });
   };
 
   let program: Command | undefined;

@@ -133,8 +133,16 @@ export const TRACE_FD_VAR = 'AGYCTL_TRACE_FD';
 /** The child's --prometheus text goes to this descriptor (a pipe; root writes the file). */
 export const METRICS_FD_VAR = 'AGYCTL_METRICS_FD';
 
+/** The child's archive goes to this descriptor (a pipe root reads into root's backup dir). */
+export const ARCHIVE_FD_VAR = 'AGYCTL_ARCHIVE_FD';
+/** What the child's `restore --archive -` names as its source: the snapshot or file root streams to it. */
+export const ARCHIVE_SHOWN_VAR = 'AGYCTL_ARCHIVE_SHOWN';
+
 /** The descriptor a relay variable names, if set. */
-export function relayFd(env: NodeJS.ProcessEnv, name: typeof TRACE_FD_VAR | typeof METRICS_FD_VAR): number | undefined {
+export function relayFd(
+  env: NodeJS.ProcessEnv,
+  name: typeof TRACE_FD_VAR | typeof METRICS_FD_VAR | typeof ARCHIVE_FD_VAR,
+): number | undefined {
   const fd = Number(env[name]);
   return env[name] !== undefined && Number.isInteger(fd) && fd > 2 ? fd : undefined;
 }

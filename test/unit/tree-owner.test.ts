@@ -7,10 +7,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AgyError } from '../../src/core/errors.js';
+import type { AgyError } from '../../src/core/errors.js';
 import { accountOf, treeOwnerUid } from '../../src/util/tree-owner.js';
 
-if (process.getuid?.() !== 0) throw new Error('tree-owner tests need root (as in CI): they chown directories to other uids');
+if (process.getuid?.() !== 0)
+  throw new Error('tree-owner tests need root (as in CI): they chown directories to other uids');
 
 const NOBODY = 65534;
 const OTHER = 4242;
