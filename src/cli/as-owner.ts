@@ -100,8 +100,12 @@ export async function withOwnerChild(
     env,
     stdio: [run.stdin, run.stdout, 'inherit', ...relays.map(() => 'pipe' as const)],
   });
-  const stopChild = (): void => void child.kill('SIGTERM');
   const killChild = (): void => void child.kill('SIGKILL');
+  // The child exits 130 on TERM within a second; one stuck in a blocking call is killed then.
+  const stopChild = (): void => {
+    child.kill('SIGTERM');
+    setTimeout(killChild, 1_000).unref();
+  };
   run.ctx.signal.addEventListener('abort', stopChild, { once: true });
   process.on('exit', killChild);
   try {
