@@ -9,7 +9,7 @@ import { AgyError, EXIT, InterruptedError, usageError } from '../core/errors.js'
 import { conversationFiles, stateFiles } from '../core/paths.js';
 import type { Reporter } from '../core/reporter.js';
 import { findServersFor, holders } from '../util/procfs.js';
-import { assertNotSymlink, mkdirOwned, ownerFor, sweepPrivateDirs } from '../util/safe-fs.js';
+import { assertNotSymlink, mkdirPrivate, sweepPrivateDirs } from '../util/safe-fs.js';
 import { brainDir, restoreBrain, scanBrain } from './brain.js';
 import { errorText, sha256File } from './files.js';
 import { snapshotName } from './layout.js';
@@ -23,8 +23,6 @@ export interface RestoreOptions {
   force: boolean;
   signal: AbortSignal;
   out: Reporter;
-  /** Root's temp dir, for its working copies when it restores into another user's state dir. */
-  workRoot?: string;
 }
 
 export interface RestoredSession {
@@ -58,13 +56,10 @@ export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
     opts,
   );
   refuseLinks(opts.stateDir, chosen);
-  mkdirOwned(stateFiles(opts.stateDir).conversations);
-  // As root in another user's dir a recursive removal by path could be redirected; restores there leave no such dirs any more.
-  const usersDir = (ownerFor(opts.stateDir)?.uid ?? 0) !== 0;
-  if (!usersDir)
-    for (const dir of [stateFiles(opts.stateDir).conversations, path.join(opts.stateDir, 'brain')])
-      for (const name of sweepPrivateDirs(dir, 'restore'))
-        opts.out.verbose(`removed ${name}, left by a restore that was killed`);
+  mkdirPrivate(stateFiles(opts.stateDir).conversations);
+  for (const dir of [stateFiles(opts.stateDir).conversations, path.join(opts.stateDir, 'brain')])
+    for (const name of sweepPrivateDirs(dir, 'restore'))
+      opts.out.verbose(`removed ${name}, left by a restore that was killed`);
   const sessions: RestoredSession[] = [];
   for (const session of chosen) {
     await new Promise((resolve) => setImmediate(resolve));
@@ -77,18 +72,10 @@ export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
         session,
         recheck,
         force: opts.force,
-        ...(opts.workRoot ? { workRoot: opts.workRoot } : {}),
       });
       const brain = session.brain ?? undefined;
       const stamp = snapshotName(new Date());
-      const brainPreRestore = restoreBrain(
-        opts.snapshotDir,
-        opts.stateDir,
-        session.id,
-        brain,
-        ownerFor(opts.stateDir),
-        stamp,
-      );
+      const brainPreRestore = restoreBrain(opts.snapshotDir, opts.stateDir, session.id, brain, stamp);
       sessions.push({
         id: session.id,
         restored: true,

@@ -115,9 +115,15 @@ function makeBrain(b: Box, n: number): string {
   return files;
 }
 
-/** A loop run as the user: `body` is JavaScript with `fs`, `path` and `argv` in scope, run over and over. */
+/**
+ * A loop run as the user: `body` is JavaScript with `fs`, `path`, `argv`, the round `n` and `hold(ms)`
+ * (keep the current state that long: a link that is there half the time meets root's steps far more often)
+ * in scope, run over and over.
+ */
 function attack(b: Box, body: string, ...argv: string[]): void {
-  const script = `const fs = require('fs'), path = require('path'); const argv = process.argv.slice(1); for (let n = 0; ; n++) { ${body} }`;
+  const script = `const fs = require('fs'), path = require('path'); const argv = process.argv.slice(1);
+    const hold = (ms) => { const until = performance.now() + ms; while (performance.now() < until); };
+    for (let n = 0; ; n++) { ${body} }`;
   const child = spawn(process.execPath, ['-e', script, ...argv], { uid: b.user.uid, gid: b.user.gid, stdio: 'ignore' });
   attackers.push(child);
 }
@@ -167,15 +173,22 @@ describe("root's restore while the user races brain/ and the state dir", () => {
     expect(first.exitCode, first.text).toBe(0);
     makeDb(b, path.join(b.conv, `${A}.db`), 'current');
     const secretBefore = listing(b.secret);
+    // Every private dir root makes in brain/ is renamed away and replaced by the user's own tree, whose
+    // subdirectory keeps changing places with a link to root's directory; every other subdirectory too.
     attack(
       b,
-      `for (const dir of [argv[0], path.join(argv[0], '${A}')]) {
-         let names = []; try { names = fs.readdirSync(dir); } catch {}
-         for (const name of names) {
-           const p = path.join(dir, name);
-           try { if (!fs.lstatSync(p).isDirectory()) continue; fs.renameSync(p, p + '.x'); fs.symlinkSync(argv[1], p); fs.unlinkSync(p); fs.renameSync(p + '.x', p); } catch {}
+      `let names = []; try { names = fs.readdirSync(argv[0]); } catch {}
+       for (const name of names) {
+         const p = path.join(argv[0], name);
+         if (name.startsWith('.agyctl-') && !name.includes('.moved')) {
+           try { fs.renameSync(p, p + '.moved' + n); fs.mkdirSync(path.join(p, 'sub'), { recursive: true }); fs.writeFileSync(path.join(p, 'sub', 'f'), 'x'); } catch {}
          }
-       }`,
+       }
+       const subs = names.map((name) => path.join(argv[0], name, 'sub'));
+       for (const sub of subs) { try { fs.renameSync(sub, sub + '.x'); fs.symlinkSync(argv[1], sub); } catch {} }
+       hold(0.2);
+       for (const sub of subs) { try { fs.unlinkSync(sub); fs.renameSync(sub + '.x', sub); } catch {} }
+       hold(0.2);`,
       b.brain,
       path.join(b.secret, A),
     );
@@ -220,10 +233,16 @@ describe("root's backup while the user races brain/", () => {
     const b = userBox();
     makeDb(b, path.join(b.conv, `${A}.db`), 'live');
     const files = makeBrain(b, 400);
+    // Root's files under the very names the walk reads: a step that follows the link reads one of them.
+    for (let i = 0; i < 400; i++)
+      fs.writeFileSync(path.join(b.secret, A, 'notes', `n${i}.md`), ROOT_ONLY, { mode: 0o600 });
     const bk = path.join(b.root, 'bk');
     attack(
       b,
-      `try { fs.renameSync(argv[0], argv[0] + '.x'); fs.symlinkSync(argv[1], argv[0]); fs.unlinkSync(argv[0]); fs.renameSync(argv[0] + '.x', argv[0]); } catch {}`,
+      `try { fs.renameSync(argv[0], argv[0] + '.x'); fs.symlinkSync(argv[1], argv[0]); } catch {}
+       hold(0.2);
+       try { fs.unlinkSync(argv[0]); fs.renameSync(argv[0] + '.x', argv[0]); } catch {}
+       hold(0.2);`,
       path.join(files, 'notes'),
       path.join(b.secret, A, 'notes'),
     );
@@ -376,7 +395,9 @@ describe('the servers root starts for the user state dir run as the user', () =>
     const b = userBox();
     const token = path.join(b.stateDir, 'acp_token.json');
     fs.writeFileSync(token, '{"access_token": "ya29.not-real", "expiry_date": 1}\n', { mode: 0o600 });
-    own(b, token);
+    const settings = path.join(b.stateDir, 'settings.json');
+    fs.writeFileSync(settings, '{"auth": {"type": "oauth-personal"}}\n', { mode: 0o600 });
+    own(b, token, settings);
     const r = await agyctl(['check'], b);
     expect(`${r.stdout}${r.stderr}`).not.toMatch(/not by you|chown 0|owned by uid/);
     expect(fs.lstatSync(token).uid).toBe(b.user.uid);

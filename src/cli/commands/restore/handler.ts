@@ -124,7 +124,6 @@ async function restoreFrom(io: CommandIO, dir: string, input: RestoreInput, arch
     force: input.force,
     signal: io.ctx.signal,
     out: io.out,
-    workRoot: tempRoot(io.ctx.env),
   });
   if (archive) report.snapshot = (archive === '-' ? io.ctx.env[ARCHIVE_SHOWN_VAR] : undefined) ?? archive;
   if (!io.opts.json) for (const line of renderRestore(report)) io.out.print(line);
