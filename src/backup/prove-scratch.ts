@@ -21,7 +21,7 @@ import path from 'node:path';
 import { AgyError, EXIT } from '../core/errors.js';
 import { STATE_SUBDIR, stateFiles } from '../core/paths.js';
 import { lstatOrNull, readFileNoFollow, writeNewFile } from '../util/safe-fs.js';
-import { ownerToBecome } from '../util/tree-owner.js';
+import { ownerToBecome } from '../util/os/tree-owner.js';
 
 export interface BorrowedFile {
   name: string;

@@ -1,6 +1,6 @@
 /**
  * Root on a user's state dir: the command runs again, in a child that
- * becomes the state dir's owner first thing (util/tree-owner.ts), so every
+ * becomes the state dir's owner first thing (util/os/tree-owner.ts), so every
  * file it touches and every server it starts is that user's and the kernel
  * decides what it may touch. Root keeps only root's own paths: the --trace
  * file and the --prometheus file, fed by the child through pipes.
@@ -13,7 +13,7 @@ import type { Command } from 'commander';
 import { openTraceFile } from '../acp/file-tracer.js';
 import { asExitCode, EXIT, type ExitCode } from '../core/errors.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
-import { AS_OWNER_VAR, METRICS_FD_VAR, TRACE_FD_VAR, type TreeOwner } from '../util/tree-owner.js';
+import { AS_OWNER_VAR, METRICS_FD_VAR, TRACE_FD_VAR, type TreeOwner } from '../util/os/tree-owner.js';
 import type { GlobalOptions, RunContext } from './context.js';
 
 /** How a command runs when root meets a user's state dir: all of it as the owner, or as today (not in that tree). */

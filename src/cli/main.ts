@@ -9,7 +9,7 @@ import { AgyError, EXIT, type ExitCode } from '../core/errors.js';
 import { nullTracer, type Tracer } from '../core/trace.js';
 import { agyctlVersion } from '../core/version.js';
 import { pendingLoginNotice } from '../login/detached/control.js';
-import { dropToOwner, ownerToBecome, relayFd, TRACE_FD_VAR } from '../util/tree-owner.js';
+import { dropToOwner, ownerToBecome, relayFd, TRACE_FD_VAR } from '../util/os/tree-owner.js';
 import { type Invocation, makeActionFactory } from './action.js';
 import { runAsOwner, runsAsOwner } from './as-owner.js';
 import { commandError } from './command-error.js';

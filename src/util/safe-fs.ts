@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgyError, EXIT } from '../core/errors.js';
+import { pidAlive } from './os/process.js';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
 
@@ -154,22 +155,13 @@ export function sweepPrivateDirs(parent: string, label: string): string[] {
   }
   for (const name of names) {
     const pid = Number(re.exec(name)?.[1] ?? NaN);
-    if (!Number.isInteger(pid) || pid === process.pid || isAlive(pid)) continue;
+    if (!Number.isInteger(pid) || pid === process.pid || pidAlive(pid)) continue;
     const st = lstatOrNull(path.join(parent, name));
     if (!st?.isDirectory() || st.uid !== process.getuid?.()) continue;
     rmPrivateDir(path.join(parent, name));
     removed.push(name);
   }
   return removed;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 export function rmPrivateDir(dir: string): void {

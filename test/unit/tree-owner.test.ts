@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { AgyError } from '../../src/core/errors.js';
-import { accountOf, treeOwnerUid } from '../../src/util/tree-owner.js';
+import { accountOf, treeOwnerUid } from '../../src/util/os/tree-owner.js';
 
 if (process.getuid?.() !== 0)
   throw new Error('tree-owner tests need root (as in CI): they chown directories to other uids');

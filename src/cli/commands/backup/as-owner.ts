@@ -16,7 +16,7 @@ import { runBackup } from '../../../backup/run-backup.js';
 import { withScratchDir } from '../../../backup/scratch-dir.js';
 import { AgyError, asExitCode, EXIT, usageError } from '../../../core/errors.js';
 import { tempRoot } from '../../../core/paths.js';
-import { ARCHIVE_FD_VAR, relayFd, type TreeOwner } from '../../../util/tree-owner.js';
+import { ARCHIVE_FD_VAR, relayFd, type TreeOwner } from '../../../util/os/tree-owner.js';
 import { collect, globalArgv, type Relay, withOwnerChild } from '../../as-owner.js';
 import type { CommandIO, CommandResult } from '../../context.js';
 import { parseCountOption, parseDurationOption } from '../../parse-options.js';

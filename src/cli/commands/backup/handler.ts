@@ -10,7 +10,7 @@ import type { BackupReport } from '../../../backup/run-backup.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { defaultBackupDir, expandTilde } from '../../../core/paths.js';
 import { type FsErrorContext, withFsErrors } from '../../../util/fs-errors.js';
-import { ownerToBecome } from '../../../util/tree-owner.js';
+import { ownerToBecome } from '../../../util/os/tree-owner.js';
 import type { CommandIO, CommandResult } from '../../context.js';
 import { parseCountOption, parseDurationOption } from '../../parse-options.js';
 import { backupJson, noConversationsBackup, renderBackup, renderDryRun, renderProve, renderVerify } from './render.js';

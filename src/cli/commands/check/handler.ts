@@ -4,7 +4,7 @@ import { assertMetricsTarget } from '../../../check/metrics-target.js';
 import { type CheckOptions, runCheck } from '../../../check/run.js';
 import { EXIT_FOR } from '../../../check/status.js';
 import { usageError } from '../../../core/errors.js';
-import { METRICS_FD_VAR, relayFd } from '../../../util/tree-owner.js';
+import { METRICS_FD_VAR, relayFd } from '../../../util/os/tree-owner.js';
 import type { CommandIO, CommandResult } from '../../context.js';
 import { parseDurationOption } from '../../parse-options.js';
 import { publicCheck, renderChecks } from './render.js';

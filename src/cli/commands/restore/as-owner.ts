@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import { writeArchive } from '../../../backup/archive-write.js';
-import { ARCHIVE_SHOWN_VAR, type TreeOwner } from '../../../util/tree-owner.js';
+import { ARCHIVE_SHOWN_VAR, type TreeOwner } from '../../../util/os/tree-owner.js';
 import { globalArgv, withOwnerChild } from '../../as-owner.js';
 import type { CommandIO, CommandResult } from '../../context.js';
 

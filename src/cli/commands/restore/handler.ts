@@ -5,7 +5,7 @@ import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { expandTilde, tempRoot } from '../../../core/paths.js';
 import { withFsErrors } from '../../../util/fs-errors.js';
-import { ARCHIVE_SHOWN_VAR, ownerToBecome } from '../../../util/tree-owner.js';
+import { ARCHIVE_SHOWN_VAR, ownerToBecome } from '../../../util/os/tree-owner.js';
 import type { CommandIO, CommandResult } from '../../context.js';
 import { parseDurationOption } from '../../parse-options.js';
 import { dirOption, fsContext } from '../backup/handler.js';

@@ -15,7 +15,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { AgyError, EXIT } from '../core/errors.js';
+import { AgyError, EXIT } from '../../core/errors.js';
 
 /** The account root becomes for the work in a user's tree. */
 export interface TreeOwner {
