@@ -20,8 +20,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AgyError, EXIT } from '../core/errors.js';
 import { STATE_SUBDIR, stateFiles } from '../core/paths.js';
-import { lstatOrNull, readFileNoFollow, writeNewFile } from '../util/safe-fs.js';
 import { ownerToBecome } from '../util/os/tree-owner.js';
+import { lstatOrNull, readFileNoFollow, writeNewFile } from '../util/safe-fs.js';
 
 export interface BorrowedFile {
   name: string;

@@ -14,10 +14,10 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agyctl, makeSandbox, parseJson, type Sandbox, SIM } from '../helpers/cli.js';
 import { createUser, type OsUser, requireRoot } from '../helpers/os-user.js';
+import { makeTaggedDb, tagsOf } from '../helpers/tagged-db.js';
 
 requireRoot('the root-as-owner tests');
 
@@ -84,25 +84,16 @@ function own(b: Box, ...files: string[]): void {
   for (const f of files) fs.lchownSync(f, b.user.uid, b.user.gid);
 }
 
-function makeDb(b: Box, file: string, tag: string, rows = 50): void {
-  fs.rmSync(file, { force: true });
-  const db = new Database(file);
-  db.exec('CREATE TABLE steps (n INTEGER, tag TEXT)');
-  const ins = db.prepare('INSERT INTO steps VALUES (?, ?)');
-  for (let i = 0; i < rows; i++) ins.run(i, tag);
-  db.close();
-  fs.chmodSync(file, 0o600);
-  own(b, file);
-}
-
-function tagsOf(file: string): string[] {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    return (db.prepare('SELECT DISTINCT tag FROM steps').all() as Array<{ tag: string }>).map((r) => r.tag);
-  } finally {
-    db.close();
+/** A snapshot holds no root-only content and no link. */
+function expectNoRootFile(snapshot: string): void {
+  for (const f of fs.readdirSync(snapshot, { recursive: true }).map(String)) {
+    const p = path.join(snapshot, f);
+    if (fs.lstatSync(p).isFile()) expect(fs.readFileSync(p, 'utf8'), p).not.toContain(ROOT_ONLY.trim());
+    expect(fs.lstatSync(p).isSymbolicLink(), p).toBe(false);
   }
 }
+
+const makeDb = (b: Box, file: string, tag: string): void => makeTaggedDb(file, tag, 50, b.user);
 
 /** A brain dir for A with `n` notes (enough that root's walk or copy takes a while: the window the loop races). */
 function makeBrain(b: Box, n: number): string {
@@ -163,15 +154,20 @@ async function truthfulRestore(b: Box, snapshot: string, snapTag: string): Promi
   return r.exitCode;
 }
 
+/** A snapshot (tag "snap", `notes` brain files) in root's own backup dir; then the live database changes (tag "current"). */
+async function snapshotThenChange(b: Box, notes: number): Promise<string> {
+  makeDb(b, path.join(b.conv, `${A}.db`), 'snap');
+  makeBrain(b, notes);
+  const first = await backupTo(b, path.join(b.root, 'bk'));
+  expect(first.exitCode, first.text).toBe(0);
+  makeDb(b, path.join(b.conv, `${A}.db`), 'current');
+  return first.json.snapshot.path as string;
+}
+
 describe("root's restore while the user races brain/ and the state dir", () => {
   it('a subdirectory exchanged with a link to root-only files: nothing of root is removed or written, every report true', async () => {
     const b = userBox();
-    makeDb(b, path.join(b.conv, `${A}.db`), 'snap');
-    makeBrain(b, 300);
-    const bk = path.join(b.root, 'bk');
-    const first = await backupTo(b, bk);
-    expect(first.exitCode, first.text).toBe(0);
-    makeDb(b, path.join(b.conv, `${A}.db`), 'current');
+    const snapshot = await snapshotThenChange(b, 300);
     const secretBefore = listing(b.secret);
     // Every private dir root makes in brain/ is renamed away and replaced by the user's own tree, whose
     // subdirectory keeps changing places with a link to root's directory; every other subdirectory too.
@@ -193,7 +189,7 @@ describe("root's restore while the user races brain/ and the state dir", () => {
       path.join(b.secret, A),
     );
     for (let i = 0; i < 5; i++) {
-      await truthfulRestore(b, first.json.snapshot.path, 'snap');
+      await truthfulRestore(b, snapshot, 'snap');
       expect(listing(b.secret), `restore ${i}`).toEqual(secretBefore);
     }
     stopAttacks();
@@ -202,12 +198,7 @@ describe("root's restore while the user races brain/ and the state dir", () => {
 
   it('the state dir swapped for a link to a root-owned dir: nothing is created there, every report true', async () => {
     const b = userBox();
-    makeDb(b, path.join(b.conv, `${A}.db`), 'snap');
-    makeBrain(b, 100);
-    const bk = path.join(b.root, 'bk');
-    const first = await backupTo(b, bk);
-    expect(first.exitCode, first.text).toBe(0);
-    makeDb(b, path.join(b.conv, `${A}.db`), 'current');
+    const snapshot = await snapshotThenChange(b, 100);
     fs.rmSync(path.join(b.brain, A), { recursive: true });
     attack(
       b,
@@ -216,14 +207,14 @@ describe("root's restore while the user races brain/ and the state dir", () => {
       b.rootDir,
     );
     for (let i = 0; i < 5; i++) {
-      const r = await agyctl(['restore', first.json.snapshot.path, '--json'], b, { timeoutMs: 60_000 });
+      const r = await agyctl(['restore', snapshot, '--json'], b, { timeoutMs: 60_000 });
       expect(r.exitCode, r.stderr).not.toBe(1);
       expect(listing(b.rootDir), `restore ${i}: ${r.stdout}${r.stderr}`).toEqual([]);
     }
     stopAttacks();
     undoSwap(b.stateDir, '.real');
     // After the attack, one more restore whose report is checked against the database.
-    expect(await truthfulRestore(b, first.json.snapshot.path, 'snap')).toBe(0);
+    expect(await truthfulRestore(b, snapshot, 'snap')).toBe(0);
     expect(tagsOf(path.join(b.conv, `${A}.db`))).toEqual(['snap']);
   });
 });
@@ -253,12 +244,7 @@ describe("root's backup while the user races brain/", () => {
       snapshots.push(r.json.snapshot.path);
     }
     stopAttacks();
-    for (const snap of snapshots)
-      for (const f of fs.readdirSync(snap, { recursive: true }).map(String)) {
-        const p = path.join(snap, f);
-        if (fs.lstatSync(p).isFile()) expect(fs.readFileSync(p, 'utf8'), p).not.toContain('ROOT-ONLY-SECRET');
-        expect(fs.lstatSync(p).isSymbolicLink(), p).toBe(false);
-      }
+    for (const snap of snapshots) expectNoRootFile(snap);
   });
 });
 
@@ -284,6 +270,7 @@ describe('planted links and FIFOs at the names agyctl uses in the user tree', ()
     const bk = path.join(b.root, 'bk');
     const first = await backupTo(b, bk);
     expect(first.exitCode, first.text).toBe(0);
+    const snapshot = first.json.snapshot.path as string;
 
     fifo(b, path.join(b.stateDir, 'settings.json'));
     link(b, path.join(b.stateDir, 'acp_token.json'), victim);
@@ -312,7 +299,7 @@ describe('planted links and FIFOs at the names agyctl uses in the user tree', ()
         [0, 6],
       ],
       [
-        ['restore', first.json.snapshot.path],
+        ['restore', snapshot],
         [0, 2, 6],
       ],
     ];
@@ -320,21 +307,16 @@ describe('planted links and FIFOs at the names agyctl uses in the user tree', ()
       const r = await agyctl([...args, '--json'], b, { timeoutMs: 30_000 });
       expect(exits, `${args.join(' ')}: ${r.stdout}${r.stderr}`).toContain(r.exitCode);
       expect(listing(b.secret), args.join(' ')).toEqual(secretBefore);
-      expect(`${r.stdout}${r.stderr}`).not.toContain('ROOT-ONLY-SECRET');
+      expect(`${r.stdout}${r.stderr}`).not.toContain(ROOT_ONLY.trim());
     }
     // Without the links that make restore refuse, it works past the planted pre-restore and staging names.
     for (const f of [`${A}.db-wal`, `${A}.db-shm`, `${A}.meta`]) fs.rmSync(path.join(b.conv, f));
     fs.unlinkSync(path.join(b.brain, A));
-    const restored = await agyctl(['restore', first.json.snapshot.path, '--json'], b, { timeoutMs: 30_000 });
+    const restored = await agyctl(['restore', snapshot, '--json'], b, { timeoutMs: 30_000 });
     expect(restored.exitCode, `${restored.stdout}${restored.stderr}`).toBe(0);
     expect(tagsOf(path.join(b.conv, `${A}.db`))).toEqual(['snap']);
     expect(listing(b.secret)).toEqual(secretBefore);
-    const snaps = fs.readdirSync(bk).filter((n) => !n.startsWith('.'));
-    for (const snap of snaps)
-      for (const f of fs.readdirSync(path.join(bk, snap), { recursive: true }).map(String)) {
-        const p = path.join(bk, snap, f);
-        if (fs.lstatSync(p).isFile()) expect(fs.readFileSync(p, 'utf8'), p).not.toContain('ROOT-ONLY-SECRET');
-      }
+    for (const snap of fs.readdirSync(bk).filter((n) => !n.startsWith('.'))) expectNoRootFile(path.join(bk, snap));
   });
 });
 

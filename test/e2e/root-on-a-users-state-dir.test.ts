@@ -12,10 +12,10 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { agyctl, makeSandbox, parseEvents, parseJson, type Sandbox } from '../helpers/cli.js';
 import { createUser, requireRoot } from '../helpers/os-user.js';
+import { makeTaggedDb, tagsOf } from '../helpers/tagged-db.js';
 
 requireRoot('the root-on-a-user state dir tests');
 /** The state dir's owner: a user created for this run (removed afterwards). */
@@ -52,23 +52,10 @@ function plant(link: string, target: string): void {
 
 /** A small conversation database with `rows` rows, owned by `uid`, mode 0600. */
 function makeDb(file: string, rows: number, tag: string, uid = OWNER): void {
-  const db = new Database(file);
-  db.exec('CREATE TABLE steps (n INTEGER, tag TEXT)');
-  const ins = db.prepare('INSERT INTO steps VALUES (?, ?)');
-  for (let i = 0; i < rows; i++) ins.run(i, tag);
-  db.close();
-  fs.chmodSync(file, 0o600);
-  fs.chownSync(file, uid, uid === 0 ? 0 : OWNER_GROUP);
+  makeTaggedDb(file, tag, rows, { uid, gid: uid === 0 ? 0 : OWNER_GROUP });
 }
 
-function tags(file: string): string[] {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    return (db.prepare('SELECT DISTINCT tag FROM steps').all() as Array<{ tag: string }>).map((r) => r.tag);
-  } finally {
-    db.close();
-  }
-}
+const tags = tagsOf;
 
 const sha = (file: string): string => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 const modeOf = (file: string): number => fs.lstatSync(file).mode & 0o777;
