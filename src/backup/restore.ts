@@ -65,8 +65,10 @@ export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
     await new Promise((resolve) => setImmediate(resolve));
     if (opts.signal.aborted) throw new InterruptedError();
     const recheck = (): void => (opts.force ? undefined : refuseIfOpen(targets(session.id), opts));
+    // Set once the database is back: a failure after that must say so, never "nothing was changed".
+    let dbRestored: { preRestore: string | null } | undefined;
     try {
-      const { preRestore } = restoreOne({
+      dbRestored = restoreOne({
         stateDir: opts.stateDir,
         snapshotDir: opts.snapshotDir,
         session,
@@ -79,18 +81,18 @@ export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
       sessions.push({
         id: session.id,
         restored: true,
-        preRestore,
+        preRestore: dbRestored.preRestore,
         brainFiles: brain?.files.length ?? 0,
         brainPreRestore,
       });
     } catch (err) {
-      if (err instanceof AgyError) throw err;
-      const reason = explain(err);
+      if (err instanceof AgyError && !dbRestored) throw err;
+      const reason = dbRestored ? halfRestored(dbRestored.preRestore, err) : explain(err);
       opts.out.warn(`${session.id}: not restored: ${reason}`);
       sessions.push({
         id: session.id,
         restored: false,
-        preRestore: null,
+        preRestore: dbRestored?.preRestore ?? null,
         brainFiles: 0,
         brainPreRestore: null,
         reason,
@@ -98,6 +100,13 @@ export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
     }
   }
   return { snapshot: opts.snapshotDir, stateDir: opts.stateDir, forced: opts.force, sessions };
+}
+
+/** The database is back but its brain files are not: the reason says both. */
+function halfRestored(preRestore: string | null, err: unknown): string {
+  const why = err instanceof AgyError ? err.message.replace(/\s*Nothing was changed\.$/, '') : explain(err);
+  const kept = preRestore ? ` (the previous one kept as ${preRestore})` : '';
+  return `its database was restored${kept}, but not its brain files: ${why}`;
 }
 
 export function selectSessions(opts: Pick<RestoreOptions, 'snapshotDir' | 'sessionIds'>): ManifestSession[] {

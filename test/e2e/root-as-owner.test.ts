@@ -143,7 +143,7 @@ async function truthfulRestore(b: Box, snapshot: string, snapTag: string): Promi
   expect(r.exitCode, text).not.toBe(1); // never a crash
   expect(text).not.toMatch(/output file already exists/);
   const doc = r.stdout.trim() ? parseJson(r.stdout) : {};
-  const sessions = ((doc.restore as any)?.sessions ?? []) as Array<{ id: string; restored: boolean }>;
+  const sessions = ((doc.restore as any)?.sessions ?? []) as Array<{ id: string; restored: boolean; reason?: string }>;
   const dbNow = (): string | null =>
     fs.lstatSync(db, { throwIfNoEntry: false })?.isFile()
       ? crypto.createHash('sha256').update(fs.readFileSync(db)).digest('hex')
@@ -151,6 +151,9 @@ async function truthfulRestore(b: Box, snapshot: string, snapTag: string): Promi
   // "Nothing was changed" only when nothing was; "restored" only when the database holds the snapshot.
   if (/Nothing was changed|nothing was restored/i.test(text)) expect(dbNow(), text).toBe(before);
   if (sessions.some((s) => s.id === A && s.restored) && dbNow() !== null) expect(tagsOf(db), text).toEqual([snapTag]);
+  // "not restored" leaves the database as it was, unless the reason says the database itself was restored.
+  if (sessions.some((s) => s.id === A && !s.restored && !/database was restored/.test(s.reason ?? '')))
+    expect(dbNow(), text).toBe(before);
   return r.exitCode;
 }
 
