@@ -18,7 +18,7 @@ const STD_STREAM = /^\/(dev\/(stdout|stderr|fd\/\d+)|proc\/self\/fd\/\d+)$/;
  * 0600 when an existing file is wider: even redacted, a trace describes the
  * user's account and machine.
  */
-function openTraceFile(file: string): number {
+export function openTraceFile(file: string): number {
   if (STD_STREAM.test(file)) return fs.openSync(file, 'a');
   const { O_WRONLY, O_APPEND, O_CREAT } = fs.constants;
   const fd = openNoFollow(file, O_WRONLY | O_APPEND | O_CREAT, 0o600, 'the --trace file');
@@ -35,8 +35,9 @@ function openTraceFile(file: string): number {
 export class FileTracer implements Tracer {
   private fd: number | undefined;
 
-  constructor(file: string) {
-    this.fd = openTraceFile(file);
+  /** A file, or a descriptor already open (root's side relays it into root's file: cli/as-owner.ts). */
+  constructor(file: string | number) {
+    this.fd = typeof file === 'number' ? file : openTraceFile(file);
   }
 
   record(direction: TraceDirection, payload: unknown): void {

@@ -156,7 +156,7 @@ function copyMeta(source: string, job: SessionJob, prev: ManifestSession | undef
   ) {
     return { file, bytes: content.length, sha256 };
   }
-  writeNewFile(target, content, 0o600, undefined, { fsync: false });
+  writeNewFile(target, content, 0o600, { fsync: false });
   job.run.sync.add(target);
   return { file, bytes: content.length, sha256 };
 }
@@ -245,7 +245,7 @@ export async function snapshotDb(
     if (checked.integrity !== 'ok')
       throw new SnapshotError(`the snapshot failed integrity_check: ${checked.integrity}`, 'integrity');
     // VACUUM INTO creates it 0644 under umask 022; conversations are private.
-    finishFile(tmp, SNAPSHOT_FILE_MODE, undefined, { fsync: false });
+    finishFile(tmp, SNAPSHOT_FILE_MODE, { fsync: false });
     assertPrivateDir(destDir);
     fs.renameSync(tmp, path.join(destDir, name));
     // Again, cheaply, for a large copy fsynced while it was checked: its mode changed since.

@@ -23,8 +23,7 @@ import {
   fixDescriptor,
   lstatOrNull,
   makePrivateDir,
-  mkdirOwned,
-  type Owner,
+  mkdirPrivate,
   openNoFollow,
   rmPrivateDir,
 } from '../util/safe-fs.js';
@@ -253,26 +252,25 @@ export function restoreBrain(
   stateDir: string,
   id: string,
   brain: ManifestBrain | undefined,
-  owner: Owner | undefined,
   stamp: string,
 ): string | null {
   if (!brain || brain.files.length === 0) return null;
   const parentPath = path.join(stateDir, 'brain');
   assertNotSymlink(parentPath, 'the brain directory');
-  mkdirOwned(parentPath);
-  // As root in a user's brain/, every step works through held descriptors: the user can rename
-  // brain/ or put a link in place of a name between two steps, and no step may follow that.
+  mkdirPrivate(parentPath);
+  // Every step works through held descriptors: whoever else can write brain/ may rename it or
+  // put a link in place of a name between two steps, and no step may follow that.
   const parent = PinnedDir.open(parentPath);
   try {
     assertNotSymlink(parent.at(id), "a session's brain directory");
     const priv = pinPrivateDir(parent);
     try {
       const fresh = priv.at(id);
-      makeDir(fresh, owner);
+      fs.mkdirSync(fresh, { mode: 0o700 });
       for (const f of brain.files) {
         const dest = path.join(fresh, ...f.path.split('/'));
-        makeDirs(fresh, path.dirname(dest), owner);
-        copyFileNoFollow(path.join(snapshotDir, ...brainEntryName(id, f.path).split('/')), dest, 0o600, owner);
+        makeDirs(fresh, path.dirname(dest));
+        copyFileNoFollow(path.join(snapshotDir, ...brainEntryName(id, f.path).split('/')), dest, 0o600);
       }
       let preRestore: string | null = null;
       if (lstatOrNull(parent.at(id)) !== null) {
@@ -307,15 +305,10 @@ function pinPrivateDir(parent: PinnedDir): PinnedDir & { shownName: string } {
   return Object.assign(held, { shownName: name });
 }
 
-function makeDir(dir: string, owner: Owner | undefined): void {
-  fs.mkdirSync(dir, { mode: 0o700 });
-  if (owner) fs.lchownSync(dir, owner.uid, owner.gid);
-}
-
-function makeDirs(root: string, dir: string, owner: Owner | undefined): void {
+function makeDirs(root: string, dir: string): void {
   let d = root;
   for (const part of path.relative(root, dir).split(path.sep).filter(Boolean)) {
     d = path.join(d, part);
-    if (lstatOrNull(d) === null) makeDir(d, owner);
+    if (lstatOrNull(d) === null) fs.mkdirSync(d, { mode: 0o700 });
   }
 }

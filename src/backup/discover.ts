@@ -90,17 +90,18 @@ function describe(stateDir: string, id: string): SessionInfo {
   let db: FileIdentity | null = null;
   let wal: FileIdentity | null = null;
   let readable = false;
+  // Links first: one that points where this user cannot look must still be named as a link, not as a missing file.
+  const linked = linkedFiles(files);
+  if (linked.length > 0)
+    problems.push(
+      `${linked.join(', ')} ${linked.length > 1 ? 'are symlinks' : 'is a symlink'}; agyctl does not follow links in the state dir (replace the link with the file)`,
+    );
   try {
     db = identityOf(files.db);
     wal = identityOf(files.wal);
-    const linked = linkedFiles(files);
-    if (linked.length > 0)
-      problems.push(
-        `${linked.join(', ')} ${linked.length > 1 ? 'are symlinks' : 'is a symlink'}; agyctl does not follow links in the state dir (replace the link with the file)`,
-      );
     readable = db !== null && linked.length === 0 && checkHeader(files.db, problems);
   } catch (err) {
-    problems.push(`cannot stat: ${errorText(err)}`);
+    if (linked.length === 0) problems.push(`cannot stat: ${errorText(err)}`);
   }
   if (!SESSION_ID.test(id)) {
     problems.unshift('not named like a session id');

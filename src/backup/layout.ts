@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { usageError } from '../core/errors.js';
+import { processStart, recordedProcessAlive } from '../util/os/process.js';
 import { lstatOrNull, readFileNoFollow, unsafeSymlinkError } from '../util/safe-fs.js';
 import { MANIFEST, readManifest } from './manifest.js';
 import { REPLAY_RECORD } from './replay-record.js';
@@ -157,7 +158,7 @@ export function acquireLock(dir: string): Lock {
   const mine: LockInfo = {
     pid: process.pid,
     host: os.hostname(),
-    procStart: procStart(process.pid),
+    procStart: processStart(process.pid) ?? null,
     since: new Date().toISOString(),
   };
   for (let attempt = 0; attempt < 2; attempt += 1) {
@@ -245,22 +246,5 @@ function readLock(file: string): LockInfo | undefined {
 
 /** A lock from another host cannot be checked from here: assume its owner lives. */
 function isAlive(info: LockInfo): boolean {
-  if (info.host !== os.hostname()) return true;
-  try {
-    process.kill(info.pid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  const start = procStart(info.pid);
-  return info.procStart === null || start === null || start === info.procStart;
-}
-
-/** Field 22 of /proc/<pid>/stat (start time in clock ticks): tells a reused pid from the lock's owner. */
-function procStart(pid: number): string | null {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
+  return info.host !== os.hostname() || recordedProcessAlive(info.pid, info.procStart);
 }

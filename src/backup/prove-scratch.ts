@@ -18,7 +18,9 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { AgyError, EXIT } from '../core/errors.js';
 import { STATE_SUBDIR, stateFiles } from '../core/paths.js';
+import { ownerToBecome } from '../util/os/tree-owner.js';
 import { lstatOrNull, readFileNoFollow, writeNewFile } from '../util/safe-fs.js';
 
 export interface BorrowedFile {
@@ -39,8 +41,23 @@ function contentHash(file: string): string | null {
   return crypto.createHash('sha256').update(readFileNoFollow(file)).digest('hex');
 }
 
+/** Root does not borrow another user's settings and token for a server of its own (exit 2, `credentials-of-another-user`). */
+export function assertMayBorrow(boxStateDir: string): void {
+  const owner = ownerToBecome(boxStateDir);
+  if (owner)
+    throw new AgyError(
+      EXIT.usage,
+      'credentials-of-another-user',
+      `The state dir ${boxStateDir} belongs to ${owner.name}: root does not copy that user's settings and token into a server of its own. Nothing was changed.`,
+      {
+        hint: `prove as the owner: restore with --prove (it runs as ${owner.name}), or run the proof as ${owner.name} (sudo -u ${owner.name} agyctl …) on a backup dir ${owner.name} can read`,
+      },
+    );
+}
+
 /** Creates the scratch state dir under `scratchRoot` (a private dir of ours) with 0600 copies of the box's settings and token. */
 export function scratchStateDir(scratchRoot: string, boxStateDir: string): ScratchState {
+  assertMayBorrow(boxStateDir);
   const stateDir = path.join(scratchRoot, 'home', STATE_SUBDIR);
   fs.mkdirSync(path.join(stateDir, 'conversations'), { recursive: true, mode: 0o700 });
   const box = stateFiles(boxStateDir);

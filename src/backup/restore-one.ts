@@ -9,13 +9,10 @@
  * `-wal` and `-shm` go, the copy is renamed into place and the directory
  * fsynced. Any failure before the rename leaves the previous files as they
  * were. Conversation files that are symlinks are refused; what restore
- * creates is 0600 and, as root, owned by the owner of conversations/. As
- * root in another user's state dir, no step follows a path that user can
- * change (see Place).
+ * creates is 0600. As root in another user's state dir, restore runs as that
+ * user (cli/as-owner.ts), so everything it creates is theirs.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { conversationFiles, PRE_RESTORE_FILE } from '../core/paths.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
@@ -27,7 +24,6 @@ import {
   holdsOpen,
   lstatOrNull,
   makePrivateDir,
-  type Owner,
   readFileNoFollow,
   rmPrivateDir,
   SwappedError,
@@ -35,7 +31,6 @@ import {
 import { sameDatabaseContent } from './files.js';
 import { snapshotName } from './layout.js';
 import type { ManifestSession } from './manifest.js';
-import { makeScratchDir } from './scratch-dir.js';
 import { type Db, integrityCheck, isBusy, openReadWrite } from './sqlite.js';
 
 /** A process is writing the database: refused even with --force. */
@@ -50,8 +45,6 @@ export interface RestoreOneOptions {
   /** Called after the lock probe is released, right before the swap: throws if a process opened the database meanwhile. */
   recheck: () => void;
   force: boolean;
-  /** Where root makes its working copies when it restores into another user's state dir (default: the system temp dir). */
-  workRoot?: string;
 }
 
 export interface RestoreOneResult {
@@ -69,17 +62,11 @@ const PROBE_TIMEOUT_MS = 1000;
  * Where a restore works. `conv` is conversations/, held open (PinnedDir):
  * every step in it goes through its descriptor, so renaming it (or a
  * directory above it) away and putting a link in its place redirects
- * nothing. SQLite opens and creates files by path (and resolves
- * /proc/self/fd paths back to text), so when root restores into another
- * user's state dir (`guarded`) SQLite works only in `work`, a private dir
- * under root's own temp dir that user cannot rename, and the results are
- * copied into `conv` (owned by the user) and renamed into place there.
+ * nothing. SQLite works in `work`, a private dir of ours inside it.
  */
 interface Place {
   conv: PinnedDir;
   work: string;
-  owner: Owner | undefined;
-  guarded: boolean;
 }
 
 export function restoreOne(opts: RestoreOneOptions): RestoreOneResult {
@@ -87,16 +74,10 @@ export function restoreOne(opts: RestoreOneOptions): RestoreOneResult {
   assertConversationNotLinked(files);
   const conv = PinnedDir.open(path.dirname(files.db));
   try {
-    const st = conv.stat();
-    // As root, what is created belongs to the owner of the directory it is created in (the one held open).
-    const owner = process.getuid?.() === 0 ? { uid: st.uid, gid: st.gid } : undefined;
-    const guarded = owner !== undefined && owner.uid !== 0;
     // Temporary copies live in a fresh 0700 directory of ours: nothing planted beside the database can redirect them.
-    const work = guarded
-      ? makeScratchDir(opts.workRoot ?? os.tmpdir(), 'agyctl-restore-')
-      : makePrivateDir(conv.path, 'restore');
+    const work = makePrivateDir(conv.path, 'restore');
     try {
-      return restoreIn({ conv, work, owner, guarded }, opts, files);
+      return restoreIn({ conv, work }, opts, files);
     } finally {
       rmPrivateDir(work);
     }
@@ -121,26 +102,20 @@ function restoreIn(
   const snapshotFile = path.join(opts.snapshotDir, opts.session.file);
   let preRestore: string | null = null;
   let unchanged = false;
-  let staged: string;
   try {
     if (exists) {
       unchanged = !safetyCopy(probe, files, place, preName, snapshotFile);
       if (!unchanged) preRestore = path.join(path.dirname(files.db), preName);
     }
-    prepareCopy(snapshotFile, tmp, place.guarded ? undefined : place.owner);
-    staged = place.guarded ? stage(place, tmp) : tmp;
+    prepareCopy(snapshotFile, tmp);
   } catch (err) {
     probe?.close();
     // the original is untouched: no second copy
     if (preRestore) for (const f of [preName, `${preName}-wal`]) fs.rmSync(conv.at(f), { force: true });
     throw err;
   }
-  try {
-    swap(probe, place, files, staged, opts.recheck);
-  } finally {
-    if (staged !== tmp) fs.rmSync(staged, { force: true }); // gone already after a swap; left only by a failed recheck
-  }
-  restoreMeta(opts, name(files.meta), place.owner);
+  swap(probe, place, files, tmp, opts.recheck);
+  restoreMeta(opts, name(files.meta));
   if (preRestore) prunePreRestore(conv, opts.session.id);
   return { preRestore, unchanged };
 }
@@ -162,13 +137,6 @@ function prunePreRestore(conv: PinnedDir, id: string): void {
   for (const stamp of old)
     for (const n of names.filter((n) => n.startsWith(`${id}.db.pre-restore-${stamp}`)))
       fs.rmSync(conv.at(n), { force: true });
-}
-
-/** A copy of `file` in conversations/ under a temporary name of ours, 0600, the user's (guarded restores only). */
-function stage(place: Place, file: string): string {
-  const staged = place.conv.at(`.agyctl-restore-${process.pid}-${crypto.randomBytes(6).toString('hex')}.tmp`);
-  copyFileNoFollow(file, staged, 0o600, place.owner);
-  return staged;
 }
 
 /** A conversation file that is a symlink is refused (exit 2): SQLite and copies would follow it out of the state dir. */
@@ -227,8 +195,8 @@ function exclusiveRead(conn: Db): boolean {
 /**
  * The current database, kept beside it as `target` (false: not kept, it holds the snapshot's content): a VACUUM INTO copy, or
  * for a database SQLite cannot read, the raw files (`-wal` beside the copy,
- * where SQLite would look for it). Made in the work dir, given mode 0600
- * and the directory's owner, then renamed to `target` in conversations/.
+ * where SQLite would look for it). Made in the work dir, given mode 0600,
+ * then renamed to `target` in conversations/.
  */
 function safetyCopy(
   probe: Db | undefined,
@@ -251,9 +219,9 @@ function safetyCopy(
   } catch (err) {
     if (!isDamaged(err)) throw err;
     fs.rmSync(copy, { force: true });
-    copyFileNoFollow(current(files.db), copy, 0o600, place.owner);
+    copyFileNoFollow(current(files.db), copy, 0o600);
     if (lstatOrNull(current(files.wal))) {
-      copyFileNoFollow(current(files.wal), `${copy}-wal`, 0o600, place.owner);
+      copyFileNoFollow(current(files.wal), `${copy}-wal`, 0o600);
       wal = true;
     }
   }
@@ -262,19 +230,9 @@ function safetyCopy(
   return true;
 }
 
-/** A finished file of the work dir into conversations/ as `name`: renamed (same file system), or staged there by copy (guarded). */
+/** A finished file of the work dir into conversations/ as `name` (renamed: the same file system). */
 function moveIn(place: Place, file: string, name: string): void {
-  if (place.guarded) {
-    const staged = stage(place, file);
-    try {
-      fs.renameSync(staged, place.conv.at(name));
-    } catch (err) {
-      fs.rmSync(staged, { force: true });
-      throw err;
-    }
-    return;
-  }
-  finishFile(file, 0o600, place.owner);
+  finishFile(file, 0o600);
   fs.renameSync(file, place.conv.at(name));
 }
 
@@ -283,8 +241,8 @@ function isDamaged(err: unknown): boolean {
   return typeof code === 'string' && /^SQLITE_(NOTADB|CORRUPT)/.test(code);
 }
 
-function prepareCopy(snapshotFile: string, tmp: string, owner: Owner | undefined): void {
-  copyFileNoFollow(snapshotFile, tmp, 0o600, owner);
+function prepareCopy(snapshotFile: string, tmp: string): void {
+  copyFileNoFollow(snapshotFile, tmp, 0o600);
   const db = openReadWrite(tmp, 0);
   try {
     db.pragma('journal_mode = WAL'); // the server keeps its databases in WAL mode
@@ -293,7 +251,7 @@ function prepareCopy(snapshotFile: string, tmp: string, owner: Owner | undefined
   } finally {
     db.close(); // sole connection: checkpoints and removes the copy's own -wal
   }
-  finishFile(tmp, 0o600, owner);
+  finishFile(tmp, 0o600);
 }
 
 function swap(
@@ -313,12 +271,11 @@ function swap(
   conv.fsync();
 }
 
-function restoreMeta(opts: RestoreOneOptions, target: string, owner: Owner | undefined): void {
+function restoreMeta(opts: RestoreOneOptions, target: string): void {
   const meta = opts.session.meta;
   if (!meta) return;
   writeFileAtomic(target, readFileNoFollow(path.join(opts.snapshotDir, meta.file)), {
     mode: 0o600,
     exactMode: true,
-    owner,
   });
 }

@@ -9,7 +9,7 @@ import { AgyError, EXIT, InterruptedError, usageError } from '../core/errors.js'
 import { conversationFiles, stateFiles } from '../core/paths.js';
 import type { Reporter } from '../core/reporter.js';
 import { findServersFor, holders } from '../util/procfs.js';
-import { assertNotSymlink, mkdirOwned, ownerFor, sweepPrivateDirs } from '../util/safe-fs.js';
+import { assertNotSymlink, mkdirPrivate, sweepPrivateDirs } from '../util/safe-fs.js';
 import { brainDir, restoreBrain, scanBrain } from './brain.js';
 import { errorText, sha256File } from './files.js';
 import { snapshotName } from './layout.js';
@@ -23,8 +23,6 @@ export interface RestoreOptions {
   force: boolean;
   signal: AbortSignal;
   out: Reporter;
-  /** Root's temp dir, for its working copies when it restores into another user's state dir. */
-  workRoot?: string;
 }
 
 export interface RestoredSession {
@@ -60,53 +58,44 @@ export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
     opts,
   );
   refuseLinks(opts.stateDir, chosen);
-  mkdirOwned(stateFiles(opts.stateDir).conversations);
-  // As root in another user's dir a recursive removal by path could be redirected; restores there leave no such dirs any more.
-  const usersDir = (ownerFor(opts.stateDir)?.uid ?? 0) !== 0;
-  if (!usersDir)
-    for (const dir of [stateFiles(opts.stateDir).conversations, path.join(opts.stateDir, 'brain')])
-      for (const name of sweepPrivateDirs(dir, 'restore'))
-        opts.out.verbose(`removed ${name}, left by a restore that was killed`);
+  mkdirPrivate(stateFiles(opts.stateDir).conversations);
+  for (const dir of [stateFiles(opts.stateDir).conversations, path.join(opts.stateDir, 'brain')])
+    for (const name of sweepPrivateDirs(dir, 'restore'))
+      opts.out.verbose(`removed ${name}, left by a restore that was killed`);
   const sessions: RestoredSession[] = [];
   for (const session of chosen) {
     await new Promise((resolve) => setImmediate(resolve));
     if (opts.signal.aborted) throw new InterruptedError();
     const recheck = (): void => (opts.force ? undefined : refuseIfOpen(targets(session.id), opts));
+    // Set once the database is back: a failure after that must say so, never "nothing was changed".
+    let dbRestored: { preRestore: string | null; unchanged: boolean } | undefined;
     try {
-      const { preRestore, unchanged } = restoreOne({
+      dbRestored = restoreOne({
         stateDir: opts.stateDir,
         snapshotDir: opts.snapshotDir,
         session,
         recheck,
         force: opts.force,
-        ...(opts.workRoot ? { workRoot: opts.workRoot } : {}),
       });
       const brain = session.brain ?? undefined;
       const stamp = snapshotName(new Date());
-      const brainPreRestore = restoreBrain(
-        opts.snapshotDir,
-        opts.stateDir,
-        session.id,
-        brain,
-        ownerFor(opts.stateDir),
-        stamp,
-      );
+      const brainPreRestore = restoreBrain(opts.snapshotDir, opts.stateDir, session.id, brain, stamp);
       sessions.push({
         id: session.id,
         restored: true,
-        preRestore,
-        unchanged,
+        preRestore: dbRestored.preRestore,
+        unchanged: dbRestored.unchanged,
         brainFiles: brain?.files.length ?? 0,
         brainPreRestore,
       });
     } catch (err) {
-      if (err instanceof AgyError) throw err;
-      const reason = explain(err);
+      if (err instanceof AgyError && !dbRestored) throw err;
+      const reason = dbRestored ? halfRestored(dbRestored.preRestore, err) : explain(err);
       opts.out.warn(`${session.id}: not restored: ${reason}`);
       sessions.push({
         id: session.id,
         restored: false,
-        preRestore: null,
+        preRestore: dbRestored?.preRestore ?? null,
         unchanged: false,
         brainFiles: 0,
         brainPreRestore: null,
@@ -115,6 +104,13 @@ export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
     }
   }
   return { snapshot: opts.snapshotDir, stateDir: opts.stateDir, forced: opts.force, sessions };
+}
+
+/** The database is back but its brain files are not: the reason says both. */
+function halfRestored(preRestore: string | null, err: unknown): string {
+  const why = err instanceof AgyError ? err.message.replace(/\s*Nothing was changed\.$/, '') : explain(err);
+  const kept = preRestore ? ` (the previous one kept as ${preRestore})` : '';
+  return `its database was restored${kept}, but not its brain files: ${why}`;
 }
 
 export function selectSessions(opts: Pick<RestoreOptions, 'snapshotDir' | 'sessionIds'>): ManifestSession[] {

@@ -25,6 +25,7 @@ import {
   type ManifestFailure,
   type ManifestSession,
   readManifest,
+  sessionFiles,
   writeManifest,
 } from './manifest.js';
 import { Progress } from './progress.js';
@@ -47,6 +48,12 @@ export interface BackupOptions {
   jobs?: number;
   signal: AbortSignal;
   out: Reporter;
+  /**
+   * Root on a user's state dir: the snapshot's files and manifest come from
+   * the owner's side (its archive, hash-checked into `workDir`), never from
+   * root reading that user's tree. Nothing is reused then.
+   */
+  snapshotFrom?: (workDir: string) => Promise<Manifest>;
 }
 
 export interface BackupReport {
@@ -61,7 +68,7 @@ export interface BackupReport {
 
 export async function runBackup(opts: BackupOptions): Promise<BackupReport> {
   const started = Date.now();
-  const sessions = withoutStrays(opts, selectSessions(opts.stateDir, opts.sessionIds));
+  const sessions = opts.snapshotFrom ? [] : withoutStrays(opts, selectSessions(opts.stateDir, opts.sessionIds));
   fs.mkdirSync(opts.backupDir, { recursive: true, mode: 0o700 });
   const lock = acquireLock(opts.backupDir);
   try {
@@ -106,7 +113,7 @@ function selectSessions(stateDir: string, ids: string[]): SessionInfo[] {
 function withoutStrays(opts: BackupOptions, sessions: SessionInfo[]): SessionInfo[] {
   const unrecognised = unrecognisedEntries(conversationsDir(opts.stateDir));
   if (unrecognised.length > 0) opts.out.warn(describeUnrecognised(unrecognised));
-  const strays = sessions.filter((s) => s.db === null && s.wal === null);
+  const strays = sessions.filter((s) => s.db === null && s.wal === null && !/symlink/.test(s.problem ?? ''));
   if (strays.length > 0)
     opts.out.warn(
       `${strays.map((s) => s.id).join(', ')}: no database beside ${strays.length === 1 ? 'its' : 'their'} other files (a .meta or -shm alone); nothing to back up`,
@@ -137,10 +144,12 @@ async function writeSnapshot(
   const work = path.join(opts.backupDir, partialName(name));
   fs.mkdirSync(work, { mode: 0o700 });
   try {
-    const manifest = newManifest(opts.stateDir, created);
-    const sync = new SyncBatch();
-    await backupAll(opts, sessions, previous, work, manifest, sync);
-    await sync.flush();
+    const manifest = opts.snapshotFrom ? await received(opts.snapshotFrom, work) : newManifest(opts.stateDir, created);
+    if (!opts.snapshotFrom) {
+      const sync = new SyncBatch();
+      await backupAll(opts, sessions, previous, work, manifest, sync);
+      await sync.flush();
+    }
     writeManifest(work, manifest);
     fsyncDir(work);
     fs.renameSync(work, path.join(opts.backupDir, name));
@@ -151,6 +160,16 @@ async function writeSnapshot(
     if (isNoSpace(err)) throw writeFailed(opts.backupDir, err);
     throw err;
   }
+}
+
+/** The owner's snapshot, received into `work`, every file fsynced before the rename makes it a snapshot. */
+async function received(from: (workDir: string) => Promise<Manifest>, work: string): Promise<Manifest> {
+  const manifest = await from(work);
+  const sync = new SyncBatch();
+  for (const s of manifest.sessions)
+    for (const { name } of sessionFiles(s)) sync.add(path.join(work, ...name.split('/')));
+  await sync.flush();
+  return manifest;
 }
 
 /**

@@ -16,8 +16,9 @@ export type ScratchPrefix =
   | 'agyctl-archive-'
   | 'agyctl-export-'
   | 'agyctl-restore-'
-  | 'agyctl-assumptions-';
-const SCRATCH_DIR = /^agyctl-(prove|archive|export|restore|assumptions)-[A-Za-z0-9]{6}$/;
+  | 'agyctl-assumptions-'
+  | 'agyctl-snapshot-';
+const SCRATCH_DIR = /^agyctl-(prove|archive|export|restore|assumptions|snapshot)-[A-Za-z0-9]{6}$/;
 
 /** Removes scratch dirs of ours under `root` whose owner is gone; returns their paths. Never throws. */
 export function sweepScratchDirs(root: string): string[] {

@@ -1,4 +1,5 @@
 /** The metrics `check --prometheus FILE` writes for node_exporter's textfile collector (docs/check.md). */
+import fs from 'node:fs';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { type MetricFamily, renderExposition } from './prometheus.js';
 import { STATUSES } from './status.js';
@@ -94,7 +95,16 @@ export function checkMetrics(r: MetricsInput): MetricFamily[] {
   ];
 }
 
-/** Atomic, so the collector never reads half a file; new files are world-readable like other .prom files. */
-export function writeMetricsFile(file: string, input: MetricsInput): void {
-  writeFileAtomic(file, renderExposition(checkMetrics(input)), { mode: 0o644 });
+/**
+ * Atomic, so the collector never reads half a file; new files are world-readable like other .prom files.
+ * Run as a state dir's owner for root (`relay`), the text goes to root's side, which writes the file.
+ */
+export function writeMetricsFile(file: string, input: MetricsInput, relay?: number): void {
+  const text = renderExposition(checkMetrics(input));
+  if (relay === undefined) {
+    writeFileAtomic(file, text, { mode: 0o644 });
+    return;
+  }
+  fs.writeSync(relay, text);
+  fs.closeSync(relay);
 }

@@ -10,7 +10,9 @@ import { stateDirProblem } from '../core/paths.js';
 import { nullTracer, type Tracer } from '../core/trace.js';
 import { agyctlVersion } from '../core/version.js';
 import { pendingLoginNotice } from '../login/detached/control.js';
+import { dropToOwner, ownerToBecome, relayFd, TRACE_FD_VAR } from '../util/os/tree-owner.js';
 import { type Invocation, makeActionFactory } from './action.js';
+import { runAsOwner, runsAsOwner } from './as-owner.js';
 import { commandError } from './command-error.js';
 import { COMMANDS } from './commands/index.js';
 import type { RunContext } from './context.js';
@@ -63,6 +65,17 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
   const onInvoke = async ({ handler, spec, input, command }: Invocation): Promise<void> => {
     const opts = globalOptionsFrom(command.optsWithGlobals(), ctx);
     stateDir = opts.stateDir;
+    if (runsAsOwner(command, input.args)) {
+      const owner = ownerToBecome(opts.stateDir);
+      if (owner) {
+        const prometheus =
+          typeof input.options.prometheus === 'string' ? path.resolve(ctx.cwd, input.options.prometheus) : undefined;
+        if (prometheus) (await import('../check/metrics-target.js')).assertMetricsTarget(prometheus);
+        // The child writes the command's whole output; root only passes its exit code on.
+        exit = await runAsOwner(owner, { argv, ctx, opts, ...(prometheus ? { prometheus } : {}) });
+        return;
+      }
+    }
     out = await Output.create(ctx.stdout, ctx.stderr, { json: opts.json, color: opts.color, verbose: opts.verbose });
     streaming = Boolean(spec.streaming);
     if (spec.readsStateDir && opts.stateDirExplicit) {
@@ -75,11 +88,11 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
     }
     if (opts.trace) {
       const { FileTracer } = await import('../acp/file-tracer.js');
-      tracer = new FileTracer(path.resolve(ctx.cwd, opts.trace));
+      tracer = new FileTracer(relayFd(ctx.env, TRACE_FD_VAR) ?? path.resolve(ctx.cwd, opts.trace));
     }
     const result = await handler({ ctx, opts, out, tracer }, input);
     exit = result.exit;
-    if (opts.json && !streaming) out.document({ ok: exit === EXIT.ok, ...(result.data ?? {}) });
+    if (opts.json && !streaming && !result.written) out.document({ ok: exit === EXIT.ok, ...(result.data ?? {}) });
   };
 
   let program: Command | undefined;
@@ -140,6 +153,13 @@ function reportError(err: AgyError, out: Output, streaming: boolean): ExitCode {
 
 /** Entry point for bin/agyctl.js: wires the real process to run(). */
 export async function main(): Promise<void> {
+  // Started by root to work in a user's tree (as-owner.ts): become that user before anything else.
+  try {
+    dropToOwner(process.env);
+  } catch (err) {
+    process.stderr.write(`Error: could not act as the state dir's owner: ${(err as Error).message}\n`);
+    process.exit(EXIT.internal);
+  }
   const controller = new AbortController();
   let signals = 0;
   const onSignal = (): void => {

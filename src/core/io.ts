@@ -41,4 +41,6 @@ export interface CommandResult {
   exit: ExitCode;
   /** Fields of the single `--json` document (schemaVersion and ok are added by main). */
   data?: Record<string, unknown>;
+  /** A child (root's work as a state dir's owner) already wrote the command's output, --json document included. */
+  written?: boolean;
 }

@@ -3,7 +3,7 @@
  * Credentials are proven with a fresh server: initialize, session/new
  * without authenticate, session/close, stop, and the probe conversation
  * removed (unless kept on request). The token file must be a regular file,
- * owned by the user (as root: by the state dir's owner), mode 0600; only its
+ * owned by the user, mode 0600; only its
  * metadata is read, never its content.
  */
 
@@ -16,7 +16,6 @@ import type { CommandIO } from '../core/io.js';
 import { removeProbeSession } from '../profiles/cleanup.js';
 import { profileOf } from '../profiles/index.js';
 import { serverStartOptions } from '../profiles/server-start.js';
-import type { Owner } from '../util/safe-fs.js';
 
 export interface ProofResult {
   sessionId: string;
@@ -82,19 +81,17 @@ export interface TokenFileReport {
 const octal = (mode: number): string => (mode & 0o7777).toString(8).padStart(4, '0');
 
 /**
- * `owner`: as root on a user's state dir, the token belongs to the state
- * dir's owner (the server ran as root and wrote it root-owned). Mode and
- * owner are changed on a descriptor opened with O_NOFOLLOW, never by path:
- * a link swapped in after the lstat is not followed.
+ * The mode is changed on a descriptor opened with O_NOFOLLOW, never by
+ * path: a link swapped in after the lstat is not followed.
  */
-export function checkAndFixTokenFile(file: string, uid = process.getuid?.(), owner?: Owner): TokenFileReport {
+export function checkAndFixTokenFile(file: string, uid = process.getuid?.()): TokenFileReport {
   let st: fs.Stats;
   try {
     st = fs.lstatSync(file);
   } catch {
     return { path: file, exists: false, regular: false, ownedByUser: false, mode: undefined, fixedFrom: undefined };
   }
-  const owned = (u: number): boolean => uid === undefined || u === uid || u === owner?.uid;
+  const owned = (u: number): boolean => uid === undefined || u === uid;
   const report: TokenFileReport = {
     path: file,
     exists: true,
@@ -119,7 +116,6 @@ export function checkAndFixTokenFile(file: string, uid = process.getuid?.(), own
       report.fixedFrom = report.mode;
       report.mode = '0600';
     }
-    if (owner && (now.uid !== owner.uid || now.gid !== owner.gid)) fs.fchownSync(fd, owner.uid, owner.gid);
   } finally {
     fs.closeSync(fd);
   }

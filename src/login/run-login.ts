@@ -19,7 +19,7 @@ import {
   readProfileSettings,
   writeAuthType,
 } from '../settings/profile-auth.js';
-import { assertNotSymlink, ownerFor } from '../util/safe-fs.js';
+import { assertNotSymlink } from '../util/safe-fs.js';
 import { emit, type LoginOptions } from './detached/contract.js';
 import { checkAndFixTokenFile, type ProofResult, proveCredentials, type TokenFileReport } from './prove.js';
 import { isBrowserMethod, type SignInOptions, signIn } from './sign-in.js';
@@ -157,7 +157,7 @@ function reconcileSettings(io: CommandIO, pre: Preflight, profile: ServerProfile
 }
 
 function checkToken(io: CommandIO, profile: ServerProfile): TokenFileReport {
-  const report = checkAndFixTokenFile(profile.files(io.opts.stateDir).token, undefined, ownerFor(io.opts.stateDir));
+  const report = checkAndFixTokenFile(profile.files(io.opts.stateDir).token);
   if (!report.exists)
     io.out.info(
       `the server reported success but ${report.path} does not exist (some builds keep credentials elsewhere, e.g. the OS keyring); the proof below decides whether a restart keeps the login`,

@@ -16,6 +16,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { tempRoot } from '../core/paths.js';
+import { processStart, recordedProcessAlive } from '../util/os/process.js';
 
 /** Desktop launchers and helpers: xdg-open and friends, `gio open URL`, `kioclient exec URL`, WSL's wslview. */
 export const LAUNCHER_NAMES = [
@@ -162,26 +163,6 @@ export const OWNER_FILE = 'owner';
 /** A dir from a version that did not record its owner: removed only once it is this old. */
 const UNOWNED_MAX_AGE_MS = 24 * 3600_000;
 
-/** The kernel's start time of a process (clock ticks since boot), or undefined when it is gone or unknown. */
-export function processStart(pid: number): string | undefined {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
-  } catch {
-    return undefined;
-  }
-}
-
-function ownerAlive(pid: number, start: string | undefined): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
-  }
-  const now = processStart(pid);
-  return now === undefined || start === undefined || now === start;
-}
-
 export function recordOwner(dir: string): void {
   fs.writeFileSync(path.join(dir, OWNER_FILE), `${process.pid} ${processStart(process.pid) ?? '-'}\n`, {
     mode: 0o600,
@@ -232,5 +213,5 @@ function isStale(dir: string, st: fs.Stats, now: number): boolean {
   const [pidText, start] = text.trim().split(' ');
   const pid = Number(pidText);
   if (!Number.isInteger(pid) || pid <= 0) return false;
-  return !ownerAlive(pid, start === '-' ? undefined : start);
+  return !recordedProcessAlive(pid, start === '-' ? undefined : start);
 }

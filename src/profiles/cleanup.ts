@@ -15,7 +15,7 @@ import { removeConversation } from '../acp/protocol.js';
 import { tempRoot } from '../core/paths.js';
 import { childPath } from '../core/safe-path.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
-import { ownerFor, readFileNoFollow } from '../util/safe-fs.js';
+import { readFileNoFollow } from '../util/safe-fs.js';
 import { geminiCliFiles } from './gemini-cli-paths.js';
 import type { ProfileId, ServerProfile } from './types.js';
 
@@ -135,7 +135,7 @@ function dropRegistryEntries(registry: string, owners: Set<string>, env: NodeJS.
     const stale = Object.keys(projects).filter((p) => owners.has(path.resolve(p)) || isStaleProbeDir(p, env));
     if (stale.length === 0) return;
     for (const p of stale) delete projects[p];
-    writeFileAtomic(registry, `${JSON.stringify(data, null, 2)}`, { owner: ownerFor(path.dirname(registry)) });
+    writeFileAtomic(registry, `${JSON.stringify(data, null, 2)}`);
   } catch {
     /* unreadable or changed under us: leave it to gemini-cli */
   } finally {

@@ -9,7 +9,6 @@
 import { usageError } from '../core/errors.js';
 import type { ProfileId, ServerProfile } from '../profiles/types.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
-import { ownerFor } from '../util/safe-fs.js';
 import { authTypeOf, rawAuthType, readSettings, type SettingsFile, setAuthType } from './index.js';
 import { setStringAt } from './jsonc.js';
 
@@ -54,10 +53,7 @@ const atKeyPath: AuthTypeAccess = {
     writeFileAtomic(
       file.path,
       setStringAt(text, profile.authTypePath, method, { comments: profile.settingsComments }),
-      {
-        mode: 0o600,
-        owner: ownerFor(stateDir),
-      },
+      { mode: 0o600 },
     );
   },
 };

@@ -88,9 +88,16 @@ export function readSettings(stateDir: string, options: JsonOptions & { noFollow
   let st: fs.Stats;
   if (options.noFollow) return readNoFollow(base, options);
   try {
-    st = fs.statSync(file);
-    if (st.isDirectory()) return isADirectory(base);
-    raw = fs.readFileSync(file, 'utf8');
+    // O_NONBLOCK, and regular files only: a FIFO planted as settings.json must not hang the read.
+    const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    try {
+      st = fs.fstatSync(fd);
+      if (st.isDirectory()) return isADirectory(base);
+      if (!st.isFile()) return { ...base, exists: true, unreadable: 'settings.json is not a regular file' };
+      raw = fs.readFileSync(fd, 'utf8');
+    } finally {
+      fs.closeSync(fd);
+    }
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT') return base;

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { AgyError, EXIT, usageError } from '../core/errors.js';
 import { fsyncDir, writeFileAtomic } from '../util/atomic-write.js';
 import { fsAgyError } from '../util/fs-errors.js';
-import { copyFileNoFollow, lstatOrNull, mkdirOwned, ownerFor } from '../util/safe-fs.js';
+import { copyFileNoFollow, lstatOrNull, mkdirPrivate } from '../util/safe-fs.js';
 import {
   AUTH_TYPE_INFO,
   AUTH_TYPE_LIST,
@@ -91,7 +91,7 @@ export function setAuthType(stateDir: string, requested: string, options: SetAut
   if (!written) return result;
   result.stateDirCreated = ensureStateDir(stateDir);
   if (file.exists && file.error && !isBlank(file)) result.backup = backup(file, options.now ?? new Date());
-  commit(stateDir, file, text);
+  commit(file, text);
   result.mode = fs.lstatSync(file.path).mode & 0o7777;
   return result;
 }
@@ -194,11 +194,11 @@ function render(file: SettingsFile, r: Resolved): string {
   return text;
 }
 
-/** The server's own state dir is private: create it 0700, like the server, owned like the home it is in. */
+/** The server's own state dir is private: create it 0700, like the server. */
 function ensureStateDir(stateDir: string): boolean {
   if (fs.existsSync(stateDir)) return false;
   try {
-    mkdirOwned(stateDir);
+    mkdirPrivate(stateDir);
   } catch (err) {
     throw writeFailed(stateDir, whyMkdirFailed(stateDir, err));
   }
@@ -214,7 +214,7 @@ function backup(file: SettingsFile, now: Date): string {
   let name = `${file.path}.bak-${stamp}`;
   for (let n = 1; lstatOrNull(name); n++) name = `${file.path}.bak-${stamp}-${n}`;
   try {
-    copyFileNoFollow(file.path, name, file.mode ?? NEW_FILE_MODE, ownerFor(path.dirname(file.path)));
+    copyFileNoFollow(file.path, name, file.mode ?? NEW_FILE_MODE);
     fsyncDir(path.dirname(name));
   } catch (err) {
     throw writeFailed(name, err);
@@ -222,10 +222,10 @@ function backup(file: SettingsFile, now: Date): string {
   return name;
 }
 
-/** Replace the file atomically; as root, it belongs to the state dir's owner (set on the descriptor before the rename). */
-function commit(stateDir: string, file: SettingsFile, text: string): void {
+/** Replace the file atomically. */
+function commit(file: SettingsFile, text: string): void {
   try {
-    writeFileAtomic(file.path, text, { mode: NEW_FILE_MODE, owner: ownerFor(stateDir) });
+    writeFileAtomic(file.path, text, { mode: NEW_FILE_MODE });
   } catch (err) {
     throw writeFailed(file.path, err);
   }

@@ -13,15 +13,13 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createExclusive, fixDescriptor, lstatOrNull, type Owner } from './safe-fs.js';
+import { createExclusive, fixDescriptor, lstatOrNull } from './safe-fs.js';
 
 export interface AtomicWriteOptions {
   /** Mode for a new file. An existing regular file keeps its own mode unless `exactMode`. */
   mode?: number;
   /** Always use `mode`, also when replacing an existing file. */
   exactMode?: boolean;
-  /** Give the file to this owner (agyctl as root writing a user's file). */
-  owner?: Owner | undefined;
 }
 
 export function fsyncDir(dir: string): void {
@@ -45,7 +43,7 @@ export function writeFileAtomic(file: string, data: string | Uint8Array, options
   const fd = createExclusive(tmp, mode);
   try {
     fs.writeSync(fd, typeof data === 'string' ? Buffer.from(data) : data);
-    fixDescriptor(fd, mode, options.owner); // umask must not narrow or widen what we chose
+    fixDescriptor(fd, mode); // umask must not narrow or widen what we chose
     fs.fsyncSync(fd);
   } catch (err) {
     fs.closeSync(fd);

@@ -6,22 +6,18 @@
  * writes, creates, copies or reads-for-copying through a symlink: opens use
  * O_NOFOLLOW (and O_NONBLOCK for reads, so a planted FIFO cannot hang us),
  * new files are created with O_EXCL or inside a fresh private directory, and
- * modes and owners are set on the open descriptor (fchmod/fchown), never by
- * a path a user could swap.
+ * modes are set on the open descriptor (fchmod), never by a path a user
+ * could swap. As root in another user's tree agyctl runs as that user
+ * (cli/as-owner.ts): these guards then protect the user from their own
+ * directory's other writers, never root from the user.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgyError, EXIT } from '../core/errors.js';
+import { pidAlive } from './os/process.js';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
-
-export interface Owner {
-  uid: number;
-  gid: number;
-}
-
-const isRoot = (): boolean => process.getuid?.() === 0;
 
 export function lstatOrNull(file: string): fs.Stats | null {
   try {
@@ -89,25 +85,21 @@ export function createExclusive(file: string, mode = 0o600): number {
   return fs.openSync(file, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
 }
 
-/** Mode and owner on an open descriptor (umask must not decide; a path could be swapped). */
-export function fixDescriptor(fd: number, mode: number, owner?: Owner): void {
+/** The mode on an open descriptor (umask must not decide; a path could be swapped). */
+export function fixDescriptor(fd: number, mode: number): void {
   fs.fchmodSync(fd, mode);
-  if (owner) {
-    const st = fs.fstatSync(fd);
-    if (st.uid !== owner.uid || st.gid !== owner.gid) fs.fchownSync(fd, owner.uid, owner.gid);
-  }
 }
 
 /**
- * Set mode and owner of a file agyctl just made (e.g. SQLite's VACUUM INTO
+ * Set the mode of a file agyctl just made (e.g. SQLite's VACUUM INTO
  * output), refusing anything but a regular file, and fsync it; `fsync: false`
  * when the caller fsyncs it later (backup's SyncBatch).
  */
-export function finishFile(file: string, mode: number, owner?: Owner, opts: { fsync?: boolean } = {}): void {
+export function finishFile(file: string, mode: number, opts: { fsync?: boolean } = {}): void {
   const fd = openNoFollow(file, O_RDONLY | O_NONBLOCK);
   try {
     if (!fs.fstatSync(fd).isFile()) throw Object.assign(new Error(`${file} is not a regular file`), { code: 'EINVAL' });
-    fixDescriptor(fd, mode, owner);
+    fixDescriptor(fd, mode);
     if (opts.fsync !== false) fs.fsyncSync(fd);
   } finally {
     fs.closeSync(fd);
@@ -116,9 +108,9 @@ export function finishFile(file: string, mode: number, owner?: Owner, opts: { fs
 
 /**
  * Copy a regular file without following a link at either end: `to` must
- * not exist (O_EXCL), gets `mode` and `owner`, and is fsynced.
+ * not exist (O_EXCL), gets `mode`, and is fsynced.
  */
-export function copyFileNoFollow(from: string, to: string, mode = 0o600, owner?: Owner): void {
+export function copyFileNoFollow(from: string, to: string, mode = 0o600): void {
   const src = openNoFollow(from, O_RDONLY | O_NONBLOCK);
   try {
     if (!fs.fstatSync(src).isFile())
@@ -129,7 +121,7 @@ export function copyFileNoFollow(from: string, to: string, mode = 0o600, owner?:
       for (let n = fs.readSync(src, buf, 0, buf.length, null); n > 0; n = fs.readSync(src, buf, 0, buf.length, null)) {
         for (let off = 0; off < n; ) off += fs.writeSync(dst, buf, off, n - off);
       }
-      fixDescriptor(dst, mode, owner);
+      fixDescriptor(dst, mode);
       fs.fsyncSync(dst);
     } catch (err) {
       fs.closeSync(dst);
@@ -163,7 +155,7 @@ export function sweepPrivateDirs(parent: string, label: string): string[] {
   }
   for (const name of names) {
     const pid = Number(re.exec(name)?.[1] ?? NaN);
-    if (!Number.isInteger(pid) || pid === process.pid || isAlive(pid)) continue;
+    if (!Number.isInteger(pid) || pid === process.pid || pidAlive(pid)) continue;
     const st = lstatOrNull(path.join(parent, name));
     if (!st?.isDirectory() || st.uid !== process.getuid?.()) continue;
     rmPrivateDir(path.join(parent, name));
@@ -172,48 +164,17 @@ export function sweepPrivateDirs(parent: string, label: string): string[] {
   return removed;
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
 export function rmPrivateDir(dir: string): void {
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
 /**
- * Who files agyctl creates under `dir` must belong to: the directory's
- * owner, when agyctl runs as root (provisioning a user's state dir);
- * undefined otherwise (files are ours, as they should be).
+ * mkdir -p with mode 0700; returns whether anything was created. As root in
+ * a user's tree agyctl runs as that user (cli/as-owner.ts), so what it
+ * creates is the user's without a chown.
  */
-export function ownerFor(dir: string): Owner | undefined {
-  if (!isRoot()) return undefined;
-  const st = lstatOrNull(dir);
-  return st ? { uid: st.uid, gid: st.gid } : undefined;
-}
-
-/**
- * mkdir -p with mode 0700, the directories it created handed (lchown, never
- * following a link) to the owner of the nearest directory that existed.
- * Returns whether anything was created.
- */
-export function mkdirOwned(dir: string): boolean {
-  let existing = path.resolve(dir);
-  while (!fs.existsSync(existing) && path.dirname(existing) !== existing) existing = path.dirname(existing);
-  const first = fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (first === undefined) return false;
-  const owner = ownerFor(existing);
-  if (owner) {
-    for (let d = path.resolve(dir); ; d = path.dirname(d)) {
-      fs.lchownSync(d, owner.uid, owner.gid);
-      if (d === path.resolve(first) || path.dirname(d) === d) break;
-    }
-  }
-  return true;
+export function mkdirPrivate(dir: string): boolean {
+  return fs.mkdirSync(dir, { recursive: true, mode: 0o700 }) !== undefined;
 }
 
 /**
@@ -266,17 +227,11 @@ export function assertPrivateDir(dir: string): void {
 }
 
 /** A new file (O_EXCL|O_NOFOLLOW: never an existing name or a link), `mode` whatever the umask, fsynced unless `fsync: false` (the caller fsyncs it later). */
-export function writeNewFile(
-  file: string,
-  data: Uint8Array,
-  mode = 0o600,
-  owner?: Owner,
-  opts: { fsync?: boolean } = {},
-): void {
+export function writeNewFile(file: string, data: Uint8Array, mode = 0o600, opts: { fsync?: boolean } = {}): void {
   const fd = createExclusive(file, mode);
   try {
     fs.writeSync(fd, data);
-    fixDescriptor(fd, mode, owner);
+    fixDescriptor(fd, mode);
     if (opts.fsync !== false) fs.fsyncSync(fd);
   } catch (err) {
     fs.closeSync(fd);

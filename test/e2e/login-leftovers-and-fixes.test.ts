@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { processStart } from '../../src/login/shims.js';
+import { processStart } from '../../src/util/os/process.js';
 import { waitForEvent } from '../helpers/browser.js';
 import {
   agyctl,

@@ -1,23 +1,28 @@
 /**
  * Root on a user's state dir: the state dir belongs to
- * `nobody`, who plants symlinks (created here and lchown'ed to nobody, as if
- * nobody had made them), and agyctl runs as root, as it does when it
+ * a user created for the run, who plants symlinks (created here and lchown'ed
+ * to that user, as if they had made them), and agyctl runs as root, as it does when it
  * provisions a box (tests and CI run as root). agyctl must never write,
  * create, copy or read-for-copying through those links, must refuse with
  * exit 2 (`unsafe-symlink`) where the link is the file it was asked to
- * change, and what it creates there is 0600 and belongs to nobody.
+ * change, and what it creates there is 0600 and belongs to that user.
  *
  * @module-tag root
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { agyctl, makeSandbox, parseEvents, parseJson, type Sandbox } from '../helpers/cli.js';
+import { createUser, requireRoot } from '../helpers/os-user.js';
+import { makeTaggedDb, tagsOf } from '../helpers/tagged-db.js';
 
-const NOBODY = 65534;
-const NOGROUP = 65534;
+requireRoot('the root-on-a-user state dir tests');
+/** The state dir's owner: a user created for this run (removed afterwards). */
+const user = createUser('/nonexistent');
+afterAll(() => user.remove());
+const OWNER = user.uid;
+const OWNER_GROUP = user.gid;
 const A = '11111111-1111-4111-8111-111111111111';
 
 let sandbox: Sandbox | undefined;
@@ -26,47 +31,31 @@ afterEach(() => {
   sandbox = undefined;
 });
 
-if (process.getuid?.() !== 0)
-  throw new Error('these tests run as root (as in CI): they check what root does to a user-owned state dir');
-
-/** A sandbox whose HOME, ~/.gemini and state dir belong to nobody; a root-only `secret/` dir beside it. */
+/** A sandbox whose HOME, ~/.gemini and state dir belong to the user; a root-only `secret/` dir beside it. */
 function userBox(): Sandbox & { secret: string; conv: string } {
   const sb = makeSandbox();
   sandbox = sb;
   fs.chmodSync(sb.root, 0o755);
   fs.mkdirSync(path.join(sb.stateDir, 'conversations'), { recursive: true, mode: 0o700 });
   for (const d of [sb.home, path.dirname(sb.stateDir), sb.stateDir, path.join(sb.stateDir, 'conversations')])
-    fs.chownSync(d, NOBODY, NOGROUP);
+    fs.chownSync(d, OWNER, OWNER_GROUP);
   const secret = path.join(sb.root, 'secret');
   fs.mkdirSync(secret, { mode: 0o700 });
   return Object.assign(sb, { secret, conv: path.join(sb.stateDir, 'conversations') });
 }
 
-/** A symlink as nobody would plant it. */
+/** A symlink as the user would plant it. */
 function plant(link: string, target: string): void {
   fs.symlinkSync(target, link);
-  fs.lchownSync(link, NOBODY, NOGROUP);
+  fs.lchownSync(link, OWNER, OWNER_GROUP);
 }
 
 /** A small conversation database with `rows` rows, owned by `uid`, mode 0600. */
-function makeDb(file: string, rows: number, tag: string, uid = NOBODY): void {
-  const db = new Database(file);
-  db.exec('CREATE TABLE steps (n INTEGER, tag TEXT)');
-  const ins = db.prepare('INSERT INTO steps VALUES (?, ?)');
-  for (let i = 0; i < rows; i++) ins.run(i, tag);
-  db.close();
-  fs.chmodSync(file, 0o600);
-  fs.chownSync(file, uid, uid === 0 ? 0 : NOGROUP);
+function makeDb(file: string, rows: number, tag: string, uid = OWNER): void {
+  makeTaggedDb(file, tag, rows, { uid, gid: uid === 0 ? 0 : OWNER_GROUP });
 }
 
-function tags(file: string): string[] {
-  const db = new Database(file, { readonly: true, fileMustExist: true });
-  try {
-    return (db.prepare('SELECT DISTINCT tag FROM steps').all() as Array<{ tag: string }>).map((r) => r.tag);
-  } finally {
-    db.close();
-  }
-}
+const tags = tagsOf;
 
 const sha = (file: string): string => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
 const modeOf = (file: string): number => fs.lstatSync(file).mode & 0o777;
@@ -126,26 +115,27 @@ describe('settings set-auth as root', () => {
     const settings = path.join(sb.stateDir, 'settings.json');
     const r = await agyctl(['settings', 'set-auth', 'gemini-api-key'], sb);
     expect(r.exitCode, r.stderr).toBe(0);
-    expect([modeOf(settings), uidOf(settings)]).toEqual([0o600, NOBODY]);
+    expect([modeOf(settings), uidOf(settings)]).toEqual([0o600, OWNER]);
 
     fs.writeFileSync(settings, '{ broken', { mode: 0o600 });
-    fs.chownSync(settings, NOBODY, NOGROUP);
+    fs.chownSync(settings, OWNER, OWNER_GROUP);
     const forced = await agyctl(['settings', 'set-auth', 'oauth-personal', '--force', '--json'], sb);
     expect(forced.exitCode, forced.stderr).toBe(0);
     const backup = String((parseJson(forced.stdout).settings as Record<string, unknown>).backup);
     expect(fs.readFileSync(backup, 'utf8')).toBe('{ broken');
-    expect([modeOf(backup), uidOf(backup)]).toEqual([0o600, NOBODY]);
-    expect([modeOf(settings), uidOf(settings)]).toEqual([0o600, NOBODY]);
+    expect([modeOf(backup), uidOf(backup)]).toEqual([0o600, OWNER]);
+    expect([modeOf(settings), uidOf(settings)]).toEqual([0o600, OWNER]);
   });
 
   it('a missing state dir is created 0700 and given to the owner of the home it is in', async () => {
     const sb = makeSandbox();
     sandbox = sb;
-    fs.chownSync(sb.home, NOBODY, NOGROUP);
+    fs.chmodSync(sb.root, 0o755); // the user can reach their home
+    fs.chownSync(sb.home, OWNER, OWNER_GROUP);
     const r = await agyctl(['settings', 'set-auth', 'gemini-api-key'], sb);
     expect(r.exitCode, r.stderr).toBe(0);
-    for (const d of [path.dirname(sb.stateDir), sb.stateDir]) expect([modeOf(d), uidOf(d)]).toEqual([0o700, NOBODY]);
-    expect(uidOf(path.join(sb.stateDir, 'settings.json'))).toBe(NOBODY);
+    for (const d of [path.dirname(sb.stateDir), sb.stateDir]) expect([modeOf(d), uidOf(d)]).toEqual([0o700, OWNER]);
+    expect(uidOf(path.join(sb.stateDir, 'settings.json'))).toBe(OWNER);
   });
 });
 
@@ -196,7 +186,7 @@ describe('restore as root', () => {
     )[0]!;
     expect(tags(restored.preRestore)).toEqual(['current']);
     for (const f of [db, restored.preRestore, path.join(sb.conv, `${A}.meta`)])
-      expect([path.basename(f), modeOf(f), uidOf(f)]).toEqual([path.basename(f), 0o600, NOBODY]);
+      expect([path.basename(f), modeOf(f), uidOf(f)]).toEqual([path.basename(f), 0o600, OWNER]);
     expect(fs.readdirSync(sb.conv).filter((n) => n.startsWith('.agyctl-'))).toEqual([]);
   });
 
@@ -206,8 +196,8 @@ describe('restore as root', () => {
     fs.rmSync(sb.conv, { recursive: true });
     const r = await agyctl(['restore', snap], sb);
     expect(r.exitCode, r.stderr).toBe(0);
-    expect([modeOf(sb.conv), uidOf(sb.conv)]).toEqual([0o700, NOBODY]);
-    expect([modeOf(path.join(sb.conv, `${A}.db`)), uidOf(path.join(sb.conv, `${A}.db`))]).toEqual([0o600, NOBODY]);
+    expect([modeOf(sb.conv), uidOf(sb.conv)]).toEqual([0o700, OWNER]);
+    expect([modeOf(path.join(sb.conv, `${A}.db`)), uidOf(path.join(sb.conv, `${A}.db`))]).toEqual([0o600, OWNER]);
   });
 });
 
@@ -241,7 +231,7 @@ describe('backup as root', () => {
     makeDb(path.join(sb.conv, `${A}.db`), 1, 'a');
     const bk = path.join(sb.root, 'bk');
     fs.mkdirSync(bk);
-    fs.chownSync(bk, NOBODY, NOGROUP); // a destination the user can write to
+    fs.chownSync(bk, OWNER, OWNER_GROUP); // a destination the user can write to
     const victim = path.join(sb.secret, 'victim');
     fs.writeFileSync(victim, 'root data\n', { mode: 0o600 });
     fs.utimesSync(victim, new Date(0), new Date(0));
@@ -260,7 +250,7 @@ describe('backup as root', () => {
     const bk = path.join(sb.root, 'bk');
     const first = await backupTo(sb, bk);
     expect(first.exitCode, first.stderr).toBe(0);
-    fs.chownSync(bk, NOBODY, NOGROUP);
+    fs.chownSync(bk, OWNER, OWNER_GROUP);
     // A fake "newer snapshot" whose manifest says A is unchanged, pointing at root's database.
     const rootDb = path.join(sb.secret, 'root-only.db');
     makeDb(rootDb, 3, 'root-secret', 0);
@@ -275,7 +265,7 @@ describe('backup as root', () => {
     fs.mkdirSync(dirOfLinks);
     plant(path.join(dirOfLinks, 'manifest.json'), path.join(fake, 'manifest.json'));
     plant(path.join(dirOfLinks, `${A}.db`), path.join(fake, `${A}.db`));
-    fs.chownSync(dirOfLinks, NOBODY, NOGROUP);
+    fs.chownSync(dirOfLinks, OWNER, OWNER_GROUP);
     const keep = path.join(sb.secret, 'keep');
     fs.mkdirSync(keep);
     fs.writeFileSync(path.join(keep, 'file'), 'x');

@@ -1,7 +1,6 @@
 /**
  * Root restoring into a user's state dir while that user races it (issue
- * 21.2). The user (`nobody`, a second, unprivileged user of the test's
- * sandbox) renames every `.agyctl-*` entry root makes in their
+ * 21.2). The user (a second, unprivileged user created for the run) renames every `.agyctl-*` entry root makes in their
  * conversations/ away and puts a link to a root-only directory in its place,
  * and now and then swaps conversations/ itself for such a link, in a tight
  * loop. Root's restores must never write there, and a restore after the
@@ -11,14 +10,17 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { agyctl, makeSandbox, parseJson, type Sandbox } from '../helpers/cli.js';
+import { createUser, requireRoot } from '../helpers/os-user.js';
 
-const NOBODY = 65534;
+requireRoot('the restore race tests');
+/** The state dir's owner: a user created for this run (removed afterwards). */
+const user = createUser('/nonexistent');
+afterAll(() => user.remove());
+const OWNER = user.uid;
+const OWNER_GROUP = user.gid;
 const A = '22222222-2222-4222-8222-222222222222';
-
-if (process.getuid?.() !== 0)
-  throw new Error('these tests run as root (as in CI): root restores into a user-owned state dir');
 
 let sandbox: Sandbox | undefined;
 let attacker: ChildProcess | undefined;
@@ -55,7 +57,7 @@ function undoSwap(dir: string): void {
   if (fs.existsSync(`${dir}.real`)) fs.renameSync(`${dir}.real`, dir);
   else {
     fs.mkdirSync(dir, { mode: 0o700 });
-    fs.chownSync(dir, NOBODY, NOBODY);
+    fs.chownSync(dir, OWNER, OWNER_GROUP);
   }
 }
 
@@ -65,7 +67,7 @@ function makeDb(file: string, tag: string): void {
   for (let i = 0; i < 50; i++) db.prepare('INSERT INTO steps VALUES (?, ?)').run(i, tag);
   db.close();
   fs.chmodSync(file, 0o600);
-  fs.chownSync(file, NOBODY, NOBODY);
+  fs.chownSync(file, OWNER, OWNER_GROUP);
 }
 
 describe('root restoring into a user state dir the user races', () => {
@@ -75,7 +77,7 @@ describe('root restoring into a user state dir the user races', () => {
     fs.chmodSync(sb.root, 0o755);
     const conv = path.join(sb.stateDir, 'conversations');
     fs.mkdirSync(conv, { recursive: true, mode: 0o700 });
-    for (const d of [sb.home, path.dirname(sb.stateDir), sb.stateDir, conv]) fs.chownSync(d, NOBODY, NOBODY);
+    for (const d of [sb.home, path.dirname(sb.stateDir), sb.stateDir, conv]) fs.chownSync(d, OWNER, OWNER_GROUP);
     const secret = path.join(sb.root, 'secret');
     fs.mkdirSync(secret, { mode: 0o700 });
     makeDb(path.join(conv, `${A}.db`), 'snapshot');
@@ -84,7 +86,11 @@ describe('root restoring into a user state dir the user races', () => {
     expect(b.exitCode, b.stderr).toBe(0);
     const snapshot = (parseJson(b.stdout) as any).snapshot.path as string;
 
-    attacker = spawn(process.execPath, ['-e', SWAPPER, conv, secret], { uid: NOBODY, gid: NOBODY, stdio: 'ignore' });
+    attacker = spawn(process.execPath, ['-e', SWAPPER, conv, secret], {
+      uid: OWNER,
+      gid: OWNER_GROUP,
+      stdio: 'ignore',
+    });
     for (let i = 0; i < 6; i++) {
       const r = await agyctl(['restore', snapshot, '--json'], sb);
       expect(r.stderr).not.toMatch(/output file already exists/);
@@ -103,14 +109,14 @@ describe('root restoring into a user state dir the user races', () => {
     const db = new Database(path.join(conv, `${A}.db`), { fileMustExist: true });
     db.prepare('INSERT INTO steps VALUES (?, ?)').run(50, 'later');
     db.close();
-    for (const n of fs.readdirSync(conv)) fs.lchownSync(path.join(conv, n), NOBODY, NOBODY);
+    for (const n of fs.readdirSync(conv)) fs.lchownSync(path.join(conv, n), OWNER, OWNER_GROUP);
     const r = await agyctl(['restore', snapshot, '--json'], sb); // and replaces it, keeping a pre-restore copy
     expect(r.exitCode, `${r.stdout}${r.stderr}`).toBe(0);
     expect(fs.readdirSync(secret)).toEqual([]);
     const restored = path.join(conv, `${A}.db`);
-    expect(fs.lstatSync(restored).uid).toBe(NOBODY);
+    expect(fs.lstatSync(restored).uid).toBe(OWNER);
     const pre = (parseJson(r.stdout) as any).restore.sessions[0].preRestore as string;
-    expect(fs.lstatSync(pre).uid).toBe(NOBODY);
+    expect(fs.lstatSync(pre).uid).toBe(OWNER);
     expect(fs.readdirSync(conv).filter((n) => n.startsWith('.agyctl-') && !n.endsWith('.moved'))).toEqual([]);
     expect(fs.readdirSync(sb.root).filter((n) => n.startsWith('agyctl-restore-'))).toEqual([]);
   });
@@ -129,7 +135,7 @@ describe('root restoring into a user state dir the user races', () => {
     // Enough files that root's copy takes a while: the window the user's loop races.
     for (let i = 0; i < 400; i++) fs.writeFileSync(path.join(files, 'notes', `n${i}.md`), `${i}\n`.repeat(200));
     for (const d of [sb.home, path.dirname(sb.stateDir), sb.stateDir, conv, brain, files, path.join(files, 'notes')])
-      fs.chownSync(d, NOBODY, NOBODY);
+      fs.chownSync(d, OWNER, OWNER_GROUP);
     // A root-only directory laid out like a brain dir, so a write that follows a swapped link lands there.
     const secret = path.join(sb.root, 'secret');
     fs.mkdirSync(path.join(secret, A, 'notes'), { recursive: true, mode: 0o700 });
@@ -141,7 +147,11 @@ describe('root restoring into a user state dir the user races', () => {
     expect(b.exitCode, b.stderr).toBe(0);
     const snapshot = (parseJson(b.stdout) as any).snapshot.path as string;
 
-    attacker = spawn(process.execPath, ['-e', SWAPPER, brain, secret], { uid: NOBODY, gid: NOBODY, stdio: 'ignore' });
+    attacker = spawn(process.execPath, ['-e', SWAPPER, brain, secret], {
+      uid: OWNER,
+      gid: OWNER_GROUP,
+      stdio: 'ignore',
+    });
     for (let i = 0; i < 6; i++) {
       const r = await agyctl(['restore', snapshot, '--json'], sb);
       expect(r.stderr).not.toMatch(/output file already exists/);
@@ -154,6 +164,6 @@ describe('root restoring into a user state dir the user races', () => {
     expect(r.exitCode, `${r.stdout}${r.stderr}`).toBe(0);
     expect(planted()).toEqual(before);
     expect(fs.readFileSync(path.join(files, 'notes', 'a.md'), 'utf8')).toBe('a\n');
-    expect(fs.lstatSync(path.join(files, 'notes', 'a.md')).uid).toBe(NOBODY);
+    expect(fs.lstatSync(path.join(files, 'notes', 'a.md')).uid).toBe(OWNER);
   });
 });

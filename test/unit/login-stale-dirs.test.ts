@@ -6,7 +6,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { processStart, recordOwner, sweepStaleLoginDirs } from '../../src/login/shims.js';
+import { recordOwner, sweepStaleLoginDirs } from '../../src/login/shims.js';
+import { processStart } from '../../src/util/os/process.js';
 
 let root: string | undefined;
 afterEach(() => {

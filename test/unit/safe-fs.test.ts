@@ -1,6 +1,6 @@
 /**
- * safe-fs and login's token check as root on a user's files: nothing is
- * followed through a link, and modes and owners are set on descriptors.
+ * safe-fs and login's token check in a directory another user controls:
+ * nothing is followed through a link, and modes are set on descriptors.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -16,7 +16,6 @@ import {
   createWithContent,
   holdsOpen,
   makePrivateDir,
-  ownerFor,
   readFileNoFollow,
   sweepPrivateDirs,
   writeNewFile,
@@ -38,23 +37,22 @@ function box(): { state: string; victim: string } {
   return { state, victim };
 }
 
-describe('login token check as root', () => {
-  it('narrows a root-written token to 0600 and gives it to the state dir owner', () => {
+describe('login token check', () => {
+  it('narrows a token to 0600 on its descriptor', () => {
     const { state } = box();
     const token = path.join(state, 'acp_token.json');
     fs.writeFileSync(token, '{}', { mode: 0o644 });
     fs.chmodSync(token, 0o644);
-    const r = checkAndFixTokenFile(token, undefined, ownerFor(state));
+    const r = checkAndFixTokenFile(token);
     expect(r).toMatchObject({ regular: true, ownedByUser: true, fixedFrom: '0644', mode: '0600' });
     expect(fs.statSync(token).mode & 0o777).toBe(0o600);
-    expect(fs.statSync(token).uid).toBe(NOBODY);
   });
 
   it('never changes the mode or owner of what a token link points to', () => {
     const { state, victim } = box();
     const token = path.join(state, 'acp_token.json');
     fs.symlinkSync(victim, token);
-    expect(checkAndFixTokenFile(token, undefined, ownerFor(state))).toMatchObject({
+    expect(checkAndFixTokenFile(token)).toMatchObject({
       regular: false,
       fixedFrom: undefined,
     });
@@ -76,11 +74,11 @@ describe('safe-fs', () => {
     expect(fs.readFileSync(victim, 'utf8')).toBe('root data\n');
   });
 
-  it('writeFileAtomic gives a file to the owner before it is visible, at the exact mode', () => {
+  it('writeFileAtomic writes a file at the exact mode', () => {
     const { state } = box();
     const file = path.join(state, 'f.json');
-    writeFileAtomic(file, 'x', { mode: 0o600, owner: ownerFor(state) });
-    expect([fs.statSync(file).mode & 0o777, fs.statSync(file).uid]).toEqual([0o600, NOBODY]);
+    writeFileAtomic(file, 'x', { mode: 0o600 });
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
     fs.chmodSync(file, 0o644);
     writeFileAtomic(file, 'y', { mode: 0o600, exactMode: true });
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);

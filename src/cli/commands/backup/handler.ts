@@ -10,6 +10,7 @@ import type { BackupReport } from '../../../backup/run-backup.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { defaultBackupDir, expandTilde } from '../../../core/paths.js';
 import { type FsErrorContext, withFsErrors } from '../../../util/fs-errors.js';
+import { ownerToBecome } from '../../../util/os/tree-owner.js';
 import type { CommandIO, CommandResult } from '../../context.js';
 import { parseCountOption, parseDurationOption } from '../../parse-options.js';
 import {
@@ -140,17 +141,23 @@ async function checkBackupFlags(io: CommandIO, flags: BackupFlags): Promise<Back
   };
   if (flags.dryRun && flags.prove)
     throw usageError('--dry-run and --prove cannot be combined: a dry run writes no snapshot to prove.');
+  if (flags.prove) (await import('../../../backup/prove-scratch.js')).assertMayBorrow(io.opts.stateDir);
   if (input.prometheus) (await import('../../../check/metrics-target.js')).assertMetricsTarget(input.prometheus);
   return input;
 }
 
+function freshBackup(io: CommandIO, input: BackupInput): CommandResult {
+  const fresh = noConversationsBackup(io.opts.stateDir, input.backupDir);
+  if (!io.opts.json) for (const line of fresh.lines) io.out.print(line);
+  return { exit: EXIT.ok, data: fresh.json };
+}
+
 async function backupRun(io: CommandIO, flags: BackupFlags): Promise<CommandResult> {
   const input = await checkBackupFlags(io, flags);
-  if (input.sessionIds.length === 0 && noConversationsYet(io.opts.stateDir)) {
-    const fresh = noConversationsBackup(io.opts.stateDir, input.backupDir);
-    if (!io.opts.json) for (const line of fresh.lines) io.out.print(line);
-    return { exit: EXIT.ok, data: fresh.json };
-  }
+  // Root on a user's state dir: the snapshot is taken as that user and streamed to root's backup dir.
+  const owner = flags.dryRun ? undefined : ownerToBecome(io.opts.stateDir);
+  const fromOwner = owner ? await import('./as-owner.js') : undefined;
+  if (!owner && input.sessionIds.length === 0 && noConversationsYet(io.opts.stateDir)) return freshBackup(io, input);
   if (flags.dryRun) {
     const { dryRunBackup } = await import('../../../backup/dry-run.js');
     const report = dryRunBackup({ ...input, stateDir: io.opts.stateDir });
@@ -171,9 +178,11 @@ async function backupRun(io: CommandIO, flags: BackupFlags): Promise<CommandResu
       ...(input.jobs ? { jobs: input.jobs } : {}),
       signal: io.ctx.signal,
       out: io.out,
+      ...(owner && fromOwner ? { snapshotFrom: fromOwner.snapshotFromOwner(io, owner, flags) } : {}),
     });
     if (archive) await shipArchive(io, report.snapshot.path, archive);
   } catch (err) {
+    if (fromOwner && err instanceof fromOwner.NoConversationsYet) return freshBackup(io, input);
     if (prometheus) await writeMetrics(prometheus, report, started, false);
     throw err;
   }

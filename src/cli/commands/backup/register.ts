@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import type { ActionFactory } from '../../action.js';
 import { collect } from '../../parse-options.js';
+import type { SnapshotArchiveFlags } from './as-owner.js';
 import type { BackupFlags, VerifyFlags } from './handler.js';
 
 export function register(program: Command, action: ActionFactory): void {
@@ -52,6 +53,17 @@ export function register(program: Command, action: ActionFactory): void {
     )
     .action(
       action<{ from?: string }>(async (io, { options }) => (await import('./handler.js')).listCommand(io, options)),
+    );
+  program
+    .command('__snapshot-archive', { hidden: true })
+    .description("internal: root's `backup` runs it as the state dir's owner")
+    .option('--session <id>', 'only this conversation (repeatable)', collect)
+    .option('--busy-timeout <duration>', 'how long to retry a locked database', '10s')
+    .option('--jobs <n>', 'sessions snapshotted at once')
+    .action(
+      action<SnapshotArchiveFlags>(async (io, { options }) =>
+        (await import('./as-owner.js')).snapshotArchiveCommand(io, options),
+      ),
     );
   backup
     .command('verify')

@@ -4,6 +4,7 @@ import { assertMetricsTarget } from '../../../check/metrics-target.js';
 import { type CheckOptions, runCheck } from '../../../check/run.js';
 import { EXIT_FOR } from '../../../check/status.js';
 import { usageError } from '../../../core/errors.js';
+import { METRICS_FD_VAR, relayFd } from '../../../util/os/tree-owner.js';
 import type { CommandIO, CommandResult } from '../../context.js';
 import { parseDurationOption } from '../../parse-options.js';
 import { publicCheck, renderChecks } from './render.js';
@@ -37,7 +38,8 @@ export function prepareCheck(io: CommandIO, flags: CheckFlags): PreparedCheck {
       'add --restart (or --prompt), or drop --model',
     );
   const prometheus = flags.prometheus === undefined ? undefined : path.resolve(io.ctx.cwd, flags.prometheus);
-  if (prometheus) assertMetricsTarget(prometheus);
+  // Run as the state dir's owner for root, root's side checks and writes the file.
+  if (prometheus && relayFd(io.ctx.env, METRICS_FD_VAR) === undefined) assertMetricsTarget(prometheus);
   return {
     live: flags.live === true || restart || prompt,
     restart,
@@ -54,7 +56,7 @@ export async function runCheckCommand(io: CommandIO, o: PreparedCheck): Promise<
   if (o.prometheus) {
     // Loaded only when asked for: the atomic writer pulls in node:crypto.
     const { writeMetricsFile } = await import('../../../check/check-metrics.js');
-    writeMetricsFile(o.prometheus, report);
+    writeMetricsFile(o.prometheus, report, relayFd(io.ctx.env, METRICS_FD_VAR));
   }
   if (!io.opts.json) for (const line of renderChecks(report.checks, report.status, io.out.c)) io.out.print(line);
   return {

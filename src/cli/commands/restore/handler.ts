@@ -5,6 +5,7 @@ import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { expandTilde, tempRoot } from '../../../core/paths.js';
 import { withFsErrors } from '../../../util/fs-errors.js';
+import { ARCHIVE_SHOWN_VAR, ownerToBecome } from '../../../util/os/tree-owner.js';
 import type { CommandIO, CommandResult } from '../../context.js';
 import { parseDurationOption } from '../../parse-options.js';
 import { dirOption, fsContext } from '../backup/handler.js';
@@ -70,6 +71,9 @@ function checkRestoreFlags(io: CommandIO, snapshot: string | undefined, flags: R
 }
 
 async function restoreRun(io: CommandIO, input: RestoreInput): Promise<CommandResult> {
+  // Root on a user's state dir: the restore itself runs as that user, fed the archive through a pipe.
+  const owner = ownerToBecome(io.opts.stateDir);
+  if (owner) return (await import('./as-owner.js')).restoreAsOwner(io, owner, input);
   if ('dir' in input.source) return restoreFrom(io, input.source.dir, input);
   const archive = input.source.archive;
   const { withArchiveSnapshot } = await import('../../../backup/archive-restore.js');
@@ -98,8 +102,9 @@ async function restoreFrom(io: CommandIO, dir: string, input: RestoreInput, arch
   const { runRestore, selectSessions } = await import('../../../backup/restore.js');
   if (input.dryRun) {
     const { planRestore } = await import('../../../backup/restore-plan.js');
+    const shown = archive === '-' ? io.ctx.env[ARCHIVE_SHOWN_VAR] : undefined;
     const plan = planRestore(
-      archive === '-' ? 'the archive on stdin' : (archive ?? dir),
+      shown ?? (archive === '-' ? 'the archive on stdin' : (archive ?? dir)),
       io.opts.stateDir,
       selectSessions({ snapshotDir: dir, sessionIds: input.sessionIds }),
       dir,
@@ -119,9 +124,8 @@ async function restoreFrom(io: CommandIO, dir: string, input: RestoreInput, arch
     force: input.force,
     signal: io.ctx.signal,
     out: io.out,
-    workRoot: tempRoot(io.ctx.env),
   });
-  if (archive) report.snapshot = archive;
+  if (archive) report.snapshot = (archive === '-' ? io.ctx.env[ARCHIVE_SHOWN_VAR] : undefined) ?? archive;
   if (!io.opts.json) for (const line of renderRestore(report)) io.out.print(line);
   const restoredOk = report.sessions.every((s) => s.restored);
   if (!prover || !proveWith) return { exit: restoredOk ? EXIT.ok : EXIT.findings, data: { restore: report } };

@@ -1,0 +1,129 @@
+/**
+ * Root backing up a user's state dir. The owner's side (`agyctl
+ * __snapshot-archive`, run as the state dir's owner) snapshots the
+ * conversations into a scratch dir of its own and streams them as the
+ * archive `backup --archive` writes; root's side reads that stream into
+ * its own backup dir, checking every hash against the manifest, and makes
+ * it a snapshot there. Root opens nothing in the user's tree.
+ */
+import fs from 'node:fs';
+import type { Readable } from 'node:stream';
+import { ArchiveError, readArchive } from '../../../backup/archive-read.js';
+import { writeArchive } from '../../../backup/archive-write.js';
+import { noConversationsYet } from '../../../backup/discover.js';
+import type { Manifest } from '../../../backup/manifest.js';
+import { runBackup } from '../../../backup/run-backup.js';
+import { withScratchDir } from '../../../backup/scratch-dir.js';
+import { AgyError, asExitCode, EXIT, usageError } from '../../../core/errors.js';
+import { tempRoot } from '../../../core/paths.js';
+import { ARCHIVE_FD_VAR, relayFd, type TreeOwner } from '../../../util/os/tree-owner.js';
+import { collect, globalArgv, type Relay, withOwnerChild } from '../../as-owner.js';
+import type { CommandIO, CommandResult } from '../../context.js';
+import { parseCountOption, parseDurationOption } from '../../parse-options.js';
+
+/** `agyctl __snapshot-archive`'s flags: the part of `backup`'s that reads the state dir. */
+export interface SnapshotArchiveFlags {
+  session?: string[];
+  busyTimeout: string;
+  jobs?: string;
+}
+
+/** The owner's side: a snapshot in a scratch dir of the owner's, streamed to root's side through ARCHIVE_FD_VAR. */
+export async function snapshotArchiveCommand(io: CommandIO, flags: SnapshotArchiveFlags): Promise<CommandResult> {
+  const fd = relayFd(io.ctx.env, ARCHIVE_FD_VAR);
+  if (fd === undefined) throw usageError('__snapshot-archive is internal: `agyctl backup` runs it as root.');
+  const sessionIds = flags.session ?? [];
+  if (sessionIds.length === 0 && noConversationsYet(io.opts.stateDir))
+    return { exit: EXIT.ok, data: { noConversations: true } };
+  return withScratchDir(tempRoot(io.ctx.env), 'agyctl-snapshot-', async (scratch) => {
+    const report = await runBackup({
+      stateDir: io.opts.stateDir,
+      backupDir: scratch,
+      sessionIds,
+      retention: {},
+      busyBudgetMs: parseDurationOption('--busy-timeout', flags.busyTimeout),
+      ...(flags.jobs ? { jobs: parseCountOption('--jobs', flags.jobs) } : {}),
+      signal: io.ctx.signal,
+      out: io.out,
+    });
+    const out = fs.createWriteStream('', { fd });
+    await writeArchive(report.snapshot.path, out, io.ctx.signal);
+    await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
+    return { exit: EXIT.ok, data: {} };
+  });
+}
+
+/** The owner's state dir has no conversations yet: root's backup says so, as for its own state dir. */
+export class NoConversationsYet extends Error {}
+
+/** Root's side: fills `work` (in root's backup dir) from the owner's stream; returns the manifest it carried. */
+export function snapshotFromOwner(
+  io: CommandIO,
+  owner: TreeOwner,
+  flags: SnapshotArchiveFlags,
+): (work: string) => Promise<Manifest> {
+  return async (work) => {
+    const argv = [
+      ...globalArgv({ ...io.opts, json: true }),
+      '__snapshot-archive',
+      '--busy-timeout',
+      flags.busyTimeout,
+      ...(flags.session ?? []).flatMap((id) => ['--session', id]),
+      ...(flags.jobs ? ['--jobs', flags.jobs] : []),
+    ];
+    let manifest: Manifest | undefined;
+    let rejected: unknown;
+    const archive: Relay = {
+      variable: ARCHIVE_FD_VAR,
+      chunks: [],
+      consume: async (from: Readable) => {
+        try {
+          manifest = await readArchive(from, work, io.ctx.signal);
+        } catch (err) {
+          rejected = err;
+          from.destroy();
+        }
+      },
+    };
+    const doc: Buffer[] = [];
+    const exit = await withOwnerChild(
+      owner,
+      { argv, ctx: io.ctx, opts: { ...io.opts, json: true }, stdin: 'ignore', stdout: 'pipe', relays: [archive] },
+      (child) => collect(child.stdout!, doc),
+    );
+    const answer = parseDoc(doc);
+    if (exit !== EXIT.ok) throw childError(exit, answer);
+    if (answer.noConversations === true) throw new NoConversationsYet();
+    if (!manifest) throw streamRejected(rejected);
+    return manifest;
+  };
+}
+
+function parseDoc(doc: Buffer[]): Record<string, unknown> {
+  try {
+    return JSON.parse(Buffer.concat(doc).toString('utf8')) as Record<string, unknown>;
+  } catch {
+    return {};
+  }
+}
+
+function childError(exit: number, answer: Record<string, unknown>): AgyError {
+  const error = (answer.error ?? {}) as { code?: unknown; message?: unknown; hint?: unknown };
+  if (exit === EXIT.interrupted) return new AgyError(EXIT.interrupted, 'interrupted', 'Interrupted.');
+  return new AgyError(
+    asExitCode(exit, EXIT.internal),
+    typeof error.code === 'string' ? error.code : 'internal',
+    typeof error.message === 'string' ? error.message : `the snapshot as the state dir's owner failed (exit ${exit})`,
+    typeof error.hint === 'string' ? { hint: error.hint } : {},
+  );
+}
+
+function streamRejected(err: unknown): AgyError {
+  const why = err instanceof ArchiveError || err instanceof Error ? err.message : 'it ended early';
+  return new AgyError(
+    EXIT.findings,
+    'archive-damaged',
+    `The snapshot the state dir's owner sent was rejected (${why}); no snapshot was made.`,
+    { hint: 'run the backup again; if it fails again, run it as the state dir owner with -v' },
+  );
+}
