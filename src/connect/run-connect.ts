@@ -9,7 +9,7 @@ import type { CommandIO, CommandResult } from '../core/io.js';
 import { tempRoot } from '../core/paths.js';
 import { type PasteReader, startPasteReader } from '../login/paste.js';
 import { labelled } from '../login/present.js';
-import { validateAuthUrl, validateCodeEntryUrl } from '../profiles/auth-url.js';
+import { validateAuthUrl, validateCodeEntryUrl, validateElicitedUrl } from '../profiles/auth-url.js';
 import { formatDuration } from '../util/duration.js';
 import { openBrowser } from './browser.js';
 import type { CallbackRelay, Delivery } from './callback-relay.js';
@@ -183,6 +183,10 @@ class ConnectSession {
     this.answerRelay(ev);
     switch (ev?.event) {
       case 'url':
+        if (ev.mode === 'device') {
+          this.enqueue(() => this.onDevicePage(String(ev.url)));
+          break;
+        }
         if (typeof ev.port === 'number') this.urlPort = ev.port;
         this.enqueue(() => this.onUrl(ev));
         break;
@@ -231,13 +235,33 @@ class ConnectSession {
     if (choice.route === 'forward') this.forwardedPort = port;
     if (this.io.ctx.signal.aborted || this.login.hasExited) return;
     this.present(url, choice);
-    if (this.o.open) {
-      this.browser = await openBrowser(url);
-      this.io.out.event({ event: 'browser-opened', ...this.browser });
-      if (!this.browser.ok && !this.io.out.json)
-        this.io.out.warn(`could not open a browser (${this.browser.reason}); open the URL above yourself`);
-    }
+    if (this.o.open) await this.openInBrowser(url);
     if (!this.signedIn && !this.login.hasExited) this.startPaste();
+  }
+
+  /**
+   * A device-code or verification page: the remote server learns the outcome
+   * itself, so there is nothing to forward, relay or paste; show it (and
+   * open it) and wait for the remote login's answer.
+   */
+  private async onDevicePage(url: string): Promise<void> {
+    if (this.io.ctx.signal.aborted || this.login.hasExited) return;
+    if (!this.io.out.json) {
+      labelled(
+        this.io,
+        this.io.out.e.bold('Open this page in your browser and follow it (nothing to forward or paste):'),
+        url,
+      );
+      this.io.out.info(`The server on ${this.o.destination} learns the outcome itself; waiting for it.`);
+    }
+    if (this.o.open) await this.openInBrowser(url);
+  }
+
+  private async openInBrowser(url: string): Promise<void> {
+    this.browser = await openBrowser(url);
+    this.io.out.event({ event: 'browser-opened', ...this.browser });
+    if (!this.browser.ok && !this.io.out.json)
+      this.io.out.warn(`could not open a browser (${this.browser.reason}); open the URL above yourself`);
   }
 
   /** The relayed address goes to the remote login's stdin, like a paste; its next delivered/rejected event answers. */
@@ -445,6 +469,13 @@ class ConnectSession {
  */
 export function checkRemoteUrl(ev: RemoteEventOf<'url'>): { ok: true } | { ok: false; reason: string } {
   const url = typeof ev.url === 'string' ? ev.url : '';
+  if (ev.mode === 'device') {
+    const v = validateElicitedUrl(url);
+    if (!v.ok) return v;
+    return v.value.kind === 'device'
+      ? { ok: true }
+      : { ok: false, reason: 'a device page event carried a loopback sign-in URL' };
+  }
   if (ev.mode === 'code-entry') {
     const v = validateCodeEntryUrl(url);
     return v.ok ? { ok: true } : v;

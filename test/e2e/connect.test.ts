@@ -206,6 +206,24 @@ describe('agyctl connect over a real SSH connection', () => {
     await expectNothingLeft(lab, s);
   });
 
+  it('a device page from the remote login is shown as it is: no forward, no relay, no paste', async (ctx) => {
+    const lab = requireLab(fx.result(), ctx);
+    const s = sides(fx, lab);
+    const remote = remoteAgyctl(s.remote, { AGY_SIM_ELICITATION: 'only', AGY_SIM_ELICITATION_PAGE: 'device' });
+    const { child, events } = startConnect(fx, lab, s, connectArgs(lab, remote, ['--json', '--no-open']));
+    const result = await child;
+    expect(result.exitCode, String(result.stderr)).toBe(0);
+    expect(events.find('url')).toMatchObject({
+      mode: 'device',
+      url: expect.stringMatching(/^https:\/\/www\.google\.com\/device/),
+    });
+    expect(events.find('url-rejected')).toBeUndefined();
+    expect(events.find('route')).toBeUndefined();
+    expect(events.find('forward-added')).toBeUndefined();
+    expect(events.find('verified')).toMatchObject({ tokenFile: { mode: '0600' } });
+    await expectNothingLeft(lab, s);
+  });
+
   it('with stdin at /dev/null and no forward, it stops at once (exit 2) instead of waiting for a paste it cannot read', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
     const s = sides(fx, lab);

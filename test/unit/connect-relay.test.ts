@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderRemoteEvent, summaryLine } from '../../src/connect/relay.js';
 import type { RemoteEvent } from '../../src/connect/remote-login.js';
+import { checkRemoteUrl } from '../../src/connect/run-connect.js';
 import { PLAIN, type Reporter } from '../../src/core/reporter.js';
 
 function recorder(): { out: Reporter; lines: string[] } {
@@ -69,5 +70,28 @@ describe('summaryLine', () => {
     expect(summaryLine('box', { event: 'verified', serverStartMs: 812, tokenFile: { mode: '0600' } })).toBe(
       'Logged in on box: a fresh server there accepted the credentials (start-up 812 ms); token file mode 0600.',
     );
+  });
+});
+
+describe("checkRemoteUrl: the laptop's own check of a remote url event", () => {
+  const device = 'https://www.google.com/device?user_code=ABCD-EFGH';
+  const loopback =
+    'https://accounts.google.com/o/oauth2/v2/auth?response_type=code&client_id=x&redirect_uri=http%3A%2F%2F127.0.0.1%3A35293%2F&state=s';
+
+  it('accepts a device page on Google with no loopback redirect, shown as it is', () => {
+    expect(checkRemoteUrl({ event: 'url', mode: 'device', url: device })).toEqual({ ok: true });
+  });
+
+  it('refuses a device event on a lookalike host or carrying a loopback redirect', () => {
+    expect(checkRemoteUrl({ event: 'url', mode: 'device', url: 'https://www.google.com.evil.example/device' }).ok).toBe(
+      false,
+    );
+    expect(checkRemoteUrl({ event: 'url', mode: 'device', url: 'https://xn--ggle-0nda.com/device' }).ok).toBe(false);
+    expect(checkRemoteUrl({ event: 'url', mode: 'device', url: loopback })).toMatchObject({ ok: false });
+  });
+
+  it('still requires the forwarded port for a loopback sign-in URL', () => {
+    expect(checkRemoteUrl({ event: 'url', mode: 'loopback', url: loopback, port: 35293 })).toEqual({ ok: true });
+    expect(checkRemoteUrl({ event: 'url', mode: 'loopback', url: loopback, port: 1 }).ok).toBe(false);
   });
 });
