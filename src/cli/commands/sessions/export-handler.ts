@@ -34,8 +34,14 @@ function targetOf(io: CommandIO, value: string | undefined): ExportTarget {
     return { kind: 'stdout', stream: io.ctx.stdout };
   }
   const dir = path.resolve(io.ctx.cwd, expandTilde(value ?? '.', io.ctx.env));
-  if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory())
-    throw usageError(`--out ${dir} is not a directory.`, 'create it first, or give --out - for stdout');
+  const st = fs.statSync(dir, { throwIfNoEntry: false });
+  // As `backup --to` does: a missing directory is created, private (the transcripts are the conversations).
+  if (!st) fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  else if (!st.isDirectory())
+    throw usageError(
+      `--out ${dir} is not a directory.`,
+      'give a directory (created if missing), or --out - for stdout',
+    );
   return { kind: 'dir', dir };
 }
 
