@@ -205,6 +205,7 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
       [5, '--load-timeout passed'],
       [6, 'a session could not be copied, restored for the replay or loaded'],
       INTERRUPTED,
+      [141, 'the reader of --out - went away (`| head`): stopped quietly'],
     ],
   },
   backup: {

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { killAllChildren } from '../acp/children.js';
-import { AgyError, EXIT, type ExitCode } from '../core/errors.js';
+import { AgyError, EXIT, type ExitCode, ReaderGone } from '../core/errors.js';
 import { nullTracer, type Tracer } from '../core/trace.js';
 import { agyctlVersion } from '../core/version.js';
 import { pendingLoginNotice } from '../login/detached/control.js';
@@ -89,6 +89,7 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
     return exit;
   } catch (err) {
     if (err instanceof CommanderError && program) return commanderExit(err, program, argv, out, jsonRequested);
+    if (ctx.signal.reason instanceof ReaderGone) return EXIT.readerGone;
     const agy = commandError(err, stateDir);
     if (ctx.signal.aborted && agy.exit !== EXIT.interrupted && agy.exit !== EXIT.ok)
       return reportError(new AgyError(EXIT.interrupted, 'interrupted', 'Interrupted.'), out, streaming);
@@ -154,6 +155,12 @@ export async function main(): Promise<void> {
     onHangup();
   });
   process.on('exit', () => killAllChildren('SIGKILL'));
+  // A reader that went away (`| head`) ends the run quietly, as git does: stop the work, print nothing.
+  for (const stream of [process.stdout, process.stderr])
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+      if (!controller.signal.aborted) controller.abort(new ReaderGone());
+    });
   const ctx: RunContext = {
     env: process.env,
     cwd: process.cwd(),
@@ -165,6 +172,7 @@ export async function main(): Promise<void> {
   };
   const code = await run(process.argv.slice(2), ctx);
   killAllChildren('SIGKILL');
+  if (controller.signal.reason instanceof ReaderGone) process.exit(EXIT.readerGone);
   // Flush stdout before leaving: a pipe reader must get the whole JSON document.
   process.stdout.write('', () => process.exit(code));
 }

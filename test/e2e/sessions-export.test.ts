@@ -6,8 +6,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agyctl, parseJson, type Sandbox, spawnAgyctl, waitNoProcesses } from '../helpers/cli.js';
+import { agyctl, BIN, parseJson, type Sandbox, spawnAgyctl, waitNoProcesses } from '../helpers/cli.js';
 import { addConversation, authedSandbox, dirState } from '../helpers/sim-conversations.js';
 
 let sandbox: Sandbox | undefined;
@@ -120,6 +121,35 @@ describe('sessions export', () => {
     expect(again.stderr).toMatch(/already exist; agyctl never overwrites an export/);
     expect(fs.readFileSync(path.join(out, `${a}.jsonl`))).toEqual(first);
     expect(leftovers(sandbox)).toEqual([]);
+  });
+
+  it('a reader that goes away (`| head`) ends the export quietly: exit 141 as git, no stack trace, nothing left behind', async () => {
+    sandbox = authedSandbox();
+    for (let i = 0; i < 3; i += 1) addConversation(sandbox, 40, `/work/${i}`);
+    const r = await execa(
+      'bash',
+      ['-o', 'pipefail', '-c', `node ${BIN} sessions export --format jsonl --out - | head -c 20 >/dev/null`],
+      { env: sandbox.env, extendEnv: false, cwd: sandbox.root, reject: false, timeout: 45_000 },
+    );
+    expect(r.exitCode, r.stderr).toBe(141);
+    expect(r.stderr).toBe('');
+    expect(leftovers(sandbox)).toEqual([]);
+    expect(await waitNoProcesses(sandbox)).toEqual([]);
+  });
+
+  it('--out DIR that does not exist is created (0700), as backup --to does', async () => {
+    sandbox = authedSandbox();
+    const id = addConversation(sandbox, 1);
+    const out = path.join(sandbox.root, 'new', 'transcripts');
+    const r = await agyctl(['sessions', 'export', '--out', out], sandbox);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(fs.statSync(out).mode & 0o777).toBe(0o700);
+    expect(fs.readdirSync(out)).toEqual([`${id}.md`]);
+    const file = path.join(sandbox.root, 'a-file');
+    fs.writeFileSync(file, '');
+    const bad = await agyctl(['sessions', 'export', '--out', file], sandbox);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain('is not a directory');
   });
 
   it('Ctrl-C while the server starts leaves nothing: exit 130, no output file, no scratch dir, no process', async () => {
