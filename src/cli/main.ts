@@ -156,9 +156,12 @@ export async function main(): Promise<void> {
   });
   process.on('exit', () => killAllChildren('SIGKILL'));
   // A reader that went away (`| head`) ends the run quietly, as git does: stop the work, print nothing.
+  // A command that listens for the stream's errors itself owns them (`backup --archive -`: a consumer
+  // that dies mid-archive is a failed backup, reported loudly).
   for (const stream of [process.stdout, process.stderr])
     stream.on('error', (err: NodeJS.ErrnoException) => {
       if (err.code !== 'EPIPE') throw err;
+      if (stream.listenerCount('error') > 1) return;
       if (!controller.signal.aborted) controller.abort(new ReaderGone());
     });
   const ctx: RunContext = {
