@@ -42,6 +42,27 @@ describe('login finish input', () => {
     expect(help.stdout).not.toContain('(or a code)');
   });
 
+  it('reads a paste as the prompt does: a quoted address is delivered; a piece of one says "paste it on one line"', async () => {
+    const sb = makeSandbox();
+    sandbox = sb;
+    expect((await agyctl(['login', '--detach', '--json', '--timeout', '60s'], sb)).exitCode).toBe(0);
+    const status = parseJson((await agyctl(['login', 'status', '--json'], sb)).stdout) as { login: { url: string } };
+    const auth = new URL(status.login.url);
+    const back = new URL(auth.searchParams.get('redirect_uri')!);
+    back.searchParams.set('code', '4/by-hand');
+    back.searchParams.set('state', auth.searchParams.get('state')!);
+    const piece = await agyctl(['login', 'finish', back.search.slice(3)], sb);
+    expect(piece.exitCode, piece.stderr).toBe(2);
+    expect(piece.stderr).toContain('piece of an address');
+    expect(piece.stderr).toContain('on one line');
+    const cut = await agyctl(['login', 'finish', back.href.slice(0, -10)], sb);
+    expect(cut.exitCode, cut.stderr).toBe(2);
+    expect(cut.stderr).toContain('cut short');
+    const quoted = await agyctl(['login', 'finish', `"${back.href}"`], sb);
+    expect(quoted.exitCode, quoted.stderr).toBe(0);
+    expect(quoted.stdout).toContain('Delivered the redirect');
+  });
+
   it('status --json writes the document and nothing for a person on stderr', async () => {
     const sb = makeSandbox();
     sandbox = sb;
