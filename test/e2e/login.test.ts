@@ -337,11 +337,16 @@ describe('logout', () => {
     expect(JSON.parse(out.stdout)).toMatchObject({
       schemaVersion: 1,
       ok: true,
-      logout: { via: 'server', tokenRemoved: true, confirmed: true },
+      logout: { via: 'server', tokenRemoved: true, alreadyLoggedOut: false, confirmed: true },
     });
     expect(fs.existsSync(path.join(sandbox.stateDir, 'acp_token.json'))).toBe(false);
-    const again = await agyctl(['logout', '--local'], sandbox);
+    const again = await agyctl(['logout'], sandbox);
     expect(again.exitCode).toBe(0);
+    expect(again.stdout).toMatch(/^Already logged out: there was no acp_token\.json; a fresh server refuses/);
+    expect(again.stdout).not.toContain('Logged out (');
+    const local = await agyctl(['logout', '--local', '--json'], sandbox);
+    expect(local.exitCode).toBe(0);
+    expect(JSON.parse(local.stdout).logout).toMatchObject({ alreadyLoggedOut: true, tokenRemoved: false });
   });
 
   it('exits 6 when credentials still work (an API key in the environment)', async () => {
