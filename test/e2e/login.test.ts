@@ -5,10 +5,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FAKE_CODE, httpGet, redirectFor, waitForEvent } from '../helpers/browser.js';
 import {
   agyctl,
+  BIN,
   makeSandbox,
   parseEvents,
   type Sandbox,
@@ -356,5 +358,43 @@ describe('logout', () => {
     expect(out.exitCode).toBe(6);
     expect(out.stdout).toContain('Credentials still work');
     expect(conversationsLeft(sandbox)).toEqual([]);
+  });
+});
+
+describe('login over a credential check accepts', () => {
+  it('on a terminal asks first (no by default: nothing changes); without one says so and signs in; --force skips the question', async () => {
+    sandbox = makeSandbox();
+    expect((await loginWithBrowser(sandbox)).result.exitCode).toBe(0);
+    const token = path.join(sandbox.stateDir, 'acp_token.json');
+    const before = fs.readFileSync(token);
+    const tty = await execa('script', ['-qec', `node ${BIN} login --timeout 30s`, '/dev/null'], {
+      env: sandbox.env,
+      extendEnv: false,
+      cwd: sandbox.root,
+      input: 'n\n',
+      reject: false,
+      timeout: 30_000,
+    });
+    expect(tty.exitCode, tty.stdout).toBe(0);
+    expect(tty.stdout).toContain('acp_token.json already holds a credential `agyctl check` accepts');
+    expect(tty.stdout).toContain('Sign in again and replace it? [y/N]');
+    expect(tty.stdout).toContain('Nothing changed');
+    expect(fs.readFileSync(token)).toEqual(before);
+    expect(shimDirsLeft(sandbox)).toEqual([]);
+
+    const again = await loginWithBrowser(sandbox, {}, []);
+    expect(again.result.exitCode).toBe(0);
+    expect(String(again.result.stderr)).not.toContain('already holds'); // --json: the document only
+    const piped = spawnAgyctl(['login', '--detach', '--timeout', '30s'], sandbox);
+    const r = await piped;
+    expect(r.exitCode, String(r.stderr)).toBe(0);
+    expect(String(r.stderr)).toContain('already holds a credential `agyctl check` accepts');
+    expect(String(r.stderr)).toContain('signing in again replaces it');
+    expect((await agyctl(['login', 'cancel'], sandbox)).exitCode).toBe(0);
+    const forced = await agyctl(['login', '--detach', '--force', '--timeout', '30s'], sandbox);
+    expect(forced.exitCode).toBe(0);
+    expect(forced.stderr).not.toContain('already holds');
+    expect((await agyctl(['login', 'cancel'], sandbox)).exitCode).toBe(0);
+    expect(await waitNoProcesses(sandbox)).toEqual([]);
   });
 });
