@@ -137,6 +137,25 @@ describe('sessions export', () => {
     expect(await waitNoProcesses(sandbox)).toEqual([]);
   });
 
+  it('on a terminal shows what it is doing while it copies, starts the server and replays (never silent), each line cut to the width', async () => {
+    sandbox = authedSandbox();
+    addConversation(sandbox, 3);
+    const out = path.join(sandbox.root, 'out');
+    const r = await execa('script', ['-qec', `stty cols 80; node ${BIN} sessions export --out ${out}`, '/dev/null'], {
+      env: sandbox.env,
+      extendEnv: false,
+      cwd: sandbox.root,
+      reject: false,
+      timeout: 45_000,
+    });
+    expect(r.exitCode, r.stdout).toBe(0);
+    for (const phase of ['copying the live conversations', 'starting a fresh server to replay', 'replaying 1/1 '])
+      expect(r.stdout).toContain(phase);
+    const drawn = r.stdout.split(/\r\x1b\[2K/).filter((d) => d !== '' && !d.includes('\n')); // status redraws, not the summary
+    expect(drawn.length).toBeGreaterThan(3);
+    for (const line of drawn) expect(Array.from(line).length, line).toBeLessThan(80);
+  });
+
   it('--out DIR that does not exist is created (0700), as backup --to does', async () => {
     sandbox = authedSandbox();
     const id = addConversation(sandbox, 1);

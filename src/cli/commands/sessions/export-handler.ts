@@ -84,7 +84,7 @@ export async function exportCommand(
       signal: io.ctx.signal,
       fallbackCwd: io.ctx.cwd,
       out: io.out,
-      onSession: (id, i, n) => io.out.status(`exporting ${i + 1}/${n} ${id}`),
+      onProgress: progressLine(io),
     });
   } finally {
     io.out.clearStatus();
@@ -103,4 +103,18 @@ function renderExport(r: ExportReport): string[] {
   for (const f of r.failed) lines.push(`  FAILED ${f.id}: ${f.reason}`);
   for (const n of r.notes) lines.push(`  ${n}`);
   return lines;
+}
+
+/** The export's progress on the terminal's status line: every phase, and a replay's message count at most ten times a second. */
+function progressLine(io: CommandIO): (what: string) => void {
+  let last = 0;
+  let phase = '';
+  return (what) => {
+    const now = Date.now();
+    const head = what.split(':')[0]!;
+    if (head === phase && now - last < 100) return;
+    phase = head;
+    last = now;
+    io.out.status(what);
+  };
 }
