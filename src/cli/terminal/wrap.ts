@@ -5,12 +5,11 @@
  * Text that is not prose (a URL or command to copy, a QR code) is never
  * given to it.
  */
-
-const ANSI = /\x1b\[[0-9;?]*[A-Za-z]/g;
+import { stripAnsi } from '../../util/terminal-text.js';
 
 /** Columns a string takes: code points, ANSI colour codes not counted. */
 export function visibleWidth(text: string): number {
-  return Array.from(text.replace(ANSI, '')).length;
+  return Array.from(stripAnsi(text)).length;
 }
 
 /** Each line of `text` broken at spaces to fit `width` columns; continuation lines get `indent`. */
@@ -41,6 +40,6 @@ function wrapLine(line: string, width: number, indent: string): string {
 /** One status line cut to the width (a longer one would wrap, and the next redraw would stack a new line). */
 export function fitLine(text: string, width: number | undefined): string {
   if (!width || width < 2 || visibleWidth(text) < width) return text;
-  const plain = Array.from(text.replace(ANSI, ''));
+  const plain = Array.from(stripAnsi(text));
   return `${plain.slice(0, width - 2).join('')}…`;
 }
