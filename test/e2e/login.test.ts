@@ -398,3 +398,34 @@ describe('login over a credential check accepts', () => {
     expect(await waitNoProcesses(sandbox)).toEqual([]);
   });
 });
+
+describe('the paste prompt on a terminal', () => {
+  it('is not drawn again after a paste that was delivered', async () => {
+    sandbox = makeSandbox();
+    const child = execa('script', ['-qec', `stty cols 200; node ${BIN} login --timeout 30s`, '/dev/null'], {
+      env: sandbox.env,
+      extendEnv: false,
+      cwd: sandbox.root,
+      stdin: 'pipe',
+      reject: false,
+      timeout: 40_000,
+      buffer: true,
+    });
+    let seen = '';
+    const url = await new Promise<string>((resolve) => {
+      child.stdout!.on('data', (c: Buffer) => {
+        seen += c.toString('utf8');
+        const m = /https:\/\/accounts\.google\.com\/\S+/.exec(seen);
+        if (m && seen.includes('paste the address your browser ended on>')) resolve(m[0]);
+      });
+    });
+    const redirect = redirectFor(url);
+    child.stdin!.write(`${redirect}\r`);
+    const r = await child;
+    expect(r.exitCode, seen).toBe(0);
+    const out = String(r.stdout);
+    expect(out, out).toContain('a fresh server accepted the credentials');
+    const afterPaste = out.slice(out.lastIndexOf(redirect.slice(-20)));
+    expect(afterPaste).not.toContain('paste the address your browser ended on>');
+  });
+});

@@ -65,6 +65,7 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
     if (lateLines || gone) return;
     lateLines = startPasteReader(io, undefined, (line) => {
       if (line.trim() !== '') say(() => out.info(ALREADY_ARRIVED));
+      return undefined;
     });
   };
   const say = (write: () => void): void => {
@@ -81,11 +82,17 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
   const startPaste = (): void => {
     if (paste || gone) return;
     paste = startPasteReader(io, prompt, (line) => {
-      if (line.trim() === '') return;
+      if (line.trim() === '') return undefined;
       // The answer also arrives as a redirect-* / code-* event, printed like any other output.
+      // The prompt waits for it: drawn again only when the paste was not delivered.
       void deliver(o.paths, line).then((answer) => {
         if (!answer) say(() => out.warn('could not reach the login supervisor to deliver that'));
+        if (answer?.ok || answer?.arrived) {
+          stopPaste();
+          answerLatePastes();
+        } else paste?.resume();
       });
+      return false;
     });
   };
 
