@@ -115,7 +115,8 @@ function cleanPaste(input: string): string {
  * (login's, connect's) read it: `address` (a scheme, or the loopback host
  * first), `piece` (query text with no address in front: the second line of
  * an address pasted over two), `bare-code` (a code alone, as Google's
- * code-display page shows it), or `other`.
+ * code-display page shows it: `4/0Ab…`, or 20 code characters or more),
+ * or `other`.
  */
 export type PasteShape = 'empty' | 'address' | 'piece' | 'bare-code' | 'other';
 
@@ -124,7 +125,8 @@ export function pasteShape(input: string): PasteShape {
   if (text === '') return 'empty';
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text) || /^(?:127\.0\.0\.1|localhost)(?:[:/?]|$)/i.test(text)) return 'address';
   if (/[=&?]/.test(text)) return 'piece';
-  if (/^[\w.~/-]+$/.test(text)) return 'bare-code';
+  // Google's codes read `4/0Ab…`; a long run of code characters is one too. A short word ("hello") is not.
+  if (/^\d\/[\w.~/-]+$/.test(text) || /^[\w.~/-]{20,}$/.test(text)) return 'bare-code';
   return 'other';
 }
 
