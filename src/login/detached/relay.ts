@@ -103,8 +103,7 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
     if (e.event === 'url') {
       codeEntry = e.mode === 'code-entry';
       paste?.resume();
-    }
-    else if (e.event === 'waiting') {
+    } else if (e.event === 'waiting') {
       if (typeof e.remainingS === 'number' && deadline === undefined) deadline = Date.now() + e.remainingS * 1000;
       if (o.detach) {
         const seen = inspect(o.paths);
