@@ -158,11 +158,16 @@ export async function main(): Promise<void> {
   // A reader that went away (`| head`) ends the run quietly, as git does: stop the work, print nothing.
   // A command that listens for the stream's errors itself owns them (`backup --archive -`: a consumer
   // that dies mid-archive is a failed backup, reported loudly).
+  // A login attached to its supervisor takes a lost reader as it takes SIGHUP (its ssh session went away):
+  // it goes on under the supervisor.
   for (const stream of [process.stdout, process.stderr])
     stream.on('error', (err: NodeJS.ErrnoException) => {
       if (err.code !== 'EPIPE') throw err;
       if (stream.listenerCount('error') > 1) return;
-      if (!controller.signal.aborted) controller.abort(new ReaderGone());
+      if (onHangup) {
+        for (const s of [process.stdout, process.stderr, process.stdin]) s.on('error', () => undefined);
+        onHangup();
+      } else if (!controller.signal.aborted) controller.abort(new ReaderGone());
     });
   const ctx: RunContext = {
     env: process.env,

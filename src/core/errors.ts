@@ -62,7 +62,7 @@ export const EXIT_TABLE: ReadonlyArray<{ exit: ExitCode; name: keyof typeof EXIT
     exit: 141,
     name: 'readerGone',
     meaning:
-      'The reader of stdout went away (`agyctl sessions export --out - | head`): the command stopped quietly, as `git log | head` does (128 + SIGPIPE), stopping every child process and leaving no temporary file. Nothing is printed. Not for `backup --archive -`: a consumer that dies mid-archive is a failed backup (exit 6, `archive-write-failed`).',
+      'The reader of stdout went away (`agyctl sessions export --out - | head`): the command stopped quietly, as `git log | head` does (128 + SIGPIPE), stopping every child process and leaving no temporary file. Nothing is printed. Not for `backup --archive -`: a consumer that dies mid-archive is a failed backup (exit 6, `archive-write-failed`); and a `login` whose reader goes away (its ssh session dropped) goes on under its supervisor, as on SIGHUP.',
   },
 ];
 
