@@ -36,8 +36,8 @@ export interface ExportInput extends Omit<ProveOptions, 'snapshotDir'> {
   target: ExportTarget;
   tmpRoot: string;
   busyBudgetMs: number;
-  /** Before each session is replayed (progress). */
-  onSession?: (id: string, index: number, total: number) => void;
+  /** What the export is doing, for a progress line: copying, starting the server, replaying session i/n (and its messages so far). */
+  onProgress?: (what: string) => void;
 }
 
 export interface ExportedSession {
@@ -67,6 +67,7 @@ export async function exportSessions(input: ExportInput): Promise<ExportReport> 
   if (input.source.kind === 'snapshot') return exportSnapshot(input, input.source.dir, input.source.dir);
   if (noConversationsYet(input.stateDir) && input.sessionIds.length === 0) return emptyReport(input, 'live');
   return withScratchDir(input.tmpRoot, 'agyctl-export-', async (root) => {
+    input.onProgress?.('copying the live conversations (a consistent copy, as backup takes it)...');
     const backup = await runBackup({
       stateDir: input.stateDir,
       backupDir: path.join(root, 'snapshots'),
@@ -127,6 +128,7 @@ async function exportSnapshot(input: ExportInput, snapshotDir: string, source: s
   );
   const report: ExportReport = { ...emptyReport(input, source), copied: manifest.created, notes: [] };
   if (chosen.length === 0) return { ...report, notes: ['no conversations'] };
+  input.onProgress?.(`restoring ${chosen.length} session(s) into a scratch state dir for the replay...`);
   const { result, changed } = await inScratchState(
     { ...input, snapshotDir, sessionIds: chosen.map((s) => s.id) },
     async (stateDir, restored, failed) => {
@@ -152,9 +154,11 @@ async function replayAll(
   report: ExportReport,
 ): Promise<void> {
   const writer = WRITERS[input.format];
+  input.onProgress?.('starting a fresh server to replay the sessions...');
   await withServer(input.startFor(stateDir), async ({ server }) => {
     for (const [i, s] of sessions.entries()) {
-      input.onSession?.(s.id, i, sessions.length);
+      const replaying = `replaying ${i + 1}/${sessions.length} ${s.id}`;
+      input.onProgress?.(replaying);
       const info: ExportedSessionInfo = { id: s.id, cwd: s.cwd, modified: modifiedOf(s), copied };
       const sink = openSink(input.target, fileFor(targetName(input.target), s.id, input.format));
       let index = 0;
@@ -165,6 +169,7 @@ async function replayAll(
           onMessage: (_id, m) => {
             sink.write(writer.message(s.id, index, m));
             index += 1;
+            input.onProgress?.(`${replaying}: ${index} message(s)`);
           },
         });
         if (!loaded.digest) {

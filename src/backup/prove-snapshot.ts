@@ -20,6 +20,7 @@ import {
   type ProveReport,
   type ProveRun,
   proveSessions,
+  RECORDED_NOW_NOTE,
   type ReplayComparison,
 } from './prove.js';
 import { changedOnBox, scratchStateDir } from './prove-scratch.js';
@@ -72,7 +73,8 @@ function report(stateDir: string, run: ProveRun, comparison: ReplayComparison, e
   const notes: string[] = [];
   if (comparison.status === 'damaged') notes.push(`${REPLAY_RECORD} cannot be trusted: ${comparison.problem}`);
   if (comparison.status === 'newer') notes.push(`history not compared: ${comparison.problem}`);
-  else if (run.sessions.some((s) => s.loaded && s.history === 'not-compared')) notes.push(NOT_COMPARED_NOTE);
+  else if (run.sessions.some((s) => s.loaded && s.history === 'not-compared'))
+    notes.push(comparison.written ? RECORDED_NOW_NOTE : NOT_COMPARED_NOTE);
   return {
     ok: run.sessions.every((s) => s.ok) && comparison.status !== 'damaged' && extra.length === 0,
     stateDir,

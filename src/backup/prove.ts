@@ -12,6 +12,9 @@
  *    message, the user's first. Whether that is the whole history is not
  *    known (the reference gives no count to compare with; table rows are
  *    not turns), so the report says the history was not compared.
+ *  - a session that loads and replays nothing, with no record of messages,
+ *    is empty (a session created and never prompted): nothing to compare,
+ *    not a failure.
  */
 import type { Connection } from '../acp/connection.js';
 import { type StartOptions, withServer } from '../acp/lifecycle.js';
@@ -29,8 +32,8 @@ import {
   unrecordedProblem,
 } from './replay.js';
 
-/** `identical` / `differs`: compared with a recorded replay; `not-compared`: there was none for this session. */
-export type HistoryVerdict = 'identical' | 'differs' | 'not-compared';
+/** `identical` / `differs`: compared with a recorded replay; `not-compared`: there was none for this session; `empty`: it loaded and replayed no message (nothing to compare), as its record says or without one. */
+export type HistoryVerdict = 'identical' | 'differs' | 'not-compared' | 'empty';
 
 export interface ProvedSession {
   id: string;
@@ -91,6 +94,9 @@ export interface ProveInput {
 }
 
 export const NOT_COMPARED_NOTE = 'history not compared: no replay recorded (run backup verify --prove)';
+/** The same sessions when this very run recorded their replay (backup --prove, backup verify --prove). */
+export const RECORDED_NOW_NOTE =
+  'history not compared this time (no replay was recorded yet); recorded now for the next proof';
 
 export interface LoadedReplay {
   id: string;
@@ -140,6 +146,8 @@ export function judge(loaded: LoadedReplay, recorded: ReplayDigest | undefined):
       problem: loaded.problem ?? 'did not load',
     };
   const replayed = { user: d.user, agent: d.agent, sha256: d.sha256 };
+  if (d.user + d.agent === 0 && (!recorded || recorded.user + recorded.agent === 0))
+    return { ...base, ok: true, loaded: true, replayed, history: 'empty' };
   if (!recorded) {
     const problem = unrecordedProblem(d);
     return { ...base, ok: !problem, loaded: true, replayed, history: 'not-compared', ...(problem ? { problem } : {}) };

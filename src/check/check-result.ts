@@ -30,6 +30,7 @@ export function toResult(id: string, finding: Finding, ms: number): CheckResult 
     id,
     ok: finding.ok,
     severity: finding.severity ?? 'error',
+    result: finding.ok ? 'pass' : (finding.severity ?? 'error') === 'warning' ? 'warning' : 'fail',
     message: finding.message,
     ms: Math.round(ms),
   };

@@ -88,17 +88,19 @@ export function tokenChecks(file: string, now: number, out: StaticOutcome, live 
   if (inspection.insight.expiresInS !== null)
     out.metrics.tokenExpiryS = Math.round(now / 1000) + inspection.insight.expiresInS;
   const insight = inspection.insight;
-  out.checks.push(
-    timed('token', () => {
-      const d = describeInsight(insight);
-      return d.warning
-        ? warn(
-            `${d.text}: ${d.warning}`,
-            live ? undefined : 'run: agyctl check --live to see whether the server accepts it',
-          )
-        : pass(d.text, { severity: 'warning' });
-    }),
-  );
+  const d = describeInsight(insight);
+  const token = timed('token', () => {
+    if (d.dead) return fail('reauth-required', `${d.text}: ${d.warning}`, `${LOGIN_HINT} (sign in again)`);
+    return d.warning
+      ? warn(
+          `${d.text}: ${d.warning}`,
+          live ? undefined : 'run: agyctl check --live to see whether the server accepts it',
+        )
+      : pass(d.text, { severity: 'warning' });
+  });
+  // A server that still gets a session keeps a working credential elsewhere: live decides, as for a missing file.
+  if (d.dead) token.liveNote = `${d.text} in ${path.basename(file)}; ${ELSEWHERE}`;
+  out.checks.push(token);
 }
 
 function conversationsFinding(dir: string): Finding {

@@ -52,6 +52,6 @@ export function applyLiveEvidence(checks: readonly CheckResult[]): CheckResult[]
   return checks.map((c): CheckResult => {
     if (c.ok || c.liveNote === undefined) return c;
     const { failure: _failure, hint: _hint, liveNote, ...rest } = c;
-    return { ...rest, severity: 'warning', message: liveNote, decidedBy: 'live' };
+    return { ...rest, severity: 'warning', result: 'warning', message: liveNote, decidedBy: 'live' };
   });
 }

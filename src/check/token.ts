@@ -205,8 +205,13 @@ export function inspectToken(file: string, now: number, uid = process.getuid?.()
   return { state: 'present', insight, findings, writtenMs };
 }
 
-/** One line about the credential's lifetime; an expired access token with a refresh token is normal. */
-export function describeInsight(i: TokenInsight): { text: string; warning?: string } {
+/**
+ * One line about the credential's lifetime; an expired access token with a
+ * refresh token is normal. `dead`: the fields agyctl knows say the token
+ * cannot work (expired, nothing to renew it with): a failing finding, not a
+ * warning. Fields it does not know never make one.
+ */
+export function describeInsight(i: TokenInsight): { text: string; warning?: string; dead?: true } {
   if (i.fields === 'not-json')
     return {
       text: 'contents are not JSON agyctl can read: refresh token and expiry unknown',
@@ -229,6 +234,7 @@ export function describeInsight(i: TokenInsight): { text: string; warning?: stri
     return {
       text: `${refresh}; ${when}`,
       warning: 'the access token has expired and there is no refresh token to renew it',
+      dead: true,
     };
   return { text: `${refresh}; ${when}${i.expiresInS < 0 ? ' (renewed on next use)' : ''}` };
 }

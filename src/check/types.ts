@@ -18,8 +18,10 @@ export type Severity = 'error' | 'warning';
 export interface CheckResult {
   id: string;
   ok: boolean;
-  /** What a failure of this check means: an error fails the run, a warning does not. */
+  /** What a failure of this check means (its weight, also on a pass): an error fails the run, a warning does not. */
   severity: Severity;
+  /** What this run found: `pass`, `warning` (failed, fails nothing) or `fail` (fails the run). */
+  result?: 'pass' | 'warning' | 'fail';
   message: string;
   hint?: string;
   ms: number;

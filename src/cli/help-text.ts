@@ -195,7 +195,10 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
   },
   'sessions export': {
     examples: [
-      ['agyctl sessions export --out ~/transcripts', 'every live session as <id>.md (replayed from a consistent copy)'],
+      [
+        'agyctl sessions export --out ~/transcripts',
+        'every live session as <id>.md (replayed from a consistent copy; the directory is created, 0700)',
+      ],
       [
         'agyctl sessions export latest --format jsonl --out -',
         'the newest snapshot, one JSON line per message, on stdout',
@@ -205,9 +208,10 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
       [0, 'every session written'],
       [2, 'bad option, unknown --session, an output file that exists, not a snapshot'],
       SERVER,
-      TIMEOUT,
+      [5, '--load-timeout passed'],
       [6, 'a session could not be copied, restored for the replay or loaded'],
       INTERRUPTED,
+      [141, 'the reader of --out - went away (`| head`): stopped quietly'],
     ],
   },
   backup: {

@@ -5,7 +5,7 @@
 import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { killAllChildren } from '../acp/children.js';
-import { AgyError, EXIT, EXIT_TABLE, type ExitCode } from '../core/errors.js';
+import { AgyError, EXIT, EXIT_TABLE, type ExitCode, ReaderGone } from '../core/errors.js';
 import { stateDirProblem } from '../core/paths.js';
 import { nullTracer, type Tracer } from '../core/trace.js';
 import { agyctlVersion } from '../core/version.js';
@@ -108,6 +108,7 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
     return exit;
   } catch (err) {
     if (err instanceof CommanderError && program) return commanderExit(err, program, argv, out, jsonRequested);
+    if (ctx.signal.reason instanceof ReaderGone) return EXIT.readerGone;
     const agy = commandError(err, stateDir);
     if (ctx.signal.aborted && agy.exit !== EXIT.interrupted && agy.exit !== EXIT.ok)
       return reportError(new AgyError(EXIT.interrupted, 'interrupted', 'Interrupted.'), out, streaming);
@@ -187,6 +188,20 @@ export async function main(): Promise<void> {
     onHangup();
   });
   process.on('exit', () => killAllChildren('SIGKILL'));
+  // A reader that went away (`| head`) ends the run quietly, as git does: stop the work, print nothing.
+  // A command that listens for the stream's errors itself owns them (`backup --archive -`: a consumer
+  // that dies mid-archive is a failed backup, reported loudly).
+  // A login attached to its supervisor takes a lost reader as it takes SIGHUP (its ssh session went away):
+  // it goes on under the supervisor.
+  for (const stream of [process.stdout, process.stderr])
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+      if (stream.listenerCount('error') > 1) return;
+      if (onHangup) {
+        for (const s of [process.stdout, process.stderr, process.stdin]) s.on('error', () => undefined);
+        onHangup();
+      } else if (!controller.signal.aborted) controller.abort(new ReaderGone());
+    });
   const ctx: RunContext = {
     env: process.env,
     cwd: process.cwd(),
@@ -198,6 +213,7 @@ export async function main(): Promise<void> {
   };
   const code = await run(process.argv.slice(2), ctx);
   killAllChildren('SIGKILL');
+  if (controller.signal.reason instanceof ReaderGone) process.exit(EXIT.readerGone);
   // Flush stdout before leaving: a pipe reader must get the whole JSON document.
   process.stdout.write('', () => process.exit(code));
 }

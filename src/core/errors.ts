@@ -13,6 +13,7 @@ export const EXIT = {
   timeout: 5,
   findings: 6,
   interrupted: 130,
+  readerGone: 141,
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
@@ -56,6 +57,12 @@ export const EXIT_TABLE: ReadonlyArray<{ exit: ExitCode; name: keyof typeof EXIT
     name: 'interrupted',
     meaning:
       'Interrupted by Ctrl-C (SIGINT), SIGTERM or SIGHUP; every child process was stopped. A second signal stops everything at once (still 130). A login cancelled with `agyctl login cancel` also ends with 130. SIGHUP during `agyctl login` is not an interruption: the login goes on under its supervisor (docs/login.md).',
+  },
+  {
+    exit: 141,
+    name: 'readerGone',
+    meaning:
+      'The reader of stdout went away (`agyctl sessions export --out - | head`): the command stopped quietly, as `git log | head` does (128 + SIGPIPE), stopping every child process and leaving no temporary file. Nothing is printed. Not for `backup --archive -`: a consumer that dies mid-archive is a failed backup (exit 6, `archive-write-failed`); and a `login` whose reader goes away (its ssh session dropped) goes on under its supervisor, as on SIGHUP.',
   },
 ];
 
@@ -136,4 +143,12 @@ export function toAgyError(err: unknown): AgyError {
     hint: 'This is a bug in agyctl. Re-run with --trace FILE and --verbose and report it.',
     cause: err,
   });
+}
+
+/** The abort reason when stdout's reader went away (EPIPE): the run ends quietly with EXIT.readerGone. */
+export class ReaderGone extends Error {
+  constructor() {
+    super('the reader of stdout went away');
+    this.name = 'ReaderGone';
+  }
 }

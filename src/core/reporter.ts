@@ -26,7 +26,8 @@ export interface Reporter {
   readonly stdoutIsTTY: boolean;
   /** A line of human-readable data on stdout (URLs and commands to copy stand alone on theirs); suppressed in --json mode. */
   print(line?: string): void;
-  info(message: string): void;
+  /** Prose on stderr (wrapped at spaces on a terminal); `verbatim`: text to copy, never wrapped. */
+  info(message: string, opts?: { verbatim?: boolean }): void;
   warn(message: string): void;
   verbose(message: string): void;
   /** Overwrite the current stderr line (countdowns, progress); only on a TTY. */

@@ -19,6 +19,8 @@ export interface LogoutReport {
   via: 'server' | 'local';
   tokenFile: string;
   tokenRemoved: boolean;
+  /** There was no token file before this run (a second logout): nothing of this box's was removed. */
+  alreadyLoggedOut: boolean;
   /** True when a fresh server refused a new session (authentication is gone). */
   confirmed: boolean;
   /** What the fresh server said, when it refused. */
@@ -86,5 +88,12 @@ export async function runLogout(io: CommandIO, options: { local: boolean; timeou
   const via = await serverLogout(io, options.timeoutMs, options.local);
   if (via === 'local') removeTokenLocally(io, tokenFile);
   const { confirmed, said } = await confirmGone(io, options.timeoutMs);
-  return { via, tokenFile, tokenRemoved: existedBefore && !fs.existsSync(tokenFile), confirmed, serverSaid: said };
+  return {
+    via,
+    tokenFile,
+    tokenRemoved: existedBefore && !fs.existsSync(tokenFile),
+    alreadyLoggedOut: !existedBefore,
+    confirmed,
+    serverSaid: said,
+  };
 }

@@ -8,8 +8,10 @@ import type { CommandIO } from '../core/io.js';
 import { formatDuration } from '../util/duration.js';
 
 export interface PasteReader {
-  /** Redraw the prompt (TTY only), keeping the user's partial input. */
+  /** Redraw the prompt (TTY only), keeping the user's partial input; nothing while held. */
   refresh(): void;
+  /** Draw the prompt again after a line that held it (a paste that was not delivered after all). */
+  resume(): void;
   close(): void;
 }
 
@@ -37,11 +39,17 @@ export interface PastePrompt {
 
 const COUNTDOWN_EVERY_MS = 1_000;
 
-/** With no prompt, lines are only read (the terminal echoes them as typed). */
+/**
+ * With no prompt, lines are only read (the terminal echoes them as typed).
+ * `onLine` returning false holds the prompt: it is not drawn again (nor
+ * counted down) until `resume`, so a paste being delivered is not followed
+ * by a fresh prompt asking for it again.
+ */
 export function startPasteReader(
   io: CommandIO,
   prompt: PastePrompt | undefined,
-  onLine: (line: string) => void,
+  // biome-ignore lint/suspicious/noConfusingVoidType: most readers return nothing; only `false` holds the prompt
+  onLine: (line: string) => boolean | void,
   /** stdin ended (EOF, e.g. </dev/null): no paste can ever come. Not called for close(). */
   onEnd?: () => void,
 ): PasteReader {
@@ -58,9 +66,10 @@ export function startPasteReader(
     rl.setPrompt(promptText());
     rl.prompt();
   }
+  let held = false;
   rl.on('line', (line) => {
-    onLine(line);
-    if (tty) {
+    held = onLine(line) === false;
+    if (tty && !held) {
       rl.setPrompt(promptText());
       rl.prompt();
     }
@@ -71,13 +80,17 @@ export function startPasteReader(
     if (!closing) onEnd?.();
   });
   const refresh = (): void => {
-    if (!tty) return;
+    if (!tty || held) return;
     rl.setPrompt(promptText());
     rl.prompt(true);
   };
   const countdown = tty && prompt?.deadline ? setInterval(refresh, COUNTDOWN_EVERY_MS) : undefined;
   return {
     refresh,
+    resume() {
+      held = false;
+      refresh();
+    },
     close() {
       closing = true;
       clearInterval(countdown);

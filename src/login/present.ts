@@ -54,7 +54,7 @@ export interface ShownLine {
  */
 function printValue(io: CommandIO, value: string): void {
   io.out.print(value);
-  if (!io.out.stdoutIsTTY && io.out.stderrIsTTY) io.out.info(value);
+  if (!io.out.stdoutIsTTY && io.out.stderrIsTTY) io.out.info(value, { verbatim: true });
 }
 
 /** A label for the person (stderr) and the value under it. */
@@ -152,7 +152,7 @@ async function showQr(io: CommandIO, url: string, after: readonly ShownLine[]): 
   // Output.warn puts this prefix before the text.
   const shown = after.map((l) => (l.kind === 'warn' ? `warning: ${l.text}` : l.text));
   const fit = fitQr(code, screenOf(io.ctx.stderr), shown);
-  io.out.info(fit.draw ? code.join('\n') : fit.note);
+  io.out.info(fit.draw ? code.join('\n') : fit.note, { verbatim: fit.draw });
 }
 
 /** --open: only when this shell has a display of its own (the server's DISPLAY may be our placeholder). */

@@ -4,9 +4,10 @@
  * The server runs in a scratch state dir (0700, removed on every exit path)
  * that borrows the box's settings.json and token by symlink (never a copy),
  * so it never opens the live conversations; it signs nothing in and creates
- * no session. Only when the box has credentials is one existing
- * conversation (the smallest) copied there, as backup copies it, and loaded
- * to see how history replays.
+ * no session. Only when the box has credentials are existing
+ * conversations (the smallest first, at most three, until one has
+ * messages) copied there, as backup copies them, and loaded to see how
+ * history replays.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -62,28 +63,53 @@ export interface AssumptionsReport {
 export async function probeAssumptions(input: AssumptionsInput): Promise<AssumptionsReport> {
   const before = fingerprintState(input.stateDir);
   const rows = stateDirAssumptions(input.stateDir, input.now);
-  const candidate = loadCandidate(input.stateDir);
+  const candidates = loadCandidates(input.stateDir);
   let server = '';
   let loadedSession: string | null = null;
   await withScratchDir(input.scratchRoot, 'agyctl-assumptions-', async (root) => {
     // The box's settings and token as private copies; the fingerprint below notices any change to the originals.
     const scratch = scratchStateDir(root, input.stateDir).stateDir;
-    const copied = typeof candidate === 'string' ? candidate : await copySession(input, candidate, scratch);
     const noise: string[] = [];
     const options = input.startOptions(scratch, (line) => noise.push(line));
     server = options.command.display;
     await withServer(options, async ({ server: running, init, initMs }) => {
       rows.push(...initAssumptions(init, initMs, input.callTimeoutMs));
-      if (typeof copied === 'string') rows.push(...replayUnknown(copied));
-      else {
-        const outcome = await loadAndWatch(running.connection, copied, input);
-        rows.push(...outcome.rows);
-        if (outcome.loaded) loadedSession = copied.id;
-      }
+      const outcome = await replayFirstWithMessages(running.connection, candidates, input, scratch);
+      rows.push(...outcome.rows);
+      loadedSession = outcome.loaded;
     });
     rows.push(stdoutRow(noise));
   });
   return report(input.stateDir, server, loadedSession, rows, before);
+}
+
+/** At most this many conversations are loaded to find one with messages (empty ones say nothing about replay). */
+const MAX_LOADS = 3;
+
+/**
+ * Loads candidates in order until one replays messages: an empty
+ * conversation (created, never prompted) shows how session/load is called
+ * but nothing about how history replays, so with only empty ones the
+ * replay facts stay unknown.
+ */
+async function replayFirstWithMessages(
+  conn: Connection,
+  candidates: SessionInfo[] | string,
+  input: AssumptionsInput,
+  scratch: string,
+): Promise<{ rows: Assumption[]; loaded: string | null }> {
+  if (typeof candidates === 'string') return { rows: replayUnknown(candidates), loaded: null };
+  let empty: string | null = null;
+  for (const candidate of candidates.slice(0, MAX_LOADS)) {
+    const copied = await copySession(input, candidate, scratch);
+    if (typeof copied === 'string') return { rows: replayUnknown(copied), loaded: null };
+    const outcome = await loadAndWatch(conn, copied, input);
+    if (outcome.messages > 0 || !outcome.loaded)
+      return { rows: outcome.rows, loaded: outcome.loaded ? copied.id : null };
+    empty = copied.id;
+  }
+  const why = `the conversation(s) loaded replayed no message (empty, e.g. ${empty}): nothing to judge the replay by`;
+  return { rows: [held('load.params', REPLAY_FACTS.load), ...replayUnknown(why).slice(1)], loaded: empty };
 }
 
 function report(
@@ -111,12 +137,12 @@ function hasCredentials(stateDir: string): boolean {
   return AUTH_TYPE_INFO[type].oauth ? fs.existsSync(stateFiles(stateDir).token) : true;
 }
 
-/** The smallest readable conversation, or why none is loaded. */
-function loadCandidate(stateDir: string): SessionInfo | string {
+/** Readable conversations, smallest first; or why none is loaded. */
+function loadCandidates(stateDir: string): SessionInfo[] | string {
   if (!hasCredentials(stateDir)) return 'no credentials on this box (nothing is signed in by a probe)';
   const readable = (discoverSessions(stateDir, { holders: false }) ?? []).filter((s) => s.readable);
   if (readable.length === 0) return 'no conversation to load (a probe creates none)';
-  return readable.sort((a, b) => a.bytes - b.bytes)[0]!;
+  return readable.sort((a, b) => a.bytes - b.bytes);
 }
 
 /**
@@ -216,7 +242,7 @@ async function loadAndWatch(
   conn: Connection,
   s: SessionInfo,
   input: AssumptionsInput,
-): Promise<{ rows: Assumption[]; loaded: boolean }> {
+): Promise<{ rows: Assumption[]; loaded: boolean; messages: number }> {
   const kinds: Array<'user' | 'agent'> = [];
   const stop = conn.onNotification((method, params) => {
     const p = params as { sessionId?: unknown; update?: { sessionUpdate?: unknown } } | undefined;
@@ -233,12 +259,12 @@ async function loadAndWatch(
     const rows = auth
       ? replayUnknown(`session/load: the server did not accept the credentials (${err.serverMessage})`)
       : [differs('load.params', REPLAY_FACTS.load, err.message), ...replayUnknown('session/load failed').slice(1)];
-    return { rows, loaded: false };
+    return { rows, loaded: false, messages: 0 };
   } finally {
     stop();
   }
   await closeSession(conn, s.id, call).catch(() => undefined);
-  return { rows: [held('load.params', REPLAY_FACTS.load), ...replayRows(kinds)], loaded: true };
+  return { rows: [held('load.params', REPLAY_FACTS.load), ...replayRows(kinds)], loaded: true, messages: kinds.length };
 }
 
 /** Runs of one kind are messages; more chunks than runs means a message came in pieces. */

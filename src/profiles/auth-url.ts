@@ -151,14 +151,51 @@ export interface PastedRedirect {
   deliverTo: URL;
 }
 
-/** Users paste with quotes, angle brackets or a trailing period; tolerate that, nothing more. */
+/** Users paste with quotes, backticks, angle brackets or a trailing period; tolerate that, nothing more. */
 function cleanPaste(input: string): string {
-  return input.trim().replace(/^['"<]+|['">.]+$/g, '');
+  return input.trim().replace(/^['"`<]+|['"`>.]+$/g, '');
+}
+
+/**
+ * What a pasted line is, read the one way `login finish` and every prompt
+ * (login's, connect's) read it: `address` (a scheme, or the loopback host
+ * first), `piece` (query text with no address in front: the second line of
+ * an address pasted over two), `bare-code` (a code alone, as Google's
+ * code-display page shows it: `4/0Ab…`, or 20 code characters or more),
+ * or `other`.
+ */
+export type PasteShape = 'empty' | 'address' | 'piece' | 'bare-code' | 'other';
+
+export function pasteShape(input: string): PasteShape {
+  const text = cleanPaste(input);
+  if (text === '') return 'empty';
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text) || /^(?:127\.0\.0\.1|localhost)(?:[:/?]|$)/i.test(text)) return 'address';
+  if (/[=&?]/.test(text)) return 'piece';
+  // Google's codes read `4/0Ab…`; a long run of code characters is one too. A short word ("hello") is not.
+  if (/^\d\/[\w.~/-]+$/.test(text) || /^[\w.~/-]{20,}$/.test(text)) return 'bare-code';
+  return 'other';
+}
+
+/** Why a paste that is not an address cannot be delivered to a loopback login (undefined: it is an address). */
+export function notAnAddress(input: string): string | undefined {
+  switch (pasteShape(input)) {
+    case 'empty':
+      return 'empty line';
+    case 'bare-code':
+      return 'that is a bare code; this login needs the whole address your browser ended on (http://127.0.0.1:PORT/?state=…&code=…), which carries the state as well as the code';
+    case 'piece':
+      return 'that is a piece of an address, with no http://127.0.0.1:PORT/ in front (pasted over two lines?); paste the whole address on one line';
+    case 'other':
+      return 'that is not a URL; paste the whole address from the browser bar (http://127.0.0.1:...)';
+    default:
+      return undefined;
+  }
 }
 
 export function validatePastedRedirect(input: string, expected: AuthUrl): Validation<PastedRedirect> {
+  const notAddress = notAnAddress(input);
+  if (notAddress) return { ok: false, reason: notAddress };
   const text = cleanPaste(input);
-  if (text === '') return { ok: false, reason: 'empty line' };
   let url: URL;
   try {
     url = new URL(/^https?:\/\//i.test(text) ? text : `http://${text}`);
@@ -185,8 +222,18 @@ export function validatePastedRedirect(input: string, expected: AuthUrl): Valida
       ok: false,
       reason: 'no code in that address; finish the sign-in first, then paste the address the browser ended on',
     };
-  if (expected.state !== undefined && url.searchParams.get('state') !== expected.state)
+  const state = url.searchParams.get('state');
+  if (expected.state !== undefined && state !== expected.state) {
+    // The first line of an address pasted over two ends inside (or before) its state.
+    if (url.search.endsWith(`state=${state ?? ''}`) && expected.state.startsWith(state ?? ''))
+      return {
+        ok: false,
+        reason: "the address is cut short (it ends in the middle of this login's state); paste it on one line",
+      };
+    if (state === null && /[?&](?:s|st|sta|stat)$/.test(url.search))
+      return { ok: false, reason: 'the address is cut short (it ends before its state); paste it on one line' };
     return { ok: false, reason: 'state does not match this login (is it from an older attempt?)' };
+  }
   const deliverTo = new URL(url.toString());
   deliverTo.hostname = '127.0.0.1';
   return { ok: true, value: { deliverTo } };

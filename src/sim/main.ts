@@ -22,6 +22,7 @@ import { leakAndDie, leakAtStart } from './leak.js';
 import { statePaths } from './paths.js';
 import { writeRawLine } from './raw-line.js';
 import { LineSplitter, RpcConnection } from './rpc.js';
+import { seedConversations } from './seed.js';
 import { registerSessionMethods, shutdownSessions } from './sessions.js';
 
 /** Runs the simulator in this process; `exit` ends it (the launcher passes process.exit). */
@@ -45,8 +46,9 @@ export function runSimulator(exit: (code: number) => never): void {
     ]);
   }
 
+  let mode: 'serve' | 'seed' = 'serve';
   try {
-    checkArgs(process.argv.slice(2));
+    mode = checkArgs(process.argv.slice(2));
   } catch (err) {
     if (err instanceof UsageError) die(2, [`agy-acp-sim: ${err.message}`, USAGE]);
     throw err;
@@ -61,6 +63,7 @@ export function runSimulator(exit: (code: number) => never): void {
     }
   }
   const config = loadConfigOrDie();
+  if (mode === 'seed') seedAndExit(env, config, exit);
 
   // gemini-cli's launcher ignores SIGTERM; RC01 dies promptly (default action,
   // which also leaves the conversation WALs un-checkpointed, like a real kill).
@@ -135,4 +138,13 @@ export function runSimulator(exit: (code: number) => never): void {
       exit(0);
     });
   });
+}
+
+/** `--seed-conversations`: the conversations' ids and where they are, on stdout; nothing is served. */
+function seedAndExit(env: Record<string, string | undefined>, config: SimConfig, exit: (code: number) => never): never {
+  const paths = statePaths(env, config.tokenStore, config.shapes.conversationNaming, config.shapes.metaShape);
+  const ids = seedConversations(paths, config);
+  process.stdout.write(`${ids.map((id) => `${id}\n`).join('')}`);
+  process.stderr.write(`agy-acp-sim: ${ids.length} conversations with history written to ${paths.conversations}\n`);
+  return exit(0);
 }

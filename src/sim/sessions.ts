@@ -1,6 +1,5 @@
 // session/* methods: new, load, prompt, set_config_option, set_mode, close, list.
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   availableCommandsUpdate,
@@ -13,11 +12,10 @@ import {
 import { type OpenSession, requireAuth, type SimContext } from './context.js';
 import { invalidField, sessionNotFound } from './errors.js';
 import { optionalString, requireArray, requireString } from './params.js';
-import { brainDir } from './paths.js';
 import { replayedHistory, rewriteCredentials } from './proof-switches.js';
 import { promptText, replyFor, splitIntoChunks } from './reply.js';
 import { type Params, WithFollowUp } from './rpc.js';
-import { ConversationDb, listConversations } from './store.js';
+import { ConversationDb, listConversations, writePlan } from './store.js';
 
 const FILLER_BYTES = 20 * 1024;
 
@@ -139,17 +137,8 @@ async function askPermission(ctx: SimContext, session: OpenSession): Promise<voi
   });
 }
 
-/** A leading `/plan` writes the plan into the session's brain directory, as the real server does. */
-function writePlan(ctx: SimContext, session: OpenSession, text: string): void {
-  const m = /^\s*\/plan\b\s*(.*)$/s.exec(text);
-  if (!m) return;
-  const dir = brainDir(ctx.paths, session.id);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  writeFileSync(join(dir, 'implementation_plan.md'), `# Implementation plan\n\n${m[1]}\n`, { mode: 0o600 });
-}
-
 function streamReply(ctx: SimContext, session: OpenSession, text: string): { stopReason: string } {
-  writePlan(ctx, session, text);
+  writePlan(ctx.paths, session.id, text);
   const reply = replyFor(text);
   for (const piece of splitIntoChunks(reply)) update(ctx, session.id, textChunk('agent_message_chunk', piece));
   // The session may have been closed while waiting for permission.

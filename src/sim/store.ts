@@ -10,9 +10,10 @@
 // AGY_SIM_CHECKPOINT_ON_EXIT=1); a plain exit leaves the WAL in place.
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import type { TablesShape } from './config.js';
-import { conversationDb, conversationMeta, isSessionId, type StatePaths } from './paths.js';
+import { brainDir, conversationDb, conversationMeta, isSessionId, type StatePaths } from './paths.js';
 
 /** The seven tables of RC01's snapshot DDL, verbatim. */
 export const SCHEMA_DDL = [
@@ -219,4 +220,13 @@ export function listConversations(paths: StatePaths): StoredSession[] {
     out.push({ sessionId, cwd, updatedAt: new Date(mtime).toISOString() });
   }
   return out.sort((a, b) => b.updatedAt.localeCompare(a.updatedAt));
+}
+
+/** A leading `/plan` writes the plan into the session's brain directory, as the real server does. */
+export function writePlan(paths: StatePaths, sessionId: string, text: string): void {
+  const m = /^\s*\/plan\b\s*(.*)$/s.exec(text);
+  if (!m) return;
+  const dir = brainDir(paths, sessionId);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  writeFileSync(join(dir, 'implementation_plan.md'), `# Implementation plan\n\n${m[1]}\n`, { mode: 0o600 });
 }

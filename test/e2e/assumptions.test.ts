@@ -179,6 +179,29 @@ describe('agyctl probe --assumptions', () => {
     }
   });
 
+  it('an empty conversation (the smallest) is passed over for one with messages; with only empty ones the replay is unknown, never differs', async () => {
+    const sb = fresh();
+    signedIn(sb);
+    const empty = conversation(sb, 'rc01', 'rc01', 0);
+    const onlyEmpty = await probe(sb);
+    expect(verdicts(onlyEmpty, ['load.params', 'replay.pairs', 'replay.full-text'])).toEqual({
+      'load.params': 'held',
+      'replay.pairs': 'unknown',
+      'replay.full-text': 'unknown',
+    });
+    expect(onlyEmpty.get('replay.pairs')!.seen).toContain('replayed no message');
+    const full = conversation(sb, 'rc01', 'rc01', 2);
+    expect(fs.statSync(path.join(sb.stateDir, 'conversations', `${empty}.db`)).size).toBeLessThanOrEqual(
+      fs.statSync(path.join(sb.stateDir, 'conversations', `${full}.db`)).size,
+    );
+    const rows = await probe(sb);
+    expect(verdicts(rows, ['replay.pairs', 'replay.full-text'])).toEqual({
+      'replay.pairs': 'held',
+      'replay.full-text': 'held',
+    });
+    expect(rows.get('replay.pairs')!.seen).toBe('2 user and 2 agent chunk(s) in 4 message(s)');
+  });
+
   it('a replay without the answers differs (replay.pairs)', async () => {
     const sb = fresh();
     signedIn(sb);

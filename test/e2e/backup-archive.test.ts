@@ -92,6 +92,18 @@ describe('backup --archive FILE / restore --archive FILE', () => {
     expect(fs.readdirSync(bk).filter((n) => /^\d{4}-/.test(n))).toHaveLength(1);
   });
 
+  it('restore --archive DIR names --archive and its path, not the state dir (exit 2)', async () => {
+    const sb = box();
+    addConversation(sb, 1);
+    const dir = path.join(sb.root, 'not-an-archive');
+    fs.mkdirSync(dir);
+    const r = await agyctl(['restore', '--archive', dir], sb);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toContain(`--archive ${dir} is a directory, not an archive file`);
+    expect(r.stderr).toContain(`agyctl restore ${dir}`);
+    expect(r.stderr).not.toContain(sb.stateDir);
+  });
+
   it('a damaged archive is rejected before anything in the state dir changes (exit 6, archive-damaged)', async () => {
     const from = box();
     addConversation(from, 2);

@@ -422,3 +422,23 @@ describe('agyctl restore', () => {
     expect(unknown.exitCode).toBe(2);
   });
 });
+
+describe('backup verify and the options of a backup run', () => {
+  it('refuses --to (with --from as the fix), --keep-last, and --to before verify, instead of verifying the default directory', async () => {
+    sandbox = makeSandbox();
+    const other = path.join(sandbox.root, 'elsewhere');
+    for (const args of [
+      ['backup', 'verify', 'latest', '--to', other],
+      ['backup', '--to', other, 'verify', 'latest'],
+    ]) {
+      const r = await agyctl([...args, '--json'], sandbox);
+      expect(r.exitCode, args.join(' ')).toBe(2);
+      expect((parseJson(r.stdout) as any).error).toMatchObject({ code: 'usage', exit: 2 });
+      const human = await agyctl(args, sandbox);
+      expect(human.stderr).toContain('--from DIR');
+    }
+    const keep = await agyctl(['backup', 'verify', 'latest', '--keep-last', '3'], sandbox);
+    expect(keep.exitCode).toBe(2);
+    expect(keep.stderr).toContain('--keep-last is an option of a backup run');
+  });
+});

@@ -94,6 +94,34 @@ describe('agyctl check (static)', () => {
     }
   });
 
+  it('an access token that expired with no refresh token cannot work: reauth-required, exit 3; passing checks say result pass', async () => {
+    const sb = await loggedIn();
+    const file = path.join(sb.stateDir, 'acp_token.json');
+    fs.writeFileSync(
+      file,
+      JSON.stringify({ access_token: 'ya29.dead', token_type: 'Bearer', expiry_date: Date.now() - 3_600_000 }),
+    );
+    const { human, doc } = await both(sb, []);
+    expect(human.exitCode).toBe(3);
+    expect(doc.status).toBe('reauth-required');
+    expect(byId(doc, 'token')).toMatchObject({
+      ok: false,
+      severity: 'error',
+      result: 'fail',
+      hint: 'run: agyctl login (sign in again)',
+    });
+    expect(human.stdout).toMatch(/status: reauth-required \(exit 3\)/);
+    expect(byId(doc, 'settings')).toMatchObject({ ok: true, result: 'pass' });
+    // Fields agyctl does not know stay unknown: no finding.
+    fs.writeFileSync(
+      file,
+      JSON.stringify({ credential: { bearer: 'x', expiresAt: new Date(Date.now() - 3_600_000).toISOString() } }),
+    );
+    const unknown = await both(sb, []);
+    expect(unknown.human.exitCode).toBe(0);
+    expect(byId(unknown.doc, 'token')).toMatchObject({ ok: true, result: 'pass' });
+  });
+
   it('token file at 0644: exit 6, the hint names the chmod', async () => {
     const sb = await loggedIn();
     const file = path.join(sb.stateDir, 'acp_token.json');

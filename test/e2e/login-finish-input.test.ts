@@ -5,7 +5,7 @@
  * what to paste instead, and --json status writes nothing for a person.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { agyctl, makeSandbox, parseJson, type Sandbox, waitNoProcesses } from '../helpers/cli.js';
+import { agyctl, makeSandbox, parseEvents, parseJson, type Sandbox, waitNoProcesses } from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
 afterEach(async () => {
@@ -40,6 +40,50 @@ describe('login finish input', () => {
     expect(r.stderr).not.toContain('0.0.0.4');
     const help = await agyctl(['login', 'finish', '--help'], sb);
     expect(help.stdout).not.toContain('(or a code)');
+  });
+
+  it('reads a paste as the prompt does: a quoted address is delivered; a piece of one says "paste it on one line"', async () => {
+    const sb = makeSandbox();
+    sandbox = sb;
+    expect((await agyctl(['login', '--detach', '--json', '--timeout', '60s'], sb)).exitCode).toBe(0);
+    const status = parseJson((await agyctl(['login', 'status', '--json'], sb)).stdout) as { login: { url: string } };
+    const auth = new URL(status.login.url);
+    const back = new URL(auth.searchParams.get('redirect_uri')!);
+    back.searchParams.set('code', '4/by-hand');
+    back.searchParams.set('state', auth.searchParams.get('state')!);
+    const piece = await agyctl(['login', 'finish', back.search.slice(3)], sb);
+    expect(piece.exitCode, piece.stderr).toBe(2);
+    expect(piece.stderr).toContain('piece of an address');
+    expect(piece.stderr).toContain('on one line');
+    const cut = await agyctl(['login', 'finish', back.href.slice(0, -10)], sb);
+    expect(cut.exitCode, cut.stderr).toBe(2);
+    expect(cut.stderr).toContain('cut short');
+    const quoted = await agyctl(['login', 'finish', `"${back.href}"`], sb);
+    expect(quoted.exitCode, quoted.stderr).toBe(0);
+    expect(quoted.stdout).toContain('Delivered the redirect');
+  });
+
+  it('a second login while one is pending: --json error message is one line without the URL (it is in pending.url); people still see the URL', async () => {
+    const sb = makeSandbox();
+    sandbox = sb;
+    expect((await agyctl(['login', '--detach', '--json', '--timeout', '60s'], sb)).exitCode).toBe(0);
+    const r = await agyctl(['login', '--detach', '--json', '--timeout', '60s'], sb);
+    expect(r.exitCode).toBe(2);
+    const err = parseEvents(r.stdout).at(-1) as {
+      event: string;
+      code: string;
+      message: string;
+      pending: { url: string };
+    };
+    expect(err).toMatchObject({ event: 'error', code: 'login-pending' });
+    expect(err.message).toMatch(/^A login is pending for /);
+    expect(err.message).not.toContain('\n');
+    expect(err.message).not.toContain('https://');
+    expect(err.pending.url).toMatch(/^https:\/\/accounts\.google\.com\//);
+    const human = await agyctl(['login', '--detach', '--timeout', '60s'], sb);
+    expect(human.exitCode).toBe(2);
+    expect(human.stderr).toContain(`Sign-in URL: ${err.pending.url}`);
+    expect(human.stderr).toMatch(/error: A login is pending for /);
   });
 
   it('status --json writes the document and nothing for a person on stderr', async () => {

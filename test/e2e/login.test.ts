@@ -5,10 +5,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { FAKE_CODE, httpGet, redirectFor, waitForEvent } from '../helpers/browser.js';
 import {
   agyctl,
+  BIN,
   makeSandbox,
   parseEvents,
   type Sandbox,
@@ -337,11 +339,16 @@ describe('logout', () => {
     expect(JSON.parse(out.stdout)).toMatchObject({
       schemaVersion: 1,
       ok: true,
-      logout: { via: 'server', tokenRemoved: true, confirmed: true },
+      logout: { via: 'server', tokenRemoved: true, alreadyLoggedOut: false, confirmed: true },
     });
     expect(fs.existsSync(path.join(sandbox.stateDir, 'acp_token.json'))).toBe(false);
-    const again = await agyctl(['logout', '--local'], sandbox);
+    const again = await agyctl(['logout'], sandbox);
     expect(again.exitCode).toBe(0);
+    expect(again.stdout).toMatch(/^Already logged out: there was no acp_token\.json; a fresh server refuses/);
+    expect(again.stdout).not.toContain('Logged out (');
+    const local = await agyctl(['logout', '--local', '--json'], sandbox);
+    expect(local.exitCode).toBe(0);
+    expect(JSON.parse(local.stdout).logout).toMatchObject({ alreadyLoggedOut: true, tokenRemoved: false });
   });
 
   it('exits 6 when credentials still work (an API key in the environment)', async () => {
@@ -351,5 +358,74 @@ describe('logout', () => {
     expect(out.exitCode).toBe(6);
     expect(out.stdout).toContain('Credentials still work');
     expect(conversationsLeft(sandbox)).toEqual([]);
+  });
+});
+
+describe('login over a credential check accepts', () => {
+  it('on a terminal asks first (no by default: nothing changes); without one says so and signs in; --force skips the question', async () => {
+    sandbox = makeSandbox();
+    expect((await loginWithBrowser(sandbox)).result.exitCode).toBe(0);
+    const token = path.join(sandbox.stateDir, 'acp_token.json');
+    const before = fs.readFileSync(token);
+    const tty = await execa('script', ['-qec', `node ${BIN} login --timeout 30s`, '/dev/null'], {
+      env: sandbox.env,
+      extendEnv: false,
+      cwd: sandbox.root,
+      input: 'n\n',
+      reject: false,
+      timeout: 30_000,
+    });
+    expect(tty.exitCode, tty.stdout).toBe(0);
+    expect(tty.stdout).toContain('acp_token.json already holds a credential `agyctl check` accepts');
+    expect(tty.stdout).toContain('Sign in again and replace it? [y/N]');
+    expect(tty.stdout).toContain('Nothing changed');
+    expect(fs.readFileSync(token)).toEqual(before);
+    expect(shimDirsLeft(sandbox)).toEqual([]);
+
+    const again = await loginWithBrowser(sandbox, {}, []);
+    expect(again.result.exitCode).toBe(0);
+    expect(String(again.result.stderr)).not.toContain('already holds'); // --json: the document only
+    const piped = spawnAgyctl(['login', '--detach', '--timeout', '30s'], sandbox);
+    const r = await piped;
+    expect(r.exitCode, String(r.stderr)).toBe(0);
+    expect(String(r.stderr)).toContain('already holds a credential `agyctl check` accepts');
+    expect(String(r.stderr)).toContain('signing in again replaces it');
+    expect((await agyctl(['login', 'cancel'], sandbox)).exitCode).toBe(0);
+    const forced = await agyctl(['login', '--detach', '--force', '--timeout', '30s'], sandbox);
+    expect(forced.exitCode).toBe(0);
+    expect(forced.stderr).not.toContain('already holds');
+    expect((await agyctl(['login', 'cancel'], sandbox)).exitCode).toBe(0);
+    expect(await waitNoProcesses(sandbox)).toEqual([]);
+  });
+});
+
+describe('the paste prompt on a terminal', () => {
+  it('is not drawn again after a paste that was delivered', async () => {
+    sandbox = makeSandbox();
+    const child = execa('script', ['-qec', `stty cols 200; node ${BIN} login --timeout 30s`, '/dev/null'], {
+      env: sandbox.env,
+      extendEnv: false,
+      cwd: sandbox.root,
+      stdin: 'pipe',
+      reject: false,
+      timeout: 40_000,
+      buffer: true,
+    });
+    let seen = '';
+    const url = await new Promise<string>((resolve) => {
+      child.stdout!.on('data', (c: Buffer) => {
+        seen += c.toString('utf8');
+        const m = /https:\/\/accounts\.google\.com\/\S+/.exec(seen);
+        if (m && seen.includes('paste the address your browser ended on>')) resolve(m[0]);
+      });
+    });
+    const redirect = redirectFor(url);
+    child.stdin!.write(`${redirect}\r`);
+    const r = await child;
+    expect(r.exitCode, seen).toBe(0);
+    const out = String(r.stdout);
+    expect(out, out).toContain('a fresh server accepted the credentials');
+    const afterPaste = out.slice(out.lastIndexOf(redirect.slice(-20)));
+    expect(afterPaste).not.toContain('paste the address your browser ended on>');
   });
 });

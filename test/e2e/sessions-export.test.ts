@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agyctl, parseJson, type Sandbox, spawnAgyctl, waitNoProcesses } from '../helpers/cli.js';
+import { agyctl, BIN, parseJson, type Sandbox, spawnAgyctl, waitNoProcesses } from '../helpers/cli.js';
 import { addConversation, authedSandbox } from '../helpers/sim-conversations.js';
 import { changes, listTree } from '../helpers/state-listing.js';
 
@@ -137,6 +137,54 @@ describe('sessions export', () => {
     } finally {
       await execa('umount', [ro], { timeout: 10_000, reject: false });
     }
+  });
+
+  it('a reader that goes away (`| head`) ends the export quietly: exit 141 as git, no stack trace, nothing left behind', async () => {
+    sandbox = authedSandbox();
+    for (let i = 0; i < 3; i += 1) addConversation(sandbox, 40, `/work/${i}`);
+    const r = await execa(
+      'bash',
+      ['-o', 'pipefail', '-c', `node ${BIN} sessions export --format jsonl --out - | head -c 20 >/dev/null`],
+      { env: sandbox.env, extendEnv: false, cwd: sandbox.root, reject: false, timeout: 45_000 },
+    );
+    expect(r.exitCode, r.stderr).toBe(141);
+    expect(r.stderr).toBe('');
+    expect(leftovers(sandbox)).toEqual([]);
+    expect(await waitNoProcesses(sandbox)).toEqual([]);
+  });
+
+  it('on a terminal shows what it is doing while it copies, starts the server and replays (never silent), each line cut to the width', async () => {
+    sandbox = authedSandbox();
+    addConversation(sandbox, 3);
+    const out = path.join(sandbox.root, 'out');
+    const r = await execa('script', ['-qec', `stty cols 80; node ${BIN} sessions export --out ${out}`, '/dev/null'], {
+      env: sandbox.env,
+      extendEnv: false,
+      cwd: sandbox.root,
+      reject: false,
+      timeout: 45_000,
+    });
+    expect(r.exitCode, r.stdout).toBe(0);
+    for (const phase of ['copying the live conversations', 'starting a fresh server to replay', 'replaying 1/1 '])
+      expect(r.stdout).toContain(phase);
+    const drawn = r.stdout.split(/\r\x1b\[2K/).filter((d) => d !== '' && !d.includes('\n')); // status redraws, not the summary
+    expect(drawn.length).toBeGreaterThan(3);
+    for (const line of drawn) expect(Array.from(line).length, line).toBeLessThan(80);
+  });
+
+  it('--out DIR that does not exist is created (0700), as backup --to does', async () => {
+    sandbox = authedSandbox();
+    const id = addConversation(sandbox, 1);
+    const out = path.join(sandbox.root, 'new', 'transcripts');
+    const r = await agyctl(['sessions', 'export', '--out', out], sandbox);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(fs.statSync(out).mode & 0o777).toBe(0o700);
+    expect(fs.readdirSync(out)).toEqual([`${id}.md`]);
+    const file = path.join(sandbox.root, 'a-file');
+    fs.writeFileSync(file, '');
+    const bad = await agyctl(['sessions', 'export', '--out', file], sandbox);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toContain('is not a directory');
   });
 
   it('Ctrl-C while the server starts leaves nothing: exit 130, no output file, no scratch dir, no process', async () => {

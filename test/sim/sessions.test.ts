@@ -1,5 +1,7 @@
 // Sessions: session/new, prompts, conversation databases, and session/load across restarts.
 // Drives scripts/agy-acp-sim over stdio (docs/simulator.md); shared setup in ./helpers.ts.
+
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,6 +13,7 @@ import {
   DDL,
   expectedConfigOptions,
   expectedSessionState,
+  LAUNCHER,
   newSession,
   queryLive,
   Sim,
@@ -379,5 +382,38 @@ describe('session/load across restarts', () => {
     const sim = new Sim(home);
     const r = await sim.request('session/load', { sessionId, cwd: '/work/load', mcpServers: [] });
     expect(r.error).toEqual(authRequired(home));
+  });
+});
+
+describe('--seed-conversations', () => {
+  it('writes three checkpointed conversations with several turns that a server loads and replays', async () => {
+    const home = tmp();
+    const r = spawnSync(LAUNCHER, ['--seed-conversations'], { env: { ...process.env, HOME: home }, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    const ids = r.stdout.trim().split('\n');
+    expect(ids).toHaveLength(3);
+    for (const id of ids) {
+      expect(existsSync(`${convPath(home, id)}-wal`)).toBe(false);
+      expect(tablesOf(convPath(home, id)).length).toBe(7);
+    }
+    expect(existsSync(join(stateDir(home), 'brain', ids[0]!, 'implementation_plan.md'))).toBe(true);
+    const sim = await authedSim({}, home);
+    for (const id of ids) {
+      await sim.result('session/load', { sessionId: id, cwd: '/w', mcpServers: [] });
+      const kinds = sim.updates(id).map((m) => (m.params.update as { sessionUpdate: string }).sessionUpdate);
+      expect(kinds.filter((k) => k === 'user_message_chunk').length).toBeGreaterThanOrEqual(3);
+      expect(kinds.filter((k) => k === 'agent_message_chunk').length).toBeGreaterThanOrEqual(3);
+    }
+    const first = sim.updates(ids[0]!).map((m) => (m.params.update as { content?: { text?: string } }).content?.text);
+    expect(first).toContain('PLAN ACCEPTED.');
+  });
+
+  it('takes no other argument', () => {
+    const r = spawnSync(LAUNCHER, ['--seed-conversations', '--debug'], {
+      env: { ...process.env, HOME: tmp() },
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(2);
+    expect(r.stderr).toContain('takes no other argument');
   });
 });

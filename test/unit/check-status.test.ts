@@ -105,6 +105,7 @@ describe('live beats static', () => {
       id: 'token-file',
       ok: false,
       severity: 'warning',
+      result: 'warning',
       message: 'no acp_token.json; elsewhere',
       ms: 0,
       decidedBy: 'live',

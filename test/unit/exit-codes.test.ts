@@ -21,6 +21,7 @@ describe('exit-code table', () => {
       timeout: 5,
       findings: 6,
       interrupted: 130,
+      readerGone: 141,
     });
     expect(EXIT_TABLE.map((e) => e.exit).sort((a, b) => a - b)).toEqual(Object.values(EXIT).sort((a, b) => a - b));
     for (const row of EXIT_TABLE) expect(EXIT[row.name]).toBe(row.exit);

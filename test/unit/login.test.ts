@@ -44,6 +44,9 @@ describe('pasted redirects', () => {
       'http://127.0.0.1:35293/?state=S123&code=4/x&scope=a',
       `'http://localhost:35293/?code=4/x&state=S123'`,
       '127.0.0.1:35293/?code=4/x&state=S123',
+      // Quoted as people copy it from a terminal or a chat.
+      '"http://127.0.0.1:35293/?code=4/x&state=S123"',
+      '`http://127.0.0.1:35293/?code=4/x&state=S123`',
     ]) {
       const v = validatePastedRedirect(paste, auth);
       expect(v.ok, paste).toBe(true);
@@ -59,6 +62,14 @@ describe('pasted redirects', () => {
     ['http://example.com:35293/?code=x&state=S123', /host/],
     ['http://127.0.0.1:35293/?error=access_denied&state=S123', /error/],
     ['', /empty/],
+    // A bare code is named as one, never read as a host (4/0Ab... once became "host 0.0.0.4").
+    ['4/0AbCdEf-by-hand', /bare code/],
+    ['"4/0AbCdEf-by-hand"', /bare code/],
+    // An address pasted over two lines: the first ends inside its state, the second is a piece.
+    ['http://127.0.0.1:35293/?code=4/x&state=S1', /cut short.*one line/],
+    ['http://127.0.0.1:35293/?code=4/x&st', /cut short.*one line/],
+    ['ate=S123&code=4/x', /piece of an address.*one line/],
+    ['23&scope=a', /piece of an address/],
   ])('refuses %s', (paste, reason) => {
     const v = validatePastedRedirect(paste, auth);
     expect(v.ok).toBe(false);

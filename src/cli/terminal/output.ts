@@ -5,6 +5,7 @@
  */
 import type { TtyWritable } from '../../core/io.js';
 import { type Palette, PLAIN, type Reporter } from '../../core/reporter.js';
+import { fitLine, wrapProse } from './wrap.js';
 
 export { type Palette, PLAIN };
 
@@ -60,12 +61,29 @@ export class Output implements Reporter {
     if (!this.options.json) this.stdout.write(`${line}\n`);
   }
 
-  info(message: string): void {
-    this.stderr.write(`${message}\n`);
+  /** Prose for a person on stderr, wrapped at spaces on a terminal; `verbatim` for text to copy (a URL, a command, a QR code). */
+  info(message: string, opts: { verbatim?: boolean } = {}): void {
+    this.stderr.write(`${opts.verbatim ? message : this.prose(message)}\n`);
   }
 
   warn(message: string): void {
-    this.stderr.write(`${this.e.yellow('warning:')} ${message}\n`);
+    this.stderr.write(`${this.labelled('warning:', message, this.e.yellow)}\n`);
+  }
+
+  /** The terminal's width when stderr is one; undefined otherwise (a pipe or file gets lines as they are). */
+  private get width(): number | undefined {
+    return this.stderr.isTTY && this.stderr.columns ? this.stderr.columns : undefined;
+  }
+
+  private prose(text: string, indent = ''): string {
+    const width = this.width;
+    return width ? wrapProse(text, width, indent) : text;
+  }
+
+  /** `label text`, wrapped as prose, with the label coloured after the wrap (colour codes take no columns). */
+  private labelled(label: string, text: string, colour: (s: string) => string): string {
+    const wrapped = this.prose(`${label} ${text}`, '  ');
+    return `${colour(label)}${wrapped.slice(label.length)}`;
   }
 
   verbose(message: string): void {
@@ -74,7 +92,7 @@ export class Output implements Reporter {
 
   /** Overwrite the current stderr line (countdowns, progress); only on a TTY. */
   status(message: string): void {
-    if (this.stderr.isTTY) this.stderr.write(`\r\x1b[2K${message}`);
+    if (this.stderr.isTTY) this.stderr.write(`\r\x1b[2K${fitLine(message, this.stderr.columns)}`);
   }
 
   clearStatus(): void {
@@ -92,8 +110,8 @@ export class Output implements Reporter {
   }
 
   error(message: string, hint?: string): void {
-    this.stderr.write(`${this.e.red('error:')} ${message}\n`);
-    if (hint) this.stderr.write(`${this.e.dim('hint:')} ${hint}\n`);
+    this.stderr.write(`${this.labelled('error:', message, this.e.red)}\n`);
+    if (hint) this.stderr.write(`${this.labelled('hint:', hint, this.e.dim)}\n`);
   }
 }
 

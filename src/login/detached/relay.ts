@@ -65,6 +65,7 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
     if (lateLines || gone) return;
     lateLines = startPasteReader(io, undefined, (line) => {
       if (line.trim() !== '') say(() => out.info(ALREADY_ARRIVED));
+      return undefined;
     });
   };
   const say = (write: () => void): void => {
@@ -81,11 +82,15 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
   const startPaste = (): void => {
     if (paste || gone) return;
     paste = startPasteReader(io, prompt, (line) => {
-      if (line.trim() === '') return;
+      if (line.trim() === '') return undefined;
       // The answer also arrives as a redirect-* / code-* event, printed like any other output.
+      // The prompt waits for it: drawn again only when the paste was not delivered, or when the
+      // server asks again (a new URL after a code it could not use); `authenticated` ends it.
       void deliver(o.paths, line).then((answer) => {
         if (!answer) say(() => out.warn('could not reach the login supervisor to deliver that'));
+        if (!answer?.ok && !answer?.arrived) paste?.resume();
       });
+      return false;
     });
   };
 
@@ -95,8 +100,10 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
     else if (frame.t === 'event') onEvent(frame.event);
   };
   const onEvent = (e: Record<string, unknown>): void => {
-    if (e.event === 'url') codeEntry = e.mode === 'code-entry';
-    else if (e.event === 'waiting') {
+    if (e.event === 'url') {
+      codeEntry = e.mode === 'code-entry';
+      paste?.resume();
+    } else if (e.event === 'waiting') {
       if (typeof e.remainingS === 'number' && deadline === undefined) deadline = Date.now() + e.remainingS * 1000;
       if (o.detach) {
         const seen = inspect(o.paths);

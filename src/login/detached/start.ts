@@ -26,9 +26,10 @@ export interface StartOptions {
   restart: boolean;
 }
 
+/** The message is one line; the URL and tunnel stand in `pending` (and, for a person, on the lines before it). */
 export function pendingError(state: LoginState): AgyError {
-  const [first, ...rest] = describePending(state);
-  return new AgyError(EXIT.usage, 'login-pending', [first, ...rest].join('\n'), {
+  const [first] = describePending(state);
+  return new AgyError(EXIT.usage, 'login-pending', first!, {
     hint: 'sign in with that URL (through that tunnel) and deliver the redirect with `agyctl login finish`, watch it with `agyctl login status`, stop it with `agyctl login cancel`, or start over with `agyctl login --restart`',
     details: { pending: statusData(state, 'pending') },
   });
@@ -41,7 +42,10 @@ export async function startLogin(io: CommandIO, o: StartOptions): Promise<RelayR
   try {
     const seen = inspect(paths);
     if (seen.kind === 'pending') {
-      if (!o.restart) throw pendingError(seen.state);
+      if (!o.restart) {
+        if (!io.out.json) for (const line of describePending(seen.state).slice(1)) io.out.info(line);
+        throw pendingError(seen.state);
+      }
       if (!io.out.json) io.out.info(`Cancelling the pending login (supervisor pid ${seen.state.pid}) to start over...`);
       await cancelPending(paths, seen.state);
       emit(io.out, { event: 'restarted', cancelled: seen.state.id });

@@ -61,6 +61,18 @@ describe('--help', () => {
       }
     }
   });
+
+  it('exit-code lines name only options their command has', async () => {
+    const script = (await liveTree()).completion.script;
+    const opts = script.slice(script.indexOf('_agyctl_opts'));
+    // The program's own list ('') sums up every command's.
+    for (const [path, extra] of Object.entries(HELP).filter(([p]) => p !== '')) {
+      const own = new RegExp(`^ {4}'${path}'\\) echo '([^']*)'`, 'm').exec(opts)?.[1]?.split(' ') ?? [];
+      for (const [, when] of extra.exits)
+        for (const flag of when.replace(/`[^`]*`/g, '').match(/--[a-z][a-z-]*/g) ?? [])
+          expect(own, `${path}: ${when}`).toContain(flag);
+    }
+  });
 });
 
 describe('agyctl completion', () => {

@@ -44,6 +44,28 @@ export interface VerifyFlags {
   from?: string;
   prove?: boolean;
   proveTimeout: string;
+  /** Options of `backup` itself given with `backup verify` (commander hands them to the parent wherever they stand). */
+  backupOnly?: string[];
+}
+
+/**
+ * `backup verify` refuses the options of a backup run instead of ignoring
+ * them: `backup verify latest --to DIR` would otherwise verify the default
+ * directory's snapshot and say "ok". The backup directory of verify (and of
+ * restore and sessions export) is `--from`.
+ */
+function refuseBackupOnly(flags: string[]): void {
+  const flag = flags[0];
+  if (!flag) return;
+  if (flag === '--to')
+    throw usageError(
+      '--to is the backup directory a backup run writes to; `backup verify` reads with --from.',
+      'agyctl backup verify SNAPSHOT --from DIR',
+    );
+  throw usageError(
+    `${flag} is an option of a backup run, not of \`backup verify\`.`,
+    `run it on its own: agyctl backup ${flag} …; then agyctl backup verify SNAPSHOT`,
+  );
 }
 
 /** BackupFlags checked: what a run (or its dry run: the same checks) gets. */
@@ -289,6 +311,7 @@ async function writeMetrics(
 }
 
 export function verifyCommand(io: CommandIO, snapshot: string, flags: VerifyFlags): Promise<CommandResult> {
+  refuseBackupOnly(flags.backupOnly ?? []);
   return withFsErrors(fsContext(io, dirOption(io, flags.from), '--from'), () => verifyRun(io, snapshot, flags));
 }
 

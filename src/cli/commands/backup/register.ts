@@ -80,8 +80,15 @@ export function register(program: Command, action: ActionFactory): void {
         const { verifyCommand } = await import('./handler.js');
         // `backup` has --prove and --prove-timeout too, and commander gives a flag to the parent wherever it stands.
         const inherited = backup.opts<{ prove?: boolean; proveTimeout?: string }>();
+        const shared = ['prove', 'proveTimeout'];
+        const backupOnly = backup.options
+          .filter(
+            (o) => !shared.includes(o.attributeName()) && backup.getOptionValueSource(o.attributeName()) === 'cli',
+          )
+          .map((o) => o.long ?? o.flags);
         return verifyCommand(io, String(args[0]), {
           ...options,
+          backupOnly,
           prove: options.prove === true || inherited.prove === true,
           proveTimeout: inherited.proveTimeout ?? options.proveTimeout,
         });

@@ -112,6 +112,7 @@ export function renderProve(p: ProveReport): string[] {
   for (const s of p.sessions) {
     const counts = `${s.replayed?.user ?? 0} user and ${s.replayed?.agent ?? 0} agent messages`;
     if (!s.ok) lines.push(`  FAILED   ${s.id}: ${s.problem}`);
+    else if (s.history === 'empty') lines.push(`  empty    ${s.id}: loaded, replayed no messages (nothing to compare)`);
     else if (s.history === 'identical')
       lines.push(`  ok       ${s.id}: replayed ${counts}, identical to the recorded replay`);
     else lines.push(`  ok       ${s.id}: loaded, replayed ${counts}`);

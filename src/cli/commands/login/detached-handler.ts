@@ -19,6 +19,7 @@ import {
 import { type LoginState, recordPaths } from '../../../login/detached/record.js';
 import { ALREADY_ARRIVED, outcomeError } from '../../../login/detached/relay.js';
 import { countdownPrompt } from '../../../login/paste.js';
+import { notAnAddress } from '../../../profiles/auth-url.js';
 import { withDeadline } from '../../../util/deadline.js';
 import type { HandlerArgs } from '../../action.js';
 
@@ -153,11 +154,12 @@ function notPending(io: CommandIO, seen: Liveness): AgyError {
 
 const NO_ADDRESS_EXAMPLE = 'agyctl login finish "http://127.0.0.1:PORT/?state=...&code=..."';
 
-/** A loopback login needs the whole address: a bare code (no scheme, no host) cannot be delivered to its listener. */
-function refuseBareCode(state: LoginState, line: string): void {
-  if (state.mode === 'code-entry' || /^\s*(?:[a-z][a-z0-9+.-]*:\/\/|127\.0\.0\.1|localhost)/i.test(line)) return;
+/** A loopback login needs the whole address, read as every prompt reads it (quotes stripped, a bare code or a piece named). */
+function refuseNonAddress(state: LoginState, line: string): void {
+  const why = state.mode === 'code-entry' ? undefined : notAnAddress(line);
+  if (!why) return;
   throw usageError(
-    'That looks like a bare code; this login waits for the whole address your browser ended on (it carries the state as well as the code).',
+    `Not delivered: ${why}.`,
     `copy the entire address from the browser's address bar: ${NO_ADDRESS_EXAMPLE}`,
   );
 }
@@ -174,7 +176,7 @@ export async function loginFinish(io: CommandIO, given: string | undefined): Pro
       'finish the sign-in on that page, then follow it with `agyctl login status --wait`',
     );
   const line = given ?? (await readOneLine(io, seen.state));
-  refuseBareCode(seen.state, line);
+  refuseNonAddress(seen.state, line);
   const answer = await deliver(paths, line);
   if (!answer) {
     const now = inspect(paths);

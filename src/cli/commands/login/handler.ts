@@ -21,6 +21,7 @@ export interface LoginFlags {
   proofTimeout: string;
   detach: boolean | undefined;
   restart: boolean | undefined;
+  force: boolean | undefined;
 }
 
 /** The flags, checked once, as the login's options (usage errors exit 2 naming the fix). */
@@ -67,6 +68,14 @@ export async function loginCommand(io: CommandIO, { options }: HandlerArgs<Login
   const { startLogin } = await import('../../../login/detached/start.js');
   const { outcomeError } = await import('../../../login/detached/relay.js');
   const login = await loginOptionsFrom(io, options);
+  if (options.force !== true) {
+    const { acceptedCredential, confirmReplace } = await import('./replace-check.js');
+    const credential = acceptedCredential(io);
+    if (credential && !(await confirmReplace(io, credential))) {
+      io.out.print('Nothing changed: the credential stays. (`agyctl login --force` signs in again without asking.)');
+      return { exit: EXIT.ok, data: { started: false } };
+    }
+  }
   // The supervisor runs the login with these options; --trace is made absolute, it runs elsewhere.
   const opts = {
     ...io.opts,

@@ -33,6 +33,7 @@ export function register(program: Command, action: ActionFactory): void {
       'print the URL and tunnel, then leave the login running in the background (finish with `agyctl login finish`)',
     )
     .option('--restart', 'cancel a pending login of this state dir and start a new one')
+    .option('--force', 'sign in again without asking when the state dir already holds a credential `check` accepts')
     .action(
       action<LoginFlags>(async (io, input) => (await import('./handler.js')).loginCommand(io, input), {
         streaming: true,

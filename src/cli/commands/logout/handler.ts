@@ -1,5 +1,6 @@
 /** `agyctl logout`: flags -> src/login/logout.ts, and what it found for a person. */
 
+import path from 'node:path';
 import { EXIT } from '../../../core/errors.js';
 import type { HandlerArgs } from '../../action.js';
 import type { CommandIO, CommandResult } from '../../context.js';
@@ -17,10 +18,10 @@ export async function logoutCommand(io: CommandIO, { options }: HandlerArgs<Logo
     local: options.local === true,
     timeoutMs: parseDurationOption('--timeout', options.timeout),
   });
-  if (report.confirmed)
-    io.out.print(
-      `Logged out (${report.via}); a fresh server now refuses: ${report.serverSaid ?? 'authentication required'}`,
-    );
+  const refuses = `a fresh server refuses: ${report.serverSaid ?? 'authentication required'}`;
+  if (report.confirmed && report.alreadyLoggedOut)
+    io.out.print(`Already logged out: there was no ${path.basename(report.tokenFile)}; ${refuses}`);
+  else if (report.confirmed) io.out.print(`Logged out (${report.via}); ${refuses.replace('refuses', 'now refuses')}`);
   else {
     io.out.print('Credentials still work: a fresh server accepted a new session.');
     io.out.info(

@@ -67,6 +67,11 @@ function checkRestoreFlags(io: CommandIO, snapshot: string | undefined, flags: R
       `--archive ${archive} does not exist.`,
       'give the archive file `agyctl backup --archive` wrote, or - for stdin',
     );
+  if (archive !== '-' && fs.statSync(archive).isDirectory())
+    throw usageError(
+      `--archive ${archive} is a directory, not an archive file.`,
+      `give the file \`agyctl backup --archive\` wrote (or - for stdin); a snapshot directory is restored with: agyctl restore ${archive}`,
+    );
   return { ...common, source: { archive } };
 }
 

@@ -34,8 +34,14 @@ function targetOf(io: CommandIO, value: string | undefined): ExportTarget {
     return { kind: 'stdout', stream: io.ctx.stdout };
   }
   const dir = path.resolve(io.ctx.cwd, expandTilde(value ?? '.', io.ctx.env));
-  if (!fs.statSync(dir, { throwIfNoEntry: false })?.isDirectory())
-    throw usageError(`--out ${dir} is not a directory.`, 'create it first, or give --out - for stdout');
+  const st = fs.statSync(dir, { throwIfNoEntry: false });
+  // As `backup --to` does: a missing directory is created, private (the transcripts are the conversations).
+  if (!st) fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  else if (!st.isDirectory())
+    throw usageError(
+      `--out ${dir} is not a directory.`,
+      'give a directory (created if missing), or --out - for stdout',
+    );
   return { kind: 'dir', dir };
 }
 
@@ -78,7 +84,7 @@ export async function exportCommand(
       signal: io.ctx.signal,
       fallbackCwd: io.ctx.cwd,
       out: io.out,
-      onSession: (id, i, n) => io.out.status(`exporting ${i + 1}/${n} ${id}`),
+      onProgress: progressLine(io),
     });
   } catch (err) {
     // A transcript appears only whole (a temporary, then its name), and the scratch copy and server are gone.
@@ -104,4 +110,18 @@ function renderExport(r: ExportReport): string[] {
   for (const f of r.failed) lines.push(`  FAILED ${f.id}: ${f.reason}`);
   for (const n of r.notes) lines.push(`  ${n}`);
   return lines;
+}
+
+/** The export's progress on the terminal's status line: every phase, and a replay's message count at most ten times a second. */
+function progressLine(io: CommandIO): (what: string) => void {
+  let last = 0;
+  let phase = '';
+  return (what) => {
+    const now = Date.now();
+    const head = what.split(':')[0]!;
+    if (head === phase && now - last < 100) return;
+    phase = head;
+    last = now;
+    io.out.status(what);
+  };
 }
