@@ -135,6 +135,8 @@ function buildExecutable(addon, nodeVersion) {
     logLevel: 'warning',
     legalComments: 'none',
     metafile: true,
+    // ESM builds first: jsonc-parser's "main" is a UMD build whose require() calls esbuild cannot follow.
+    mainFields: ['module', 'main'],
     // The bundle has no files beside it: import.meta.url is the executable's own
     // (open's bundled xdg-open is then absent and it uses the system's).
     define: { AGYCTL_BUILD: JSON.stringify(build), 'import.meta.url': '__agyctl_url' },
