@@ -352,13 +352,9 @@ function lintianOverrides() {
 # ICU, nghttp2, c-ares and SQLite statically by design; Debian's shared copies
 # would not match the ABI that Node ${versionOf(NODE_PKG)} and its addon were built for.
 agyctl: embedded-library *
-# Node's official binary is built without -D_FORTIFY_SOURCE and without PIE;
+# Node's official binary is not built as a position-independent executable;
 # rebuilding Node is not part of this package.
-agyctl: hardening-no-fortify-functions [usr/bin/agyctl]
 agyctl: hardening-no-pie [usr/bin/agyctl]
-# Debian's copy of the Apache-2.0 text is in common-licenses; the LICENSE file
-# is kept beside the docs because the npm package and the tarball ship it too.
-agyctl: extra-license-file [usr/share/doc/agyctl/LICENSE]
 # agyctl never runs sensible-browser by itself: the name is in its list of
 # launchers it recognises when a server tries to open a browser during sign-in.
 # Needing no package beyond libc6, libstdc++6 and libgcc-s1 is the point.
@@ -411,7 +407,11 @@ function buildNpmPackage() {
     .trim()
     .split('\n')
     .pop();
-  return path.join(OUT, name);
+  const tgz = path.join(OUT, name);
+  const listed = run('tar', ['-tzf', tgz]).toString().split('\n');
+  for (const want of ['package/npm-shrinkwrap.json', 'package/bin/agyctl.js', 'package/dist/cli/main.js'])
+    if (!listed.includes(want)) throw new Error(`${name} lacks ${want}`);
+  return tgz;
 }
 
 try {
