@@ -15,7 +15,7 @@ import { formatDuration } from '../util/duration.js';
 import { SshMaster } from './control-master.js';
 import type { FleetTarget } from './inventory.js';
 import { type RemoteCheck, runRemoteCheck } from './remote-check.js';
-import { type ConnectOptions, connectOver } from './run-connect.js';
+import { type ConnectOptions, connectOver, INSTALL_ON_THE_BOX } from './run-connect.js';
 
 export interface FleetOptions extends Omit<ConnectOptions, 'destination'> {
   force: boolean;
@@ -189,7 +189,7 @@ function missingAgyctl(target: FleetTarget, remoteAgyctl: string, said: string):
     'remote-agyctl-missing',
     `agyctl could not be run on ${target.name} as \`${remoteAgyctl}\`${said ? ` (${said})` : ''}.`,
     {
-      hint: 'install it there (npm install -g agyctl, or the agyctl.fleet Ansible role), or pass the remote command with --remote-agyctl',
+      hint: INSTALL_ON_THE_BOX,
     },
   );
 }

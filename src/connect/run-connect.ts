@@ -27,6 +27,10 @@ import {
 } from './remote-login.js';
 import { chooseRoute, type RouteChoice, reportRelayRefused, routeEvents } from './route.js';
 
+/** The ways to put agyctl on a box, none of which needs Node or a network there (docs/install.md). */
+export const INSTALL_ON_THE_BOX =
+  'install it there: the .deb (`dpkg -i agyctl_<version>_amd64.deb`), the single executable (`install -m 0755 agyctl-<version>-linux-x64 /usr/local/bin/agyctl`) or the agyctl.fleet Ansible role (docs/install.md); or pass the remote command with --remote-agyctl';
+
 export interface ConnectOptions {
   destination: string;
   sshOptions: string[];
@@ -438,7 +442,7 @@ class ConnectSession {
         'remote-agyctl-missing',
         `agyctl could not be run on ${this.o.destination} as \`${this.o.remoteAgyctl}\`${said ? ` (${said})` : ''}.`,
         {
-          hint: `install it there (npm install -g agyctl; needs Node >= 20.5), or pass the remote command with --remote-agyctl, e.g. --remote-agyctl "node /opt/agyctl/bin/agyctl.js"`,
+          hint: `${INSTALL_ON_THE_BOX}, e.g. --remote-agyctl /opt/agyctl/agyctl`,
         },
       );
     }

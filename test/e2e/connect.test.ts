@@ -263,7 +263,10 @@ describe('agyctl connect over a real SSH connection', () => {
     expect(stderr).toMatch(
       /error: agyctl could not be run on root@10\.203\.0\.1 as `\/nonexistent\/bin\/agyctl` \(.*not found\)/,
     );
-    expect(stderr).toMatch(/hint: install it there \(npm install -g agyctl.*--remote-agyctl/);
+    expect(stderr).toMatch(
+      /hint: install it there: the \.deb \(`dpkg -i agyctl_<version>_amd64\.deb`\), the single executable .* or the agyctl\.fleet Ansible role .*--remote-agyctl/,
+    );
+    expect(stderr).not.toMatch(/npm install|Node >=/);
     await expectNothingLeft(lab, s);
   });
 
