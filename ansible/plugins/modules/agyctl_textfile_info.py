@@ -48,6 +48,10 @@ readers:
   returned: always
   type: list
   elements: dict
+summary:
+  description: The readers in one line, for messages (C(process 31 reads /var/lib/prometheus/node-exporter)).
+  returned: always
+  type: str
 reads:
   description: Whether a collector found reads C(path) (only when C(path) is given).
   returned: when path is given
@@ -179,7 +183,9 @@ def main():
     for r in readers:
         if r['directory'] and r['directory'] not in directories:
             directories.append(r['directory'])
-    result = dict(changed=False, readers=readers, directories=directories)
+    summary = '; '.join('%s reads %s' % (r['source'], r['directory'] or 'no directory') for r in readers)
+    result = dict(changed=False, readers=readers, directories=directories,
+                  summary=summary or 'no node_exporter process or unit found')
     want = module.params['path']
     if want:
         want = want.rstrip('/') or want
