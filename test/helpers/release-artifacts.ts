@@ -173,3 +173,17 @@ export async function releaseFiles(work: string): Promise<ReleaseFiles> {
   writeSums(dir, [debName(VERSION), binName(VERSION)]);
   return filesIn(dir, '/usr/lib/agyctl/app/node_modules/better-sqlite3/build/Release/better_sqlite3.node');
 }
+
+/**
+ * The release executable with its embedded SQLite addon damaged: the last ELF shared object inside it (the
+ * addon, after Node's own image) loses its magic, so `--version` still answers and loading the binding fails.
+ */
+export function withBrokenBinding(exe: Buffer): Buffer {
+  const magic = Buffer.from([0x7f, 0x45, 0x4c, 0x46]);
+  const at = exe.lastIndexOf(magic);
+  const ET_DYN = 3;
+  if (at <= 0 || exe[at + 16] !== ET_DYN) throw new Error('no embedded shared object found in the executable');
+  const broken = Buffer.from(exe);
+  broken[at + 1] = 0x58;
+  return broken;
+}
