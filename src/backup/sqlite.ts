@@ -3,9 +3,81 @@
  * Only modules under src/backup import this, and only commands that need
  * them import those (lazily), so the native module never slows startup.
  */
+import { createRequire } from 'node:module';
+import path from 'node:path';
 import Database from 'better-sqlite3';
+import { AgyError, EXIT } from '../core/errors.js';
+import { bundledRuntime, type LoadedBinding } from '../core/runtime.js';
 
 export type Db = Database.Database;
+
+let loaded: LoadedBinding | undefined;
+
+/**
+ * The better-sqlite3 addon, loaded once: the one the executable carries, or
+ * the npm package's build. Loaded here rather than by better-sqlite3 itself so
+ * that a binding built for another Node is one clear error naming the fix, and
+ * `agyctl version` can say which file it was.
+ */
+export function sqliteBinding(): LoadedBinding {
+  loaded ??= bundledRuntime()?.sqliteBinding() ?? packageBinding();
+  return loaded;
+}
+
+function packageBinding(): LoadedBinding {
+  const require = createRequire(import.meta.url);
+  const file = path.join(
+    path.dirname(require.resolve('better-sqlite3/package.json')),
+    'build',
+    'Release',
+    'better_sqlite3.node',
+  );
+  const module = { exports: {} };
+  try {
+    process.dlopen(module, file);
+  } catch (err) {
+    throw bindingError(
+      file,
+      err,
+      `better-sqlite3 was built for another Node (${process.version} runs now): run \`npm rebuild -g agyctl\`, or install the .deb or the single executable, which carry their own Node (docs/install.md).`,
+    );
+  }
+  return { addon: module.exports, path: file };
+}
+
+/** better-sqlite3's version: fixed in the executable, else from its package.json. */
+export function betterSqlite3Version(): string {
+  const bundled = bundledRuntime();
+  if (bundled) return bundled.betterSqlite3;
+  const require = createRequire(import.meta.url);
+  return (require('better-sqlite3/package.json') as { version: string }).version;
+}
+
+/** The binding at `file` cannot be loaded: exit 1 with the fix, never a stack trace. */
+export function bindingError(file: string, cause: unknown, hint: string): AgyError {
+  const why = (cause instanceof Error ? cause.message : String(cause)).replace(/\s*\n\s*/g, ' ');
+  return new AgyError(EXIT.internal, 'sqlite-binding', `Cannot load the SQLite binding ${file}: ${why}`, {
+    hint,
+    cause,
+    details: { binding: file },
+  });
+}
+
+/** better-sqlite3 takes an addon object too; its types only know the path form. */
+const withBinding = (options: Database.Options): Database.Options => ({
+  ...options,
+  nativeBinding: sqliteBinding().addon as unknown as string,
+});
+
+/** SQLite's own version, from the loaded binding (a query, so the binding is known to work). */
+export function sqliteVersion(): string {
+  const db = new Database(':memory:', withBinding({}));
+  try {
+    return (db.prepare('SELECT sqlite_version() AS v').get() as { v: string }).v;
+  } finally {
+    db.close();
+  }
+}
 
 /**
  * Page cache for a VACUUM INTO (the copy gets the same). Small is faster here:
@@ -37,11 +109,11 @@ export function checkFreshCopy(file: string): { integrity: string; rows: Record<
  * `file:...?mode=ro` string would create a file with that literal name.
  */
 export function openReadOnly(file: string, busyTimeoutMs: number): Db {
-  return new Database(file, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
+  return new Database(file, withBinding({ readonly: true, fileMustExist: true, timeout: busyTimeoutMs }));
 }
 
 export function openReadWrite(file: string, busyTimeoutMs: number): Db {
-  return new Database(file, { fileMustExist: true, timeout: busyTimeoutMs });
+  return new Database(file, withBinding({ fileMustExist: true, timeout: busyTimeoutMs }));
 }
 
 /** SQLITE_BUSY and its extended codes: another connection holds a lock; worth retrying. */

@@ -18,6 +18,7 @@
  * or a stop.
  */
 import { Worker } from 'node:worker_threads';
+import { bundledRuntime } from '../core/runtime.js';
 import { runTask, type Task } from './snapshot-work.js';
 
 /** What the worker shim posts back for one task. */
@@ -119,9 +120,11 @@ export class WorkerPool {
   }
 
   private spawn(): Worker {
-    const worker = new Worker(new URL('./snapshot-worker.js', import.meta.url), {
-      workerData: { abort: this.abortBuf },
-    });
+    // The executable has no snapshot-worker.js beside it: it carries the worker's code.
+    const bundled = bundledRuntime()?.worker();
+    const worker = bundled
+      ? new Worker(bundled.source, { eval: true, workerData: { abort: this.abortBuf, ...bundled.data } })
+      : new Worker(new URL('./snapshot-worker.js', import.meta.url), { workerData: { abort: this.abortBuf } });
     worker.on('message', (reply: TaskReply) => this.finish(worker, reply));
     worker.on('error', (err) => this.fail(worker, err));
     worker.on('exit', (code) => {

@@ -285,6 +285,16 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
       [2, 'an unknown shell'],
     ],
   },
+  version: {
+    examples: [
+      ['agyctl version', 'for a bug report: agyctl, Node.js and SQLite versions, and the binding loaded'],
+      ['agyctl version --json', "a health check: loads and queries the SQLite binding (the Ansible role's)"],
+    ],
+    exits: [
+      [0, 'the SQLite binding loaded and answered'],
+      [1, 'the SQLite binding cannot be loaded; the hint names the fix'],
+    ],
+  },
 };
 
 export function renderHelpExtra(extra: HelpExtra): string {

@@ -2,8 +2,8 @@
  * commander's parse errors as agyctl usage errors (exit 2): one line that
  * names the command whose help to read, and for a mistyped subcommand the
  * nearest one. commander alone says "too many arguments for 'show'" for
- * `settings shwo` (show is the default) and suggests `sessions` for
- * `agyctl version`.
+ * `settings shwo` (show is the default) and takes `agyctl verbose` for a
+ * command.
  */
 import type { Command, CommanderError } from 'commander';
 import { AgyError, EXIT } from '../core/errors.js';
@@ -70,7 +70,7 @@ export function nearest(word: string, candidates: readonly string[]): string | u
   return best?.name;
 }
 
-/** `agyctl version` means `agyctl --version`; a mistyped subcommand means the nearest one. */
+/** `agyctl verbose` means `agyctl --verbose`; a mistyped subcommand means the nearest one. */
 function misspelledSubcommand(at: Located): AgyError | undefined {
   const { command, path, word } = at;
   if (word === undefined || command.commands.length === 0) return undefined;

@@ -30,7 +30,12 @@ export const EXIT_TABLE: ReadonlyArray<{ exit: ExitCode; name: keyof typeof EXIT
     name: 'ok',
     meaning: 'Success. `--help`, `--version` and a bare `agyctl` (the usage, on stdout) also exit 0.',
   },
-  { exit: 1, name: 'internal', meaning: 'Internal error: a bug in agyctl. Please report it with `--trace`.' },
+  {
+    exit: 1,
+    name: 'internal',
+    meaning:
+      'Internal error: a bug in agyctl. Please report it with `--trace`. Also when the SQLite binding cannot be loaded (`sqlite-binding`: a binding built for another Node, or an executable that cannot write it out); the hint names the fix, and `agyctl version` shows it.',
+  },
   {
     exit: 2,
     name: 'usage',

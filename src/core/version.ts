@@ -1,11 +1,13 @@
 import fs from 'node:fs';
+import { bundledRuntime } from './runtime.js';
 
 let cached: string | undefined;
 
-/** agyctl's own version, from package.json (read once). */
+/** agyctl's version: fixed in the executable, else from package.json (read once). */
 export function agyctlVersion(): string {
-  cached ??= (
-    JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-  ).version;
+  cached ??=
+    bundledRuntime()?.version ??
+    (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
+      .version;
   return cached;
 }

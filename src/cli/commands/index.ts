@@ -16,6 +16,7 @@ import { register as probe } from './probe/register.js';
 import { register as restore } from './restore/register.js';
 import { register as sessions } from './sessions/register.js';
 import { register as settings } from './settings/register.js';
+import { register as version } from './version/register.js';
 
 export const COMMANDS: ReadonlyArray<(program: Command, action: ActionFactory) => void> = [
   probe,
@@ -29,4 +30,5 @@ export const COMMANDS: ReadonlyArray<(program: Command, action: ActionFactory) =
   connect,
   loginSupervisor,
   completion,
+  version,
 ];

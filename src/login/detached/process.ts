@@ -22,6 +22,7 @@ import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { signalGroup } from '../../acp/children.js';
 import { AgyError, EXIT } from '../../core/errors.js';
+import { bundledRuntime } from '../../core/runtime.js';
 import type { LoginRequest } from './contract.js';
 import type { RecordedProcess, RecordPaths } from './record.js';
 
@@ -113,8 +114,9 @@ export function killRecorded(p: RecordedProcess, argvOk?: (argv: string[]) => bo
   }
 }
 
-/** dist/login/detached/process.js -> bin/agyctl.js */
-const ENTRY = fileURLToPath(new URL('../../../bin/agyctl.js', import.meta.url));
+/** What runs agyctl again: the executable itself, or dist/login/detached/process.js -> bin/agyctl.js. */
+const entryArgs = (): string[] =>
+  bundledRuntime() ? [] : [fileURLToPath(new URL('../../../bin/agyctl.js', import.meta.url))];
 export const SUPERVISOR_COMMAND = '__login-supervisor';
 export const READY_FD = 3;
 const READY_WORD = 'ready';
@@ -142,7 +144,7 @@ export async function spawnSupervisor(o: SpawnOptions): Promise<number> {
   const logFd = fs.openSync(o.paths.log, 'w', 0o600);
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, [ENTRY, SUPERVISOR_COMMAND, '--record', o.paths.dir], {
+    child = spawn(process.execPath, [...entryArgs(), SUPERVISOR_COMMAND, '--record', o.paths.dir], {
       detached: true,
       stdio: ['ignore', logFd, logFd, 'pipe'],
       env: o.env,

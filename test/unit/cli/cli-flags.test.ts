@@ -94,7 +94,7 @@ describe('global contract', () => {
     [['backup', 'verfy', 'latest'], "unknown command 'verfy' for 'agyctl backup'", '`agyctl backup verify`'],
     [['login', 'stauts'], "unknown command 'stauts' for 'agyctl login'", '`agyctl login status`'],
     [['--state-dir', '/tmp/x', 'settings', 'valdate'], "unknown command 'valdate'", '`agyctl settings validate`'],
-    [['version'], "unknown command 'version' for 'agyctl'", '`agyctl --version`'],
+    [['verbose'], "unknown command 'verbose' for 'agyctl'", '`agyctl --verbose`'],
   ])('the typo %j suggests the nearest subcommand', async (argv, message, suggestion) => {
     const r = await inSandbox(argv);
     expect(r.exit).toBe(2);
