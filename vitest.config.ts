@@ -5,11 +5,16 @@ import { defineConfig } from 'vitest/config';
  *   unit  test/unit: in process, from src/, no build (`npm run test:unit`, about 15 s);
  *   sim   test/sim: the simulator's protocol (builds dist/sim itself when stale);
  *   e2e   test/e2e: the built binary (`npm run test:e2e`, minutes); refuses a dist/ older than src/.
+ *   release  test/release and a set of e2e files, against the single executable and the .deb
+ *         (`npm run test:release`; builds release/ once per run when it is older than dist/).
  * Tags (a `@module-tag` line in a file's header) mark what a file needs from the
  * machine: `root` (root, network namespaces, OpenSSH), `gemini-cli` (the real
  * gemini-cli dev dependency), `ansible` (Debian's ansible-core). Leave them
  * out with e.g. `npx vitest run --project e2e --tags-filter='!root'`.
  */
+/** The e2e files that exercise installed behaviour, run a second time against the single executable. */
+const EXECUTABLE_E2E = ['cli', 'check', 'settings', 'backup', 'login-detach', 'restore-archive-signal', 'sessions-export'];
+
 export default defineConfig({
   test: {
     // e2e tests spawn the built binary and the simulator; give them room but keep a bound.
@@ -28,6 +33,17 @@ export default defineConfig({
       {
         extends: true,
         test: { name: 'e2e', include: ['test/e2e/**/*.test.ts'], globalSetup: ['test/helpers/fresh-dist.ts'] },
+      },
+      {
+        // The release files (built once per run): test/release/, and these e2e files again, run against the
+        // single executable instead of `node bin/agyctl.js` (test/helpers/cli.ts, RUNTIME; README, Tests).
+        extends: true,
+        test: {
+          name: 'release',
+          include: ['test/release/**/*.test.ts', ...EXECUTABLE_E2E.map((name) => `test/e2e/${name}.test.ts`)],
+          env: { AGYCTL_TEST_RUNTIME: 'executable' },
+          globalSetup: ['test/helpers/release-build.ts'],
+        },
       },
     ],
   },

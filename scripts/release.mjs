@@ -64,9 +64,7 @@ function main() {
   log(`agyctl ${VERSION} on Node ${nodeVersion}`);
   const addon = buildAddon(nodeVersion);
   const exe = buildExecutable(addon, nodeVersion);
-  const smoke = JSON.parse(
-    run(exe, ['version', '--json'], { env: { ...process.env, XDG_CACHE_HOME: path.join(WORK, 'cache') } }),
-  );
+  const smoke = JSON.parse(run(exe, ['version', '--json'], { env: exeEnv() }));
   if (!smoke.ok || smoke.version.node !== nodeVersion)
     throw new Error(`the executable's self-test failed: ${JSON.stringify(smoke)}`);
   log(`executable: SQLite ${smoke.version.sqlite}, ${(fs.statSync(exe).size / 1e6).toFixed(1)} MB`);
@@ -212,12 +210,12 @@ function buildDeb(exe) {
     fs.chmodSync(file, mode);
   };
   put('usr/bin/agyctl', fs.readFileSync(exe), 0o755);
-  const completion = (shell) =>
-    run(exe, ['completion', shell], { env: { ...process.env, XDG_CACHE_HOME: path.join(WORK, 'cache') } });
+  const completion = (shell) => run(exe, ['completion', shell], { env: exeEnv() });
   put('usr/share/bash-completion/completions/agyctl', completion('bash'));
   put('usr/share/zsh/vendor-completions/_agyctl', completion('zsh'));
   put('usr/share/fish/vendor_completions.d/agyctl.fish', completion('fish'));
   const doc = 'usr/share/doc/agyctl';
+  put('usr/share/man/man1/agyctl.1.gz', gz(manPage(run(exe, ['--help'], { env: exeEnv() }).toString())));
   put(`${doc}/copyright`, copyright());
   put(`${doc}/changelog.gz`, gz(debianChangelog()));
   put(`${doc}/README.md.gz`, gz(fs.readFileSync(path.join(ROOT, 'README.md'))));
@@ -246,6 +244,33 @@ function buildDeb(exe) {
   });
   log(`deb: ${(fs.statSync(deb).size / 1e6).toFixed(1)} MB, ${installedKiB} KiB installed`);
   return deb;
+}
+
+/** The executable's environment while building: its addon goes to the work dir, not the builder's cache. */
+const exeEnv = () => ({ ...process.env, XDG_CACHE_HOME: path.join(WORK, 'cache'), NO_COLOR: '1', COLUMNS: '80' });
+
+/** agyctl(1): the program's --help, which lists every command; the docs are in /usr/share/doc/agyctl. */
+function manPage(help) {
+  const roff = (text) => text.replace(/\\/g, '\\e').replace(/^([.'])/gm, '\\&$1');
+  return `.TH AGYCTL 1 "" "agyctl ${VERSION}" "User Commands"
+.SH NAME
+agyctl \\- operate Google's antigravity-acp agent server on headless boxes
+.SH SYNOPSIS
+.B agyctl
+.RI [ options ] " command " [ arguments ]
+.SH DESCRIPTION
+.nf
+${roff(help.trimEnd())}
+.fi
+.SH FILES
+The single executable writes its SQLite binding once to the first usable of
+\\fB$AGYCTL_CACHE_DIR\\fR, \\fB$XDG_CACHE_HOME/agyctl\\fR, \\fB~/.cache/agyctl\\fR,
+\\fB$RUNTIME_DIRECTORY/agyctl\\fR, \\fB$TMPDIR/agyctl-UID\\fR, \\fB/tmp/agyctl-UID\\fR,
+\\fB/var/tmp/agyctl-UID\\fR.
+.SH SEE ALSO
+Each command's \\fB--help\\fR; /usr/share/doc/agyctl/README.md.gz and
+/usr/share/doc/agyctl/docs/ (install.md, json.md, exit-codes.md).
+`;
 }
 
 function control(installedKiB) {
@@ -332,6 +357,10 @@ agyctl: hardening-no-pie [usr/bin/agyctl]
 # Debian's copy of the Apache-2.0 text is in common-licenses; the LICENSE file
 # is kept beside the docs because the npm package and the tarball ship it too.
 agyctl: extra-license-file [usr/share/doc/agyctl/LICENSE]
+# agyctl never runs sensible-browser by itself: the name is in its list of
+# launchers it recognises when a server tries to open a browser during sign-in.
+# Needing no package beyond libc6, libstdc++6 and libgcc-s1 is the point.
+agyctl: missing-depends-on-sensible-utils sensible-browser [usr/bin/agyctl]
 `;
 }
 

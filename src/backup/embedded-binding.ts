@@ -46,7 +46,8 @@ export function loadEmbeddedBinding(bytes: Uint8Array, dirs: string[]): LoadedBi
       return { addon: dlopen(file), path: file };
     } catch (err) {
       // A noexec mount refuses to map it; another directory may not.
-      tried.push(`${file}: ${firstLine(err)}`);
+      const why = firstLine(err);
+      tried.push(why.startsWith(file) ? why : `${file}: ${why}`);
       written ??= { file, err };
     }
   }

@@ -18,13 +18,24 @@ export const sha256 = (bytes: Uint8Array): string => crypto.createHash('sha256')
 
 /** `dir/<stem>-<hash><ext>` holding `bytes`; `dir` is created 0700 and must be ours and private. */
 export function contentAddressedFile(dir: string, stem: string, ext: string, bytes: Uint8Array): string {
-  if (!lstatOrNull(dir)) fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  makeDirs(dir);
   assertPrivateDir(dir);
   const hash = sha256(bytes);
   const file = path.join(dir, `${stem}-${hash.slice(0, 32)}${ext}`);
   if (holds(file, hash)) return file;
   writeFileAtomic(file, bytes, { mode: 0o500, exactMode: true });
   return file;
+}
+
+/** mkdir -p, 0700, one level at a time: a read-only parent fails as EROFS (a recursive mkdir says ENOENT). */
+function makeDirs(dir: string): void {
+  if (lstatOrNull(dir)) return;
+  makeDirs(path.dirname(dir));
+  try {
+    fs.mkdirSync(dir, { mode: 0o700 });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
 }
 
 /** Whether `file` is a regular file (not a link) of ours with exactly the bytes hashed to `hash`. */

@@ -10,7 +10,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agyctl, BIN, makeSandbox, parseJson, type Sandbox, spawnAgyctl } from '../helpers/cli.js';
+import { AGYCTL_ARGV, agyctl, makeSandbox, parseJson, type Sandbox, spawnAgyctl } from '../helpers/cli.js';
 import { startWriter, type Writer } from '../helpers/wal-writer.js';
 
 const A = '11111111-1111-4111-8111-111111111111';
@@ -273,7 +273,7 @@ describe('agyctl backup', () => {
     // SIGXFSZ ignored so the write fails with EFBIG instead of killing the process.
     const r = await execa(
       'bash',
-      ['-c', `trap '' XFSZ; ulimit -f 1024; exec node "$@"`, 'bash', BIN, 'backup', '--to', backups(sandbox)],
+      ['-c', `trap '' XFSZ; ulimit -f 1024; exec "$@"`, 'bash', ...AGYCTL_ARGV, 'backup', '--to', backups(sandbox)],
       {
         env: sandbox.env,
         extendEnv: false,

@@ -11,7 +11,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agyctl, BIN, makeSandbox, parseJson, type RunResult, type Sandbox } from '../helpers/cli.js';
+import { AGYCTL_ARGV, agyctl, makeSandbox, parseJson, type RunResult, type Sandbox } from '../helpers/cli.js';
 
 const A = '11111111-1111-4111-8111-111111111111';
 const LONG = 'x'.repeat(300);
@@ -98,7 +98,7 @@ describe('backup destinations that cannot be used', () => {
     // ulimit -f 0: not one byte can be written, so even the lock file's write fails (SIGXFSZ ignored: EFBIG).
     const r = await execa(
       'bash',
-      ['-c', `trap '' XFSZ; ulimit -f 0; exec node "$@"`, 'bash', BIN, 'backup', '--json', '--to', to],
+      ['-c', `trap '' XFSZ; ulimit -f 0; exec "$@"`, 'bash', ...AGYCTL_ARGV, 'backup', '--json', '--to', to],
       { env: sandbox.env, extendEnv: false, reject: false, timeout: 45_000 },
     );
     expectOrdinary(

@@ -13,6 +13,27 @@ export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 export const BIN = path.join(ROOT, 'bin', 'agyctl.js');
 export const SIM = path.join(ROOT, 'scripts', 'agy-acp-sim');
 
+/**
+ * Which agyctl the e2e helpers run: `node bin/agyctl.js` (dist/), or, in the
+ * `release` project (AGYCTL_TEST_RUNTIME=executable), the single executable
+ * `npm run release` wrote to release/ (built once per run by
+ * test/helpers/release-build.ts). The same test file runs both ways.
+ */
+export const RUNTIME: 'node' | 'executable' = process.env.AGYCTL_TEST_RUNTIME === 'executable' ? 'executable' : 'node';
+const VERSION = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+export const RELEASE_DIR = path.join(ROOT, 'release');
+export const EXE = path.join(RELEASE_DIR, `agyctl-${VERSION}-linux-x64`);
+export const DEB = path.join(RELEASE_DIR, `agyctl_${VERSION}_amd64.deb`);
+/** The command line that runs agyctl, before its arguments (for tests that run it through a shell). */
+export const AGYCTL_ARGV: readonly string[] = RUNTIME === 'executable' ? [EXE] : ['node', BIN];
+/**
+ * The executable writes its SQLite addon out once per content; every sandbox
+ * of a run shares one directory, so concurrent test processes race for it as
+ * processes on a box do.
+ */
+const EXE_CACHE = path.join(os.tmpdir(), `agyctl-test-exe-cache-${process.getuid?.() ?? 0}`);
+const runtimeEnv = (): NodeJS.ProcessEnv => (RUNTIME === 'executable' ? { AGYCTL_CACHE_DIR: EXE_CACHE } : {});
+
 export interface Sandbox {
   root: string;
   home: string;
@@ -33,6 +54,7 @@ export function makeSandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
     LANG: 'C.UTF-8',
     NO_COLOR: '1',
     AGYCTL_SERVER: `node ${SIM}`,
+    ...runtimeEnv(),
     ...extraEnv,
   };
   return {
@@ -59,7 +81,7 @@ export interface RunOptions {
 
 /** Run agyctl to completion. Every child has a deadline: a hung agyctl fails the test instead of hanging it. */
 export async function agyctl(args: string[], sandbox: Sandbox, options: RunOptions = {}): Promise<RunResult> {
-  const result = await execa('node', [BIN, ...args], {
+  const result = await execa(AGYCTL_ARGV[0]!, [...AGYCTL_ARGV.slice(1), ...args], {
     env: { ...sandbox.env, ...options.env },
     extendEnv: false,
     cwd: options.cwd ?? sandbox.root,
@@ -72,7 +94,7 @@ export async function agyctl(args: string[], sandbox: Sandbox, options: RunOptio
 
 /** Start agyctl without waiting (for Ctrl-C and streaming tests). */
 export function spawnAgyctl(args: string[], sandbox: Sandbox, options: RunOptions = {}): ResultPromise {
-  return execa('node', [BIN, ...args], {
+  return execa(AGYCTL_ARGV[0]!, [...AGYCTL_ARGV.slice(1), ...args], {
     env: { ...sandbox.env, ...options.env },
     extendEnv: false,
     cwd: options.cwd ?? sandbox.root,

@@ -1,0 +1,43 @@
+/**
+ * The `release` project's global setup: the release files in release/, built
+ * once per run (`node scripts/release.mjs --fast --skip-npm`: the executable
+ * and the .deb, the .deb compressed less) unless release/ already holds an
+ * executable and a .deb newer than dist/, package.json and the release script
+ * (then a run reuses them, e.g. after `npm run release`).
+ */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { DEB, EXE, ROOT } from './cli.js';
+import { assertFreshBuild } from './fresh-dist.js';
+
+function newest(dir: string): number {
+  return fs.readdirSync(dir, { withFileTypes: true }).reduce((latest, e) => {
+    const p = path.join(dir, e.name);
+    return Math.max(latest, e.isDirectory() ? newest(p) : fs.statSync(p).mtimeMs);
+  }, 0);
+}
+
+/** Why release/ must be rebuilt, or undefined when it is current. */
+export function staleRelease(): string | undefined {
+  for (const file of [EXE, DEB]) if (!fs.existsSync(file)) return `${path.relative(ROOT, file)} is missing`;
+  const built = Math.min(fs.statSync(EXE).mtimeMs, fs.statSync(DEB).mtimeMs);
+  const inputs = Math.max(
+    newest(path.join(ROOT, 'dist')),
+    fs.statSync(path.join(ROOT, 'package.json')).mtimeMs,
+    fs.statSync(path.join(ROOT, 'scripts', 'release.mjs')).mtimeMs,
+  );
+  return built < inputs ? 'dist/ or the release script changed after release/ was built' : undefined;
+}
+
+export default function setup(): void {
+  assertFreshBuild();
+  const stale = staleRelease();
+  if (!stale) return;
+  process.stderr.write(`release project: building release/ (${stale})\n`);
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'release.mjs'), '--fast', '--skip-npm'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'inherit', 'inherit'],
+    timeout: 15 * 60_000,
+  });
+}
