@@ -13,7 +13,15 @@ import { defineConfig } from 'vitest/config';
  * out with e.g. `npx vitest run --project e2e --tags-filter='!root'`.
  */
 /** The e2e files that exercise installed behaviour, run a second time against the single executable. */
-const EXECUTABLE_E2E = ['cli', 'check', 'settings', 'backup', 'login-detach', 'restore-archive-signal', 'sessions-export'];
+const EXECUTABLE_E2E = [
+  'cli',
+  'check',
+  'settings',
+  'backup',
+  'login-detach',
+  'restore-archive-signal',
+  'sessions-export',
+];
 
 export default defineConfig({
   test: {

@@ -326,11 +326,10 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
     async (ctx) => {
       const lab = requireFleetLab(fx.result(), ctx);
       const h = lab.host('h1');
-      // npm is a stand-in here (the lab is offline): it records its arguments and installs a wrapper of the built
-      // agyctl, which answers the health check (`agyctl version`) as the release does.
+      // npm is a stand-in here (the lab is offline): it records its arguments and installs a wrapper of the built agyctl.
       const stub = path.join(h.dir, 'npm-stub');
       const log = path.join(h.dir, 'npm.log');
-      const wrapper = `#!/bin/sh\n[ "$1" = version ] && exit 0\nexec ${process.execPath} ${path.join(ROOT, 'bin', 'agyctl.js')} "$@"\n`;
+      const wrapper = `#!/bin/sh\nexec ${process.execPath} ${path.join(ROOT, 'bin', 'agyctl.js')} "$@"\n`;
       fs.writeFileSync(path.join(h.dir, 'agyctl-wrapper'), wrapper, { mode: 0o755 });
       fs.writeFileSync(
         stub,
