@@ -13,28 +13,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { ansiblePlay, controllerDir, PLAYBOOKS, type PlayRun } from '../helpers/ansible-play.js';
 import { BIN, ROOT, SIM } from '../helpers/cli.js';
 import { type FleetLab, requireFleetLab, useFleetLab } from '../helpers/fleet-lab.js';
 import { type Daemon, NODE_EXPORTER as EXPORTER, series, startNodeExporter } from '../helpers/loopback-daemon.js';
 import { which } from '../helpers/ns-lab.js';
+import { copyApp, writeSums } from '../helpers/release-artifacts.js';
 
 const fx = useFleetLab({ hosts: 3 });
-const PLAYBOOKS = path.join(ROOT, 'ansible', 'playbooks');
 /** Up to three playbook runs per test, on a loaded 2-core CI box. */
 const PLAY_TEST_MS = 400_000;
-
-interface Recap {
-  ok: number;
-  changed: number;
-  unreachable: number;
-  failed: number;
-}
-
-interface PlayRun {
-  code: number;
-  out: string;
-  recap: Map<string, Recap>;
-}
 
 let controller = '';
 let exporter: Daemon | undefined;
@@ -47,15 +35,10 @@ beforeAll(() => {
     throw new Error('ansible-playbook is not installed; .ci/run installs it: apt-get install ansible-core');
 });
 
-/** The collection as Ansible finds it: <dir>/ansible_collections/agyctl/fleet -> ansible/ in this repo. */
+/** The controller's directory and inventory: the lab's hosts, agyctl already there, no systemd running them. */
 function setUp(lab: FleetLab): string {
   if (controller) return controller;
-  controller = path.join(lab.dir, 'controller');
-  fs.mkdirSync(path.join(controller, 'collections', 'ansible_collections', 'agyctl'), { recursive: true });
-  fs.symlinkSync(
-    path.join(ROOT, 'ansible'),
-    path.join(controller, 'collections', 'ansible_collections', 'agyctl', 'fleet'),
-  );
+  controller = controllerDir(path.join(lab.dir, 'controller'));
   const lines = ['[agy]'];
   for (const h of lab.hosts) {
     fs.mkdirSync(path.join(h.dir, 'systemd'), { recursive: true });
@@ -69,45 +52,21 @@ function setUp(lab: FleetLab): string {
     'ansible_python_interpreter=/usr/bin/python3',
     'agyctl_install=none',
     'agyctl_systemd=false',
+    // The lab shares this machine's processes and files: no node_exporter reads the hosts' textfile directories.
+    'agyctl_textfile_check=false',
     '',
   );
   fs.writeFileSync(path.join(controller, 'inventory.ini'), lines.join('\n'));
   return controller;
 }
 
-function parseRecap(out: string): Map<string, Recap> {
-  const recap = new Map<string, Recap>();
-  const at = out.lastIndexOf('PLAY RECAP');
-  for (const line of out.slice(at).split('\n')) {
-    const m = /^(\S+)\s+:\s+ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)/.exec(line);
-    if (m)
-      recap.set(m[1]!, { ok: Number(m[2]), changed: Number(m[3]), unreachable: Number(m[4]), failed: Number(m[5]) });
-  }
-  return recap;
-}
-
-async function play(lab: FleetLab, playbook: string, extra: string[] = []): Promise<PlayRun> {
+function play(lab: FleetLab, playbook: string, extra: string[] = []): Promise<PlayRun> {
   const dir = setUp(lab);
-  const env = {
-    PATH: `${lab.sshBin}:${process.env.PATH}`,
-    HOME: dir,
-    LANG: 'C.UTF-8',
-    ANSIBLE_COLLECTIONS_PATH: path.join(dir, 'collections'),
-    ANSIBLE_LOCAL_TEMP: path.join(dir, 'tmp'),
-    ANSIBLE_SSH_CONTROL_PATH_DIR: path.join(dir, 'cp'),
-    ANSIBLE_FORKS: '5',
-    ANSIBLE_PIPELINING: '1',
-    ANSIBLE_NOCOLOR: '1',
-    ANSIBLE_RETRY_FILES_ENABLED: '0',
-    ANSIBLE_DEPRECATION_WARNINGS: '0',
-  };
-  const r = await lab.run(lab.laptop, 'ansible-playbook', ['-i', path.join(dir, 'inventory.ini'), playbook, ...extra], {
-    env,
-    timeoutMs: 180_000,
-    cwd: dir,
-  });
-  const out = `${String(r.stdout)}\n${String(r.stderr)}`;
-  return { code: r.exitCode ?? -1, out, recap: parseRecap(out) };
+  return ansiblePlay(
+    { run: lab.run, ns: lab.laptop, dir, inventory: path.join(dir, 'inventory.ini'), pathPrefix: lab.sshBin },
+    playbook,
+    extra,
+  );
 }
 
 const settingsOf = (lab: FleetLab, name: string): string => path.join(lab.host(name).stateDir, 'settings.json');
@@ -170,8 +129,12 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
         expect(execStart(unitOf(lab, h.name, 'agyctl-check.service'))).toBe(
           `${h.bin}/agyctl check --live --timeout 90s --prometheus ${h.dir}/textfile/agyctl/agyctl.prom`,
         );
+        // Backup metrics are on by default where the backup timer is installed.
         expect(execStart(unitOf(lab, h.name, 'agyctl-backup.service'))).toBe(
-          `${h.bin}/agyctl backup --keep-last 48 --keep-daily 14 --keep-weekly 8`,
+          `${h.bin}/agyctl backup --keep-last 48 --keep-daily 14 --keep-weekly 8 --prometheus ${h.dir}/textfile/agyctl/agyctl_backup.prom`,
+        );
+        expect(fs.readlinkSync(path.join(h.dir, 'textfile', 'agyctl_backup.prom'))).toBe(
+          `${h.dir}/textfile/agyctl/agyctl_backup.prom`,
         );
         const check = fs.readFileSync(unitOf(lab, h.name, 'agyctl-check.service'), 'utf8');
         expect(check).toMatch(/^User=root$/m);
@@ -202,7 +165,10 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
         new RegExp(`^ReadWritePaths=${h1.stateDir} ${h1.dir}/textfile/agyctl$`, 'm'),
       );
       expect(fs.readFileSync(unitOf(lab, 'h1', 'agyctl-backup.service'), 'utf8')).toMatch(
-        new RegExp(`^ReadWritePaths=${h1.stateDir} ${h1.home}/.local/state/agyctl/backups$`, 'm'),
+        new RegExp(
+          `^ReadWritePaths=${h1.stateDir} ${h1.home}/.local/state/agyctl/backups ${h1.dir}/textfile/agyctl$`,
+          'm',
+        ),
       );
       const second = await play(lab, path.join(PLAYBOOKS, 'site.yml'));
       expect(second.code, second.out).toBe(0);
@@ -363,13 +329,16 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
       // npm is a stand-in here (the lab is offline): it records its arguments and installs a wrapper of the built agyctl.
       const stub = path.join(h.dir, 'npm-stub');
       const log = path.join(h.dir, 'npm.log');
+      const wrapper = `#!/bin/sh\nexec ${process.execPath} ${path.join(ROOT, 'bin', 'agyctl.js')} "$@"\n`;
+      fs.writeFileSync(path.join(h.dir, 'agyctl-wrapper'), wrapper, { mode: 0o755 });
       fs.writeFileSync(
         stub,
-        `#!/bin/sh\necho "$@" >> ${log}\nmkdir -p "$4/bin"\nprintf '#!/bin/sh\\nexec ${process.execPath} ${path.join(ROOT, 'bin', 'agyctl.js')} "$@"\\n' > "$4/bin/agyctl"\nchmod 755 "$4/bin/agyctl"\n`,
+        `#!/bin/sh\necho "$@" >> ${log}\nmkdir -p "$4/bin"\ncp ${h.dir}/agyctl-wrapper "$4/bin/agyctl"\n`,
         { mode: 0o755 },
       );
       const tarball = path.join(setUp(lab), 'agyctl-0.1.0.tgz');
       fs.writeFileSync(tarball, 'a release tarball');
+      writeSums(path.dirname(tarball), ['agyctl-0.1.0.tgz']);
       const prefix = path.join(h.dir, 'prefix');
       const vars = [
         '--limit',
@@ -402,6 +371,21 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
       );
       const second = await play(lab, path.join(PLAYBOOKS, 'site.yml'), vars);
       expect(second.recap.get('h1'), second.out).toMatchObject({ changed: 0, failed: 0 });
+      expect(fs.readFileSync(log, 'utf8').trim().split('\n')).toHaveLength(1);
+      // npm needs Node at the floor and a toolchain on the host: what is missing is named in one message, before npm runs.
+      const lacking = await play(lab, path.join(PLAYBOOKS, 'site.yml'), [
+        ...vars,
+        '-e',
+        `agyctl_bin=${h.dir}/elsewhere/bin/agyctl`,
+        '-e',
+        'agyctl_node_floor=99.0.0',
+        '-e',
+        '{"agyctl_toolchain": ["make", "agyctl-no-such-cc"]}',
+      ]);
+      expect(lacking.recap.get('h1'), lacking.out).toMatchObject({ failed: 1 });
+      expect(lacking.out).toMatch(
+        /agyctl_install=tarball needs on the host: Node >= 99\.0\.0 \(found 20\.[\d.]+\), agyctl-no-such-cc; install them, or use agyctl_install=deb or binary/,
+      );
       expect(fs.readFileSync(log, 'utf8').trim().split('\n')).toHaveLength(1);
     },
     PLAY_TEST_MS,
@@ -458,14 +442,11 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
     async (ctx) => {
       const lab = requireFleetLab(fx.result(), ctx);
       const h = lab.host('h2');
-      // The role's default is node_exporter's own: Debian's package reads /var/lib/prometheus/node-exporter
-      // (compiled in; /etc/default/prometheus-node-exporter leaves it).
+      // Without the flag, Debian's package reads /var/lib/prometheus/node-exporter (compiled in;
+      // /etc/default/prometheus-node-exporter leaves it): what the role reads from its --help when no flag is given.
       const help = await lab.run(lab.laptop, EXPORTER!, ['--help'], { timeoutMs: 30_000 });
       expect(`${String(help.stdout)}${String(help.stderr)}`).toMatch(
         /--collector\.textfile\.directory="\/var\/lib\/prometheus\/node-exporter"/,
-      );
-      expect(fs.readFileSync(path.join(ROOT, 'ansible/roles/agyctl/defaults/main.yml'), 'utf8')).toMatch(
-        /^agyctl_textfile_dir: \/var\/lib\/prometheus\/node-exporter$/m,
       );
       // A box of its own outside the lab's private directory, so other users can reach it: node_exporter's
       // directory as the package leaves it (root:root 0755), a state directory and agyctl for the user nobody.
@@ -476,12 +457,22 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
         fs.mkdirSync(textfile, { mode: 0o755 });
         const bin = path.join(box, 'bin');
         fs.mkdirSync(bin, { mode: 0o755 });
-        fs.writeFileSync(path.join(bin, 'agyctl'), `#!/bin/sh\nexec ${process.execPath} ${BIN} "$@"\n`, {
-          mode: 0o755,
-        });
-        fs.writeFileSync(path.join(bin, 'agy_acp_server'), `#!/bin/sh\nexec ${process.execPath} ${SIM} "$@"\n`, {
-          mode: 0o755,
-        });
+        // A copy nobody can read: the checkout may sit in a 0700 directory (root's /root, a mktemp -d).
+        const app = path.join(box, 'app');
+        await copyApp(app);
+        fs.writeFileSync(
+          path.join(bin, 'agyctl'),
+          `#!/bin/sh\nexec ${process.execPath} ${path.join(app, path.relative(ROOT, BIN))} "$@"\n`,
+          { mode: 0o755 },
+        );
+        fs.writeFileSync(
+          path.join(bin, 'agy_acp_server'),
+          `#!/bin/sh\nexec ${process.execPath} ${path.join(app, path.relative(ROOT, SIM))} "$@"\n`,
+          { mode: 0o755 },
+        );
+        // node_exporter as Debian runs it (user prometheus), reading the directory the role must leave alone;
+        // started first, so the role sees a collector reading the directory it is told to write.
+        exporter = await startNodeExporter(textfile, 'prometheus', PLAY_TEST_MS);
         // nobody's own directory (its passwd HOME, /nonexistent, does not exist): state and backups below it.
         const mine = path.join(box, 'nobody');
         fs.mkdirSync(mine, { mode: 0o700 });
@@ -513,6 +504,8 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
           'ansible_become_method=su',
           '-e',
           "ansible_become_flags='-s /bin/sh'",
+          '-e',
+          'agyctl_textfile_check=true',
         ];
         const r = await play(lab, path.join(PLAYBOOKS, 'site.yml'), vars);
         expect(r.code, r.out).toBe(0);
@@ -555,8 +548,6 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
         expect(check.exitCode, `${String(check.stdout)}${String(check.stderr)}`).toBe(0);
         expect(fs.statSync(path.join(textfile, 'agyctl', 'agyctl.prom')).uid).toBe(NOBODY);
 
-        // node_exporter as Debian runs it (user prometheus), reading the directory the role left alone.
-        exporter = await startNodeExporter(textfile, 'prometheus');
         const text = await (await fetch(`${exporter.base}/metrics`)).text();
         expect(series(text, 'node_textfile_scrape_error').get(''), text).toBe(0);
         expect(series(text, 'agyctl_check_ok').get('')).toBe(1);

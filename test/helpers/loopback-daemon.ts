@@ -73,7 +73,7 @@ export async function startDaemon(
 }
 
 /** node_exporter with only the textfile collector, reading `dir`; as `user` (through setpriv) when given. */
-export function startNodeExporter(dir: string, user?: string): Promise<Daemon> {
+export function startNodeExporter(dir: string, user?: string, lifetimeMs?: number): Promise<Daemon> {
   if (!NODE_EXPORTER)
     throw new Error(
       'prometheus-node-exporter is not installed; .ci/run installs it: apt-get install prometheus-node-exporter',
@@ -90,6 +90,7 @@ export function startNodeExporter(dir: string, user?: string): Promise<Daemon> {
       `--collector.textfile.directory=${dir}`,
     ],
     /Listening on|msg="Listening/,
+    lifetimeMs,
   );
 }
 
