@@ -12,6 +12,7 @@ import type { Readable } from 'node:stream';
 import type { Command } from 'commander';
 import { openTraceFile } from '../acp/file-tracer.js';
 import { asExitCode, EXIT, type ExitCode } from '../core/errors.js';
+import { agyctlEntryArgs } from '../core/runtime.js';
 import { writeFileAtomic } from '../util/atomic-write.js';
 import { AS_OWNER_VAR, METRICS_FD_VAR, TRACE_FD_VAR, type TreeOwner } from '../util/os/tree-owner.js';
 import type { GlobalOptions, RunContext } from './context.js';
@@ -95,7 +96,7 @@ export async function withOwnerChild(
   relays.forEach((r, i) => {
     env[r.variable] = String(3 + i);
   });
-  const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, ...run.argv], {
+  const child = spawn(process.execPath, [...process.execArgv, ...agyctlEntryArgs(), ...run.argv], {
     cwd: run.ctx.cwd,
     env,
     stdio: [run.stdin, run.stdout, 'inherit', ...relays.map(() => 'pipe' as const)],

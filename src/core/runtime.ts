@@ -5,6 +5,7 @@
  * below asks here instead of looking for files next to itself, which the
  * executable does not have.
  */
+import { fileURLToPath } from 'node:url';
 
 /** A SQLite addon that is loaded, and the file it was loaded from. */
 export interface LoadedBinding {
@@ -24,6 +25,14 @@ export interface BundledRuntime {
 }
 
 let bundled: BundledRuntime | undefined;
+
+/**
+ * The arguments that run agyctl again with process.execPath: none for the
+ * executable (it is agyctl), else bin/agyctl.js (from dist/core/runtime.js).
+ */
+export function agyctlEntryArgs(): string[] {
+  return bundled ? [] : [fileURLToPath(new URL('../../bin/agyctl.js', import.meta.url))];
+}
 
 export function useBundledRuntime(runtime: BundledRuntime): void {
   bundled = runtime;

@@ -14,10 +14,14 @@ import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { agyctl, makeSandbox, parseJson, type Sandbox, SIM } from '../helpers/cli.js';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { agyctl, makeSandbox, parseJson, type Sandbox, simPath } from '../helpers/cli.js';
 import { createUser, type OsUser, requireRoot } from '../helpers/os-user.js';
+import { useReadableApp } from '../helpers/readable-app.js';
 import { makeTaggedDb, tagsOf } from '../helpers/tagged-db.js';
+
+// agyctl runs itself again as the created user: it must be where they can read it.
+beforeAll(useReadableApp);
 
 requireRoot('the root-as-owner tests');
 
@@ -331,7 +335,9 @@ describe('the servers root starts for the user state dir run as the user', () =>
     own(b, dir);
     const record = path.join(dir, 'who');
     const script = path.join(b.root, 'server.sh');
-    fs.writeFileSync(script, `#!/bin/sh\n{ id -u; id -G; } >> ${record}\nexec node ${SIM} "$@"\n`, { mode: 0o755 });
+    fs.writeFileSync(script, `#!/bin/sh\n{ id -u; id -G; } >> ${record}\nexec node ${simPath()} "$@"\n`, {
+      mode: 0o755,
+    });
     return { record, env: { AGYCTL_SERVER: `sh ${script}` } };
   }
 

@@ -12,10 +12,14 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { agyctl, makeSandbox, parseEvents, parseJson, type Sandbox } from '../helpers/cli.js';
 import { createUser, requireRoot } from '../helpers/os-user.js';
+import { useReadableApp } from '../helpers/readable-app.js';
 import { makeTaggedDb, tagsOf } from '../helpers/tagged-db.js';
+
+// agyctl runs itself again as the created user: it must be where they can read it.
+beforeAll(useReadableApp);
 
 requireRoot('the root-on-a-user state dir tests');
 /** The state dir's owner: a user created for this run (removed afterwards). */

@@ -32,6 +32,19 @@ export const AGYCTL_ARGV: readonly string[] = RUNTIME === 'executable' ? [EXE] :
  * processes on a box do.
  */
 const EXE_CACHE = path.join(os.tmpdir(), `agyctl-test-exe-cache-${process.getuid?.() ?? 0}`);
+/**
+ * The agyctl and the simulator the helpers below run. A test whose agyctl
+ * works as another user moves them where that user can read them
+ * (readable-app.ts), since a checkout may sit in a 0700 directory.
+ */
+const current = { argv: [...AGYCTL_ARGV], sim: SIM };
+export function runAgyctlFrom(app: { argv: string[]; sim: string }): void {
+  current.argv = [...app.argv];
+  current.sim = app.sim;
+}
+/** The simulator's launcher the helpers use (SIM, or its readable copy). */
+export const simPath = (): string => current.sim;
+
 const runtimeEnv = (): NodeJS.ProcessEnv => (RUNTIME === 'executable' ? { AGYCTL_CACHE_DIR: EXE_CACHE } : {});
 
 export interface Sandbox {
@@ -53,7 +66,7 @@ export function makeSandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
     TMPDIR: root,
     LANG: 'C.UTF-8',
     NO_COLOR: '1',
-    AGYCTL_SERVER: `node ${SIM}`,
+    AGYCTL_SERVER: `node ${current.sim}`,
     ...runtimeEnv(),
     ...extraEnv,
   };
@@ -81,7 +94,7 @@ export interface RunOptions {
 
 /** Run agyctl to completion. Every child has a deadline: a hung agyctl fails the test instead of hanging it. */
 export async function agyctl(args: string[], sandbox: Sandbox, options: RunOptions = {}): Promise<RunResult> {
-  const result = await execa(AGYCTL_ARGV[0]!, [...AGYCTL_ARGV.slice(1), ...args], {
+  const result = await execa(current.argv[0]!, [...current.argv.slice(1), ...args], {
     env: { ...sandbox.env, ...options.env },
     extendEnv: false,
     cwd: options.cwd ?? sandbox.root,
@@ -94,7 +107,7 @@ export async function agyctl(args: string[], sandbox: Sandbox, options: RunOptio
 
 /** Start agyctl without waiting (for Ctrl-C and streaming tests). */
 export function spawnAgyctl(args: string[], sandbox: Sandbox, options: RunOptions = {}): ResultPromise {
-  return execa(AGYCTL_ARGV[0]!, [...AGYCTL_ARGV.slice(1), ...args], {
+  return execa(current.argv[0]!, [...current.argv.slice(1), ...args], {
     env: { ...sandbox.env, ...options.env },
     extendEnv: false,
     cwd: options.cwd ?? sandbox.root,

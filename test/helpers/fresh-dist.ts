@@ -5,6 +5,7 @@
  * stops before any test, naming the file and the fix.
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -38,6 +39,14 @@ export function assertFreshBuild(root: string = ROOT): void {
     );
 }
 
-export default function setup(): void {
+/** The run's readable copies of agyctl (readable-app.ts) go with it. */
+function removeReadableCopies(): void {
+  for (const name of fs.readdirSync(os.tmpdir()))
+    if (name.startsWith('agyctl-readable-app-'))
+      fs.rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true });
+}
+
+export default function setup(): () => void {
   assertFreshBuild();
+  return removeReadableCopies;
 }

@@ -19,10 +19,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import type { Readable } from 'node:stream';
-import { fileURLToPath } from 'node:url';
 import { signalGroup } from '../../acp/children.js';
 import { AgyError, EXIT } from '../../core/errors.js';
-import { bundledRuntime } from '../../core/runtime.js';
+import { agyctlEntryArgs } from '../../core/runtime.js';
 import type { LoginRequest } from './contract.js';
 import type { RecordedProcess, RecordPaths } from './record.js';
 
@@ -114,9 +113,6 @@ export function killRecorded(p: RecordedProcess, argvOk?: (argv: string[]) => bo
   }
 }
 
-/** What runs agyctl again: the executable itself, or dist/login/detached/process.js -> bin/agyctl.js. */
-const entryArgs = (): string[] =>
-  bundledRuntime() ? [] : [fileURLToPath(new URL('../../../bin/agyctl.js', import.meta.url))];
 export const SUPERVISOR_COMMAND = '__login-supervisor';
 export const READY_FD = 3;
 const READY_WORD = 'ready';
@@ -144,7 +140,7 @@ export async function spawnSupervisor(o: SpawnOptions): Promise<number> {
   const logFd = fs.openSync(o.paths.log, 'w', 0o600);
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, [...entryArgs(), SUPERVISOR_COMMAND, '--record', o.paths.dir], {
+    child = spawn(process.execPath, [...agyctlEntryArgs(), SUPERVISOR_COMMAND, '--record', o.paths.dir], {
       detached: true,
       stdio: ['ignore', logFd, logFd, 'pipe'],
       env: o.env,
