@@ -300,7 +300,8 @@ describe('the agyctl.fleet collection against three SSH hosts', () => {
           '      register: env_check',
           '      ignore_errors: true',
           '    - ansible.builtin.assert:',
-          "        that: [\"env_check.checks | selectattr('id', 'equalto', 'settings') | map(attribute='message') | first is search('/nonexistent/agy-state')\"]",
+          // agyctl refuses a --state-dir / AGYCTL_STATE_DIR that does not exist (exit 2), naming it: the variable arrived.
+          '        that: ["env_check.rc == 2", "env_check.msg is search(\'/nonexistent/agy-state\')"]',
           '    - agyctl.fleet.agyctl_backup:',
           '',
         ].join('\n'),

@@ -19,7 +19,7 @@ const TARGET = 'ops@box.example.com:2222';
 
 /** The lines a person sees on a columns×rows terminal through the whole login (the pty's \r\n and prompt redraws undone). */
 async function loginOnTerminal(sb: Sandbox, columns: number, rows: number): Promise<string[]> {
-  const command = `stty cols ${columns} rows ${rows} && exec node ${BIN} login --qr --timeout 30s --ssh-target ${TARGET}`;
+  const command = `stty cols ${columns} rows ${rows} && exec node ${BIN} login --qr --force --timeout 30s --ssh-target ${TARGET}`;
   const child = execa('script', ['-qfec', command, '/dev/null'], {
     env: { ...sb.env, TERM: 'dumb' },
     extendEnv: false,
