@@ -27,6 +27,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { InterruptedError } from '../core/errors.js';
 import { conversationFiles } from '../core/paths.js';
+import { tempBeside } from '../util/os/atomic-write.js';
 import { assertNotSymlink, assertPrivateDir, finishFile, readFileNoFollow, writeNewFile } from '../util/safe-fs.js';
 import { type BrainScan, copyBrain, type ManifestBrain, scanBrain } from './brain.js';
 import {
@@ -222,7 +223,7 @@ export interface SnapshotResult extends CheckedCopy {
 const SPLIT_FROM_BYTES = 8 * 1024 * 1024;
 
 /**
- * VACUUM INTO `destDir/.name.<random>.tmp`, check and hash it, make it 0600,
+ * VACUUM INTO `destDir/.name.<pid>.<random>.tmp` (tempBeside), check and hash it, make it 0600,
  * rename to `destDir/name` and hand it to the run's SyncBatch. A source
  * database (or its `-wal`/`-shm`) that is a symlink is refused: SQLite would
  * follow it out of the state dir. `destDir` must be a directory agyctl just
@@ -238,7 +239,7 @@ export async function snapshotDb(
 ): Promise<SnapshotResult> {
   for (const f of [source, `${source}-wal`, `${source}-shm`]) assertNotSymlink(f, 'a conversation database file');
   assertPrivateDir(destDir);
-  const tmp = path.join(destDir, `.${name}.${crypto.randomBytes(6).toString('hex')}.tmp`);
+  const tmp = tempBeside(path.join(destDir, name));
   try {
     const vacuumed = await vacuum(run.pool, source, tmp, busyBudgetMs);
     const checked = vacuumed.checked ?? (await checkAndHash(run.pool, tmp));

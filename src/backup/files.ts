@@ -56,15 +56,6 @@ export function sameDatabaseContent(a: string, b: string): boolean {
   return sha256File(a, { sqliteContent: true }) === sha256File(b, { sqliteContent: true });
 }
 
-export function fsyncFile(file: string): void {
-  const fd = fs.openSync(file, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-}
-
 /**
  * What identifies a file's content between runs without reading it. ctime is
  * left out on purpose: a read-only reader running as root touches it.

@@ -16,7 +16,7 @@
 import crypto from 'node:crypto';
 import path from 'node:path';
 import { agyctlVersion } from '../core/version.js';
-import { writeFileAtomic } from '../util/atomic-write.js';
+import { writeFileAtomic } from '../util/os/atomic-write.js';
 import { assertPrivateDir, readFileNoFollow } from '../util/safe-fs.js';
 import { SESSION_ID } from './discover.js';
 import { MANIFEST, type Manifest } from './manifest.js';

@@ -15,7 +15,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { conversationFiles, PRE_RESTORE_FILE } from '../core/paths.js';
-import { writeFileAtomic } from '../util/atomic-write.js';
+import { writeFileAtomic } from '../util/os/atomic-write.js';
 import { PinnedDir } from '../util/pinned-dir.js';
 import {
   assertNotSymlink,

@@ -11,7 +11,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from './atomic-write.js';
+import { writeFileAtomic } from './os/atomic-write.js';
 import { assertPrivateDir, lstatOrNull, readFileNoFollow } from './safe-fs.js';
 
 export const sha256 = (bytes: Uint8Array): string => crypto.createHash('sha256').update(bytes).digest('hex');

@@ -8,12 +8,11 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AgyError } from '../../src/core/errors.js';
 import { checkAndFixTokenFile } from '../../src/login/prove.js';
-import { writeFileAtomic } from '../../src/util/atomic-write.js';
+import { createWithContent, writeFileAtomic } from '../../src/util/os/atomic-write.js';
 import {
   assertPrivateDir,
   copyFileNoFollow,
   createExclusive,
-  createWithContent,
   holdsOpen,
   makePrivateDir,
   readFileNoFollow,

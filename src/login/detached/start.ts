@@ -9,10 +9,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AgyError, EXIT } from '../../core/errors.js';
 import type { CommandIO } from '../../core/io.js';
-import { createWithContent } from '../../util/safe-fs.js';
+import { createWithContent } from '../../util/os/atomic-write.js';
+import { sameProcessAlive } from '../../util/os/process.js';
 import { emit, type LoginRequest } from './contract.js';
 import { cancelPending, describePending, inspect, statusData } from './control.js';
-import { sameProcessAlive, spawnSupervisor } from './process.js';
+import { spawnSupervisor } from './process.js';
 import { ensureRecordDir, type LoginState, recordPaths } from './record.js';
 import { type RelayResult, relayLogin } from './relay.js';
 
