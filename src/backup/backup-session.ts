@@ -22,12 +22,12 @@
  * sha256 run at the same time on two workers while the copy is fsynced;
  * small copies are checked and hashed by the task that made them.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { InterruptedError } from '../core/errors.js';
 import { conversationFiles } from '../core/paths.js';
 import { tempBeside } from '../util/os/atomic-write.js';
+import { sha256File, sha256 as sha256Of } from '../util/os/file-hash.js';
 import { assertNotSymlink, assertPrivateDir, finishFile, readFileNoFollow, writeNewFile } from '../util/safe-fs.js';
 import { type BrainScan, copyBrain, type ManifestBrain, scanBrain } from './brain.js';
 import {
@@ -37,7 +37,6 @@ import {
   SNAPSHOT_FILE_MODE,
   type SyncBatch,
   sameIdentity,
-  sha256File,
 } from './files.js';
 import type { ManifestFile, ManifestSession } from './manifest.js';
 import { type CheckedCopy, SnapshotError, type Vacuumed } from './snapshot-work.js';
@@ -145,7 +144,7 @@ function copyMeta(source: string, job: SessionJob, prev: ManifestSession | undef
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
   }
-  const sha256 = crypto.createHash('sha256').update(content).digest('hex');
+  const sha256 = sha256Of(content);
   const file = `${job.id}.meta`;
   const target = path.join(job.workDir, file);
   const prevMeta = prev?.meta;
