@@ -16,7 +16,7 @@ import { killRecorded } from '../../src/login/detached/process.js';
 import { ensureRecordDir, isPending, type LoginState, recordPaths } from '../../src/login/detached/record.js';
 import {
   isRecordedProcess,
-  processStart as procStart,
+  liveProcessStart as procStart,
   recordProcess,
   sameProcessAlive,
 } from '../../src/util/os/process.js';

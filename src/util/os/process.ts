@@ -42,8 +42,13 @@ export function procStat(pid: number): ProcStat | undefined {
   }
 }
 
-/** The kernel's start time of a running process (clock ticks since boot); undefined when it is gone, a zombie or unknown. */
+/** The kernel's start time of a process (clock ticks since boot), a zombie's too; undefined when it is gone or unknown. */
 export function processStart(pid: number): string | undefined {
+  return procStat(pid)?.start;
+}
+
+/** The same for a process still running: undefined for a zombie too. */
+export function liveProcessStart(pid: number): string | undefined {
   const st = procStat(pid);
   return st && st.state !== 'Z' ? st.start : undefined;
 }
@@ -61,13 +66,13 @@ export function pidAlive(pid: number): boolean {
 /** Lock files: `pid` exists and, where both start times are known, is the process recorded with `start` (not a reused pid). */
 export function recordedProcessAlive(pid: number, start: string | null | undefined): boolean {
   if (!pidAlive(pid)) return false;
-  const now = procStat(pid)?.start;
+  const now = processStart(pid);
   return now === undefined || start === undefined || start === null || now === start;
 }
 
 /** The same process is still running: not gone, not a zombie, and started at `start` when that was recorded. */
 export function sameProcessAlive(pid: number, start: string | undefined): boolean {
-  const now = processStart(pid);
+  const now = liveProcessStart(pid);
   return now !== undefined && (start === undefined || now === start);
 }
 
@@ -99,7 +104,7 @@ export function cmdFingerprint(argv: string[]): string {
 /** This process's record of itself, or of a child it just started. */
 export function recordProcess(pid: number): ProcessIdentity {
   const argv = processArgv(pid);
-  return { pid, start: processStart(pid), ...(argv ? { cmd: cmdFingerprint(argv) } : {}) };
+  return { pid, start: liveProcessStart(pid), ...(argv ? { cmd: cmdFingerprint(argv) } : {}) };
 }
 
 /**
