@@ -28,7 +28,7 @@ import { InterruptedError } from '../core/errors.js';
 import { conversationFiles } from '../core/paths.js';
 import { tempBeside } from '../util/os/atomic-write.js';
 import { sha256File, sha256 as sha256Of } from '../util/os/file-hash.js';
-import { assertNotSymlink, assertPrivateDir, finishFile, readFileNoFollow, writeNewFile } from '../util/safe-fs.js';
+import { assertNotSymlink, assertPrivateDir, finishFile, readFileNoFollow, writeNewFile } from '../util/os/safe-fs.js';
 import { type BrainScan, copyBrain, type ManifestBrain, scanBrain } from './brain.js';
 import {
   type FileIdentity,

@@ -16,7 +16,7 @@ import type { Writable } from 'node:stream';
 import { withServer } from '../acp/lifecycle.js';
 import { usageError } from '../core/errors.js';
 import { tempBeside } from '../util/os/atomic-write.js';
-import { createExclusive, lstatOrNull } from '../util/safe-fs.js';
+import { createExclusive, lstatOrNull } from '../util/os/safe-fs.js';
 import { noConversationsYet } from './discover.js';
 import { type ExportedSessionInfo, type ExportFormat, WRITERS } from './export-format.js';
 import { errorText } from './files.js';

@@ -13,7 +13,7 @@
  */
 import fs from 'node:fs';
 import { sha256File } from '../util/os/file-hash.js';
-import { copyFileNoFollow, openNoFollow } from '../util/safe-fs.js';
+import { copyFileNoFollow, openNoFollow } from '../util/os/safe-fs.js';
 
 /**
  * SQLite header fields that differ between two VACUUM INTO copies of the same content: the change counter,

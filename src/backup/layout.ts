@@ -17,7 +17,7 @@ import path from 'node:path';
 import { usageError } from '../core/errors.js';
 import { takePidLock } from '../util/os/pid-lock.js';
 import { processStart, recordedProcessAlive } from '../util/os/process.js';
-import { lstatOrNull, unsafeSymlinkError } from '../util/safe-fs.js';
+import { lstatOrNull, unsafeSymlinkError } from '../util/os/safe-fs.js';
 import { MANIFEST, readManifest } from './manifest.js';
 import { REPLAY_RECORD } from './replay-record.js';
 

@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { AgyError, EXIT, usageError } from '../core/errors.js';
 import { writeFileAtomic } from '../util/os/atomic-write.js';
-import { assertPrivateDir, readFileNoFollow } from '../util/safe-fs.js';
+import { assertPrivateDir, readFileNoFollow } from '../util/os/safe-fs.js';
 import { brainEntryName, type ManifestBrain, validBrainPath } from './brain.js';
 import { SESSION_ID } from './discover.js';
 import type { FileIdentity } from './files.js';

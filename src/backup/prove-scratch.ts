@@ -20,8 +20,8 @@ import path from 'node:path';
 import { AgyError, EXIT } from '../core/errors.js';
 import { STATE_SUBDIR, stateFiles } from '../core/paths.js';
 import { sha256, sha256File } from '../util/os/file-hash.js';
+import { lstatOrNull, readFileNoFollow, writeNewFile } from '../util/os/safe-fs.js';
 import { ownerToBecome } from '../util/os/tree-owner.js';
-import { lstatOrNull, readFileNoFollow, writeNewFile } from '../util/safe-fs.js';
 
 export interface BorrowedFile {
   name: string;

@@ -17,7 +17,7 @@ import path from 'node:path';
 import { agyctlVersion } from '../core/version.js';
 import { writeFileAtomic } from '../util/os/atomic-write.js';
 import { sha256, sha256File } from '../util/os/file-hash.js';
-import { assertPrivateDir, readFileNoFollow } from '../util/safe-fs.js';
+import { assertPrivateDir, readFileNoFollow } from '../util/os/safe-fs.js';
 import { SESSION_ID } from './discover.js';
 import { MANIFEST, type Manifest } from './manifest.js';
 import type { ReplayDigest } from './replay.js';

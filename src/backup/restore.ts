@@ -9,8 +9,8 @@ import { AgyError, EXIT, InterruptedError, usageError } from '../core/errors.js'
 import { conversationFiles, stateFiles } from '../core/paths.js';
 import type { Reporter } from '../core/reporter.js';
 import { sha256File } from '../util/os/file-hash.js';
+import { assertNotSymlink, mkdirPrivate, sweepPrivateDirs } from '../util/os/safe-fs.js';
 import { findServersFor, holders } from '../util/procfs.js';
-import { assertNotSymlink, mkdirPrivate, sweepPrivateDirs } from '../util/safe-fs.js';
 import { brainDir, restoreBrain, scanBrain } from './brain.js';
 import { errorText } from './files.js';
 import { snapshotName } from './layout.js';

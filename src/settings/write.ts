@@ -8,7 +8,7 @@ import path from 'node:path';
 import { AgyError, EXIT, usageError } from '../core/errors.js';
 import { fsAgyError } from '../util/fs-errors.js';
 import { fsyncDir, writeFileAtomic } from '../util/os/atomic-write.js';
-import { copyFileNoFollow, lstatOrNull, mkdirPrivate } from '../util/safe-fs.js';
+import { copyFileNoFollow, lstatOrNull, mkdirPrivate } from '../util/os/safe-fs.js';
 import {
   AUTH_TYPE_INFO,
   AUTH_TYPE_LIST,

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { writeFileAtomic } from './os/atomic-write.js';
 import { sha256, sha256File } from './os/file-hash.js';
-import { assertPrivateDir, lstatOrNull } from './safe-fs.js';
+import { assertPrivateDir, lstatOrNull } from './os/safe-fs.js';
 
 /** `dir/<stem>-<hash><ext>` holding `bytes`; `dir` is created 0700 and must be ours and private. */
 export function contentAddressedFile(dir: string, stem: string, ext: string, bytes: Uint8Array): string {

@@ -18,7 +18,7 @@ import {
   readFileNoFollow,
   sweepPrivateDirs,
   writeNewFile,
-} from '../../src/util/safe-fs.js';
+} from '../../src/util/os/safe-fs.js';
 import { useScratch } from '../helpers/scratch.js';
 
 const NOBODY = 65534;

@@ -11,7 +11,7 @@ import { AgyError, EXIT } from '../../core/errors.js';
 import { homeDir, tempRoot } from '../../core/paths.js';
 import { writeFileAtomic } from '../../util/os/atomic-write.js';
 import type { ProcessIdentity } from '../../util/os/process.js';
-import { lstatOrNull } from '../../util/safe-fs.js';
+import { lstatOrNull } from '../../util/os/safe-fs.js';
 
 /** A unix socket path must fit in sun_path (108 bytes on Linux); keep a margin. */
 const MAX_SOCKET_PATH = 100;

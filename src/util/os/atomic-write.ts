@@ -19,7 +19,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createExclusive, fixDescriptor, lstatOrNull } from '../safe-fs.js';
+import { createExclusive, fixDescriptor, lstatOrNull } from './safe-fs.js';
 
 export interface AtomicWriteOptions {
   /** Mode for a new file. An existing regular file keeps its own mode unless `exactMode`. */

@@ -7,7 +7,7 @@
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { openNoFollow } from '../safe-fs.js';
+import { openNoFollow } from './safe-fs.js';
 
 const CHUNK = 1 << 20;
 

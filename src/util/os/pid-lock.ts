@@ -13,9 +13,9 @@
  * are O_NOFOLLOW.
  */
 import fs from 'node:fs';
-import { lstatOrNull, readFileNoFollow, writeNewFile } from '../safe-fs.js';
 import { createWithContent } from './atomic-write.js';
 import { processStart } from './process.js';
+import { lstatOrNull, readFileNoFollow, writeNewFile } from './safe-fs.js';
 
 export interface PidLockRules<H> {
   /** What this process writes into the lock. */

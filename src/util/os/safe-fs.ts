@@ -13,8 +13,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { AgyError, EXIT } from '../core/errors.js';
-import { pidAlive } from './os/process.js';
+import { AgyError, EXIT } from '../../core/errors.js';
+import { pidAlive } from './process.js';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
 
