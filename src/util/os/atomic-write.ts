@@ -19,7 +19,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createExclusive, fixDescriptor, lstatOrNull } from './safe-fs.js';
+import { lstatOrNull, writeNewFile } from './safe-fs.js';
 
 export interface AtomicWriteOptions {
   /** Mode for a new file. An existing regular file keeps its own mode unless `exactMode`. */
@@ -57,20 +57,10 @@ export function fsyncFile(file: string): void {
   }
 }
 
-/** A new temporary file beside `file` holding `data`, `mode` whatever the umask, fsynced; removed again when that fails. */
+/** A new temporary file beside `file` holding `data`, `mode` whatever the umask, fsynced (writeNewFile: removed again when that fails). */
 function writeTemp(file: string, data: string | Uint8Array, mode: number): string {
   const tmp = tempBeside(file);
-  const fd = createExclusive(tmp, mode);
-  try {
-    fs.writeSync(fd, typeof data === 'string' ? Buffer.from(data) : data);
-    fixDescriptor(fd, mode); // umask must not narrow or widen what we chose
-    fs.fsyncSync(fd);
-  } catch (err) {
-    fs.closeSync(fd);
-    fs.rmSync(tmp, { force: true });
-    throw err;
-  }
-  fs.closeSync(fd);
+  writeNewFile(tmp, typeof data === 'string' ? Buffer.from(data) : data, mode);
   return tmp;
 }
 
