@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import type { TraceDirection, Tracer } from '../core/trace.js';
-import { openNoFollow } from '../util/safe-fs.js';
+import { openNoFollow } from '../util/os/safe-fs.js';
 import { redact, redactText } from './redact.js';
 
 /** The process's own output streams: symlinks the system keeps, safe to follow. */

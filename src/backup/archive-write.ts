@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
-import { fsyncFile } from './files.js';
+import { writeStreamAtomic } from '../util/os/atomic-write.js';
 import { MANIFEST, readManifest, sessionFiles } from './manifest.js';
 import { END, fileHeader, padding } from './tar.js';
 
@@ -74,17 +74,5 @@ export async function writeArchive(dir: string, out: Writable, signal?: AbortSig
 
 /** To a file: written beside it under a temporary name, fsynced, renamed, so a partial archive never looks whole. */
 export async function writeArchiveFile(dir: string, file: string, signal?: AbortSignal): Promise<number> {
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.tmp`);
-  const out = fs.createWriteStream(tmp, { flags: 'wx', mode: 0o600 });
-  try {
-    const bytes = await writeArchive(dir, out, signal);
-    await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
-    fsyncFile(tmp);
-    fs.renameSync(tmp, file);
-    return bytes;
-  } catch (err) {
-    out.destroy();
-    fs.rmSync(tmp, { force: true });
-    throw err;
-  }
+  return writeStreamAtomic(file, (out) => writeArchive(dir, out, signal));
 }

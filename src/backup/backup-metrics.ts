@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import { type MetricFamily, renderExposition } from '../check/prometheus.js';
-import { writeFileAtomic } from '../util/atomic-write.js';
+import { writeFileAtomic } from '../util/os/atomic-write.js';
 
 export interface BackupMetricsInput {
   /** The snapshot was written and no session failed. */

@@ -22,12 +22,13 @@
  * sha256 run at the same time on two workers while the copy is fsynced;
  * small copies are checked and hashed by the task that made them.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { InterruptedError } from '../core/errors.js';
 import { conversationFiles } from '../core/paths.js';
-import { assertNotSymlink, assertPrivateDir, finishFile, readFileNoFollow, writeNewFile } from '../util/safe-fs.js';
+import { tempBeside } from '../util/os/atomic-write.js';
+import { sha256File, sha256 as sha256Of } from '../util/os/file-hash.js';
+import { assertNotSymlink, assertPrivateDir, finishFile, readFileNoFollow, writeNewFile } from '../util/os/safe-fs.js';
 import { type BrainScan, copyBrain, type ManifestBrain, scanBrain } from './brain.js';
 import {
   type FileIdentity,
@@ -36,7 +37,6 @@ import {
   SNAPSHOT_FILE_MODE,
   type SyncBatch,
   sameIdentity,
-  sha256File,
 } from './files.js';
 import type { ManifestFile, ManifestSession } from './manifest.js';
 import { type CheckedCopy, SnapshotError, type Vacuumed } from './snapshot-work.js';
@@ -144,7 +144,7 @@ function copyMeta(source: string, job: SessionJob, prev: ManifestSession | undef
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
   }
-  const sha256 = crypto.createHash('sha256').update(content).digest('hex');
+  const sha256 = sha256Of(content);
   const file = `${job.id}.meta`;
   const target = path.join(job.workDir, file);
   const prevMeta = prev?.meta;
@@ -222,7 +222,7 @@ export interface SnapshotResult extends CheckedCopy {
 const SPLIT_FROM_BYTES = 8 * 1024 * 1024;
 
 /**
- * VACUUM INTO `destDir/.name.<random>.tmp`, check and hash it, make it 0600,
+ * VACUUM INTO `destDir/.name.<pid>.<random>.tmp` (tempBeside), check and hash it, make it 0600,
  * rename to `destDir/name` and hand it to the run's SyncBatch. A source
  * database (or its `-wal`/`-shm`) that is a symlink is refused: SQLite would
  * follow it out of the state dir. `destDir` must be a directory agyctl just
@@ -238,7 +238,7 @@ export async function snapshotDb(
 ): Promise<SnapshotResult> {
   for (const f of [source, `${source}-wal`, `${source}-shm`]) assertNotSymlink(f, 'a conversation database file');
   assertPrivateDir(destDir);
-  const tmp = path.join(destDir, `.${name}.${crypto.randomBytes(6).toString('hex')}.tmp`);
+  const tmp = tempBeside(path.join(destDir, name));
   try {
     const vacuumed = await vacuum(run.pool, source, tmp, busyBudgetMs);
     const checked = vacuumed.checked ?? (await checkAndHash(run.pool, tmp));

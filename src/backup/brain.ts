@@ -15,7 +15,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { childPath } from '../core/safe-path.js';
-import { PinnedDir } from '../util/pinned-dir.js';
+import { PinnedDir } from '../util/os/pinned-dir.js';
 import {
   assertNotSymlink,
   copyFileNoFollow,
@@ -26,7 +26,7 @@ import {
   mkdirPrivate,
   openNoFollow,
   rmPrivateDir,
-} from '../util/safe-fs.js';
+} from '../util/os/safe-fs.js';
 import { type FileIdentity, identityOf, linkOrCopy, SNAPSHOT_FILE_MODE, sameIdentity } from './files.js';
 import { ustarFits } from './tar.js';
 

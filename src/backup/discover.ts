@@ -7,8 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type AgyError, usageError } from '../core/errors.js';
 import { CONVERSATION_FILE, conversationFiles, stateDirProblem, stateFiles } from '../core/paths.js';
+import { lstatOrNull, readFileNoFollow } from '../util/os/safe-fs.js';
 import { holders } from '../util/procfs.js';
-import { lstatOrNull, readFileNoFollow } from '../util/safe-fs.js';
 import { errorText, type FileIdentity, identityOf } from './files.js';
 
 /** discoverSessions found no conversations directory: the state dir is wrong (exit 2); the message says which part is missing. */

@@ -10,13 +10,13 @@
  * output file appears only whole (written under a temporary name, 0600,
  * fsynced, then linked into place: an existing file is never overwritten).
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import { withServer } from '../acp/lifecycle.js';
 import { usageError } from '../core/errors.js';
-import { createExclusive, lstatOrNull } from '../util/safe-fs.js';
+import { tempBeside } from '../util/os/atomic-write.js';
+import { createExclusive, lstatOrNull } from '../util/os/safe-fs.js';
 import { noConversationsYet } from './discover.js';
 import { type ExportedSessionInfo, type ExportFormat, WRITERS } from './export-format.js';
 import { errorText } from './files.js';
@@ -229,10 +229,7 @@ class FileSink implements Sink {
   private readonly removeTmp = (): void => fs.rmSync(this.tmp, { force: true });
 
   constructor(private readonly file: string) {
-    this.tmp = path.join(
-      path.dirname(file),
-      `.${path.basename(file)}.${process.pid}.${crypto.randomBytes(6).toString('hex')}.tmp`,
-    );
+    this.tmp = tempBeside(file);
     this.fd = this.inOutDir(() => createExclusive(this.tmp, 0o600));
     fs.fchmodSync(this.fd, 0o600);
     process.on('exit', this.removeTmp); // a second Ctrl-C leaves no half file either

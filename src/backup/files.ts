@@ -11,11 +11,9 @@
  * all of them and the run fsyncs its work directory and renames it, so
  * crash safety is the same as fsyncing each file at once.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { copyFileNoFollow, openNoFollow } from '../util/safe-fs.js';
-
-const CHUNK = 1 << 20;
+import { sha256File } from '../util/os/file-hash.js';
+import { copyFileNoFollow, openNoFollow } from '../util/os/safe-fs.js';
 
 /**
  * SQLite header fields that differ between two VACUUM INTO copies of the same content: the change counter,
@@ -27,42 +25,10 @@ const VOLATILE_SQLITE_HEADER: ReadonlyArray<readonly [number, number]> = [
   [92, 100],
 ];
 
-/**
- * sha256 of a file, read in 1 MB chunks so memory stays flat whatever the size. A symlink is never followed
- * (unsafe-symlink). `sqliteContent`: the volatile header fields count as zero, so two copies of one database's
- * content hash the same.
- */
-export function sha256File(file: string, opts: { sqliteContent?: boolean } = {}): string {
-  const hash = crypto.createHash('sha256');
-  const fd = openNoFollow(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
-  try {
-    const buf = Buffer.allocUnsafe(CHUNK);
-    let at = 0;
-    for (let n = fs.readSync(fd, buf, 0, CHUNK, null); n > 0; n = fs.readSync(fd, buf, 0, CHUNK, null)) {
-      if (opts.sqliteContent && at === 0)
-        for (const [from, to] of VOLATILE_SQLITE_HEADER) buf.fill(0, from, Math.min(to, n));
-      hash.update(buf.subarray(0, n));
-      at += n;
-    }
-  } finally {
-    fs.closeSync(fd);
-  }
-  return hash.digest('hex');
-}
-
 /** Two compacted (VACUUM INTO) database files hold the same content: same size, same bytes past the volatile header fields. */
 export function sameDatabaseContent(a: string, b: string): boolean {
   if (fs.statSync(a).size !== fs.statSync(b).size) return false;
-  return sha256File(a, { sqliteContent: true }) === sha256File(b, { sqliteContent: true });
-}
-
-export function fsyncFile(file: string): void {
-  const fd = fs.openSync(file, 'r');
-  try {
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
+  return sha256File(a, { zeroed: VOLATILE_SQLITE_HEADER }) === sha256File(b, { zeroed: VOLATILE_SQLITE_HEADER });
 }
 
 /**

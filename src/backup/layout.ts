@@ -5,18 +5,19 @@
  * a timestamp name and a manifest.json is a snapshot; anything else in the
  * directory is left alone except our own leftovers.
  *
- * One backup run per backup directory. The lock is a file created with
- * O_EXCL holding the owner's pid, host and process start time; a lock whose
- * owner is gone (pid dead, or reused by another process) is stale and taken
- * over, so a SIGKILLed run never blocks the next one.
+ * One backup run per backup directory. The lock (util/os/pid-lock.ts) holds
+ * the owner's pid, host and process start time; a lock whose owner is gone
+ * (pid dead, or reused by another process) is stale and taken over, so a
+ * SIGKILLed run never blocks the next one.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { usageError } from '../core/errors.js';
+import { takePidLock } from '../util/os/pid-lock.js';
 import { processStart, recordedProcessAlive } from '../util/os/process.js';
-import { lstatOrNull, readFileNoFollow, unsafeSymlinkError } from '../util/safe-fs.js';
+import { lstatOrNull, unsafeSymlinkError } from '../util/os/safe-fs.js';
 import { MANIFEST, readManifest } from './manifest.js';
 import { REPLAY_RECORD } from './replay-record.js';
 
@@ -161,51 +162,26 @@ export function acquireLock(dir: string): Lock {
     procStart: processStart(process.pid) ?? null,
     since: new Date().toISOString(),
   };
-  for (let attempt = 0; attempt < 2; attempt += 1) {
-    try {
-      writeNewLock(file, mine);
-      return { file, release: () => releaseIfMine(file) };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    refuseForeign(file);
-    const holder = readLock(file);
-    if (!holder && youngerThan(file, 10_000)) break; // being written by a run that just started
-    if (holder && isAlive(holder)) {
-      const where = holder.host === mine.host ? `pid ${holder.pid}` : `pid ${holder.pid} on ${holder.host}`;
-      throw usageError(
-        `Another backup into ${dir} is running (${where}, since ${holder.since}).`,
-        `wait for it to finish; if it is really gone, remove ${file}`,
-      );
-    }
-    // Stale: re-read right before removing, so we do not delete a lock someone took meanwhile.
-    if (JSON.stringify(readLock(file)) === JSON.stringify(holder)) fs.rmSync(file, { force: true });
+  const lock = takePidLock(file, {
+    content: `${JSON.stringify(mine)}\n`,
+    parse: parseLock,
+    alive: isAlive,
+    unnamedGraceMs: 10_000, // being written by a run that just started
+    inspect: refuseForeign,
+  });
+  if (lock.taken) return { file, release: lock.release };
+  const holder = lock.holder;
+  if (lock.why === 'held' && holder) {
+    const where = holder.host === mine.host ? `pid ${holder.pid}` : `pid ${holder.pid} on ${holder.host}`;
+    throw usageError(
+      `Another backup into ${dir} is running (${where}, since ${holder.since}).`,
+      `wait for it to finish; if it is really gone, remove ${file}`,
+    );
   }
-  const holder = readLock(file);
   throw usageError(
     `Another backup into ${dir} just started (pid ${holder?.pid ?? 'unknown'}).`,
     'wait for it to finish',
   );
-}
-
-/**
- * Create the lock with O_EXCL and write it. When the write fails (a full
- * disk, a quota, a file-size limit) the empty file we just created goes
- * again: a 0-byte lock would block the next run.
- */
-function writeNewLock(file: string, info: LockInfo): void {
-  const fd = fs.openSync(file, 'wx', 0o600);
-  let failed: unknown;
-  try {
-    fs.writeSync(fd, `${JSON.stringify(info)}\n`);
-  } catch (err) {
-    failed = err;
-  }
-  fs.closeSync(fd);
-  if (failed !== undefined) {
-    fs.rmSync(file, { force: true });
-    throw failed;
-  }
 }
 
 /** Our lock is always a regular file: a symlink (or FIFO...) there was planted; name it instead of following it. */
@@ -216,22 +192,9 @@ function refuseForeign(file: string): void {
     throw usageError(`${file} is not a regular file, so it is not agyctl's lock.`, `remove it: rm ${file}`);
 }
 
-function youngerThan(file: string, ms: number): boolean {
+function parseLock(text: string): LockInfo | undefined {
   try {
-    return Date.now() - fs.lstatSync(file).mtimeMs < ms;
-  } catch {
-    return false;
-  }
-}
-
-function releaseIfMine(file: string): void {
-  const holder = readLock(file);
-  if (holder?.pid === process.pid && holder.host === os.hostname()) fs.rmSync(file, { force: true });
-}
-
-function readLock(file: string): LockInfo | undefined {
-  try {
-    const info = JSON.parse(readFileNoFollow(file).toString('utf8')) as Partial<LockInfo>;
+    const info = JSON.parse(text) as Partial<LockInfo>;
     if (typeof info.pid !== 'number') return undefined;
     return {
       pid: info.pid,
@@ -240,7 +203,7 @@ function readLock(file: string): LockInfo | undefined {
       since: String(info.since ?? 'unknown'),
     };
   } catch {
-    return undefined; // unreadable or half-written: treated as stale
+    return undefined; // half-written or not ours: names no holder
   }
 }
 

@@ -23,8 +23,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { openNoFollow } from '../util/os/safe-fs.js';
 import { writeLocked } from '../util/procfs.js';
-import { openNoFollow } from '../util/safe-fs.js';
 import { type FileIdentity, identityOf, sameIdentity } from './files.js';
 
 const { O_RDONLY, O_NONBLOCK, O_WRONLY, O_CREAT, O_EXCL } = fs.constants;

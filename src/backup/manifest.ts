@@ -1,8 +1,8 @@
 /** manifest.json: what a snapshot holds and how to check it. Its shape is documented in docs/backup.md. */
 import path from 'node:path';
 import { AgyError, EXIT, usageError } from '../core/errors.js';
-import { writeFileAtomic } from '../util/atomic-write.js';
-import { assertPrivateDir, readFileNoFollow } from '../util/safe-fs.js';
+import { writeFileAtomic } from '../util/os/atomic-write.js';
+import { assertPrivateDir, readFileNoFollow } from '../util/os/safe-fs.js';
 import { brainEntryName, type ManifestBrain, validBrainPath } from './brain.js';
 import { SESSION_ID } from './discover.js';
 import type { FileIdentity } from './files.js';

@@ -15,13 +15,13 @@
  * a server that reached them some other way (a fixed path, the password
  * database's home) is caught and reported, never silently accepted.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgyError, EXIT } from '../core/errors.js';
 import { STATE_SUBDIR, stateFiles } from '../core/paths.js';
+import { sha256, sha256File } from '../util/os/file-hash.js';
+import { lstatOrNull, readFileNoFollow, writeNewFile } from '../util/os/safe-fs.js';
 import { ownerToBecome } from '../util/os/tree-owner.js';
-import { lstatOrNull, readFileNoFollow, writeNewFile } from '../util/safe-fs.js';
 
 export interface BorrowedFile {
   name: string;
@@ -38,7 +38,7 @@ export interface ScratchState {
 
 function contentHash(file: string): string | null {
   if (lstatOrNull(file) === null) return null;
-  return crypto.createHash('sha256').update(readFileNoFollow(file)).digest('hex');
+  return sha256File(file);
 }
 
 /** Root does not borrow another user's settings and token for a server of its own (exit 2, `credentials-of-another-user`). */
@@ -71,7 +71,7 @@ export function scratchStateDir(scratchRoot: string, boxStateDir: string): Scrat
     }
     const data = readFileNoFollow(box[key], `the box's ${name}`); // a link is refused, never followed
     writeNewFile(mine[key], data, 0o600);
-    borrowed.push({ name, box: box[key], sha256: crypto.createHash('sha256').update(data).digest('hex') });
+    borrowed.push({ name, box: box[key], sha256: sha256(data) });
   }
   return { stateDir, borrowed };
 }

@@ -13,11 +13,11 @@
  * and the file is never overwritten (delete it to record anew).
  * Shape: docs/json.md ("replay.json").
  */
-import crypto from 'node:crypto';
 import path from 'node:path';
 import { agyctlVersion } from '../core/version.js';
-import { writeFileAtomic } from '../util/atomic-write.js';
-import { assertPrivateDir, readFileNoFollow } from '../util/safe-fs.js';
+import { writeFileAtomic } from '../util/os/atomic-write.js';
+import { sha256, sha256File } from '../util/os/file-hash.js';
+import { assertPrivateDir, readFileNoFollow } from '../util/os/safe-fs.js';
 import { SESSION_ID } from './discover.js';
 import { MANIFEST, type Manifest } from './manifest.js';
 import type { ReplayDigest } from './replay.js';
@@ -50,10 +50,8 @@ export class NewerReplayRecordError extends ReplayRecordError {}
 const HEX64 = /^[0-9a-f]{64}$/;
 const HEX16 = /^[0-9a-f]{16}$/;
 
-const sha256 = (data: string | Uint8Array): string => crypto.createHash('sha256').update(data).digest('hex');
-
 function manifestSha256(dir: string): string {
-  return sha256(readFileNoFollow(path.join(dir, MANIFEST)));
+  return sha256File(path.join(dir, MANIFEST));
 }
 
 function sealed(body: ReplayRecord): string {

@@ -15,8 +15,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { conversationFiles, PRE_RESTORE_FILE } from '../core/paths.js';
-import { writeFileAtomic } from '../util/atomic-write.js';
-import { PinnedDir } from '../util/pinned-dir.js';
+import { writeFileAtomic } from '../util/os/atomic-write.js';
+import { PinnedDir } from '../util/os/pinned-dir.js';
 import {
   assertNotSymlink,
   copyFileNoFollow,
@@ -27,7 +27,7 @@ import {
   readFileNoFollow,
   rmPrivateDir,
   SwappedError,
-} from '../util/safe-fs.js';
+} from '../util/os/safe-fs.js';
 import { sameDatabaseContent } from './files.js';
 import { snapshotName } from './layout.js';
 import type { ManifestSession } from './manifest.js';

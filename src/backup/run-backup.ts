@@ -13,7 +13,7 @@ import { AgyError, EXIT, InterruptedError, usageError } from '../core/errors.js'
 import { describeUnrecognised, unrecognisedEntries } from '../core/paths.js';
 import type { Reporter } from '../core/reporter.js';
 import { agyctlVersion } from '../core/version.js';
-import { fsyncDir } from '../util/atomic-write.js';
+import { fsyncDir } from '../util/os/atomic-write.js';
 import { sanitizeForTerminal } from '../util/terminal-text.js';
 import { backupSession, type Previous, type SnapshotRun } from './backup-session.js';
 import { conversationsDir, discoverSessions, noConversationsDirectory, type SessionInfo } from './discover.js';

@@ -10,10 +10,10 @@
  * task, one round trip per session, its pages still hot), `check`
  * (integrity_check and row counts of a fresh copy), `hash` (sha256).
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import { InterruptedError } from '../core/errors.js';
 import { formatDuration } from '../util/duration.js';
+import { sha256FileAsync } from '../util/os/file-hash.js';
 import { copyLiveDatabase } from './live-copy.js';
 import { checkFreshCopy, isBusy, isCorrupt, openReadOnly, VACUUM_CACHE_KIB } from './sqlite.js';
 
@@ -57,12 +57,12 @@ export async function runTask(task: Task, aborted: () => boolean): Promise<unkno
     case 'check':
       return checkFreshCopy(task.file);
     case 'hash':
-      return sha256(task.file);
+      return sha256FileAsync(task.file);
   }
 }
 
 async function checkAndHash(file: string): Promise<CheckedCopy> {
-  return { ...checkFreshCopy(file), sha256: await sha256(file) };
+  return { ...checkFreshCopy(file), sha256: await sha256FileAsync(file) };
 }
 
 /**
@@ -134,42 +134,4 @@ function vacuumInto(copy: string, tmp: string): void {
   } finally {
     db.close();
   }
-}
-
-/** Two read buffers per thread for all its hashes: no 1 MB garbage per file for the GC to catch up with (peak RSS). */
-const bufs = [Buffer.allocUnsafe(1 << 20), Buffer.allocUnsafe(1 << 20)] as const;
-let bufsInUse = false;
-
-/**
- * sha256 of a fresh copy, the next chunk read (in libuv's pool) while this
- * thread hashes the last one. A thread hashes one file at a time in the
- * pool's workers; on the calling thread two may overlap, and the second
- * gets buffers of its own.
- */
-async function sha256(file: string): Promise<string> {
-  const own = bufsInUse;
-  const b = own ? ([Buffer.allocUnsafe(1 << 20), Buffer.allocUnsafe(1 << 20)] as const) : bufs;
-  if (!own) bufsInUse = true;
-  const hash = crypto.createHash('sha256');
-  const fd = fs.openSync(file, 'r');
-  const read = (i: 0 | 1, pos: number): Promise<number> =>
-    new Promise((resolve, reject) => {
-      fs.read(fd, b[i], 0, b[i].length, pos, (err, n) => (err ? reject(err) : resolve(n)));
-    });
-  let i: 0 | 1 = 0;
-  let pending = read(0, 0);
-  try {
-    for (let pos = 0, n = await pending; n > 0; n = await pending) {
-      pos += n;
-      const full = b[i];
-      i = i === 0 ? 1 : 0;
-      pending = read(i, pos);
-      hash.update(full.subarray(0, n));
-    }
-  } finally {
-    await pending.catch(() => {}); // never close the descriptor under a read still running
-    fs.closeSync(fd);
-    if (!own) bufsInUse = false;
-  }
-  return hash.digest('hex');
 }

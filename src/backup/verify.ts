@@ -1,8 +1,9 @@
 /** `agyctl backup verify SNAPSHOT`: every file (databases, .meta, brain files) re-hashed, databases integrity-checked, against the manifest. */
 import fs from 'node:fs';
 import path from 'node:path';
+import { sha256File } from '../util/os/file-hash.js';
 import { brainEntryName } from './brain.js';
-import { errorText, sha256File } from './files.js';
+import { errorText } from './files.js';
 import { type Manifest, type ManifestSession, readManifest } from './manifest.js';
 import { NewerReplayRecordError, REPLAY_RECORD, ReplayRecordError, readReplayRecord } from './replay-record.js';
 import { integrityCheck, openReadOnly, rowCounts } from './sqlite.js';

@@ -1,6 +1,6 @@
 /** The metrics `check --prometheus FILE` writes for node_exporter's textfile collector (docs/check.md). */
 import fs from 'node:fs';
-import { writeFileAtomic } from '../util/atomic-write.js';
+import { writeFileAtomic } from '../util/os/atomic-write.js';
 import { type MetricFamily, renderExposition } from './prometheus.js';
 import { STATUSES } from './status.js';
 import type { CheckResult, Metrics, Status } from './types.js';

@@ -6,7 +6,7 @@
  */
 import fs from 'node:fs';
 import { formatDuration } from '../util/duration.js';
-import { lstatOrNull, unsafeSymlinkError } from '../util/safe-fs.js';
+import { lstatOrNull, unsafeSymlinkError } from '../util/os/safe-fs.js';
 import { LOGIN_HINT } from './check-result.js';
 import type { Status, TokenInsight } from './types.js';
 

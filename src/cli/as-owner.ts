@@ -13,7 +13,7 @@ import type { Command } from 'commander';
 import { openTraceFile } from '../acp/file-tracer.js';
 import { asExitCode, EXIT, type ExitCode } from '../core/errors.js';
 import { agyctlEntryArgs } from '../core/runtime.js';
-import { writeFileAtomic } from '../util/atomic-write.js';
+import { writeFileAtomic } from '../util/os/atomic-write.js';
 import { AS_OWNER_VAR, METRICS_FD_VAR, TRACE_FD_VAR, type TreeOwner } from '../util/os/tree-owner.js';
 import type { GlobalOptions, RunContext } from './context.js';
 

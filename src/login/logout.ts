@@ -13,7 +13,7 @@ import { assertServerCanUse } from '../profiles/guard.js';
 import { profileOf } from '../profiles/index.js';
 import { serverStartOptions } from '../profiles/server-start.js';
 import { fsAgyError } from '../util/fs-errors.js';
-import { assertNotSymlink } from '../util/safe-fs.js';
+import { assertNotSymlink } from '../util/os/safe-fs.js';
 
 export interface LogoutReport {
   via: 'server' | 'local';

@@ -19,7 +19,7 @@ import {
   readProfileSettings,
   writeAuthType,
 } from '../settings/profile-auth.js';
-import { assertNotSymlink } from '../util/safe-fs.js';
+import { assertNotSymlink } from '../util/os/safe-fs.js';
 import { emit, type LoginOptions } from './detached/contract.js';
 import { checkAndFixTokenFile, type ProofResult, proveCredentials, type TokenFileReport } from './prove.js';
 import { isBrowserMethod, type SignInOptions, signIn } from './sign-in.js';

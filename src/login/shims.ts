@@ -16,7 +16,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { tempRoot } from '../core/paths.js';
-import { processStart, recordedProcessAlive } from '../util/os/process.js';
+import { holderLine, parseHolderLine } from '../util/os/pid-lock.js';
+import { recordedProcessAlive } from '../util/os/process.js';
 
 /** Desktop launchers and helpers: xdg-open and friends, `gio open URL`, `kioclient exec URL`, WSL's wslview. */
 export const LAUNCHER_NAMES = [
@@ -164,10 +165,7 @@ export const OWNER_FILE = 'owner';
 const UNOWNED_MAX_AGE_MS = 24 * 3600_000;
 
 export function recordOwner(dir: string): void {
-  fs.writeFileSync(path.join(dir, OWNER_FILE), `${process.pid} ${processStart(process.pid) ?? '-'}\n`, {
-    mode: 0o600,
-    flag: 'wx',
-  });
+  fs.writeFileSync(path.join(dir, OWNER_FILE), holderLine(), { mode: 0o600, flag: 'wx' });
 }
 
 /** Removes stale login dirs under root; returns their paths. Never throws: a sweep is housekeeping. */
@@ -210,8 +208,6 @@ function isStale(dir: string, st: fs.Stats, now: number): boolean {
   } catch {
     return now - st.mtimeMs > UNOWNED_MAX_AGE_MS;
   }
-  const [pidText, start] = text.trim().split(' ');
-  const pid = Number(pidText);
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  return !recordedProcessAlive(pid, start === '-' ? undefined : start);
+  const owner = parseHolderLine(text);
+  return owner !== undefined && !recordedProcessAlive(owner.pid, owner.start);
 }

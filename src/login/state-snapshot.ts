@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from '../util/atomic-write.js';
+import { writeFileAtomic } from '../util/os/atomic-write.js';
 
 /** A probe walks a state dir, not a home: bounded so an odd layout cannot stall it. */
 const MAX_ENTRIES = 20_000;

@@ -10,7 +10,7 @@ import { inspectToken } from '../check/token.js';
 import { CONVERSATION_FILE, stateFiles, unrecognisedEntries } from '../core/paths.js';
 import { isUuid, showUntrusted } from '../core/safe-path.js';
 import { readSettings } from '../settings/index.js';
-import { lstatOrNull, readFileNoFollow } from '../util/safe-fs.js';
+import { lstatOrNull, readFileNoFollow } from '../util/os/safe-fs.js';
 import { type Assumption, differs, held, unknown } from './assumption.js';
 
 /** Conversations looked at for the per-file rows (.meta, header): enough to see a shape, bounded on a big box. */

@@ -29,7 +29,7 @@ import { withScratchDir } from '../backup/scratch-dir.js';
 import { WorkerPool } from '../backup/worker-pool.js';
 import { conversationFiles, stateFiles } from '../core/paths.js';
 import { AUTH_TYPE_INFO, normalizeAuthType, rawAuthType, readSettings } from '../settings/index.js';
-import { copyFileNoFollow } from '../util/safe-fs.js';
+import { copyFileNoFollow } from '../util/os/safe-fs.js';
 import { type Assumption, differs, held, unknown, type Verdict } from './assumption.js';
 import { stateDirAssumptions } from './assumptions-state.js';
 import { fingerprintState, type StateFingerprint, sameState } from './state-fingerprint.js';

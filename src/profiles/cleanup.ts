@@ -14,8 +14,8 @@ import path from 'node:path';
 import { removeConversation } from '../acp/protocol.js';
 import { tempRoot } from '../core/paths.js';
 import { childPath } from '../core/safe-path.js';
-import { writeFileAtomic } from '../util/atomic-write.js';
-import { readFileNoFollow } from '../util/safe-fs.js';
+import { writeFileAtomic } from '../util/os/atomic-write.js';
+import { readFileNoFollow } from '../util/os/safe-fs.js';
 import { geminiCliFiles } from './gemini-cli-paths.js';
 import type { ProfileId, ServerProfile } from './types.js';
 

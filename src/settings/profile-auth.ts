@@ -8,7 +8,7 @@
 
 import { usageError } from '../core/errors.js';
 import type { ProfileId, ServerProfile } from '../profiles/types.js';
-import { writeFileAtomic } from '../util/atomic-write.js';
+import { writeFileAtomic } from '../util/os/atomic-write.js';
 import { authTypeOf, rawAuthType, readSettings, type SettingsFile, setAuthType } from './index.js';
 import { setStringAt } from './jsonc.js';
 

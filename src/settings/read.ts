@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AgyError } from '../core/errors.js';
 import { stateFiles } from '../core/paths.js';
-import { openNoFollow, unsafeSymlinkError } from '../util/safe-fs.js';
+import { openNoFollow, unsafeSymlinkError } from '../util/os/safe-fs.js';
 import {
   type JsonNode,
   type JsonOptions,

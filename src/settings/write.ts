@@ -6,9 +6,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgyError, EXIT, usageError } from '../core/errors.js';
-import { fsyncDir, writeFileAtomic } from '../util/atomic-write.js';
 import { fsAgyError } from '../util/fs-errors.js';
-import { copyFileNoFollow, lstatOrNull, mkdirPrivate } from '../util/safe-fs.js';
+import { fsyncDir, writeFileAtomic } from '../util/os/atomic-write.js';
+import { copyFileNoFollow, lstatOrNull, mkdirPrivate } from '../util/os/safe-fs.js';
 import {
   AUTH_TYPE_INFO,
   AUTH_TYPE_LIST,

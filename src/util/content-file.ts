@@ -8,13 +8,11 @@
  * ours, reached without a link, holding exactly those bytes; anything else at
  * that name is replaced by the rename, never followed.
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { writeFileAtomic } from './atomic-write.js';
-import { assertPrivateDir, lstatOrNull, readFileNoFollow } from './safe-fs.js';
-
-export const sha256 = (bytes: Uint8Array): string => crypto.createHash('sha256').update(bytes).digest('hex');
+import { writeFileAtomic } from './os/atomic-write.js';
+import { sha256, sha256File } from './os/file-hash.js';
+import { assertPrivateDir, lstatOrNull } from './os/safe-fs.js';
 
 /** `dir/<stem>-<hash><ext>` holding `bytes`; `dir` is created 0700 and must be ours and private. */
 export function contentAddressedFile(dir: string, stem: string, ext: string, bytes: Uint8Array): string {
@@ -43,7 +41,7 @@ function holds(file: string, hash: string): boolean {
   const st = lstatOrNull(file);
   if (!st?.isFile() || st.uid !== process.getuid?.()) return false;
   try {
-    return sha256(readFileNoFollow(file)) === hash;
+    return sha256File(file) === hash;
   } catch {
     return false;
   }

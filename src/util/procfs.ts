@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { STATE_SUBDIR } from '../core/paths.js';
+import { processUid } from './os/process.js';
 
 export interface ProcInfo {
   pid: number;
@@ -23,12 +24,6 @@ function readText(file: string): string | undefined {
   }
 }
 
-function uidOf(pid: number): number | undefined {
-  const status = readText(path.join(PROC, String(pid), 'status'));
-  const m = status?.match(/^Uid:\s+(\d+)/m);
-  return m ? Number(m[1]) : undefined;
-}
-
 export function listProcesses(): ProcInfo[] {
   let entries: string[];
   try {
@@ -42,7 +37,7 @@ export function listProcesses(): ProcInfo[] {
     const pid = Number(name);
     if (pid === process.pid) continue;
     const cmdline = readText(path.join(PROC, name, 'cmdline'));
-    const uid = uidOf(pid);
+    const uid = processUid(pid);
     if (cmdline === undefined || cmdline === '' || uid === undefined) continue;
     out.push({ pid, uid, argv: cmdline.replace(/\0$/, '').split('\0') });
   }

@@ -11,7 +11,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { procStart } from '../../src/login/detached/process.js';
+import { liveProcessStart as procStart } from '../../src/util/os/process.js';
 import { agyctl, makeSandbox, parseEvents, parseJson, type Sandbox, waitNoProcesses } from '../helpers/cli.js';
 
 const NOBODY = 65534;

@@ -11,7 +11,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bindingDirs, loadEmbeddedBinding } from '../../src/backup/embedded-binding.js';
 import { AgyError } from '../../src/core/errors.js';
-import { contentAddressedFile, sha256 } from '../../src/util/content-file.js';
+import { contentAddressedFile } from '../../src/util/content-file.js';
+import { sha256 } from '../../src/util/os/file-hash.js';
 import { useScratch } from '../helpers/scratch.js';
 
 const { tmp } = useScratch('agyctl-binding-');

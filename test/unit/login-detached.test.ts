@@ -12,14 +12,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { manualResume } from '../../src/connect/reconnect.js';
 import { inspect } from '../../src/login/detached/control.js';
 import { MAX_LINE, request } from '../../src/login/detached/ipc.js';
+import { killRecorded } from '../../src/login/detached/process.js';
+import { ensureRecordDir, isPending, type LoginState, recordPaths } from '../../src/login/detached/record.js';
 import {
   isRecordedProcess,
-  killRecorded,
-  procStart,
+  liveProcessStart as procStart,
   recordProcess,
   sameProcessAlive,
-} from '../../src/login/detached/process.js';
-import { ensureRecordDir, isPending, type LoginState, recordPaths } from '../../src/login/detached/record.js';
+} from '../../src/util/os/process.js';
 
 const made: string[] = [];
 afterEach(() => {

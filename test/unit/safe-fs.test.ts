@@ -8,18 +8,17 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AgyError } from '../../src/core/errors.js';
 import { checkAndFixTokenFile } from '../../src/login/prove.js';
-import { writeFileAtomic } from '../../src/util/atomic-write.js';
+import { createWithContent, writeFileAtomic } from '../../src/util/os/atomic-write.js';
 import {
   assertPrivateDir,
   copyFileNoFollow,
   createExclusive,
-  createWithContent,
   holdsOpen,
   makePrivateDir,
   readFileNoFollow,
   sweepPrivateDirs,
   writeNewFile,
-} from '../../src/util/safe-fs.js';
+} from '../../src/util/os/safe-fs.js';
 import { useScratch } from '../helpers/scratch.js';
 
 const NOBODY = 65534;

@@ -6,8 +6,8 @@ import { splitCommandLine } from '../../src/acp/resolve.js';
 import { parseDurationOption } from '../../src/cli/parse-options.js';
 import { defaultBackupDir, resolveStateDir, serverHomeFor } from '../../src/core/paths.js';
 import { resolveServerCommand } from '../../src/profiles/server-start.js';
-import { writeFileAtomic } from '../../src/util/atomic-write.js';
 import { formatDuration, MAX_DURATION_MS, parseDurationText } from '../../src/util/duration.js';
+import { writeFileAtomic } from '../../src/util/os/atomic-write.js';
 
 describe('durations', () => {
   it('parses systemd.time(7) spellings, alone and combined', () => {

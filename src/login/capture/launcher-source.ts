@@ -19,7 +19,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import { PinnedDir } from '../../util/pinned-dir.js';
+import { PinnedDir } from '../../util/os/pinned-dir.js';
 import { urlsInText } from './text-source.js';
 
 export interface LauncherRun {

@@ -13,11 +13,12 @@ import path from 'node:path';
 import { tempRoot } from '../../core/paths.js';
 import { pause } from '../../util/deadline.js';
 import { formatDuration } from '../../util/duration.js';
+import { isRecordedProcess } from '../../util/os/process.js';
 import { sanitizeForTerminal } from '../../util/terminal-text.js';
 import { isLoginDirName } from '../shims.js';
 import type { FinishAnswer } from './contract.js';
 import { request } from './ipc.js';
-import { isRecordedProcess, killRecorded, SUPERVISOR_COMMAND } from './process.js';
+import { killRecorded, SUPERVISOR_COMMAND } from './process.js';
 import {
   CANCELLED,
   checkOurSocket,

@@ -9,8 +9,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AgyError, EXIT } from '../../core/errors.js';
 import { homeDir, tempRoot } from '../../core/paths.js';
-import { writeFileAtomic } from '../../util/atomic-write.js';
-import { lstatOrNull } from '../../util/safe-fs.js';
+import { writeFileAtomic } from '../../util/os/atomic-write.js';
+import type { ProcessIdentity } from '../../util/os/process.js';
+import { lstatOrNull } from '../../util/os/safe-fs.js';
 
 /** A unix socket path must fit in sun_path (108 bytes on Linux); keep a margin. */
 const MAX_SOCKET_PATH = 100;
@@ -18,13 +19,7 @@ const MAX_SOCKET_PATH = 100;
 export type Phase = 'starting' | 'waiting' | 'signed-in' | 'done';
 
 /** What a record says about one process it started. */
-export interface RecordedProcess {
-  pid: number;
-  /** Field 22 of /proc/<pid>/stat when it started. */
-  start: string | undefined;
-  /** sha256 of its /proc/<pid>/cmdline when it started. */
-  cmd?: string;
-}
+export type RecordedProcess = ProcessIdentity;
 
 export interface Outcome {
   exit: number;

@@ -9,10 +9,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { AgyError, EXIT } from '../../core/errors.js';
 import type { CommandIO } from '../../core/io.js';
-import { createWithContent } from '../../util/safe-fs.js';
+import { holderLine, parseHolderLine, takePidLock } from '../../util/os/pid-lock.js';
+import { sameProcessAlive } from '../../util/os/process.js';
 import { emit, type LoginRequest } from './contract.js';
 import { cancelPending, describePending, inspect, statusData } from './control.js';
-import { sameProcessAlive, spawnSupervisor } from './process.js';
+import { spawnSupervisor } from './process.js';
 import { ensureRecordDir, type LoginState, recordPaths } from './record.js';
 import { type RelayResult, relayLogin } from './relay.js';
 
@@ -72,42 +73,16 @@ export async function startLogin(io: CommandIO, o: StartOptions): Promise<RelayR
  * through. A claim whose agyctl is gone is stale and taken over.
  */
 function claimStart(dir: string, stateDir: string): () => void {
-  const file = path.join(dir, 'starting');
-  for (let attempt = 0; attempt < 2; attempt++) {
-    if (createWithContent(file, `${process.pid}\n`)) {
-      let held = true;
-      return () => {
-        if (held) fs.rmSync(file, { force: true });
-        held = false;
-      };
-    }
-    const pid = claimHolder(file);
-    if (pid === undefined) continue; // let go meanwhile: try again
-    if (pid > 0 && pid !== process.pid && sameProcessAlive(pid, undefined)) {
-      throw new AgyError(
-        EXIT.usage,
-        'login-pending',
-        `Another agyctl login (pid ${pid}) is starting for ${stateDir}.`,
-        {
-          hint: 'see it with `agyctl login status` in a moment',
-        },
-      );
-    }
-    fs.rmSync(file, { force: true }); // its starter died before it let go
-  }
-  throw new AgyError(EXIT.usage, 'login-pending', `Another agyctl login is starting for ${stateDir}.`, {
+  const claim = takePidLock(path.join(dir, 'starting'), {
+    content: holderLine(),
+    parse: parseHolderLine,
+    alive: (h) => h.pid !== process.pid && sameProcessAlive(h.pid, h.start),
+  });
+  if (claim.taken) return claim.release;
+  const by = claim.why === 'held' && claim.holder ? ` (pid ${claim.holder.pid})` : '';
+  throw new AgyError(EXIT.usage, 'login-pending', `Another agyctl login${by} is starting for ${stateDir}.`, {
     hint: 'see it with `agyctl login status` in a moment',
   });
-}
-
-/** The pid in a claim file; undefined when there is none (any more). */
-function claimHolder(file: string): number | undefined {
-  try {
-    return Number(fs.readFileSync(file, 'utf8').trim());
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
 }
 
 function makeRequest(io: CommandIO, o: StartOptions): LoginRequest {

@@ -10,10 +10,10 @@ import fs from 'node:fs';
 import net from 'node:net';
 import { PassThrough, Writable } from 'node:stream';
 import { EXIT } from '../../core/errors.js';
+import { recordProcess } from '../../util/os/process.js';
 import { liveShimDirs } from '../shims.js';
 import { ANSWER_EVENTS, type FinishAnswer, type LoginEvent } from './contract.js';
 import { type Frame, onJsonLines, type Request, sendLine } from './ipc.js';
-import { recordProcess } from './process.js';
 import { CANCELLED, type LoginState, type Outcome, type RecordPaths, writeState } from './record.js';
 
 /** A delivery answers within the listener's own 15 s bound; allow a margin. */

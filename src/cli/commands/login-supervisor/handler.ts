@@ -107,8 +107,8 @@ export async function supervisorCommand(
   io.ctx.claimHangup?.(() => undefined); // no terminal, but never let a stray SIGHUP end a login
   const dir = path.resolve(options.record);
   const { recordPathsIn, checkRecordDir } = await import('../../../login/detached/record.js');
-  const { recordProcess } = await import('../../../login/detached/process.js');
-  const { readFileNoFollow } = await import('../../../util/safe-fs.js');
+  const { recordProcess } = await import('../../../util/os/process.js');
+  const { readFileNoFollow } = await import('../../../util/os/safe-fs.js');
   const { runSupervisor } = await import('../../../login/detached/supervisor.js');
   const { signalReady } = await import('../../../login/detached/process.js');
   const paths = recordPathsIn(dir);

@@ -11,11 +11,10 @@
  * (cli/as-owner.ts): these guards then protect the user from their own
  * directory's other writers, never root from the user.
  */
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { AgyError, EXIT } from '../core/errors.js';
-import { pidAlive } from './os/process.js';
+import { AgyError, EXIT } from '../../core/errors.js';
+import { pidAlive } from './process.js';
 
 const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW, O_NONBLOCK } = fs.constants;
 
@@ -239,27 +238,4 @@ export function writeNewFile(file: string, data: Uint8Array, mode = 0o600, opts:
     throw err;
   }
   fs.closeSync(fd);
-}
-
-/**
- * Create `file` holding `content`, or return false when anything (a link
- * included, never followed) is already there. Written beside it under a
- * random name and hard-linked into place, so `file` never exists empty or
- * half-written: with a plain O_EXCL create, a second `login` could read the
- * claim between the create and the write, take the empty pid for a dead
- * one, remove the claim and start a second login. `file`'s directory must
- * be one only we can write (the temporary name is made O_EXCL there).
- */
-export function createWithContent(file: string, content: string): boolean {
-  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}`;
-  fs.writeFileSync(tmp, content, { flag: 'wx', mode: 0o600 });
-  try {
-    fs.linkSync(tmp, file);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw err;
-  } finally {
-    fs.rmSync(tmp, { force: true });
-  }
 }
