@@ -17,12 +17,15 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agyctl, makeSandbox, parseJson, type Sandbox, SIM } from '../helpers/cli.js';
 import { createUser, type OsUser, requireRoot } from '../helpers/os-user.js';
+import { renameExchange } from '../helpers/rename-exchange.js';
 import { makeTaggedDb, tagsOf } from '../helpers/tagged-db.js';
 
 requireRoot('the root-as-owner tests');
 
 const A = '33333333-3333-4333-8333-333333333333';
 const ROOT_ONLY = 'ROOT-ONLY-SECRET\n';
+/** Restores raced per attack (each a few seconds; on the old code a root file went within the first few). */
+const RESTORE_TRIES = 10;
 
 interface Box extends Sandbox {
   user: OsUser;
@@ -134,16 +137,33 @@ async function backupTo(b: Box, dir: string): Promise<{ exitCode: number; json: 
   return { exitCode: r.exitCode, json: r.stdout ? parseJson(r.stdout) : {}, text: `${r.stdout}\n${r.stderr}` };
 }
 
-/** A `restore --json` whose report is checked against the database it describes. */
-async function truthfulRestore(b: Box, snapshot: string, snapTag: string): Promise<number> {
+/**
+ * A `restore --json` whose report is checked against the database and the brain directory it describes;
+ * `first` checks what the run must not have done, before its report.
+ */
+async function truthfulRestore(
+  b: Box,
+  snapshot: string,
+  snapTag: string,
+  first?: (text: string) => void,
+): Promise<number> {
   const db = path.join(b.conv, `${A}.db`);
+  const brainDir = path.join(b.brain, A);
   const before = fs.existsSync(db) ? crypto.createHash('sha256').update(fs.readFileSync(db)).digest('hex') : null;
+  const brainBefore = fs.lstatSync(brainDir, { throwIfNoEntry: false })?.ino;
   const r = await agyctl(['restore', snapshot, '--json'], b, { timeoutMs: 60_000 });
   const text = `${r.stdout}\n${r.stderr}`;
+  first?.(text);
   expect(r.exitCode, text).not.toBe(1); // never a crash
   expect(text).not.toMatch(/output file already exists/);
   const doc = r.stdout.trim() ? parseJson(r.stdout) : {};
-  const sessions = ((doc.restore as any)?.sessions ?? []) as Array<{ id: string; restored: boolean; reason?: string }>;
+  const sessions = ((doc.restore as any)?.sessions ?? []) as Array<{
+    id: string;
+    restored: boolean;
+    reason?: string;
+    brainFiles: number;
+    brainPreRestore: string | null;
+  }>;
   const dbNow = (): string | null =>
     fs.lstatSync(db, { throwIfNoEntry: false })?.isFile()
       ? crypto.createHash('sha256').update(fs.readFileSync(db)).digest('hex')
@@ -154,6 +174,17 @@ async function truthfulRestore(b: Box, snapshot: string, snapTag: string): Promi
   // "not restored" leaves the database as it was, unless the reason says the database itself was restored.
   if (sessions.some((s) => s.id === A && !s.restored && !/database was restored/.test(s.reason ?? '')))
     expect(dbNow(), text).toBe(before);
+  // The brain directory was replaced exactly when the report says its files were restored, and the one
+  // it replaced is where the report says it was kept.
+  const session = sessions.find((s) => s.id === A);
+  if (session) {
+    const brainNow = fs.lstatSync(brainDir, { throwIfNoEntry: false })?.ino;
+    expect(brainNow !== brainBefore, `brain/${A} replaced: ${text}`).toBe(session.restored && session.brainFiles > 0);
+    if (brainNow !== brainBefore && brainBefore !== undefined)
+      expect(fs.lstatSync(session.brainPreRestore ?? brainDir).ino, `the previous brain/${A}: ${text}`).toBe(
+        brainBefore,
+      );
+  }
   return r.exitCode;
 }
 
@@ -172,29 +203,24 @@ describe("root's restore while the user races brain/ and the state dir", () => {
     const b = userBox();
     const snapshot = await snapshotThenChange(b, 300);
     const secretBefore = listing(b.secret);
-    // Every private dir root makes in brain/ is renamed away and replaced by the user's own tree, whose
-    // subdirectory keeps changing places with a link to root's directory; every other subdirectory too.
-    attack(
-      b,
-      `let names = []; try { names = fs.readdirSync(argv[0]); } catch {}
-       for (const name of names) {
-         const p = path.join(argv[0], name);
-         if (name.startsWith('.agyctl-') && !name.includes('.moved')) {
-           try { fs.renameSync(p, p + '.moved' + n); fs.mkdirSync(path.join(p, 'sub'), { recursive: true }); fs.writeFileSync(path.join(p, 'sub', 'f'), 'x'); } catch {}
-         }
-       }
-       const subs = names.map((name) => path.join(argv[0], name, 'sub'));
-       for (const sub of subs) { try { fs.renameSync(sub, sub + '.x'); fs.symlinkSync(argv[1], sub); } catch {} }
-       hold(0.2);
-       for (const sub of subs) { try { fs.unlinkSync(sub); fs.renameSync(sub + '.x', sub); } catch {} }
-       hold(0.2);`,
-      b.brain,
-      path.join(b.secret, A),
+    // Every private dir a restore makes in brain/ is renamed away once it is being filled and replaced by
+    // the user's tree, holding the names root's directory holds and 200 more; when the restore lists that
+    // tree to remove it, the tree is exchanged with a link to root's directory. Going on by path then
+    // removes root's files.
+    attackers.push(
+      renameExchange(b.user, [
+        'private',
+        b.brain,
+        path.join(b.secret, A),
+        '200',
+        'implementation_plan.md',
+        'notes/secret.md',
+      ]),
     );
-    for (let i = 0; i < 5; i++) {
-      await truthfulRestore(b, snapshot, 'snap');
-      expect(listing(b.secret), `restore ${i}`).toEqual(secretBefore);
-    }
+    for (let i = 0; i < RESTORE_TRIES; i++)
+      await truthfulRestore(b, snapshot, 'snap', (text) =>
+        expect(listing(b.secret), `restore ${i}: ${text}`).toEqual(secretBefore),
+      );
     stopAttacks();
     expect(listing(b.rootDir)).toEqual([]);
   });
