@@ -26,6 +26,8 @@ const A = '33333333-3333-4333-8333-333333333333';
 const ROOT_ONLY = 'ROOT-ONLY-SECRET\n';
 /** Restores raced per attack (each a few seconds; on the old code a root file went within the first few). */
 const RESTORE_TRIES = 10;
+/** Backups raced (on the old code nearly every one took a root file). */
+const BACKUP_TRIES = 4;
 
 interface Box extends Sandbox {
   user: OsUser;
@@ -249,31 +251,31 @@ describe("root's restore while the user races brain/ and the state dir", () => {
 });
 
 describe("root's backup while the user races brain/", () => {
-  it('a directory swapped for a link mid-walk never puts a root-only file into a snapshot', async () => {
+  it('directories exchanged with links mid-walk never put a root-only file into a snapshot', async () => {
     const b = userBox();
     makeDb(b, path.join(b.conv, `${A}.db`), 'live');
-    const files = makeBrain(b, 400);
-    // Root's files under the very names the walk reads: a step that follows the link reads one of them.
-    for (let i = 0; i < 400; i++)
-      fs.writeFileSync(path.join(b.secret, A, 'notes', `n${i}.md`), ROOT_ONLY, { mode: 0o600 });
+    // A wide brain tree, so the walk takes a while; every directory in it is exchanged over and over with
+    // a link to root's directory holding files under the same names: a step that goes by path through
+    // one of those directories reads root's file.
+    const files = makeBrain(b, 0);
+    const rootNotes = path.join(b.secret, A, 'notes');
+    const pairs: string[] = [];
+    for (let d = 0; d < 20; d++) {
+      const dir = path.join(files, `d${d}`);
+      fs.mkdirSync(dir, { mode: 0o700 });
+      for (let i = 0; i < 50; i++) fs.writeFileSync(path.join(dir, `n${i}.md`), `${i}\n`.repeat(20));
+      fs.symlinkSync(rootNotes, `${dir}.l`);
+      own(b, dir, `${dir}.l`, ...fs.readdirSync(dir).map((f) => path.join(dir, f)));
+      pairs.push(dir, `${dir}.l`);
+    }
+    for (let i = 0; i < 50; i++) fs.writeFileSync(path.join(rootNotes, `n${i}.md`), ROOT_ONLY, { mode: 0o600 });
     const bk = path.join(b.root, 'bk');
-    attack(
-      b,
-      `try { fs.renameSync(argv[0], argv[0] + '.x'); fs.symlinkSync(argv[1], argv[0]); } catch {}
-       hold(0.2);
-       try { fs.unlinkSync(argv[0]); fs.renameSync(argv[0] + '.x', argv[0]); } catch {}
-       hold(0.2);`,
-      path.join(files, 'notes'),
-      path.join(b.secret, A, 'notes'),
-    );
-    const snapshots: string[] = [];
-    for (let i = 0; i < 4; i++) {
+    attackers.push(renameExchange(b.user, ['pairs', ...pairs]));
+    for (let i = 0; i < BACKUP_TRIES; i++) {
       const r = await backupTo(b, bk);
       expect([0, 6], r.text).toContain(r.exitCode);
-      snapshots.push(r.json.snapshot.path);
+      expectNoRootFile(r.json.snapshot.path);
     }
-    stopAttacks();
-    for (const snap of snapshots) expectNoRootFile(snap);
   });
 });
 
