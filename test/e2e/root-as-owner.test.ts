@@ -41,8 +41,8 @@ interface Box extends Sandbox {
 
 let box: Box | undefined;
 const attackers: ChildProcess[] = [];
-afterEach(() => {
-  for (const a of attackers.splice(0)) a.kill('SIGKILL');
+afterEach(async () => {
+  await stopAttacks();
   box?.user.remove();
   box?.cleanup();
   box = undefined;
@@ -124,8 +124,12 @@ function attack(b: Box, body: string, ...argv: string[]): void {
   attackers.push(child);
 }
 
-function stopAttacks(): void {
-  for (const a of attackers.splice(0)) a.kill('SIGKILL');
+/** Kills the loops and waits until they are gone: a loop still running would undo what the test puts back. */
+async function stopAttacks(): Promise<void> {
+  const running = attackers.splice(0).filter((a) => a.exitCode === null && a.signalCode === null);
+  const gone = running.map((a) => new Promise((resolve) => a.once('exit', resolve)));
+  for (const a of running) a.kill('SIGKILL');
+  await Promise.all(gone);
 }
 
 /** Puts `dir` back where the killed loop may have left a link in its place or the real one renamed. */
@@ -223,7 +227,7 @@ describe("root's restore while the user races brain/ and the state dir", () => {
       await truthfulRestore(b, snapshot, 'snap', (text) =>
         expect(listing(b.secret), `restore ${i}: ${text}`).toEqual(secretBefore),
       );
-    stopAttacks();
+    await stopAttacks();
     expect(listing(b.rootDir)).toEqual([]);
   });
 
@@ -239,10 +243,10 @@ describe("root's restore while the user races brain/ and the state dir", () => {
     );
     for (let i = 0; i < 5; i++) {
       const r = await agyctl(['restore', snapshot, '--json'], b, { timeoutMs: 60_000 });
-      expect(r.exitCode, r.stderr).not.toBe(1);
+      expect(r.exitCode, `${r.stdout}${r.stderr}`).not.toBe(1);
       expect(listing(b.rootDir), `restore ${i}: ${r.stdout}${r.stderr}`).toEqual([]);
     }
-    stopAttacks();
+    await stopAttacks();
     undoSwap(b.stateDir, '.real');
     // After the attack, one more restore whose report is checked against the database.
     expect(await truthfulRestore(b, snapshot, 'snap')).toBe(0);
