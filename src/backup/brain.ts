@@ -283,7 +283,12 @@ export function restoreBrain(
     } finally {
       // Ours and 0700, so nobody else can change what is in it; a link put in its place is removed, not followed.
       priv.close();
-      rmPrivateDir(parent.at(priv.shownName));
+      try {
+        rmPrivateDir(parent.at(priv.shownName));
+      } catch {
+        // Tidying up only: a restore that is done stays done, and is reported so, when whoever else
+        // writes brain/ keeps the dir from going (a later restore's sweep removes what is left).
+      }
     }
   } finally {
     parent.close();

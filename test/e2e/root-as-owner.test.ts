@@ -18,6 +18,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { agyctl, makeSandbox, parseJson, type Sandbox, simPath } from '../helpers/cli.js';
 import { createUser, type OsUser, requireRoot } from '../helpers/os-user.js';
 import { useReadableApp } from '../helpers/readable-app.js';
+import { renameExchange } from '../helpers/rename-exchange.js';
 import { makeTaggedDb, tagsOf } from '../helpers/tagged-db.js';
 
 // agyctl runs itself again as the created user: it must be where they can read it.
@@ -27,6 +28,10 @@ requireRoot('the root-as-owner tests');
 
 const A = '33333333-3333-4333-8333-333333333333';
 const ROOT_ONLY = 'ROOT-ONLY-SECRET\n';
+/** Restores raced per attack (each a few seconds; on the old code a root file went within the first few). */
+const RESTORE_TRIES = 10;
+/** Backups raced (on the old code nearly every one took a root file). */
+const BACKUP_TRIES = 4;
 
 interface Box extends Sandbox {
   user: OsUser;
@@ -40,8 +45,8 @@ interface Box extends Sandbox {
 
 let box: Box | undefined;
 const attackers: ChildProcess[] = [];
-afterEach(() => {
-  for (const a of attackers.splice(0)) a.kill('SIGKILL');
+afterEach(async () => {
+  await stopAttacks();
   box?.user.remove();
   box?.cleanup();
   box = undefined;
@@ -123,8 +128,12 @@ function attack(b: Box, body: string, ...argv: string[]): void {
   attackers.push(child);
 }
 
-function stopAttacks(): void {
-  for (const a of attackers.splice(0)) a.kill('SIGKILL');
+/** Kills the loops and waits until they are gone: a loop still running would undo what the test puts back. */
+async function stopAttacks(): Promise<void> {
+  const running = attackers.splice(0).filter((a) => a.exitCode === null && a.signalCode === null);
+  const gone = running.map((a) => new Promise((resolve) => a.once('exit', resolve)));
+  for (const a of running) a.kill('SIGKILL');
+  await Promise.all(gone);
 }
 
 /** Puts `dir` back where the killed loop may have left a link in its place or the real one renamed. */
@@ -138,16 +147,33 @@ async function backupTo(b: Box, dir: string): Promise<{ exitCode: number; json: 
   return { exitCode: r.exitCode, json: r.stdout ? parseJson(r.stdout) : {}, text: `${r.stdout}\n${r.stderr}` };
 }
 
-/** A `restore --json` whose report is checked against the database it describes. */
-async function truthfulRestore(b: Box, snapshot: string, snapTag: string): Promise<number> {
+/**
+ * A `restore --json` whose report is checked against the database and the brain directory it describes;
+ * `first` checks what the run must not have done, before its report.
+ */
+async function truthfulRestore(
+  b: Box,
+  snapshot: string,
+  snapTag: string,
+  first?: (text: string) => void,
+): Promise<number> {
   const db = path.join(b.conv, `${A}.db`);
+  const brainDir = path.join(b.brain, A);
   const before = fs.existsSync(db) ? crypto.createHash('sha256').update(fs.readFileSync(db)).digest('hex') : null;
+  const brainBefore = fs.lstatSync(brainDir, { throwIfNoEntry: false })?.ino;
   const r = await agyctl(['restore', snapshot, '--json'], b, { timeoutMs: 60_000 });
   const text = `${r.stdout}\n${r.stderr}`;
+  first?.(text);
   expect(r.exitCode, text).not.toBe(1); // never a crash
   expect(text).not.toMatch(/output file already exists/);
   const doc = r.stdout.trim() ? parseJson(r.stdout) : {};
-  const sessions = ((doc.restore as any)?.sessions ?? []) as Array<{ id: string; restored: boolean; reason?: string }>;
+  const sessions = ((doc.restore as any)?.sessions ?? []) as Array<{
+    id: string;
+    restored: boolean;
+    reason?: string;
+    brainFiles: number;
+    brainPreRestore: string | null;
+  }>;
   const dbNow = (): string | null =>
     fs.lstatSync(db, { throwIfNoEntry: false })?.isFile()
       ? crypto.createHash('sha256').update(fs.readFileSync(db)).digest('hex')
@@ -158,6 +184,17 @@ async function truthfulRestore(b: Box, snapshot: string, snapTag: string): Promi
   // "not restored" leaves the database as it was, unless the reason says the database itself was restored.
   if (sessions.some((s) => s.id === A && !s.restored && !/database was restored/.test(s.reason ?? '')))
     expect(dbNow(), text).toBe(before);
+  // The brain directory was replaced exactly when the report says its files were restored, and the one
+  // it replaced is where the report says it was kept.
+  const session = sessions.find((s) => s.id === A);
+  if (session) {
+    const brainNow = fs.lstatSync(brainDir, { throwIfNoEntry: false })?.ino;
+    expect(brainNow !== brainBefore, `brain/${A} replaced: ${text}`).toBe(session.restored && session.brainFiles > 0);
+    if (brainNow !== brainBefore && brainBefore !== undefined)
+      expect(fs.lstatSync(session.brainPreRestore ?? brainDir).ino, `the previous brain/${A}: ${text}`).toBe(
+        brainBefore,
+      );
+  }
   return r.exitCode;
 }
 
@@ -176,30 +213,25 @@ describe("root's restore while the user races brain/ and the state dir", () => {
     const b = userBox();
     const snapshot = await snapshotThenChange(b, 300);
     const secretBefore = listing(b.secret);
-    // Every private dir root makes in brain/ is renamed away and replaced by the user's own tree, whose
-    // subdirectory keeps changing places with a link to root's directory; every other subdirectory too.
-    attack(
-      b,
-      `let names = []; try { names = fs.readdirSync(argv[0]); } catch {}
-       for (const name of names) {
-         const p = path.join(argv[0], name);
-         if (name.startsWith('.agyctl-') && !name.includes('.moved')) {
-           try { fs.renameSync(p, p + '.moved' + n); fs.mkdirSync(path.join(p, 'sub'), { recursive: true }); fs.writeFileSync(path.join(p, 'sub', 'f'), 'x'); } catch {}
-         }
-       }
-       const subs = names.map((name) => path.join(argv[0], name, 'sub'));
-       for (const sub of subs) { try { fs.renameSync(sub, sub + '.x'); fs.symlinkSync(argv[1], sub); } catch {} }
-       hold(0.2);
-       for (const sub of subs) { try { fs.unlinkSync(sub); fs.renameSync(sub + '.x', sub); } catch {} }
-       hold(0.2);`,
-      b.brain,
-      path.join(b.secret, A),
+    // Every private dir a restore makes in brain/ is renamed away once it is being filled and replaced by
+    // the user's tree, holding the names root's directory holds and 200 more; when the restore lists that
+    // tree to remove it, the tree is exchanged with a link to root's directory. Going on by path then
+    // removes root's files.
+    attackers.push(
+      renameExchange(b.user, [
+        'private',
+        b.brain,
+        path.join(b.secret, A),
+        '200',
+        'implementation_plan.md',
+        'notes/secret.md',
+      ]),
     );
-    for (let i = 0; i < 5; i++) {
-      await truthfulRestore(b, snapshot, 'snap');
-      expect(listing(b.secret), `restore ${i}`).toEqual(secretBefore);
-    }
-    stopAttacks();
+    for (let i = 0; i < RESTORE_TRIES; i++)
+      await truthfulRestore(b, snapshot, 'snap', (text) =>
+        expect(listing(b.secret), `restore ${i}: ${text}`).toEqual(secretBefore),
+      );
+    await stopAttacks();
     expect(listing(b.rootDir)).toEqual([]);
   });
 
@@ -215,10 +247,10 @@ describe("root's restore while the user races brain/ and the state dir", () => {
     );
     for (let i = 0; i < 5; i++) {
       const r = await agyctl(['restore', snapshot, '--json'], b, { timeoutMs: 60_000 });
-      expect(r.exitCode, r.stderr).not.toBe(1);
+      expect(r.exitCode, `${r.stdout}${r.stderr}`).not.toBe(1);
       expect(listing(b.rootDir), `restore ${i}: ${r.stdout}${r.stderr}`).toEqual([]);
     }
-    stopAttacks();
+    await stopAttacks();
     undoSwap(b.stateDir, '.real');
     // After the attack, one more restore whose report is checked against the database.
     expect(await truthfulRestore(b, snapshot, 'snap')).toBe(0);
@@ -227,31 +259,31 @@ describe("root's restore while the user races brain/ and the state dir", () => {
 });
 
 describe("root's backup while the user races brain/", () => {
-  it('a directory swapped for a link mid-walk never puts a root-only file into a snapshot', async () => {
+  it('directories exchanged with links mid-walk never put a root-only file into a snapshot', async () => {
     const b = userBox();
     makeDb(b, path.join(b.conv, `${A}.db`), 'live');
-    const files = makeBrain(b, 400);
-    // Root's files under the very names the walk reads: a step that follows the link reads one of them.
-    for (let i = 0; i < 400; i++)
-      fs.writeFileSync(path.join(b.secret, A, 'notes', `n${i}.md`), ROOT_ONLY, { mode: 0o600 });
+    // A wide brain tree, so the walk takes a while; every directory in it is exchanged over and over with
+    // a link to root's directory holding files under the same names: a step that goes by path through
+    // one of those directories reads root's file.
+    const files = makeBrain(b, 0);
+    const rootNotes = path.join(b.secret, A, 'notes');
+    const pairs: string[] = [];
+    for (let d = 0; d < 20; d++) {
+      const dir = path.join(files, `d${d}`);
+      fs.mkdirSync(dir, { mode: 0o700 });
+      for (let i = 0; i < 50; i++) fs.writeFileSync(path.join(dir, `n${i}.md`), `${i}\n`.repeat(20));
+      fs.symlinkSync(rootNotes, `${dir}.l`);
+      own(b, dir, `${dir}.l`, ...fs.readdirSync(dir).map((f) => path.join(dir, f)));
+      pairs.push(dir, `${dir}.l`);
+    }
+    for (let i = 0; i < 50; i++) fs.writeFileSync(path.join(rootNotes, `n${i}.md`), ROOT_ONLY, { mode: 0o600 });
     const bk = path.join(b.root, 'bk');
-    attack(
-      b,
-      `try { fs.renameSync(argv[0], argv[0] + '.x'); fs.symlinkSync(argv[1], argv[0]); } catch {}
-       hold(0.2);
-       try { fs.unlinkSync(argv[0]); fs.renameSync(argv[0] + '.x', argv[0]); } catch {}
-       hold(0.2);`,
-      path.join(files, 'notes'),
-      path.join(b.secret, A, 'notes'),
-    );
-    const snapshots: string[] = [];
-    for (let i = 0; i < 4; i++) {
+    attackers.push(renameExchange(b.user, ['pairs', ...pairs]));
+    for (let i = 0; i < BACKUP_TRIES; i++) {
       const r = await backupTo(b, bk);
       expect([0, 6], r.text).toContain(r.exitCode);
-      snapshots.push(r.json.snapshot.path);
+      expectNoRootFile(r.json.snapshot.path);
     }
-    stopAttacks();
-    for (const snap of snapshots) expectNoRootFile(snap);
   });
 });
 

@@ -18,6 +18,9 @@ export const SIM = path.join(ROOT, 'scripts', 'agy-acp-sim');
  * `release` project (AGYCTL_TEST_RUNTIME=executable), the single executable
  * `npm run release` wrote to release/ (built once per run by
  * test/helpers/release-build.ts). The same test file runs both ways.
+ * AGYCTL_TEST_BIN=<path to bin/agyctl.js> runs another build instead (an
+ * older commit's, built in a worktree of its own): how a race test is shown
+ * to fail on the code it guards against.
  */
 export const RUNTIME: 'node' | 'executable' = process.env.AGYCTL_TEST_RUNTIME === 'executable' ? 'executable' : 'node';
 const VERSION = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
@@ -25,7 +28,8 @@ export const RELEASE_DIR = path.join(ROOT, 'release');
 export const EXE = path.join(RELEASE_DIR, `agyctl-${VERSION}-linux-x64`);
 export const DEB = path.join(RELEASE_DIR, `agyctl_${VERSION}_amd64.deb`);
 /** The command line that runs agyctl, before its arguments (for tests that run it through a shell). */
-export const AGYCTL_ARGV: readonly string[] = RUNTIME === 'executable' ? [EXE] : ['node', BIN];
+export const AGYCTL_ARGV: readonly string[] =
+  RUNTIME === 'executable' ? [EXE] : ['node', process.env.AGYCTL_TEST_BIN || BIN];
 /**
  * The executable writes its SQLite addon out once per content; every sandbox
  * of a run shares one directory, so concurrent test processes race for it as
