@@ -12,19 +12,13 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { agyctl, makeSandbox, parseEvents, parseJson, type Sandbox } from '../helpers/cli.js';
-import { createUser, requireRoot } from '../helpers/os-user.js';
-import { useReadableApp } from '../helpers/readable-app.js';
+import { stateDirOwnerForFile } from '../helpers/os-user.js';
 import { makeTaggedDb, tagsOf } from '../helpers/tagged-db.js';
 
-// agyctl runs itself again as the created user: it must be where they can read it.
-beforeAll(useReadableApp);
-
-requireRoot('the root-on-a-user state dir tests');
 /** The state dir's owner: a user created for this run (removed afterwards). */
-const user = createUser('/nonexistent');
-afterAll(() => user.remove());
+const user = stateDirOwnerForFile('the root-on-a-user state dir tests');
 const OWNER = user.uid;
 const OWNER_GROUP = user.gid;
 const A = '11111111-1111-4111-8111-111111111111';

@@ -10,18 +10,12 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { agyctl, makeSandbox, parseJson, type Sandbox } from '../helpers/cli.js';
-import { createUser, requireRoot } from '../helpers/os-user.js';
-import { useReadableApp } from '../helpers/readable-app.js';
+import { stateDirOwnerForFile } from '../helpers/os-user.js';
 
-// agyctl runs itself again as the created user: it must be where they can read it.
-beforeAll(useReadableApp);
-
-requireRoot('the restore race tests');
 /** The state dir's owner: a user created for this run (removed afterwards). */
-const user = createUser('/nonexistent');
-afterAll(() => user.remove());
+const user = stateDirOwnerForFile('the restore race tests');
 const OWNER = user.uid;
 const OWNER_GROUP = user.gid;
 const A = '22222222-2222-4222-8222-222222222222';

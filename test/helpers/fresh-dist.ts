@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { READABLE_APP_PREFIX } from './readable-app.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -42,8 +43,7 @@ export function assertFreshBuild(root: string = ROOT): void {
 /** The run's readable copies of agyctl (readable-app.ts) go with it. */
 function removeReadableCopies(): void {
   for (const name of fs.readdirSync(os.tmpdir()))
-    if (name.startsWith('agyctl-readable-app-'))
-      fs.rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true });
+    if (name.startsWith(READABLE_APP_PREFIX)) fs.rmSync(path.join(os.tmpdir(), name), { recursive: true, force: true });
 }
 
 export default function setup(): () => void {

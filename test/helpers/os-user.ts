@@ -6,6 +6,8 @@
 import { execFileSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import { afterAll, beforeAll } from 'vitest';
+import { useReadableApp } from './readable-app.js';
 
 export interface OsUser {
   name: string;
@@ -88,5 +90,18 @@ export function createUser(home: string): OsUser {
     },
   };
   created.add(user);
+  return user;
+}
+
+/**
+ * For a test file whose state dirs all belong to one created user: needs root,
+ * creates the user (removed after the file), and runs agyctl from where that
+ * user can read it, since agyctl runs itself again as them.
+ */
+export function stateDirOwnerForFile(what: string): OsUser {
+  requireRoot(what);
+  const user = createUser('/nonexistent');
+  afterAll(() => user.remove());
+  beforeAll(useReadableApp);
   return user;
 }
