@@ -5,7 +5,7 @@
  * codes or process state themselves.
  */
 import type { Command } from 'commander';
-import type { CommandIO, CommandResult, GlobalOptions, RunContext } from './context.js';
+import type { CommandResult, GlobalOptions, HandlerIO, RunContext } from './context.js';
 
 /**
  * What commander hands a handler. `O` is the command's own flags interface
@@ -21,7 +21,7 @@ export interface HandlerArgs<O = Record<string, unknown>> {
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a handler names its own flags type; the factory accepts any of them
-export type Handler<O = any> = (io: CommandIO, input: HandlerArgs<O>) => Promise<CommandResult>;
+export type Handler<O = any> = (io: HandlerIO, input: HandlerArgs<O>) => Promise<CommandResult>;
 
 export interface ActionSpec {
   /** Streaming commands print NDJSON events in --json mode instead of one document. */
@@ -45,15 +45,11 @@ export interface Invocation {
   command: Command;
 }
 
-/** Commander calls the action with the positionals, then the options object, then the Command. */
-export function makeActionFactory(onInvoke: (inv: Invocation) => Promise<void>): ActionFactory {
-  return (handler, spec = {}) =>
-    async (...commanderArgs: unknown[]) => {
-      const command = commanderArgs[commanderArgs.length - 1] as Command;
-      const options = commanderArgs[commanderArgs.length - 2] as Record<string, unknown>;
-      const args = commanderArgs.slice(0, -2);
-      await onInvoke({ handler: handler as Handler, spec, input: { args, options }, command });
-    };
+/** Commander calls an action with the positionals, then the options object, then the Command. */
+export function invocationOf(handler: Handler, spec: ActionSpec, commanderArgs: unknown[]): Invocation {
+  const command = commanderArgs[commanderArgs.length - 1] as Command;
+  const options = commanderArgs[commanderArgs.length - 2] as Record<string, unknown>;
+  return { handler, spec, input: { args: commanderArgs.slice(0, -2), options }, command };
 }
 
-export type { CommandIO, CommandResult, GlobalOptions, RunContext };
+export type { CommandResult, GlobalOptions, HandlerIO, RunContext };

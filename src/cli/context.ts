@@ -12,7 +12,7 @@ export interface GlobalOptions extends ServerTarget {
   trace: string | undefined;
 }
 
-export interface CommandIO extends CoreIO {
+export interface HandlerIO extends CoreIO {
   opts: GlobalOptions;
   out: Output;
 }

@@ -11,7 +11,7 @@ import { nullTracer, type Tracer } from '../core/trace.js';
 import { agyctlVersion } from '../core/version.js';
 import { pendingLoginNotice } from '../login/detached/control.js';
 import { dropToOwner, ownerToBecome, relayFd, TRACE_FD_VAR } from '../util/os/tree-owner.js';
-import { type Invocation, makeActionFactory } from './action.js';
+import { type ActionFactory, type Handler, type Invocation, invocationOf } from './action.js';
 import { runAsOwner, runsAsOwner } from './as-owner.js';
 import { commandError } from './command-error.js';
 import { COMMANDS } from './commands/index.js';
@@ -45,7 +45,10 @@ async function buildProgram(
       outputError: () => {}, // main renders usage errors itself (one line, --json aware)
     });
   addGlobalOptions(program);
-  const action = makeActionFactory(onInvoke);
+  const action: ActionFactory =
+    (handler, spec = {}) =>
+    (...commanderArgs: unknown[]) =>
+      onInvoke(invocationOf(handler as Handler, spec, commanderArgs));
   for (const register of COMMANDS) register(program, action);
   for (const cmd of program.commands) cmd.exitOverride();
   if (wantsHelp(argv)) (await import('./help-text.js')).addHelpExtras(program);

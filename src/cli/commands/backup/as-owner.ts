@@ -18,7 +18,7 @@ import { AgyError, asExitCode, EXIT, usageError } from '../../../core/errors.js'
 import { tempRoot } from '../../../core/paths.js';
 import { ARCHIVE_FD_VAR, relayFd, type TreeOwner } from '../../../util/os/tree-owner.js';
 import { collect, globalArgv, type Relay, withOwnerChild } from '../../as-owner.js';
-import type { CommandIO, CommandResult } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../context.js';
 import { parseCountOption, parseDurationOption } from '../../parse-options.js';
 
 /** `agyctl __snapshot-archive`'s flags: the part of `backup`'s that reads the state dir. */
@@ -29,7 +29,7 @@ export interface SnapshotArchiveFlags {
 }
 
 /** The owner's side: a snapshot in a scratch dir of the owner's, streamed to root's side through ARCHIVE_FD_VAR. */
-export async function snapshotArchiveCommand(io: CommandIO, flags: SnapshotArchiveFlags): Promise<CommandResult> {
+export async function snapshotArchiveCommand(io: HandlerIO, flags: SnapshotArchiveFlags): Promise<CommandResult> {
   const fd = relayFd(io.ctx.env, ARCHIVE_FD_VAR);
   if (fd === undefined) throw usageError('__snapshot-archive is internal: `agyctl backup` runs it as root.');
   const sessionIds = flags.session ?? [];
@@ -58,7 +58,7 @@ export class NoConversationsYet extends Error {}
 
 /** Root's side: fills `work` (in root's backup dir) from the owner's stream; returns the manifest it carried. */
 export function snapshotFromOwner(
-  io: CommandIO,
+  io: HandlerIO,
   owner: TreeOwner,
   flags: SnapshotArchiveFlags,
 ): (work: string) => Promise<Manifest> {

@@ -11,7 +11,7 @@ import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/erro
 import { defaultBackupDir, expandTilde } from '../../../core/paths.js';
 import { type FsErrorContext, withFsErrors } from '../../../util/fs-errors.js';
 import { ownerToBecome } from '../../../util/os/tree-owner.js';
-import type { CommandIO, CommandResult } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../context.js';
 import { parseCountOption, parseDurationOption } from '../../parse-options.js';
 import {
   backupJson,
@@ -81,7 +81,7 @@ interface BackupInput {
   prove: ProveOptions | undefined;
 }
 
-export function dirOption(io: CommandIO, value: string | undefined): string {
+export function dirOption(io: HandlerIO, value: string | undefined): string {
   return value !== undefined ? path.resolve(io.ctx.cwd, expandTilde(value, io.ctx.env)) : defaultBackupDir(io.ctx.env);
 }
 
@@ -112,7 +112,7 @@ function jobsOption(value: string | undefined): number | undefined {
 
 /** Backup, verify and restore name their two directories in file-system errors; backup's full destination is backup-write-failed (6). */
 export function fsContext(
-  io: CommandIO,
+  io: HandlerIO,
   backupDir: string,
   flag: string,
   writes: { to?: string; fullCode?: string } = {},
@@ -132,7 +132,7 @@ export function fsContext(
   };
 }
 
-export async function backupCommand(io: CommandIO, flags: BackupFlags): Promise<CommandResult> {
+export async function backupCommand(io: HandlerIO, flags: BackupFlags): Promise<CommandResult> {
   const backupDir = dirOption(io, flags.to);
   try {
     return await withFsErrors(
@@ -150,7 +150,7 @@ export async function backupCommand(io: CommandIO, flags: BackupFlags): Promise<
 }
 
 /** Every flag checked here, once, before anything runs: a dry run accepts exactly what a real run accepts. */
-async function checkBackupFlags(io: CommandIO, flags: BackupFlags): Promise<BackupInput> {
+async function checkBackupFlags(io: HandlerIO, flags: BackupFlags): Promise<BackupInput> {
   const input: BackupInput = {
     backupDir: dirOption(io, flags.to),
     sessionIds: flags.session ?? [],
@@ -168,13 +168,13 @@ async function checkBackupFlags(io: CommandIO, flags: BackupFlags): Promise<Back
   return input;
 }
 
-function freshBackup(io: CommandIO, input: BackupInput): CommandResult {
+function freshBackup(io: HandlerIO, input: BackupInput): CommandResult {
   const fresh = noConversationsBackup(io.opts.stateDir, input.backupDir);
   if (!io.opts.json) for (const line of fresh.lines) io.out.print(line);
   return { exit: EXIT.ok, data: fresh.json };
 }
 
-async function backupRun(io: CommandIO, flags: BackupFlags): Promise<CommandResult> {
+async function backupRun(io: HandlerIO, flags: BackupFlags): Promise<CommandResult> {
   const input = await checkBackupFlags(io, flags);
   // Root on a user's state dir: the snapshot is taken as that user and streamed to root's backup dir.
   const owner = flags.dryRun ? undefined : ownerToBecome(io.opts.stateDir);
@@ -231,7 +231,7 @@ async function backupRun(io: CommandIO, flags: BackupFlags): Promise<CommandResu
 }
 
 /** `--archive FILE|-`, checked before the run so a bad target costs nothing. */
-function archiveTarget(io: CommandIO, value: string | undefined): string | undefined {
+function archiveTarget(io: HandlerIO, value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
   if (value === '-') {
     if (io.opts.json)
@@ -266,7 +266,7 @@ function archiveTarget(io: CommandIO, value: string | undefined): string | undef
   return file;
 }
 
-async function shipArchive(io: CommandIO, snapshotDir: string, target: string): Promise<void> {
+async function shipArchive(io: HandlerIO, snapshotDir: string, target: string): Promise<void> {
   const { writeArchive, writeArchiveFile } = await import('../../../backup/archive-write.js');
   try {
     const bytes =
@@ -310,12 +310,12 @@ async function writeMetrics(
   });
 }
 
-export function verifyCommand(io: CommandIO, snapshot: string, flags: VerifyFlags): Promise<CommandResult> {
+export function verifyCommand(io: HandlerIO, snapshot: string, flags: VerifyFlags): Promise<CommandResult> {
   refuseBackupOnly(flags.backupOnly ?? []);
   return withFsErrors(fsContext(io, dirOption(io, flags.from), '--from'), () => verifyRun(io, snapshot, flags));
 }
 
-async function verifyRun(io: CommandIO, snapshot: string, flags: VerifyFlags): Promise<CommandResult> {
+async function verifyRun(io: HandlerIO, snapshot: string, flags: VerifyFlags): Promise<CommandResult> {
   const dir = resolveSnapshot(snapshot, dirOption(io, flags.from), io.ctx.cwd);
   const prover = flags.prove ? await import('./prove-handler.js') : undefined;
   const proveWith = prover?.proveOptions(io, dir, flags);
@@ -337,7 +337,7 @@ async function verifyRun(io: CommandIO, snapshot: string, flags: VerifyFlags): P
 }
 
 /** `backup list`: the complete snapshots of a backup directory, newest first; none (or no directory yet) is not an error. */
-export function listCommand(io: CommandIO, flags: { from?: string }): Promise<CommandResult> {
+export function listCommand(io: HandlerIO, flags: { from?: string }): Promise<CommandResult> {
   const backupDir = dirOption(io, flags.from);
   return withFsErrors(fsContext(io, backupDir, '--from'), async () => {
     const { summarizeSnapshots } = await import('../../../backup/layout.js');

@@ -5,7 +5,7 @@ import { type CheckOptions, runCheck } from '../../../check/run.js';
 import { EXIT_FOR } from '../../../check/status.js';
 import { usageError } from '../../../core/errors.js';
 import { METRICS_FD_VAR, relayFd } from '../../../util/os/tree-owner.js';
-import type { CommandIO, CommandResult } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../context.js';
 import { parseDurationOption } from '../../parse-options.js';
 import { publicCheck, renderChecks } from './render.js';
 
@@ -24,7 +24,7 @@ export interface CheckFlags {
   prometheus?: string;
 }
 
-export function prepareCheck(io: CommandIO, flags: CheckFlags): PreparedCheck {
+export function prepareCheck(io: HandlerIO, flags: CheckFlags): PreparedCheck {
   const timeoutLabel = flags.timeout;
   const timeoutMs = parseDurationOption('--timeout', timeoutLabel);
   const restart = flags.restart === true;
@@ -51,7 +51,7 @@ export function prepareCheck(io: CommandIO, flags: CheckFlags): PreparedCheck {
   };
 }
 
-export async function runCheckCommand(io: CommandIO, o: PreparedCheck): Promise<CommandResult> {
+export async function runCheckCommand(io: HandlerIO, o: PreparedCheck): Promise<CommandResult> {
   const report = await runCheck(io, o);
   if (o.prometheus) {
     // Loaded only when asked for: the atomic writer pulls in node:crypto.

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { EXIT } from '../../../core/errors.js';
 import { defaultBackupDir, expandTilde } from '../../../core/paths.js';
 import type { HandlerArgs } from '../../action.js';
-import type { CommandIO, CommandResult } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../context.js';
 
 /** `completion` has no flags of its own (the shell is its argument). */
 export type CompletionFlags = Record<string, never>;
@@ -14,7 +14,7 @@ export interface CompleteFlags {
 }
 
 export async function completionCommand(
-  io: CommandIO,
+  io: HandlerIO,
   { args }: HandlerArgs<CompletionFlags>,
   program: Command,
 ): Promise<CommandResult> {
@@ -32,7 +32,7 @@ export async function completionCommand(
  * reaches the shell. A directory that cannot be read lists nothing: a TAB
  * must never print an error into the command line being typed.
  */
-export async function completeValues(io: CommandIO, { options }: HandlerArgs<CompleteFlags>): Promise<CommandResult> {
+export async function completeValues(io: HandlerIO, { options }: HandlerArgs<CompleteFlags>): Promise<CommandResult> {
   const { listSnapshots } = await import('../../../backup/layout.js');
   const dir =
     options.from === undefined

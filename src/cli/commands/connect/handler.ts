@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { usageError } from '../../../core/errors.js';
 import type { HandlerArgs } from '../../action.js';
-import type { CommandIO, CommandResult } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../context.js';
 
 /** connect's flags, as commander gives them (register.ts declares them). */
 export interface ConnectFlags {
@@ -19,7 +19,7 @@ export interface ConnectFlags {
 }
 
 export async function connectCommand(
-  io: CommandIO,
+  io: HandlerIO,
   { args, options }: HandlerArgs<ConnectFlags>,
 ): Promise<CommandResult> {
   const { parseDurationOption } = await import('../../parse-options.js');

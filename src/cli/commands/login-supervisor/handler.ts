@@ -7,7 +7,7 @@ import type { LoginStreams } from '../../../login/detached/supervisor.js';
 import type { LoginReport } from '../../../login/run-login.js';
 import type { HandlerArgs } from '../../action.js';
 import { commandError } from '../../command-error.js';
-import type { CommandIO, CommandResult, RunContext, TtyWritable } from '../../context.js';
+import type { CommandResult, HandlerIO, RunContext, TtyWritable } from '../../context.js';
 import { loadPalette, Output, type OutputOptions, type Palette } from '../../terminal/output.js';
 
 /** An Output whose events also reach the supervisor, whatever the mode (status and `login finish` answers come from them). */
@@ -63,7 +63,7 @@ async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, s: LoginStreams
       const { FileTracer } = await import('../../../acp/file-tracer.js');
       tracer = new FileTracer(req.opts.trace);
     }
-    const io: CommandIO = { ctx, opts: { ...req.opts }, out, tracer };
+    const io: HandlerIO = { ctx, opts: { ...req.opts }, out, tracer };
     const { runLogin } = await import('../../../login/run-login.js');
     const report = await runLogin(io, req.login);
     printLoginSummary(out, report, req.login.keepProbeSession);
@@ -101,7 +101,7 @@ export interface SupervisorFlags {
 }
 
 export async function supervisorCommand(
-  io: CommandIO,
+  io: HandlerIO,
   { options }: HandlerArgs<SupervisorFlags>,
 ): Promise<CommandResult> {
   io.ctx.claimHangup?.(() => undefined); // no terminal, but never let a stray SIGHUP end a login

@@ -6,7 +6,7 @@ import type { TtyReadable } from '../../../core/io.js';
 import { emit } from '../../../login/detached/contract.js';
 import type { LoginOptions } from '../../../login/run-login.js';
 import type { HandlerArgs } from '../../action.js';
-import type { CommandIO, CommandResult } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../context.js';
 
 /** `agyctl login`'s own flags, as commander produces them. */
 export interface LoginFlags {
@@ -25,7 +25,7 @@ export interface LoginFlags {
 }
 
 /** The flags, checked once, as the login's options (usage errors exit 2 naming the fix). */
-async function loginOptionsFrom(io: CommandIO, f: LoginFlags): Promise<LoginOptions> {
+async function loginOptionsFrom(io: HandlerIO, f: LoginFlags): Promise<LoginOptions> {
   const { parseDurationOption } = await import('../../parse-options.js');
   const { parseSshTarget, defaultTunnelTarget } = await import('../../../login/tunnel.js');
   let explicit: ReturnType<typeof parseSshTarget> | undefined;
@@ -64,7 +64,7 @@ function stdinCanPaste(stdin: TtyReadable): boolean {
   }
 }
 
-export async function loginCommand(io: CommandIO, { options }: HandlerArgs<LoginFlags>): Promise<CommandResult> {
+export async function loginCommand(io: HandlerIO, { options }: HandlerArgs<LoginFlags>): Promise<CommandResult> {
   const { startLogin } = await import('../../../login/detached/start.js');
   const { outcomeError } = await import('../../../login/detached/relay.js');
   const login = await loginOptionsFrom(io, options);

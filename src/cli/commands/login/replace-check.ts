@@ -11,12 +11,12 @@ import { describeInsight, inspectToken } from '../../../check/token.js';
 import { TimeoutError } from '../../../core/errors.js';
 import { profileOf } from '../../../profiles/index.js';
 import { withDeadline } from '../../../util/deadline.js';
-import type { CommandIO } from '../../context.js';
+import type { HandlerIO } from '../../context.js';
 
 const ANSWER_MS = 120_000;
 
 /** The sentence about a credential the static check accepts, or undefined when there is none. */
-export function acceptedCredential(io: CommandIO): string | undefined {
+export function acceptedCredential(io: HandlerIO): string | undefined {
   const file = profileOf(io.opts).files(io.opts.stateDir).token;
   const seen = inspectToken(file, Date.now());
   if (seen.state !== 'present' || seen.findings.length > 0 || seen.insight.fields !== 'known') return undefined;
@@ -26,7 +26,7 @@ export function acceptedCredential(io: CommandIO): string | undefined {
 }
 
 /** true: go on with the sign-in. Asks only on a terminal, with a deadline; anything but y/yes is no. */
-export async function confirmReplace(io: CommandIO, credential: string): Promise<boolean> {
+export async function confirmReplace(io: HandlerIO, credential: string): Promise<boolean> {
   const { stdin, stderr } = io.ctx;
   if (!stdin.isTTY || !stderr.isTTY || io.out.json) {
     if (!io.out.json)

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { EXIT } from '../../../core/errors.js';
 import type { HandlerArgs } from '../../action.js';
-import type { CommandIO, CommandResult } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../context.js';
 
 /** `agyctl logout`'s own flags, as commander produces them. */
 export interface LogoutFlags {
@@ -11,7 +11,7 @@ export interface LogoutFlags {
   timeout: string;
 }
 
-export async function logoutCommand(io: CommandIO, { options }: HandlerArgs<LogoutFlags>): Promise<CommandResult> {
+export async function logoutCommand(io: HandlerIO, { options }: HandlerArgs<LogoutFlags>): Promise<CommandResult> {
   const { parseDurationOption } = await import('../../parse-options.js');
   const { runLogout } = await import('../../../login/logout.js');
   const report = await runLogout(io, {

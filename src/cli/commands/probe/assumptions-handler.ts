@@ -4,10 +4,10 @@ import { tempRoot } from '../../../core/paths.js';
 import { probeAssumptions } from '../../../probe/assumptions.js';
 import { profileOf } from '../../../profiles/index.js';
 import { serverStartOptions } from '../../../profiles/server-start.js';
-import type { CommandIO, CommandResult } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../context.js';
 import { renderAssumptions } from './assumptions-render.js';
 
-export async function runAssumptionsProbe(io: CommandIO, timeoutMs: number): Promise<CommandResult> {
+export async function runAssumptionsProbe(io: HandlerIO, timeoutMs: number): Promise<CommandResult> {
   if (profileOf(io.opts).id !== 'antigravity')
     throw usageError(
       `--assumptions audits what agyctl assumes about antigravity-acp; the ${profileOf(io.opts).id} profile keeps another layout.`,

@@ -2,7 +2,7 @@
 
 import { EXIT, usageError } from '../../../core/errors.js';
 import type { HandlerArgs } from '../../action.js';
-import type { CommandIO, CommandResult } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../context.js';
 
 /** `agyctl probe`'s own flags, as commander produces them (register.ts). */
 export interface ProbeFlags {
@@ -15,7 +15,7 @@ export interface ProbeFlags {
   fakeDisplay: boolean;
 }
 
-export async function probeCommand(io: CommandIO, { options }: HandlerArgs<ProbeFlags>): Promise<CommandResult> {
+export async function probeCommand(io: HandlerIO, { options }: HandlerArgs<ProbeFlags>): Promise<CommandResult> {
   const { parseDurationOption } = await import('../../parse-options.js');
   const timeoutMs = parseDurationOption('--timeout', options.timeout);
   if (options.assumptions) {

@@ -8,7 +8,7 @@ import { signInProbeCleanup } from '../../../profiles/cleanup.js';
 import { profileOf } from '../../../profiles/index.js';
 import { serverStartOptions } from '../../../profiles/server-start.js';
 import { configuredMethod, readProfileSettings } from '../../../settings/profile-auth.js';
-import type { CommandIO, CommandResult } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../context.js';
 import { renderSignInProbe } from './sign-in-render.js';
 
 export interface SignInProbeOptions {
@@ -18,7 +18,7 @@ export interface SignInProbeOptions {
 }
 
 /** --method when it is a browser method; else the one settings.json names (profiles that follow it), else the profile's default. */
-function chooseMethod(io: CommandIO, requested: string | undefined): string {
+function chooseMethod(io: HandlerIO, requested: string | undefined): string {
   const profile = profileOf(io.opts);
   if (requested !== undefined) {
     if (!profile.browserMethods.includes(requested))
@@ -34,7 +34,7 @@ function chooseMethod(io: CommandIO, requested: string | undefined): string {
 }
 
 /** The probe's cwd goes, and whatever the profile's server left in the state dir because of it. */
-function cleanUpAfter(io: CommandIO, cwd: string): () => void {
+function cleanUpAfter(io: HandlerIO, cwd: string): () => void {
   const profileCleanup = signInProbeCleanup(profileOf(io.opts), io.opts.stateDir, io.ctx.env);
   return () => {
     fs.rmSync(cwd, { recursive: true, force: true });
@@ -42,7 +42,7 @@ function cleanUpAfter(io: CommandIO, cwd: string): () => void {
   };
 }
 
-export async function runSignInProbe(io: CommandIO, o: SignInProbeOptions): Promise<CommandResult> {
+export async function runSignInProbe(io: HandlerIO, o: SignInProbeOptions): Promise<CommandResult> {
   const profile = profileOf(io.opts);
   const files = profile.files(io.opts.stateDir);
   const cwd = makeProbeCwd(io.ctx.env);

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import { writeArchive } from '../../../backup/archive-write.js';
 import { ARCHIVE_SHOWN_VAR, type TreeOwner } from '../../../util/os/tree-owner.js';
 import { globalArgv, withOwnerChild } from '../../as-owner.js';
-import type { CommandIO, CommandResult } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../context.js';
 
 export interface OwnerRestore {
   /** A snapshot directory root reads, or an archive: a file root reads, or `-` (root's stdin, handed over). */
@@ -20,7 +20,7 @@ export interface OwnerRestore {
   prove: { proveTimeout: string } | undefined;
 }
 
-export async function restoreAsOwner(io: CommandIO, owner: TreeOwner, input: OwnerRestore): Promise<CommandResult> {
+export async function restoreAsOwner(io: HandlerIO, owner: TreeOwner, input: OwnerRestore): Promise<CommandResult> {
   const argv = [
     ...globalArgv(io.opts),
     'restore',

@@ -6,7 +6,7 @@ import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/erro
 import { expandTilde, tempRoot } from '../../../core/paths.js';
 import { withFsErrors } from '../../../util/fs-errors.js';
 import { ARCHIVE_SHOWN_VAR, ownerToBecome } from '../../../util/os/tree-owner.js';
-import type { CommandIO, CommandResult } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../context.js';
 import { parseDurationOption } from '../../parse-options.js';
 import { dirOption, fsContext } from '../backup/handler.js';
 import { renderProve } from '../backup/render.js';
@@ -35,7 +35,7 @@ interface RestoreInput {
 }
 
 export function restoreCommand(
-  io: CommandIO,
+  io: HandlerIO,
   snapshot: string | undefined,
   flags: RestoreFlags,
 ): Promise<CommandResult> {
@@ -44,7 +44,7 @@ export function restoreCommand(
   );
 }
 
-function checkRestoreFlags(io: CommandIO, snapshot: string | undefined, flags: RestoreFlags): RestoreInput {
+function checkRestoreFlags(io: HandlerIO, snapshot: string | undefined, flags: RestoreFlags): RestoreInput {
   if ((snapshot === undefined) === (flags.archive === undefined))
     throw usageError(
       'Give either a SNAPSHOT or --archive FILE|-, not both or neither.',
@@ -75,7 +75,7 @@ function checkRestoreFlags(io: CommandIO, snapshot: string | undefined, flags: R
   return { ...common, source: { archive } };
 }
 
-async function restoreRun(io: CommandIO, input: RestoreInput): Promise<CommandResult> {
+async function restoreRun(io: HandlerIO, input: RestoreInput): Promise<CommandResult> {
   // Root on a user's state dir: the restore itself runs as that user, fed the archive through a pipe.
   const owner = ownerToBecome(io.opts.stateDir);
   if (owner) return (await import('./as-owner.js')).restoreAsOwner(io, owner, input);
@@ -103,7 +103,7 @@ async function restoreRun(io: CommandIO, input: RestoreInput): Promise<CommandRe
   }
 }
 
-async function restoreFrom(io: CommandIO, dir: string, input: RestoreInput, archive?: string): Promise<CommandResult> {
+async function restoreFrom(io: HandlerIO, dir: string, input: RestoreInput, archive?: string): Promise<CommandResult> {
   const { runRestore, selectSessions } = await import('../../../backup/restore.js');
   if (input.dryRun) {
     const { planRestore } = await import('../../../backup/restore-plan.js');

@@ -6,7 +6,7 @@ import type { ExportReport, ExportSource, ExportTarget } from '../../../backup/e
 import { EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { defaultBackupDir, expandTilde, tempRoot } from '../../../core/paths.js';
 import type { HandlerArgs } from '../../action.js';
-import type { CommandIO, CommandResult } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../context.js';
 import { parseDurationOption } from '../../parse-options.js';
 
 export interface ExportFlags {
@@ -24,7 +24,7 @@ function formatOf(value: string | undefined): ExportFormat {
   throw usageError(`--format must be md or jsonl (got ${JSON.stringify(value)}).`, 'md for people, jsonl for tools');
 }
 
-function targetOf(io: CommandIO, value: string | undefined): ExportTarget {
+function targetOf(io: HandlerIO, value: string | undefined): ExportTarget {
   if (value === '-') {
     if (io.opts.json)
       throw usageError(
@@ -46,7 +46,7 @@ function targetOf(io: CommandIO, value: string | undefined): ExportTarget {
 }
 
 export async function exportCommand(
-  io: CommandIO,
+  io: HandlerIO,
   { args, options }: HandlerArgs<ExportFlags>,
 ): Promise<CommandResult> {
   (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'sessions');
@@ -113,7 +113,7 @@ function renderExport(r: ExportReport): string[] {
 }
 
 /** The export's progress on the terminal's status line: every phase, and a replay's message count at most ten times a second. */
-function progressLine(io: CommandIO): (what: string) => void {
+function progressLine(io: HandlerIO): (what: string) => void {
   let last = 0;
   let phase = '';
   return (what) => {

@@ -2,12 +2,12 @@
 
 import { EXIT } from '../../../core/errors.js';
 import type { HandlerArgs } from '../../action.js';
-import type { CommandIO, CommandResult } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../context.js';
 
 /** `sessions` has no options of its own (globals are in io.opts). */
 export type SessionsFlags = Record<string, never>;
 
-export async function sessionsCommand(io: CommandIO, _input: HandlerArgs<SessionsFlags>): Promise<CommandResult> {
+export async function sessionsCommand(io: HandlerIO, _input: HandlerArgs<SessionsFlags>): Promise<CommandResult> {
   (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'sessions');
   const { listSessionsReport } = await import('../../../backup/discover.js');
   const { renderSessions } = await import('./render.js');

@@ -20,7 +20,7 @@ import {
 } from '../../../settings/validate.js';
 import { type SetAuthResult, setAuthType } from '../../../settings/write.js';
 import type { HandlerArgs } from '../../action.js';
-import type { CommandIO, CommandResult } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../context.js';
 
 function fileSummary(file: SettingsFile): Record<string, unknown> {
   const raw = rawAuthType(file.data);
@@ -46,7 +46,7 @@ function fileSummary(file: SettingsFile): Record<string, unknown> {
  * validate fails on an error (exit 2) and says "error:"; show reports and exits 0, so an error there is a
  * "finding" (the server cannot use the file as it is), never an "error:" line beside a zero exit.
  */
-function printProblems(io: CommandIO, problems: readonly Problem[], asFindings = false): void {
+function printProblems(io: HandlerIO, problems: readonly Problem[], asFindings = false): void {
   const header = asFindings ? 'findings' : 'problems';
   io.out.print(problems.length === 0 ? `${header}: none` : `${header}:`);
   for (const p of problems) {
@@ -55,7 +55,7 @@ function printProblems(io: CommandIO, problems: readonly Problem[], asFindings =
   }
 }
 
-function printServers(io: CommandIO, servers: readonly RunningServer[]): void {
+function printServers(io: HandlerIO, servers: readonly RunningServer[]): void {
   if (servers.length === 0) io.out.print('servers:   none running for this state directory');
   for (const s of servers) {
     const env = s.env.map((e) => `${e.name} ${e.set === undefined ? 'unknown' : e.set ? 'set' : 'not set'}`).join(', ');
@@ -63,7 +63,7 @@ function printServers(io: CommandIO, servers: readonly RunningServer[]): void {
   }
 }
 
-export function runShow(io: CommandIO): CommandResult {
+export function runShow(io: HandlerIO): CommandResult {
   const file = readSettings(io.opts.stateDir);
   const summary = fileSummary(file);
   const type = normalizeAuthType(rawAuthType(file.data))?.type;
@@ -86,7 +86,7 @@ export function runShow(io: CommandIO): CommandResult {
   return { exit: EXIT.ok, data: { settings: summary, env, servers, problems, usable: !hasErrors(problems) } };
 }
 
-export function runValidate(io: CommandIO): CommandResult {
+export function runValidate(io: HandlerIO): CommandResult {
   const file = readSettings(io.opts.stateDir);
   const problems = problemsOf(file, io.ctx.env);
   const usable = !hasErrors(problems);
@@ -127,7 +127,7 @@ export function setAuthInput({ args, options }: HandlerArgs<SetAuthFlags>): SetA
   return { type, project: options.project, location: options.location, force: options.force === true };
 }
 
-export function runSetAuth(io: CommandIO, input: SetAuthInput): CommandResult {
+export function runSetAuth(io: HandlerIO, input: SetAuthInput): CommandResult {
   const result = setAuthType(io.opts.stateDir, input.type, {
     project: input.project,
     location: input.location,
@@ -164,7 +164,7 @@ export function runSetAuth(io: CommandIO, input: SetAuthInput): CommandResult {
 }
 
 function printSetAuth(
-  io: CommandIO,
+  io: HandlerIO,
   r: SetAuthResult,
   servers: readonly RunningServer[],
   problems: readonly Problem[],

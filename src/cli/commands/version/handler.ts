@@ -2,7 +2,7 @@
 import { EXIT } from '../../../core/errors.js';
 import { bundledRuntime } from '../../../core/runtime.js';
 import { agyctlVersion } from '../../../core/version.js';
-import type { CommandIO, CommandResult } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../context.js';
 
 export interface VersionReport {
   agyctl: string;
@@ -18,7 +18,7 @@ export interface VersionReport {
   platform: string;
 }
 
-export async function versionCommand(io: CommandIO): Promise<CommandResult> {
+export async function versionCommand(io: HandlerIO): Promise<CommandResult> {
   const { betterSqlite3Version, sqliteBinding, sqliteVersion } = await import('../../../backup/sqlite.js');
   const binding = sqliteBinding();
   const report: VersionReport = {
