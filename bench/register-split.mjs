@@ -70,7 +70,8 @@ try {
   console.log(`runs: ${runs} each, alternating; bundles: ${Object.keys(variants).join(', ')}`);
   for (const [label, args] of Object.entries(cases)) {
     const times = { shipped: [], eager: [] };
-    for (let i = 0; i < runs; i += 1) for (const v of Object.keys(variants)) times[v].push(time(variants[v], args, env));
+    for (let i = 0; i < runs; i += 1)
+      for (const v of Object.keys(variants)) times[v].push(time(variants[v], args, env));
     const [s, e] = [median(times.shipped), median(times.eager)];
     console.log(
       `  ${label.padEnd(14)} shipped ${s.toFixed(1)} ms  eager ${e.toFixed(1)} ms  (+${(e - s).toFixed(1)} ms, ${(e / s).toFixed(2)}x)`,
