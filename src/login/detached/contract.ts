@@ -10,7 +10,10 @@ import type { ServerTarget } from '../../core/target.js';
 import type { TerminalSize } from '../qr.js';
 import type { TunnelTarget } from '../tunnel.js';
 
-/** `agyctl login`'s options, checked (src/cli/commands/login/handler.ts). */
+/**
+ * `agyctl login`'s options: its flags checked once (src/cli/commands/login/handler.ts), the one type
+ * from the command line through request.json to runLogin.
+ */
 export interface LoginOptions {
   method: string | undefined;
   timeoutMs: number;
@@ -20,10 +23,14 @@ export interface LoginOptions {
   fakeDisplay: boolean;
   keepProbeSession: boolean;
   proofTimeoutMs: number;
-  /** `login --detach`: the foreground command returns once the URL is shown (the wording of the paste hint). */
-  detached?: boolean;
+  /** `login --detach`: the foreground command returns once the URL is shown. */
+  detached: boolean;
   /** false when stdin cannot bring a paste (`</dev/null`, closed): the address goes to `agyctl login finish` then. */
-  stdinPastes?: boolean;
+  stdinPastes: boolean;
+  /** --restart: cancel a pending login of this state dir first. */
+  restart: boolean;
+  /** --force: replace a credential `check` accepts without asking. */
+  force: boolean;
 }
 
 /** The global options the login runs with (the CLI's GlobalOptions, as written to request.json). */

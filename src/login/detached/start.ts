@@ -11,21 +11,19 @@ import { AgyError, EXIT } from '../../core/errors.js';
 import type { CommandIO } from '../../core/io.js';
 import { holderLine, parseHolderLine, takePidLock } from '../../util/os/pid-lock.js';
 import { sameProcessAlive } from '../../util/os/process.js';
-import { emit, type LoginRequest } from './contract.js';
+import type { ShowStartStep } from '../steps.js';
+import type { LoginRequest } from './contract.js';
 import { cancelPending, describePending, inspect, statusData } from './control.js';
 import { spawnSupervisor } from './process.js';
 import { ensureRecordDir, type LoginState, recordPaths } from './record.js';
-import { type RelayResult, relayLogin } from './relay.js';
+import { type RelayResult, relayLogin } from './terminal-relay.js';
 
 /** Start-up may take the server's initialize deadline before the wait begins; the proof has two steps of its own deadline. */
 const STARTUP_ALLOWANCE_MS = 60_000;
 const END_MARGIN_MS = 60_000;
 
-export interface StartOptions {
-  /** What the supervisor runs: written to the 0600 request.json with the ids and deadlines added. */
-  request: Pick<LoginRequest, 'opts' | 'login' | 'tty'>;
-  restart: boolean;
-}
+/** What the supervisor runs: written to the 0600 request.json with the ids and deadlines added. */
+export type LoginAsked = Pick<LoginRequest, 'opts' | 'login' | 'tty'>;
 
 /** The message is one line; the URL and tunnel stand in `pending` (and, for a person, on the lines before it). */
 export function pendingError(state: LoginState): AgyError {
@@ -36,31 +34,32 @@ export function pendingError(state: LoginState): AgyError {
   });
 }
 
-export async function startLogin(io: CommandIO, o: StartOptions): Promise<RelayResult> {
+export async function startLogin(io: CommandIO, asked: LoginAsked, show: ShowStartStep): Promise<RelayResult> {
   const paths = recordPaths(io.ctx.env, io.opts.stateDir);
   ensureRecordDir(paths);
   const release = claimStart(paths.dir, io.opts.stateDir);
   try {
     const seen = inspect(paths);
     if (seen.kind === 'pending') {
-      if (!o.restart) {
-        if (!io.out.json) for (const line of describePending(seen.state).slice(1)) io.out.info(line);
+      if (!asked.login.restart) {
+        show({ step: 'pending', state: seen.state });
         throw pendingError(seen.state);
       }
-      if (!io.out.json) io.out.info(`Cancelling the pending login (supervisor pid ${seen.state.pid}) to start over...`);
+      show({ step: 'restarting', pid: seen.state.pid });
       await cancelPending(paths, seen.state);
-      emit(io.out, { event: 'restarted', cancelled: seen.state.id });
+      show({ step: 'restarted', event: { event: 'restarted', cancelled: seen.state.id } });
     } else if (seen.kind === 'died') {
-      io.out.warn(`the previous login's supervisor (pid ${seen.state.pid}) had died; cleaned up after it`);
+      show({ step: 'previous-died', pid: seen.state.pid });
     }
     fs.rmSync(paths.state, { force: true });
-    const request = makeRequest(io, o);
+    const request = makeRequest(io, asked);
     await spawnSupervisor({ paths, request, env: io.ctx.env, cwd: io.ctx.cwd });
     return await relayLogin(io, {
       paths,
-      detach: Boolean(o.request.login.detached),
+      detach: asked.login.detached,
       endBy: request.hardDeadline,
       release,
+      show,
     });
   } finally {
     release();
@@ -85,12 +84,12 @@ function claimStart(dir: string, stateDir: string): () => void {
   });
 }
 
-function makeRequest(io: CommandIO, o: StartOptions): LoginRequest {
+function makeRequest(io: CommandIO, asked: LoginAsked): LoginRequest {
   const startedAt = Date.now();
-  const { login } = o.request;
+  const { login } = asked;
   const deadline = startedAt + login.timeoutMs;
   return {
-    ...o.request,
+    ...asked,
     version: 1,
     id: crypto.randomBytes(6).toString('hex'),
     cwd: io.ctx.cwd,

@@ -8,19 +8,13 @@ import type { LoginReport } from '../../../login/run-login.js';
 import type { HandlerArgs } from '../../action.js';
 import { commandError } from '../../command-error.js';
 import type { CommandResult, HandlerIO, RunContext, TtyWritable } from '../../context.js';
-import { loadPalette, Output, type OutputOptions, type Palette } from '../../terminal/output.js';
+import { loadPalette, Output } from '../../terminal/output.js';
+import { loginPrinter, pasteWhere } from '../login/printers.js';
 
 /** An Output whose events also reach the supervisor, whatever the mode (status and `login finish` answers come from them). */
 class TappedOutput extends Output {
-  constructor(
-    stdout: TtyWritable,
-    stderr: TtyWritable,
-    options: OutputOptions,
-    palette: Palette,
-    private readonly tap: (e: LoginEvent) => void,
-  ) {
-    super(stdout, stderr, options, palette);
-  }
+  /** The supervisor's hook for every event, set once its streams exist. */
+  tap: (e: LoginEvent) => void = () => undefined;
 
   override event(event: Record<string, unknown>): void {
     super.event(event);
@@ -54,8 +48,10 @@ async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, s: LoginStreams
     stderr,
     { json: req.opts.json, color, verbose: req.opts.verbose },
     await loadPalette(color),
-    s.onEvent,
   );
+  out.tap = s.onEvent;
+  // Where a pasted address goes is known here, from how the login was started.
+  const printer = loginPrinter(out, { qr: req.login.qr, pasteWhere: pasteWhere(req.login), stderr });
   const ctx: RunContext = { env, cwd: req.cwd, stdin: s.stdin, stdout, stderr, signal: s.signal };
   let tracer: Tracer = nullTracer;
   try {
@@ -65,7 +61,7 @@ async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, s: LoginStreams
     }
     const io: HandlerIO = { ctx, opts: { ...req.opts }, out, tracer };
     const { runLogin } = await import('../../../login/run-login.js');
-    const report = await runLogin(io, req.login);
+    const report = await runLogin(io, req.login, (step) => printer.show(step));
     printLoginSummary(out, report, req.login.keepProbeSession);
     return { exit: EXIT.ok };
   } catch (thrown) {

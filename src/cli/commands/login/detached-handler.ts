@@ -17,11 +17,12 @@ import {
   waitEnded,
 } from '../../../login/detached/control.js';
 import { type LoginState, recordPaths } from '../../../login/detached/record.js';
-import { ALREADY_ARRIVED, outcomeError } from '../../../login/detached/relay.js';
+import { outcomeError } from '../../../login/detached/terminal-relay.js';
 import { countdownPrompt } from '../../../login/paste.js';
 import { notAnAddress } from '../../../profiles/auth-url.js';
 import { withDeadline } from '../../../util/deadline.js';
 import type { HandlerArgs } from '../../action.js';
+import { ALREADY_ARRIVED } from './printers.js';
 
 /** A subcommand without flags of its own. */
 export type NoFlags = Record<string, never>;

@@ -13,40 +13,46 @@
 import { AgyError, EXIT, InterruptedError } from '../../core/errors.js';
 import type { CommandIO } from '../../core/io.js';
 import { type PasteReader, promptsOnTty, startPasteReader } from '../paste.js';
+import type { ShowStartStep } from '../steps.js';
 import { cancelPending, cleanupAfter, deliver, inspect, SUPERVISOR_DIED } from './control.js';
 import { attach, type Frame } from './ipc.js';
 import { checkOurSocket, type LoginState, type Outcome, type RecordPaths } from './record.js';
 
 const ATTACH_TIMEOUT_MS = 10_000;
 const END_MARGIN_MS = 30_000;
-export const ALREADY_ARRIVED =
-  'The sign-in already arrived, so there is nothing to deliver: the login is checking the credentials now.';
 
 export type RelayResult =
   | { kind: 'ended'; outcome: Omit<Outcome, 'endedAt'> }
   | { kind: 'detached'; state: LoginState }
   | { kind: 'hangup' };
 
-export interface RelayOptions {
+/** The record of the login this terminal follows, how long, and where its own steps go. */
+export interface TerminalRelayOptions {
   paths: RecordPaths;
   detach: boolean;
   /** The supervisor gives up by then; past it (plus a margin) a silent supervisor is treated as dead. */
   endBy: number;
   /** Called once the supervisor's state is on record (lets a concurrent login see it pending). */
   release(): void;
+  show: ShowStartStep;
 }
 
 /** The login's recorded error, as the error this process reports (same exit, code, message and hint). */
-export function outcomeError(o: Omit<Outcome, 'endedAt'>): AgyError {
+export function outcomeError(outcome: Omit<Outcome, 'endedAt'>): AgyError {
+  const { exit, code, message, hint, details } = outcome;
   return new AgyError(
-    o.exit as AgyError['exit'],
-    o.code ?? 'login-failed',
-    o.message ?? `The login ended with exit code ${o.exit}.`,
-    { ...(o.hint ? { hint: o.hint } : {}), ...(o.details ? { details: o.details } : {}) },
+    exit as AgyError['exit'],
+    code ?? 'login-failed',
+    message ?? `The login ended with exit code ${exit}.`,
+    {
+      ...(hint ? { hint } : {}),
+      ...(details ? { details } : {}),
+    },
   );
 }
 
-export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayResult> {
+export async function relayLogin(io: CommandIO, relay: TerminalRelayOptions): Promise<RelayResult> {
+  const { paths, show } = relay;
   const { out, ctx } = io;
   let paste: PasteReader | undefined;
   let lateLines: PasteReader | undefined;
@@ -64,7 +70,7 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
   const answerLatePastes = (): void => {
     if (lateLines || gone) return;
     lateLines = startPasteReader(io, undefined, (line) => {
-      if (line.trim() !== '') say(() => out.info(ALREADY_ARRIVED));
+      if (line.trim() !== '') say(() => show({ step: 'already-arrived' }));
       return undefined;
     });
   };
@@ -86,8 +92,8 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
       // The answer also arrives as a redirect-* / code-* event, printed like any other output.
       // The prompt waits for it: drawn again only when the paste was not delivered, or when the
       // server asks again (a new URL after a code it could not use); `authenticated` ends it.
-      void deliver(o.paths, line).then((answer) => {
-        if (!answer) say(() => out.warn('could not reach the login supervisor to deliver that'));
+      void deliver(paths, line).then((answer) => {
+        if (!answer) say(() => show({ step: 'undelivered' }));
         if (!answer?.ok && !answer?.arrived) paste?.resume();
       });
       return false;
@@ -105,8 +111,8 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
       paste?.resume();
     } else if (e.event === 'waiting') {
       if (typeof e.remainingS === 'number' && deadline === undefined) deadline = Date.now() + e.remainingS * 1000;
-      if (o.detach) {
-        const seen = inspect(o.paths);
+      if (relay.detach) {
+        const seen = inspect(paths);
         if (seen.kind === 'pending') settle({ kind: 'detached', state: seen.state });
       } else startPaste();
     } else if (e.event === 'authenticated' && paste) {
@@ -115,8 +121,8 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
     }
   };
 
-  const attachment = checkOurSocket(o.paths) ? await attach(o.paths.socket, onFrame, ATTACH_TIMEOUT_MS) : undefined;
-  if (!attachment) return afterBreak(o.paths);
+  const attachment = checkOurSocket(paths) ? await attach(paths.socket, onFrame, ATTACH_TIMEOUT_MS) : undefined;
+  if (!attachment) return afterBreak(paths);
   const release = ctx.claimHangup?.(() => {
     gone = true;
     settle({ kind: 'hangup' });
@@ -124,16 +130,19 @@ export async function relayLogin(io: CommandIO, o: RelayOptions): Promise<RelayR
   const onAbort = (): void => settle('cancel');
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   if (ctx.signal.aborted) onAbort();
-  o.release();
-  void attachment.ended.then((outcome) => settle(outcome ? { kind: 'ended', outcome } : afterBreak(o.paths)));
-  const stuck = setTimeout(() => settle(afterBreak(o.paths, true)), Math.max(0, o.endBy - Date.now()) + END_MARGIN_MS);
+  relay.release();
+  void attachment.ended.then((outcome) => settle(outcome ? { kind: 'ended', outcome } : afterBreak(paths)));
+  const stuck = setTimeout(
+    () => settle(afterBreak(paths, true)),
+    Math.max(0, relay.endBy - Date.now()) + END_MARGIN_MS,
+  );
   try {
     const first = await settled;
     if (first !== 'cancel') return first;
     stopPaste();
-    if (!out.json) out.info('Cancelling the login...');
-    const seen = inspect(o.paths);
-    if (seen.kind === 'pending') await cancelPending(o.paths, seen.state);
+    show({ step: 'cancelling' });
+    const seen = inspect(paths);
+    if (seen.kind === 'pending') await cancelPending(paths, seen.state);
     throw new InterruptedError();
   } finally {
     clearTimeout(stuck);
