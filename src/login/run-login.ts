@@ -20,7 +20,7 @@ import {
 } from '../settings/profile-auth.js';
 import { assertNotSymlink } from '../util/os/safe-fs.js';
 import type { LoginOptions } from './detached/contract.js';
-import { checkAndFixTokenFile, type ProofResult, proveCredentials, type TokenFileReport } from './prove.js';
+import { checkAndFixTokenFile, type ProofResult, proveCredentials, type TokenFileReport } from './prove-credentials.js';
 import { isBrowserMethod, type SignInOptions, signIn } from './sign-in.js';
 import type { LoginStep, ShowLoginStep } from './steps.js';
 

@@ -92,7 +92,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
       const startedAt = Date.now();
       const deadline = startedAt + options.timeoutMs;
       const callAuthenticate = ({ init, initMs }: Ready): Promise<unknown> => {
-        announce(io, server.pid, init, initMs, options);
+        announce(io, { pid: server.pid, init, initMs }, options);
         return authenticate(server.connection, options.method, {
           timeoutMs: options.timeoutMs + CALL_MARGIN_MS,
           signal: io.ctx.signal,
@@ -168,7 +168,8 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
   }
 }
 
-function announce(io: CommandIO, pid: number, init: InitializeResult, initMs: number, options: SignInOptions): void {
+function announce(io: CommandIO, server: { pid: number } & Ready, options: SignInOptions): void {
+  const { pid, init, initMs } = server;
   void options.show({
     step: 'event',
     event: { event: 'server-started', pid, agent: describeInit(init).agent, ms: initMs },

@@ -56,17 +56,18 @@ function logTail(file: string): string {
   }
 }
 
-export async function spawnSupervisor(o: SpawnOptions): Promise<number> {
-  fs.writeFileSync(o.paths.request, `${JSON.stringify(o.request)}\n`, { mode: 0o600 });
-  fs.chmodSync(o.paths.request, 0o600);
-  const logFd = fs.openSync(o.paths.log, 'w', 0o600);
+export async function spawnSupervisor(spawned: SpawnOptions): Promise<number> {
+  const { paths } = spawned;
+  fs.writeFileSync(paths.request, `${JSON.stringify(spawned.request)}\n`, { mode: 0o600 });
+  fs.chmodSync(paths.request, 0o600);
+  const logFd = fs.openSync(paths.log, 'w', 0o600);
   let child: ChildProcess;
   try {
-    child = spawn(process.execPath, [...agyctlEntryArgs(), SUPERVISOR_COMMAND, '--record', o.paths.dir], {
+    child = spawn(process.execPath, [...agyctlEntryArgs(), SUPERVISOR_COMMAND, '--record', paths.dir], {
       detached: true,
       stdio: ['ignore', logFd, logFd, 'pipe'],
-      env: o.env,
-      cwd: o.cwd,
+      env: spawned.env,
+      cwd: spawned.cwd,
     });
   } finally {
     fs.closeSync(logFd);
@@ -97,12 +98,12 @@ export async function spawnSupervisor(o: SpawnOptions): Promise<number> {
   child.unref();
   if (!ok || pid === undefined) {
     if (pid !== undefined) signalGroup(pid, 'SIGKILL');
-    const said = logTail(o.paths.log);
+    const said = logTail(paths.log);
     throw new AgyError(
       EXIT.internal,
       'login-supervisor-failed',
       `The login supervisor did not start${said ? `: ${said}` : '.'}`,
-      { hint: `see ${o.paths.log}` },
+      { hint: `see ${paths.log}` },
     );
   }
   return pid;

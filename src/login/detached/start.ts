@@ -13,9 +13,9 @@ import { holderLine, parseHolderLine, takePidLock } from '../../util/os/pid-lock
 import { sameProcessAlive } from '../../util/os/process.js';
 import type { ShowStartStep } from '../steps.js';
 import type { LoginRequest } from './contract.js';
-import { cancelPending, describePending, inspect, statusData } from './control.js';
+import { cancelPending, inspect } from './pending-login.js';
 import { spawnSupervisor } from './process.js';
-import { ensureRecordDir, type LoginState, recordPaths } from './record.js';
+import { describePending, ensureRecordDir, type LoginState, recordPaths, statusData } from './record.js';
 import { type RelayResult, relayLogin } from './terminal-relay.js';
 
 /** Start-up may take the server's initialize deadline before the wait begins; the proof has two steps of its own deadline. */

@@ -53,8 +53,8 @@ class FrameSink extends Writable {
   }
 }
 
-export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
-  const state = o.state;
+export async function runSupervisor(supervised: SupervisorOptions): Promise<Outcome> {
+  const { state, paths } = supervised;
   const frames: Frame[] = [];
   const clients = new Set<net.Socket>();
   const controller = new AbortController();
@@ -66,7 +66,7 @@ export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
 
   const save = (): void => {
     try {
-      writeState(o.paths, state);
+      writeState(paths, state);
     } catch {
       /* the record was removed under us (cancel --force); the login goes on */
     }
@@ -121,23 +121,23 @@ export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
       else socket.destroy();
     });
   });
-  fs.rmSync(o.paths.socket, { force: true });
+  fs.rmSync(paths.socket, { force: true });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(o.paths.socket, () => resolve());
+    server.listen(paths.socket, () => resolve());
   });
-  fs.chmodSync(o.paths.socket, 0o600);
-  const socketIno = fs.statSync(o.paths.socket).ino;
+  fs.chmodSync(paths.socket, 0o600);
+  const socketIno = fs.statSync(paths.socket).ino;
   save();
-  o.onReady();
+  supervised.onReady();
 
   const onOuterAbort = (): void => controller.abort('cancel');
-  o.signal.addEventListener('abort', onOuterAbort, { once: true });
-  if (o.signal.aborted) controller.abort('cancel');
-  const watchdog = setTimeout(() => controller.abort('deadline'), Math.max(0, o.hardDeadline - Date.now()));
+  supervised.signal.addEventListener('abort', onOuterAbort, { once: true });
+  if (supervised.signal.aborted) controller.abort('cancel');
+  const watchdog = setTimeout(() => controller.abort('deadline'), Math.max(0, supervised.hardDeadline - Date.now()));
   let result: Omit<Outcome, 'endedAt'>;
   try {
-    result = await o.run({
+    result = await supervised.run({
       stdin,
       stdout: new FrameSink((text) => broadcast({ t: 'out', text })),
       stderr: new FrameSink((text) => broadcast({ t: 'err', text })),
@@ -146,7 +146,7 @@ export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
     });
   } finally {
     clearTimeout(watchdog);
-    o.signal.removeEventListener('abort', onOuterAbort);
+    supervised.signal.removeEventListener('abort', onOuterAbort);
   }
   const outcome: Outcome = {
     ...(cancelRequested && result.exit === EXIT.interrupted ? CANCELLED : result),
@@ -172,7 +172,7 @@ export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
   });
   // A next login may already listen at that path: remove only our own socket.
   try {
-    if (fs.statSync(o.paths.socket).ino === socketIno) fs.rmSync(o.paths.socket, { force: true });
+    if (fs.statSync(paths.socket).ino === socketIno) fs.rmSync(paths.socket, { force: true });
   } catch {
     /* already gone */
   }

@@ -14,9 +14,9 @@ import { AgyError, EXIT, InterruptedError } from '../../core/errors.js';
 import type { CommandIO } from '../../core/io.js';
 import { type PasteReader, promptsOnTty, startPasteReader } from '../paste.js';
 import type { ShowStartStep } from '../steps.js';
-import { cancelPending, cleanupAfter, deliver, inspect, SUPERVISOR_DIED } from './control.js';
 import { attach, type Frame } from './ipc.js';
-import { checkOurSocket, type LoginState, type Outcome, type RecordPaths } from './record.js';
+import { cancelPending, cleanupAfter, deliver, inspect } from './pending-login.js';
+import { checkOurSocket, type LoginState, type Outcome, type RecordPaths, SUPERVISOR_DIED } from './record.js';
 
 const ATTACH_TIMEOUT_MS = 10_000;
 const END_MARGIN_MS = 30_000;

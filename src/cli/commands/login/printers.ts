@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import type { TtyWritable } from '../../../core/io.js';
-import { describePending } from '../../../login/detached/control.js';
+import { describePending } from '../../../login/detached/record.js';
 import { printValue } from '../../../login/present.js';
 import { fitQr, qrLines, screenOf } from '../../../login/qr.js';
 import type { LoginStep, StartStep, UrlOrigin } from '../../../login/steps.js';
