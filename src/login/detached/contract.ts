@@ -5,7 +5,6 @@
  * record, answered by `login finish`, relayed by `connect`, and printed as
  * NDJSON with --json (docs/json.md). One type each, used by every reader.
  */
-import type { Reporter } from '../../core/reporter.js';
 import type { ServerTarget } from '../../core/target.js';
 import type { TerminalSize } from '../qr.js';
 import type { TunnelTarget } from '../tunnel.js';
@@ -116,11 +115,6 @@ export type LoginEvent =
 
 export type LoginEventName = LoginEvent['event'];
 
-/** Emit a login event: the only way the login's code reports one, so each is one of the union. */
-export function emit(out: Reporter, event: LoginEvent): void {
-  out.event(event);
-}
-
 /** The supervisor's answer to `finish` (the answer event is kept for clients of an older version). */
 export interface FinishAnswer {
   ok: boolean;
@@ -142,7 +136,7 @@ export const ANSWER_EVENTS: ReadonlySet<LoginEventName> = new Set<LoginEventName
 
 /**
  * An event as the supervisor's tap (or an attached client) receives it:
- * the login's own emit() produced it, so the name is one of ours; a value
+ * the login's own steps carried it, so the name is one of ours; a value
  * without a string `event` is not an event.
  */
 export function asLoginEvent(value: unknown): LoginEvent | undefined {

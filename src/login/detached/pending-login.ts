@@ -17,7 +17,6 @@ import { isRecordedProcess } from '../../util/os/process.js';
 import { isLoginDirName } from '../shims.js';
 import type { FinishAnswer } from './contract.js';
 import { request } from './ipc.js';
-import { killRecorded, SUPERVISOR_COMMAND } from './process.js';
 import {
   checkOurSocket,
   checkRecordDir,
@@ -29,6 +28,7 @@ import {
   SUPERVISOR_DIED,
   writeState,
 } from './record.js';
+import { killRecorded, SUPERVISOR_COMMAND } from './supervisor.js';
 
 const CANCEL_ANSWER_MS = 5_000;
 /** The login stops its server within its own grace and kill delay (~6 s); allow more. */

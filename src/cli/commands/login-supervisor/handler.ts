@@ -106,7 +106,7 @@ export async function supervisorCommand(
   const { recordProcess } = await import('../../../util/os/process.js');
   const { readFileNoFollow } = await import('../../../util/os/safe-fs.js');
   const { runSupervisor } = await import('../../../login/detached/supervisor.js');
-  const { signalReady } = await import('../../../login/detached/process.js');
+  const { signalReady } = await import('../../../login/detached/supervisor.js');
   const paths = recordPathsIn(dir);
   checkRecordDir(paths);
   const req = JSON.parse(readFileNoFollow(paths.request, 'the login request').toString('utf8')) as LoginRequest;

@@ -5,6 +5,7 @@
 import readline from 'node:readline';
 import { AgyError, EXIT, type ExitCode, InterruptedError, usageError } from '../../../core/errors.js';
 import type { CommandIO, CommandResult } from '../../../core/io.js';
+import { outcomeError } from '../../../login/detached/foreground.js';
 import { cancelPending, deliver, inspect, type Liveness, waitEnded } from '../../../login/detached/pending-login.js';
 import {
   describePending,
@@ -14,7 +15,6 @@ import {
   terminalLine,
   timeLeft,
 } from '../../../login/detached/record.js';
-import { outcomeError } from '../../../login/detached/terminal-relay.js';
 import { countdownPrompt } from '../../../login/paste.js';
 import { notAnAddress } from '../../../profiles/auth-url.js';
 import { withDeadline } from '../../../util/deadline.js';

@@ -1,4 +1,4 @@
-/** `agyctl login`: flags -> the login's options (one type, checked once), started under its supervisor (src/login/detached/start.ts). */
+/** `agyctl login`: flags -> the login's options (one type, checked once), started under its supervisor (src/login/detached/foreground.ts). */
 
 import fs from 'node:fs';
 import { EXIT, usageError } from '../../../core/errors.js';
@@ -66,8 +66,8 @@ function stdinCanPaste(stdin: TtyReadable): boolean {
 }
 
 export async function loginCommand(io: HandlerIO, { options }: HandlerArgs<LoginFlags>): Promise<CommandResult> {
-  const { startLogin } = await import('../../../login/detached/start.js');
-  const { outcomeError } = await import('../../../login/detached/terminal-relay.js');
+  const { startLogin } = await import('../../../login/detached/foreground.js');
+  const { outcomeError } = await import('../../../login/detached/foreground.js');
   const { startPrinter } = await import('./printers.js');
   const login = await loginOptionsFrom(io, options);
   if (!login.force) {
