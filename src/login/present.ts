@@ -26,6 +26,8 @@ export function labelled(io: CommandIO, label: string, value: string): void {
 
 /** The auth method being signed in goes on the `url` event, so `login status` knows it before the sign-in ends. */
 const methodField = (method: string | undefined) => (method ? { method } : {});
+/** The channel the URL was caught on, and the launcher or message when known. */
+const sourceFields = (origin: UrlOrigin) => ({ source: origin.source, ...(origin.via ? { via: origin.via } : {}) });
 
 /** A loopback sign-in URL and the tunnel that carries its redirect. */
 export function loopbackUrlStep(
@@ -40,21 +42,21 @@ export function loopbackUrlStep(
     redirectUri: auth.redirectUri,
     tunnel: tunnelCommand(auth.port, how.target),
     ...methodField(how.method),
-    ...(origin ? { source: origin.source, ...(origin.via ? { via: origin.via } : {}) } : {}),
+    ...(origin ? sourceFields(origin) : {}),
   } as const;
   return { step: 'url', event, ...(origin ? { origin } : {}) };
 }
 
 /** A device-code or verification page: no tunnel and nothing to paste (the server follows it itself). */
 export function devicePageStep(auth: AuthUrl, method: string | undefined, origin: UrlOrigin): LoginStep {
+  const { url, redirectUri } = auth;
   const event = {
     event: 'url',
     mode: 'device',
-    url: auth.url,
-    redirectUri: auth.redirectUri,
+    url,
+    redirectUri,
     ...methodField(method),
-    source: origin.source,
-    ...(origin.via ? { via: origin.via } : {}),
+    ...sourceFields(origin),
   } as const;
   return { step: 'url', event, origin };
 }

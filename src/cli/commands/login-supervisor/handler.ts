@@ -4,7 +4,6 @@ import { asExitCode, EXIT, InterruptedError, TimeoutError } from '../../../core/
 import { nullTracer, type Tracer } from '../../../core/trace.js';
 import { asLoginEvent, type LoginEvent, type LoginRequest } from '../../../login/detached/contract.js';
 import type { LoginStreams } from '../../../login/detached/supervisor.js';
-import type { LoginReport } from '../../../login/run-login.js';
 import type { HandlerArgs } from '../../action.js';
 import { commandError } from '../../command-error.js';
 import type { CommandResult, HandlerIO, RunContext, TtyWritable } from '../../context.js';
@@ -21,15 +20,6 @@ class TappedOutput extends Output {
     const e = asLoginEvent(event); // the login emits only LoginEvents (contract.ts)
     if (e) this.tap(e);
   }
-}
-
-export function printLoginSummary(out: Output, report: LoginReport, keepProbeSession: boolean): void {
-  out.print(
-    `Logged in with ${report.method}; a fresh server accepted the credentials (start-up ${report.proof.initMs} ms).`,
-  );
-  if (report.tokenFile?.exists)
-    out.print(`Token file: ${report.tokenFile.path} (mode ${report.tokenFile.mode}; contents never shown).`);
-  if (keepProbeSession) out.print(`Probe session kept: ${report.proof.sessionId}`);
 }
 
 async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, s: LoginStreams) {
@@ -62,7 +52,7 @@ async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, s: LoginStreams
     const io: HandlerIO = { ctx, opts: { ...req.opts }, out, tracer };
     const { runLogin } = await import('../../../login/run-login.js');
     const report = await runLogin(io, req.login, (step) => printer.show(step));
-    printLoginSummary(out, report, req.login.keepProbeSession);
+    printer.finish(report, req.login.keepProbeSession);
     return { exit: EXIT.ok };
   } catch (thrown) {
     // The mapping main uses for a foreground command (a state dir that is a file is exit 2 naming the path, not a bug).

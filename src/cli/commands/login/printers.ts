@@ -11,6 +11,7 @@ import type { TtyWritable } from '../../../core/io.js';
 import { describePending } from '../../../login/detached/record.js';
 import { printValue } from '../../../login/present.js';
 import { fitQr, qrLines, screenOf } from '../../../login/qr.js';
+import type { LoginReport } from '../../../login/run-login.js';
 import type { LoginStep, StartStep, UrlOrigin } from '../../../login/steps.js';
 import { tunnelExplanation } from '../../../login/tunnel.js';
 import type { Output } from '../../terminal/output.js';
@@ -37,7 +38,12 @@ export function pasteWhere(how: { detached?: boolean | undefined; stdinPastes?: 
   return how.stdinPastes === false ? 'give it to `agyctl login finish` in another shell' : 'paste it here';
 }
 
-export function loginPrinter(out: Output, display: LoginDisplay): Printer<LoginStep> {
+/** The login's printer: its steps as they come, then the report of a login that succeeded. */
+export interface LoginPrinter extends Printer<LoginStep> {
+  finish(report: LoginReport, keepProbeSession: boolean): void;
+}
+
+export function loginPrinter(out: Output, display: LoginDisplay): LoginPrinter {
   return out.json ? new JsonLoginPrinter(out, display.qr) : new TextLoginPrinter(out, display);
 }
 
@@ -106,7 +112,7 @@ function notes(out: Output, step: LoginStep): void {
   }
 }
 
-class JsonLoginPrinter implements Printer<LoginStep> {
+class JsonLoginPrinter implements LoginPrinter {
   constructor(
     private readonly out: Output,
     private readonly qr: boolean,
@@ -117,9 +123,12 @@ class JsonLoginPrinter implements Printer<LoginStep> {
     notes(this.out, step);
     if (step.step === 'url' && this.qr) this.out.info('QR code left out: --json prints no QR code.');
   }
+
+  /** The events said it all; the --json document of the foreground is its own. */
+  finish(): void {}
 }
 
-class TextLoginPrinter implements Printer<LoginStep> {
+class TextLoginPrinter implements LoginPrinter {
   constructor(
     private readonly out: Output,
     private readonly display: LoginDisplay,
@@ -152,6 +161,16 @@ class TextLoginPrinter implements Printer<LoginStep> {
       default:
         return;
     }
+  }
+
+  finish(report: LoginReport, keepProbeSession: boolean): void {
+    const { out } = this;
+    out.print(
+      `Logged in with ${report.method}; a fresh server accepted the credentials (start-up ${report.proof.initMs} ms).`,
+    );
+    if (report.tokenFile?.exists)
+      out.print(`Token file: ${report.tokenFile.path} (mode ${report.tokenFile.mode}; contents never shown).`);
+    if (keepProbeSession) out.print(`Probe session kept: ${report.proof.sessionId}`);
   }
 
   /** The URL's lines, each value to copy alone on its stdout line, with its QR code above them when asked for and it fits. */
