@@ -22,12 +22,12 @@ class TappedOutput extends Output {
   }
 }
 
-async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, s: LoginStreams) {
+async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, streams: LoginStreams) {
   // The login styles its output as it would on the attached agyctl's own streams: colour (and TTY-only lines) only where those are terminals.
-  const stdout: TtyWritable = Object.assign(s.stdout, { isTTY: Boolean(req.tty?.stdout) });
+  const stdout: TtyWritable = Object.assign(streams.stdout, { isTTY: Boolean(req.tty?.stdout) });
   // The starting terminal's size, as it was then: the QR code is fitted to it (src/login/qr.ts).
   const size = req.tty?.stderrSize;
-  const stderr: TtyWritable = Object.assign(s.stderr, {
+  const stderr: TtyWritable = Object.assign(streams.stderr, {
     isTTY: Boolean(req.tty?.stderr),
     columns: size?.columns,
     rows: size?.rows,
@@ -39,10 +39,10 @@ async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, s: LoginStreams
     { json: req.opts.json, color, verbose: req.opts.verbose },
     await loadPalette(color),
   );
-  out.tap = s.onEvent;
+  out.tap = streams.onEvent;
   // Where a pasted address goes is known here, from how the login was started.
   const printer = loginPrinter(out, { qr: req.login.qr, pasteWhere: pasteWhere(req.login), stderr });
-  const ctx: RunContext = { env, cwd: req.cwd, stdin: s.stdin, stdout, stderr, signal: s.signal };
+  const ctx: RunContext = { env, cwd: req.cwd, stdin: streams.stdin, stdout, stderr, signal: streams.signal };
   let tracer: Tracer = nullTracer;
   try {
     if (req.opts.trace) {
@@ -57,9 +57,9 @@ async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, s: LoginStreams
   } catch (thrown) {
     // The mapping main uses for a foreground command (a state dir that is a file is exit 2 naming the path, not a bug).
     let err = commandError(thrown, req.opts.stateDir);
-    if (s.signal.aborted && err.exit !== EXIT.ok) {
+    if (streams.signal.aborted && err.exit !== EXIT.ok) {
       err =
-        s.signal.reason === 'deadline'
+        streams.signal.reason === 'deadline'
           ? new TimeoutError(
               `The login did not end by its deadline (${new Date(req.hardDeadline).toISOString()}); its server was stopped.`,
               'run `agyctl login` again',

@@ -1,9 +1,18 @@
-/** `agyctl login`: flags -> the login's options (one type, checked once), started under its supervisor (src/login/detached/foreground.ts). */
+/**
+ * `agyctl login`: flags -> the login's options (one type, checked once), the question before a
+ * credential `check` accepts is replaced, then the login started under its supervisor
+ * (src/login/detached/foreground.ts).
+ */
 
 import fs from 'node:fs';
-import { EXIT, usageError } from '../../../core/errors.js';
+import path from 'node:path';
+import readline from 'node:readline';
+import { describeInsight, inspectToken } from '../../../check/token.js';
+import { EXIT, TimeoutError, usageError } from '../../../core/errors.js';
 import type { TtyReadable } from '../../../core/io.js';
 import type { LoginOptions } from '../../../login/run-login.js';
+import { profileOf } from '../../../profiles/index.js';
+import { withDeadline } from '../../../util/deadline.js';
 import type { HandlerArgs } from '../../action.js';
 import type { CommandResult, HandlerIO } from '../../context.js';
 
@@ -71,7 +80,6 @@ export async function loginCommand(io: HandlerIO, { options }: HandlerArgs<Login
   const { startPrinter } = await import('./printers.js');
   const login = await loginOptionsFrom(io, options);
   if (!login.force) {
-    const { acceptedCredential, confirmReplace } = await import('./replace-check.js');
     const credential = acceptedCredential(io);
     if (credential && !(await confirmReplace(io, credential))) {
       io.out.print('Nothing changed: the credential stays. (`agyctl login --force` signs in again without asking.)');
@@ -81,7 +89,7 @@ export async function loginCommand(io: HandlerIO, { options }: HandlerArgs<Login
   // The supervisor runs the login with these options; --trace is made absolute, it runs elsewhere.
   const opts = {
     ...io.opts,
-    ...(io.opts.trace ? { trace: (await import('node:path')).resolve(io.ctx.cwd, io.opts.trace) } : {}),
+    ...(io.opts.trace ? { trace: path.resolve(io.ctx.cwd, io.opts.trace) } : {}),
   };
   const { screenOf } = await import('../../../login/qr.js');
   const stderrSize = screenOf(io.ctx.stderr).size;
@@ -96,4 +104,50 @@ export async function loginCommand(io: HandlerIO, { options }: HandlerArgs<Login
   }
   if (result.outcome.exit !== EXIT.ok) throw outcomeError(result.outcome);
   return { exit: EXIT.ok };
+}
+
+// --- before a login replaces a credential that `check` accepts ---
+// Say so, and on a terminal ask (no by default); `--force` signs in again without asking.
+// Without a terminal (scripts, `connect`'s remote login, which runs only after a failing
+// live check) the login goes on after saying so, since a credential the static check
+// accepts may still be refused by the server.
+
+const ANSWER_MS = 120_000;
+
+/** The sentence about a credential the static check accepts, or undefined when there is none. */
+export function acceptedCredential(io: HandlerIO): string | undefined {
+  const file = profileOf(io.opts).files(io.opts.stateDir).token;
+  const seen = inspectToken(file, Date.now());
+  if (seen.state !== 'present' || seen.findings.length > 0 || seen.insight.fields !== 'known') return undefined;
+  const d = describeInsight(seen.insight);
+  if (d.dead || d.warning) return undefined;
+  return `${path.basename(file)} already holds a credential \`agyctl check\` accepts (${d.text})`;
+}
+
+/** true: go on with the sign-in. Asks only on a terminal, with a deadline; anything but y/yes is no. */
+export async function confirmReplace(io: HandlerIO, credential: string): Promise<boolean> {
+  const { stdin, stderr } = io.ctx;
+  if (!stdin.isTTY || !stderr.isTTY || io.out.json) {
+    if (!io.out.json)
+      io.out.info(
+        `${credential}; signing in again replaces it (\`agyctl check --live\` shows whether it still works).`,
+      );
+    return true;
+  }
+  const rl = readline.createInterface({ input: stdin, output: stderr, terminal: true });
+  try {
+    const answer = new Promise<string>((resolve) => {
+      rl.question(`${credential}.\nSign in again and replace it? [y/N] `, resolve);
+      rl.on('close', () => resolve(''));
+    });
+    const text = await withDeadline(answer, { timeoutMs: ANSWER_MS, signal: io.ctx.signal, what: 'an answer' }).catch(
+      (err: unknown) => {
+        if (err instanceof TimeoutError) return ''; // no answer is no
+        throw err;
+      },
+    );
+    return /^\s*y(es)?\s*$/i.test(text);
+  } finally {
+    rl.close();
+  }
 }
