@@ -9,7 +9,7 @@ import { AgyError, EXIT, EXIT_TABLE, type ExitCode, ReaderGone } from '../core/e
 import { stateDirProblem } from '../core/paths.js';
 import { nullTracer, type Tracer } from '../core/trace.js';
 import { agyctlVersion } from '../core/version.js';
-import { pendingLoginNotice } from '../login/detached/control.js';
+import { pendingLoginNotice } from '../login/detached/pending-login.js';
 import { dropToOwner, ownerToBecome, relayFd, TRACE_FD_VAR } from '../util/os/tree-owner.js';
 import { type ActionFactory, type Handler, type Invocation, invocationOf } from './action.js';
 import { runAsOwner, runsAsOwner } from './as-owner.js';

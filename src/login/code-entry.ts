@@ -17,8 +17,8 @@ import type { AcpServer } from '../acp/server.js';
 import type { CommandIO } from '../core/io.js';
 import type { Tracer } from '../core/trace.js';
 import { type AuthUrl, findUrls, type Validation, validateCodeEntryUrl } from '../profiles/auth-url.js';
-import { emit } from './detached/contract.js';
-import { openInBrowser, type PasteTarget, pasteWhere, type ShownLine, showUrlLines } from './present.js';
+import { codeEntryStep, openInBrowser } from './present.js';
+import type { ShowLoginStep } from './steps.js';
 import { runWaitLoop, type WaitLoop } from './wait.js';
 
 export interface CodeEntryOptions {
@@ -27,10 +27,10 @@ export interface CodeEntryOptions {
   authenticate: Promise<unknown>;
   deadline: number;
   startedAt: number;
-  qr: boolean;
   open: boolean;
-  /** Where the code is given (the wording of the hint, again after a retry). */
-  pasteTo: PasteTarget;
+  /** The auth method, on the `url` event of a retry. */
+  method: string | undefined;
+  show: ShowLoginStep;
   /** Subscribe to the server's output lines (a retry shows a new URL there); returns the unsubscribe. */
   watchOutput(listener: (line: string) => void): () => void;
   /** Register the code before it is written, so it is scrubbed from every later output line and trace (the server echoes it). */
@@ -72,32 +72,12 @@ function checkCode(code: string): Validation<string> {
   return { ok: true, value: code };
 }
 
-/** `lead`: a line shown first (a retry's warning), kept on screen with the rest under the QR code. */
-export async function presentCodeEntry(
-  io: CommandIO,
-  auth: AuthUrl,
-  o: { qr: boolean; pasteTo: PasteTarget; lead?: ShownLine },
-): Promise<void> {
-  const method = o.pasteTo.method ? { method: o.pasteTo.method } : {};
-  emit(io.out, { event: 'url', mode: 'code-entry', url: auth.url, redirectUri: auth.redirectUri, ...method });
-  await showUrlLines(io, auth.url, o.qr, [
-    ...(o.lead ? [o.lead] : []),
-    {
-      kind: 'info',
-      text: io.out.e.bold('Open this URL in any browser (this server uses code entry: no SSH tunnel needed):'),
-    },
-    { kind: 'print', text: auth.url },
-    { kind: 'info', text: `After you sign in, Google shows an authorization code: ${pasteWhere(o.pasteTo)}.` },
-  ]);
-}
-
-export function waitForCode(io: CommandIO, o: CodeEntryOptions): Promise<void> {
+export function waitForCode(io: CommandIO, entry: CodeEntryOptions): Promise<void> {
   let sent = false;
-  let current = o.auth;
+  let current = entry.auth;
 
   function refuse(reason: string): void {
-    emit(io.out, { event: 'code-rejected', reason });
-    if (!io.out.json) io.out.warn(`not sent: ${reason}`);
+    void entry.show({ step: 'paste-refused', event: { event: 'code-rejected', reason } });
   }
 
   function onLine(line: string): void {
@@ -110,11 +90,11 @@ export function waitForCode(io: CommandIO, o: CodeEntryOptions): Promise<void> {
       refuse(v.reason);
       return;
     }
-    o.addSecret(v.value);
+    entry.addSecret(v.value);
     sent = true;
     // Raw, newline-terminated, and nothing else: the server's line reader takes the next line as the code.
-    o.server.connection.writeRaw(`${v.value}\n`);
-    emit(io.out, { event: 'code-sent' });
+    entry.server.connection.writeRaw(`${v.value}\n`);
+    void entry.show({ step: 'event', event: { event: 'code-sent' } });
     io.out.verbose('sent the code to the server');
   }
 
@@ -127,25 +107,22 @@ export function waitForCode(io: CommandIO, o: CodeEntryOptions): Promise<void> {
     if (!next?.ok || next.value.url === current.url) return;
     current = next.value;
     sent = false;
-    const lead: ShownLine = {
-      kind: 'warn',
-      text: 'the server could not use that code and started over: sign in again with this new URL',
-    };
     const url = current.url;
-    void presentCodeEntry(io, current, { qr: o.qr, pasteTo: o.pasteTo, lead }).then(() =>
-      o.open ? openInBrowser(io, url) : undefined,
+    void Promise.resolve(entry.show(codeEntryStep(current, entry.method, true))).then(() =>
+      entry.open ? openInBrowser(io, url) : undefined,
     );
   }
 
   return runWaitLoop(io, {
-    authenticate: o.authenticate,
-    deadline: o.deadline,
-    startedAt: o.startedAt,
+    authenticate: entry.authenticate,
+    deadline: entry.deadline,
+    startedAt: entry.startedAt,
+    show: entry.show,
     prompt: 'paste the authorization code',
     nothing: 'No code',
     timeoutHint: 'run `agyctl login` again; the URL is single-use, so open the new one',
     onLine,
-    setup: (loop) => o.watchOutput((line) => onOutput(loop, line)),
+    setup: (loop) => entry.watchOutput((line) => onOutput(loop, line)),
   });
 }
 

@@ -15,6 +15,22 @@ import { serverStartOptions } from '../profiles/server-start.js';
 import { fsAgyError } from '../util/fs-errors.js';
 import { assertNotSymlink } from '../util/os/safe-fs.js';
 
+/** What a logout tells a person as it goes (the command's printer shows them on stderr). */
+export type LogoutStep =
+  | { step: 'no-token-file'; file: string }
+  | { step: 'removing-token'; file: string }
+  | { step: 'server-has-no-logout' }
+  | { step: 'server-logged-out' };
+
+/** `agyctl logout`'s options, checked (src/cli/commands/logout/handler.ts), and where its steps go. */
+export interface LogoutOptions {
+  /** --local: remove the token file without asking the server. */
+  local: boolean;
+  /** Deadline for each server start and call. */
+  timeoutMs: number;
+  show(step: LogoutStep): void;
+}
+
 export interface LogoutReport {
   via: 'server' | 'local';
   tokenFile: string;
@@ -27,12 +43,12 @@ export interface LogoutReport {
   serverSaid: string | undefined;
 }
 
-function removeTokenLocally(io: CommandIO, file: string): boolean {
+function removeTokenLocally(file: string, show: LogoutOptions['show']): boolean {
   if (!fs.existsSync(file)) {
-    io.out.info(`${file} does not exist; nothing to remove locally`);
+    show({ step: 'no-token-file', file });
     return false;
   }
-  io.out.info(`Removing ${file} (this box's stored Google credentials; contents not shown).`);
+  show({ step: 'removing-token', file });
   try {
     fs.rmSync(file, { force: true });
   } catch (err) {
@@ -42,16 +58,17 @@ function removeTokenLocally(io: CommandIO, file: string): boolean {
   return true;
 }
 
-async function serverLogout(io: CommandIO, timeoutMs: number, local: boolean): Promise<'server' | 'local'> {
-  if (local) return 'local';
+async function serverLogout(io: CommandIO, options: LogoutOptions): Promise<'server' | 'local'> {
+  const { timeoutMs, show } = options;
+  if (options.local) return 'local';
   return withServer(serverStartOptions(io, { initTimeoutMs: timeoutMs }), async ({ server, init }) => {
     if (!supportsLogout(init)) {
-      io.out.info('This server does not advertise logout; removing the token file instead.');
+      show({ step: 'server-has-no-logout' });
       return 'local';
     }
     try {
       await acpLogout(server.connection, { timeoutMs, signal: io.ctx.signal });
-      io.out.info('The server logged out.');
+      show({ step: 'server-logged-out' });
       return 'server';
     } catch (err) {
       if (err instanceof AcpError && err.code === -32601) return 'local';
@@ -79,14 +96,14 @@ async function confirmGone(
   }
 }
 
-export async function runLogout(io: CommandIO, options: { local: boolean; timeoutMs: number }): Promise<LogoutReport> {
+export async function runLogout(io: CommandIO, options: LogoutOptions): Promise<LogoutReport> {
   assertServerCanUse(profileOf(io.opts), io.opts.stateDir); // before the token is touched
   const tokenFile = profileOf(io.opts).files(io.opts.stateDir).token;
   // A linked token would make the server (or --local) act on credentials outside this state dir: refuse before starting anything.
   assertNotSymlink(tokenFile, 'the token file');
   const existedBefore = fs.existsSync(tokenFile);
-  const via = await serverLogout(io, options.timeoutMs, options.local);
-  if (via === 'local') removeTokenLocally(io, tokenFile);
+  const via = await serverLogout(io, options);
+  if (via === 'local') removeTokenLocally(tokenFile, options.show);
   const { confirmed, said } = await confirmGone(io, options.timeoutMs);
   return {
     via,

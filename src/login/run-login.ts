@@ -3,7 +3,6 @@
  * reconcile settings.json, and prove the credentials in a fresh server.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import type { InitializeResult } from '../acp/protocol.js';
 import { AgyError, EXIT, usageError } from '../core/errors.js';
 import type { CommandIO } from '../core/io.js';
@@ -20,9 +19,10 @@ import {
   writeAuthType,
 } from '../settings/profile-auth.js';
 import { assertNotSymlink } from '../util/os/safe-fs.js';
-import { emit, type LoginOptions } from './detached/contract.js';
-import { checkAndFixTokenFile, type ProofResult, proveCredentials, type TokenFileReport } from './prove.js';
+import type { LoginOptions } from './detached/contract.js';
+import { checkAndFixTokenFile, type ProofResult, proveCredentials, type TokenFileReport } from './prove-credentials.js';
 import { isBrowserMethod, type SignInOptions, signIn } from './sign-in.js';
+import type { LoginStep, ShowLoginStep } from './steps.js';
 
 export type { LoginOptions } from './detached/contract.js';
 
@@ -39,8 +39,8 @@ export interface LoginReport {
 interface Preflight {
   method: string;
   settingsRaw: string | undefined;
-  /** The warning that settings name another method than --method. */
-  mismatch: string | undefined;
+  /** settings name another method than --method: said once the server offers it. */
+  mismatch: Extract<LoginStep, { step: 'method-mismatch' }> | undefined;
 }
 
 /** The settings as they were before the server ran (re-read when the server turned out to be another profile). */
@@ -79,7 +79,13 @@ function preflight(io: CommandIO, requested: string | undefined): Preflight {
   // Said once the server offers the method (onStarted): a warning before "no such method" would mislead.
   const mismatch =
     requested && configured && configured !== requested
-      ? `settings.json says ${authTypeKey(profile)} ${configured}, but you asked for --method ${requested}; the server will use ${configured} after a restart unless you change it${setAuthAdvice(profile, requested, ' (', ')')}`
+      ? {
+          step: 'method-mismatch' as const,
+          key: authTypeKey(profile),
+          configured,
+          requested,
+          canSetAuth: canSetAuth(profile, requested),
+        }
       : undefined;
   if (profile.quirks.authWindowMs !== undefined)
     io.out.verbose(
@@ -89,10 +95,8 @@ function preflight(io: CommandIO, requested: string | undefined): Preflight {
 }
 
 /** `agyctl settings set-auth X` only where X is a type settings accepts (never `set-auth sso`). */
-function setAuthAdvice(profile: ServerProfile, method: string, before: string, after: string): string {
-  return profile.unsupported.settings === undefined && normalizeAuthType(method)
-    ? `${before}agyctl settings set-auth ${method}${after}`
-    : '';
+function canSetAuth(profile: ServerProfile, method: string): boolean {
+  return profile.unsupported.settings === undefined && normalizeAuthType(method) !== undefined;
 }
 
 /** The server cannot start a sign-in for a type it does not know, and the proof would fail after it: refuse first, as `settings validate` does. */
@@ -114,7 +118,12 @@ function refuseUnknownAuthType(profile: ServerProfile, file: string, data: Recor
 }
 
 /** The server may rewrite settings.json during a login (reported for some builds); and it needs auth.type to find the credentials after a restart. */
-function reconcileSettings(io: CommandIO, pre: Preflight, profile: ServerProfile): LoginReport['settings'] {
+function reconcileSettings(
+  io: CommandIO,
+  pre: Preflight,
+  profile: ServerProfile,
+  show: ShowLoginStep,
+): LoginReport['settings'] {
   const key = authTypeKey(profile);
   const now = readProfileSettings(profile, io.opts.stateDir);
   const before =
@@ -122,31 +131,36 @@ function reconcileSettings(io: CommandIO, pre: Preflight, profile: ServerProfile
       ? undefined
       : rawAuthTypeFor(profile, parseSettingsText(pre.settingsRaw, { comments: profile.settingsComments }).data);
   const changedByServer = now.raw !== pre.settingsRaw;
-  if (changedByServer) {
-    emit(io.out, {
-      event: 'settings-changed',
-      by: 'server',
-      authTypeBefore: before ?? null,
-      authTypeAfter: rawAuthTypeFor(profile, now.data) ?? null,
+  if (changedByServer)
+    void show({
+      step: 'settings-changed',
+      event: {
+        event: 'settings-changed',
+        by: 'server',
+        authTypeBefore: before ?? null,
+        authTypeAfter: rawAuthTypeFor(profile, now.data) ?? null,
+      },
+      key,
+      expected: Boolean(profile.quirks.writesAuthTypeOnLogin),
     });
-    const note = `the server changed settings.json during the login (${key} ${String(before ?? 'unset')} -> ${String(rawAuthTypeFor(profile, now.data) ?? 'unset')})`;
-    // gemini-cli records the method it just used by design; elsewhere a rewrite may have replaced the user's choice.
-    if (profile.quirks.writesAuthTypeOnLogin) io.out.info(note);
-    else io.out.warn(note);
-  }
   let wroteAuthType = false;
   const current = rawAuthTypeFor(profile, now.data);
   if (current === undefined && !now.error) {
     writeAuthType(profile, io.opts.stateDir, pre.method, io.ctx.env);
     wroteAuthType = true;
-    emit(io.out, { event: 'settings-changed', by: 'agyctl', authTypeBefore: null, authTypeAfter: pre.method });
-    io.out.info(
-      `settings.json had no ${key}; wrote ${key} = ${pre.method} so the server finds these credentials after a restart`,
-    );
+    void show({
+      step: 'auth-type-written',
+      event: { event: 'settings-changed', by: 'agyctl', authTypeBefore: null, authTypeAfter: pre.method },
+      key,
+    });
   } else if (current !== pre.method) {
-    io.out.warn(
-      `settings.json names ${key} ${String(current)}, not ${pre.method}; left unchanged. The server will use ${String(current)} after a restart${setAuthAdvice(profile, pre.method, ' (change it with: ', ')')}`,
-    );
+    void show({
+      step: 'auth-type-differs',
+      key,
+      current,
+      method: pre.method,
+      canSetAuth: canSetAuth(profile, pre.method),
+    });
   }
   return {
     before: before ?? null,
@@ -156,76 +170,65 @@ function reconcileSettings(io: CommandIO, pre: Preflight, profile: ServerProfile
   };
 }
 
-function checkToken(io: CommandIO, profile: ServerProfile): TokenFileReport {
+function checkToken(io: CommandIO, profile: ServerProfile, show: ShowLoginStep): TokenFileReport {
   const report = checkAndFixTokenFile(profile.files(io.opts.stateDir).token);
-  if (!report.exists)
-    io.out.info(
-      `the server reported success but ${report.path} does not exist (some builds keep credentials elsewhere, e.g. the OS keyring); the proof below decides whether a restart keeps the login`,
-    );
+  if (!report.exists) void show({ step: 'token-file-missing', path: report.path });
   else if (!report.regular || !report.ownedByUser)
     throw new AgyError(EXIT.auth, 'token-file-unsafe', `${report.path} is not a regular file owned by you.`, {
       hint: `remove it and run \`agyctl login\` again`,
     });
-  else if (report.fixedFrom)
-    io.out.warn(`${report.path} had mode ${report.fixedFrom}; narrowed it to 0600 (it is a credential)`);
+  else if (report.fixedFrom) void show({ step: 'token-file-narrowed', path: report.path, from: report.fixedFrom });
   return report;
 }
 
 /** Live beats static: a fresh server accepted the login although there is no token file, so the server keeps it elsewhere. */
 function credentialsWhere(
-  io: CommandIO,
   tokenFile: TokenFileReport | undefined,
+  show: ShowLoginStep,
 ): 'token-file' | 'elsewhere' | undefined {
   if (!tokenFile) return undefined;
   if (tokenFile.exists) return 'token-file';
-  io.out.info(
-    `note: no ${path.basename(tokenFile.path)}; the server holds credentials elsewhere, e.g. the OS keyring (a fresh server accepted them without authenticate)`,
-  );
+  void show({ step: 'credentials-elsewhere', tokenFile: tokenFile.path });
   return 'elsewhere';
 }
 
-export async function runLogin(io: CommandIO, options: LoginOptions): Promise<LoginReport> {
+/** The login's steps go to `show`, in order (the command's printer); the report is what it found. */
+export async function runLogin(io: CommandIO, options: LoginOptions, show: ShowLoginStep): Promise<LoginReport> {
   // The server would write the new token through a planted link (as root: anywhere): refuse before starting it.
   assertNotSymlink(profileOf(io.opts).files(io.opts.stateDir).token, 'the token file');
   const pre = preflight(io, options.method);
   // A guessed profile may be corrected by initialize; its settings are then the ones to compare against.
   const onStarted = (init: InitializeResult): void => {
-    if (pre.mismatch) io.out.warn(pre.mismatch);
+    if (pre.mismatch) void show(pre.mismatch);
     const { profile, switched, target } = adoptDetectedProfile(io, init);
     if (!switched) return;
     io = { ...io, opts: target }; // from here on the login works on the detected profile's target
-    emit(io.out, { event: 'profile-detected', profile: profile.id, stateDir: io.opts.stateDir });
+    void show({ step: 'event', event: { event: 'profile-detected', profile: profile.id, stateDir: io.opts.stateDir } });
     pre.settingsRaw = snapshotSettings(io);
   };
-  const signInOptions: SignInOptions = {
-    method: pre.method,
-    timeoutMs: options.timeoutMs,
-    fakeDisplay: options.fakeDisplay,
-    target: options.target,
-    qr: options.qr,
-    open: options.open,
-    detached: options.detached,
-    stdinPastes: options.stdinPastes,
-    onStarted,
-  };
+  const signInOptions: SignInOptions = { ...options, method: pre.method, show, onStarted };
   const attempt = await signIn(io, signInOptions);
   const profile = profileOf(io.opts);
-  emit(io.out, { event: 'authenticated', method: pre.method });
-  if (!io.out.json)
-    io.out.info(io.out.e.green(`Signed in (${pre.method}). Checking that a fresh server accepts the credentials...`));
-  const tokenFile = isBrowserMethod(profile, pre.method) ? checkToken(io, profile) : undefined;
-  const settings = reconcileSettings(io, pre, profile);
+  await show({ step: 'authenticated', event: { event: 'authenticated', method: pre.method } });
+  const tokenFile = isBrowserMethod(profile, pre.method) ? checkToken(io, profile, show) : undefined;
+  const settings = reconcileSettings(io, pre, profile, show);
   const proof = await proveCredentials(io, {
     keepProbeSession: options.keepProbeSession,
     timeoutMs: options.proofTimeoutMs,
   });
-  const credentials = credentialsWhere(io, tokenFile);
-  emit(io.out, {
-    event: 'verified',
-    ...(tokenFile ? { tokenFile: { mode: tokenFile.mode } } : {}),
-    ...(credentials ? { credentials } : {}),
-    sessionProbe: { removed: proof.probeRemoved, ...(options.keepProbeSession ? { sessionId: proof.sessionId } : {}) },
-    serverStartMs: proof.initMs,
+  const credentials = credentialsWhere(tokenFile, show);
+  await show({
+    step: 'verified',
+    event: {
+      event: 'verified',
+      ...(tokenFile ? { tokenFile: { mode: tokenFile.mode } } : {}),
+      ...(credentials ? { credentials } : {}),
+      sessionProbe: {
+        removed: proof.probeRemoved,
+        ...(options.keepProbeSession ? { sessionId: proof.sessionId } : {}),
+      },
+      serverStartMs: proof.initMs,
+    },
   });
   return {
     method: pre.method,

@@ -21,11 +21,12 @@ import { withDeadline } from '../util/deadline.js';
 import { signInRequestHandler } from './capture/elicitation-source.js';
 import { type Candidate, describeCandidate, noSignInUrlError } from './capture/evidence.js';
 import { type CapturedUrl, UrlCapture } from './capture/pipeline.js';
-import { presentCodeEntry, Secrets, scrubbingTracer, waitForCode } from './code-entry.js';
-import { emit } from './detached/contract.js';
-import { openInBrowser, type PresentOptions, presentDevicePage, presentUrl } from './present.js';
+import { Secrets, scrubbingTracer, waitForCode } from './code-entry.js';
+import type { LoginOptions } from './detached/contract.js';
+import { codeEntryStep, devicePageStep, loopbackUrlStep, openInBrowser } from './present.js';
 import { createShimDir, loginServerEnv, recordOwner, sweepStaleLoginDirs } from './shims.js';
 import { type Ready, startForSignIn } from './startup.js';
+import type { ShowLoginStep } from './steps.js';
 import { authFailure, waitForServerSignIn, waitForSignIn } from './wait.js';
 
 /** If no URL shows up by then, say what usually causes it. */
@@ -33,10 +34,10 @@ const NO_URL_HINT_AFTER_MS = 20_000;
 /** The authenticate call may outlive our deadline by this much, so our own timeout message wins. */
 const CALL_MARGIN_MS = 30_000;
 
-export interface SignInOptions extends PresentOptions {
+/** The login's options a sign-in uses, the method it settled on, and where its steps go. */
+export interface SignInOptions extends Pick<LoginOptions, 'timeoutMs' | 'fakeDisplay' | 'target' | 'open'> {
   method: string;
-  timeoutMs: number;
-  fakeDisplay: boolean;
+  show: ShowLoginStep;
   /** Right after initialize (login adopts a detected profile here). */
   onStarted?: (init: InitializeResult) => void;
 }
@@ -53,7 +54,11 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
     io.out.verbose(`removed ${dir}, left by a login that was killed`);
   const shims = createShimDir(io.ctx.env);
   recordOwner(shims.dir);
-  const capture = new UrlCapture(shims, (c, loud) => reportRejected(io, c, loud), profile.quirks.codeEntryFallback);
+  const capture = new UrlCapture(
+    shims,
+    (c, loud) => reportRejected(options.show, c, loud),
+    profile.quirks.codeEntryFallback,
+  );
   const secrets = new Secrets();
   const watchers = new Set<(line: string) => void>();
   try {
@@ -87,7 +92,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
       const startedAt = Date.now();
       const deadline = startedAt + options.timeoutMs;
       const callAuthenticate = ({ init, initMs }: Ready): Promise<unknown> => {
-        announce(io, server.pid, init, initMs, options);
+        announce(io, { pid: server.pid, init, initMs }, options);
         return authenticate(server.connection, options.method, {
           timeoutMs: options.timeoutMs + CALL_MARGIN_MS,
           signal: io.ctx.signal,
@@ -106,7 +111,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
           }).catch(mapAuthError(io));
           return ok({ url: undefined, tunnel: undefined });
         }
-        first = await raceForUrl(io, capture, auth, options.timeoutMs, startedAt);
+        first = await raceForUrl(io, { capture, auth, startedAt, timeoutMs: options.timeoutMs, show: options.show });
         if (!first) return ok({ url: undefined, tunnel: undefined }); // authenticated without a browser round trip
       } else {
         if (!browser) throw startupSignInRefused(profile, options.method);
@@ -117,16 +122,16 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
         auth = started.ready.then(callAuthenticate);
         auth.catch(() => undefined);
       }
-      const wait = { server, auth: first.auth, authenticate: auth, deadline, startedAt };
+      const wait = { server, auth: first.auth, authenticate: auth, deadline, startedAt, show: options.show };
       const origin = { source: first.source, via: first.via, message: first.elicitation?.message };
       if (first.kind === 'device') {
-        await presentDevicePage(io, first.auth, options, origin);
+        await options.show(devicePageStep(first.auth, options.method, origin));
         if (options.open) await openInBrowser(io, first.auth.url);
         await waitForServerSignIn(io, wait);
         return ok({ url: first, tunnel: undefined });
       }
       if (first.kind === 'code-entry') {
-        await presentCodeEntry(io, first.auth, { qr: options.qr, pasteTo: options });
+        await options.show(codeEntryStep(first.auth, options.method));
         if (options.open) await openInBrowser(io, first.auth.url);
         const watchOutput = (w: (line: string) => void): (() => void) => {
           watchers.add(w);
@@ -134,9 +139,8 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
         };
         await waitForCode(io, {
           ...wait,
-          qr: options.qr,
           open: options.open,
-          pasteTo: options,
+          method: options.method,
           watchOutput,
           addSecret: (v) => secrets.add(v),
         });
@@ -147,7 +151,9 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
         io.out.verbose(
           `the redirect path ${first.auth.redirectPath} is not the ${profile.id} profile's ${profile.redirectPath}; using the server's`,
         );
-      const tunnel = await presentUrl(io, first.auth, options, origin);
+      const shown = loopbackUrlStep(first.auth, options, origin);
+      await options.show(shown);
+      const tunnel = shown.event.tunnel;
       if (options.open) await openInBrowser(io, first.auth.url);
       await waitForSignIn(io, { ...wait, listenerGraceMs: profile.quirks.listenerGoneGraceMs });
       return ok({ url: first, tunnel });
@@ -162,8 +168,12 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
   }
 }
 
-function announce(io: CommandIO, pid: number, init: InitializeResult, initMs: number, options: SignInOptions): void {
-  emit(io.out, { event: 'server-started', pid, agent: describeInit(init).agent, ms: initMs });
+function announce(io: CommandIO, server: { pid: number } & Ready, options: SignInOptions): void {
+  const { pid, init, initMs } = server;
+  void options.show({
+    step: 'event',
+    event: { event: 'server-started', pid, agent: describeInit(init).agent, ms: initMs },
+  });
   io.out.verbose(`server ${pid} initialized in ${initMs} ms`);
   checkSignInMethod(init, options.method); // before anything onStarted says about that method
   options.onStarted?.(init);
@@ -199,36 +209,38 @@ const mapAuthError =
   };
 
 /** Every candidate that was not used: a warning when it looked like a sign-in, else --verbose only (evidence either way). */
-function reportRejected(io: CommandIO, c: Candidate, loud: boolean): void {
-  emit(io.out, {
+function reportRejected(show: ShowLoginStep, c: Candidate, loud: boolean): void {
+  const event = {
     event: 'url-rejected',
     source: c.channel,
     reason: c.reason,
     loud,
     ...(c.via ? { via: c.via } : {}),
     ...(c.url ? { url: c.url } : {}),
+  } as const;
+  void show({
+    step: 'url-rejected',
+    event,
+    text: serverText(`not a sign-in URL: ${describeCandidate(c)}`, { singleLine: true }),
   });
-  if (io.out.json) return;
-  const text = serverText(`not a sign-in URL: ${describeCandidate(c)}`, { singleLine: true });
-  if (loud && c.url) io.out.warn(`ignoring ${text}`);
-  else io.out.verbose(text);
+}
+
+/** What the race for the URL needs: the capture, the authenticate call, and the sign-in's clock. */
+interface UrlRace {
+  capture: UrlCapture;
+  auth: Promise<unknown>;
+  timeoutMs: number;
+  startedAt: number;
+  show: ShowLoginStep;
 }
 
 /** The URL, or undefined when authenticate finished first; a failure or the deadline throws (listing what was seen). */
-async function raceForUrl(
-  io: CommandIO,
-  capture: UrlCapture,
-  auth: Promise<unknown>,
-  timeoutMs: number,
-  startedAt: number,
-): Promise<CapturedUrl | undefined> {
-  const hint = setTimeout(() => {
-    emit(io.out, { event: 'no-url-yet', afterS: NO_URL_HINT_AFTER_MS / 1000 });
-    if (!io.out.json)
-      io.out.warn(
-        `the server has not shown a sign-in URL after ${NO_URL_HINT_AFTER_MS / 1000}s; if this build only opens a browser when DISPLAY is set, do not pass --no-fake-display (run with --verbose to see its output)`,
-      );
-  }, NO_URL_HINT_AFTER_MS);
+async function raceForUrl(io: CommandIO, race: UrlRace): Promise<CapturedUrl | undefined> {
+  const { capture, auth, timeoutMs, startedAt } = race;
+  const hint = setTimeout(
+    () => void race.show({ step: 'no-url-yet', event: { event: 'no-url-yet', afterS: NO_URL_HINT_AFTER_MS / 1000 } }),
+    NO_URL_HINT_AFTER_MS,
+  );
   try {
     return await withDeadline(Promise.race([capture.found, auth.then(() => undefined, mapAuthError(io))]), {
       timeoutMs,

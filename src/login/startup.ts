@@ -53,14 +53,14 @@ function checkInit(init: InitializeResult): InitializeResult {
 export async function startForSignIn(
   start: StartOptions,
   capture: UrlCapture,
-  o: StartupOptions,
+  budget: StartupOptions,
 ): Promise<{ server: AcpServer; started: Started }> {
   const server = AcpServer.start(start);
   const onAbort = (): void => server.kill();
   start.signal.addEventListener('abort', onAbort, { once: true });
   try {
     const first = initialize(server.connection, start.clientVersion, {
-      timeoutMs: o.timeoutMs,
+      timeoutMs: budget.timeoutMs,
       signal: start.signal,
     }).then(checkInit);
     first.catch(() => undefined);
@@ -74,7 +74,7 @@ export async function startForSignIn(
     );
     if ('init' in winner)
       return { server, started: { kind: 'ready', init: winner.init, initMs: Date.now() - server.startedAt } };
-    const ready = reinitialize(server, start, first, winner.url, o);
+    const ready = reinitialize({ server, start, first, url: winner.url, tokenFile: budget.tokenFile });
     ready.catch(() => undefined);
     return { server, started: { kind: 'signing-in', url: winner.url, ready } };
   } catch (err) {
@@ -85,18 +85,22 @@ export async function startForSignIn(
   }
 }
 
-function reinitialize(
-  server: AcpServer,
-  start: StartOptions,
-  first: Promise<InitializeResult>,
-  url: CapturedUrl,
-  o: StartupOptions,
-): Promise<Ready> {
+/** A server that signs in at start-up: how it was started, its first initialize (still unanswered) and the URL it showed. */
+interface StartupSignIn {
+  server: AcpServer;
+  start: StartOptions;
+  first: Promise<InitializeResult>;
+  url: CapturedUrl;
+  tokenFile: string;
+}
+
+function reinitialize(signIn: StartupSignIn): Promise<Ready> {
+  const { server, start, first, url } = signIn;
   const since = Date.now();
   const stdinFree = async (): Promise<boolean> => {
     if (url.kind === 'loopback') return !(await listenerAlive(url.auth.port));
     try {
-      return fs.statSync(o.tokenFile).mtimeMs >= since - 1_000;
+      return fs.statSync(signIn.tokenFile).mtimeMs >= since - 1_000;
     } catch {
       return false;
     }

@@ -12,15 +12,16 @@ import { AgyError, EXIT, InterruptedError, TimeoutError } from '../core/errors.j
 import type { CommandIO } from '../core/io.js';
 import { type AuthUrl, validatePastedRedirect } from '../profiles/auth-url.js';
 import { formatDuration } from '../util/duration.js';
-import { emit } from './detached/contract.js';
 import { startPasteReader } from './paste.js';
 import { deliverRedirect, listenerAlive } from './startup.js';
+import type { ShowLoginStep } from './steps.js';
 
 /** Probe period and grace: a vanished listener is reported within 2 s (test/e2e/login-listener-watch.test.ts measures it). */
 export const LIVENESS_EVERY_MS = 700;
 export const LIVENESS_GRACE_MS = 900;
 
-export interface WaitOptions {
+/** One sign-in's wait: its server, its URL, its authenticate call and deadline, and where its steps go. */
+export interface SignInWait {
   server: AcpServer;
   auth: AuthUrl;
   authenticate: Promise<unknown>;
@@ -28,14 +29,16 @@ export interface WaitOptions {
   startedAt: number;
   /** How long a closed listener may go unanswered (a profile quirk); default LIVENESS_GRACE_MS. */
   listenerGraceMs?: number | undefined;
+  show: ShowLoginStep;
 }
 
-export function waitForSignIn(io: CommandIO, o: WaitOptions): Promise<void> {
+export function waitForSignIn(io: CommandIO, wait: SignInWait): Promise<void> {
+  const { auth, show } = wait;
   let delivered = false;
   let graceRunning = false;
 
   async function checkListener(loop: WaitLoop): Promise<void> {
-    if (loop.settled || delivered || graceRunning || (await listenerAlive(o.auth.port))) return;
+    if (loop.settled || delivered || graceRunning || (await listenerAlive(auth.port))) return;
     // A successful callback closes the listener just before the answer arrives: allow it a moment.
     graceRunning = true;
     loop.keep(
@@ -45,29 +48,27 @@ export function waitForSignIn(io: CommandIO, o: WaitOptions): Promise<void> {
             new AgyError(
               EXIT.server,
               'listener-gone',
-              `The server's login listener on 127.0.0.1:${o.auth.port} is gone, so the browser's redirect cannot arrive.`,
+              `The server's login listener on 127.0.0.1:${auth.port} is gone, so the browser's redirect cannot arrive.`,
               {
                 hint: 'run `agyctl login` again; if it keeps happening, check the server with `agyctl probe --verbose`',
               },
             ),
           );
-      }, o.listenerGraceMs ?? LIVENESS_GRACE_MS),
+      }, wait.listenerGraceMs ?? LIVENESS_GRACE_MS),
     );
   }
 
-  const refuse = (reason: string): void => {
-    emit(io.out, { event: 'redirect-rejected', reason });
-    if (!io.out.json) io.out.warn(`not delivered: ${reason}`);
-  };
+  const refuse = (reason: string): void =>
+    void show({ step: 'paste-refused', event: { event: 'redirect-rejected', reason } });
 
   async function onPaste(line: string): Promise<void> {
     if (delivered) return refuse('a redirect was already delivered for this login; waiting for the server');
-    const v = validatePastedRedirect(line, o.auth);
+    const v = validatePastedRedirect(line, auth);
     if (!v.ok) return refuse(v.reason);
     delivered = true;
     try {
       const status = await deliverRedirect(v.value.deliverTo);
-      emit(io.out, { event: 'redirect-delivered', status });
+      void show({ step: 'event', event: { event: 'redirect-delivered', status } });
       io.out.verbose(`delivered the redirect to the login listener (HTTP ${status})`);
     } catch (err) {
       delivered = false;
@@ -79,9 +80,10 @@ export function waitForSignIn(io: CommandIO, o: WaitOptions): Promise<void> {
   }
 
   return runWaitLoop(io, {
-    authenticate: o.authenticate,
-    deadline: o.deadline,
-    startedAt: o.startedAt,
+    authenticate: wait.authenticate,
+    deadline: wait.deadline,
+    startedAt: wait.startedAt,
+    show,
     prompt: 'paste the address your browser ended on',
     nothing: 'No sign-in',
     timeoutHint: 'run `agyctl login --timeout 20m` for more time; the URL is single-use, so open the new one',
@@ -96,10 +98,10 @@ export function waitForSignIn(io: CommandIO, o: WaitOptions): Promise<void> {
 /** A device-code or verification page: the server learns the outcome itself, so only its answer, the deadline or Ctrl-C end the wait. */
 export function waitForServerSignIn(
   io: CommandIO,
-  o: Pick<WaitOptions, 'authenticate' | 'deadline' | 'startedAt'>,
+  wait: Pick<SignInWait, 'authenticate' | 'deadline' | 'startedAt' | 'show'>,
 ): Promise<void> {
   return runWaitLoop(io, {
-    ...o,
+    ...wait,
     prompt: '',
     nothing: 'No sign-in',
     timeoutHint: 'run `agyctl login --timeout 20m` for more time, and open the new page it shows',
@@ -131,6 +133,7 @@ export interface WaitLoopOptions {
   authenticate: Promise<unknown>;
   deadline: number;
   startedAt: number;
+  show: ShowLoginStep;
   /** Prompt text after the countdown, e.g. "paste the authorization code". */
   prompt: string;
   /** What the deadline says: "No sign-in" / "No code". */
@@ -143,10 +146,10 @@ export interface WaitLoopOptions {
   setup?(loop: WaitLoop): (() => void) | undefined;
 }
 
-export function runWaitLoop(io: CommandIO, o: WaitLoopOptions): Promise<void> {
+export function runWaitLoop(io: CommandIO, wait: WaitLoopOptions): Promise<void> {
   return new Promise<void>((resolve, reject) => {
     const timers: NodeJS.Timeout[] = [];
-    const remaining = (): number => Math.max(0, o.deadline - Date.now());
+    const remaining = (): number => Math.max(0, wait.deadline - Date.now());
     let teardown: (() => void) | undefined;
     const onAbort = (): void => loop.finish(new InterruptedError());
     const loop = {
@@ -164,13 +167,13 @@ export function runWaitLoop(io: CommandIO, o: WaitLoopOptions): Promise<void> {
       },
     };
     const reader =
-      o.paste === false
+      wait.paste === false
         ? { close: () => undefined }
-        : startPasteReader(io, { text: () => o.prompt, deadline: () => o.deadline }, (line) => {
-            if (!loop.settled && line.trim() !== '') o.onLine(line, loop);
+        : startPasteReader(io, { text: () => wait.prompt, deadline: () => wait.deadline }, (line) => {
+            if (!loop.settled && line.trim() !== '') wait.onLine(line, loop);
           });
     io.ctx.signal.addEventListener('abort', onAbort, { once: true });
-    o.authenticate.then(
+    wait.authenticate.then(
       () => loop.finish(),
       (err: unknown) => loop.finish(err instanceof AcpError ? authFailure(err, io.ctx.env) : err),
     );
@@ -178,20 +181,26 @@ export function runWaitLoop(io: CommandIO, o: WaitLoopOptions): Promise<void> {
       setTimeout(
         () =>
           loop.finish(
-            new TimeoutError(`${o.nothing} within ${formatDuration(o.deadline - o.startedAt)}.`, o.timeoutHint),
+            new TimeoutError(
+              `${wait.nothing} within ${formatDuration(wait.deadline - wait.startedAt)}.`,
+              wait.timeoutHint,
+            ),
           ),
         remaining(),
       ),
     );
     const waitingEvent = (): void =>
-      emit(io.out, {
-        event: 'waiting',
-        elapsedS: Math.round((Date.now() - o.startedAt) / 1000),
-        remainingS: Math.round(remaining() / 1000),
+      void wait.show({
+        step: 'event',
+        event: {
+          event: 'waiting',
+          elapsedS: Math.round((Date.now() - wait.startedAt) / 1000),
+          remainingS: Math.round(remaining() / 1000),
+        },
       });
     waitingEvent();
     loop.keep(setInterval(waitingEvent, WAITING_EVENT_EVERY_MS));
-    teardown = o.setup?.(loop);
+    teardown = wait.setup?.(loop);
     if (io.ctx.signal.aborted) onAbort();
   });
 }

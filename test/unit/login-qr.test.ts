@@ -4,10 +4,10 @@
 // names the size it needs. The URL and the tunnel command always follow it.
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { loginPrinter, pasteWhere } from '../../src/cli/commands/login/printers.js';
 import { Output } from '../../src/cli/terminal/output.js';
 import type { CommandIO, TtyWritable } from '../../src/core/io.js';
-import { presentCodeEntry } from '../../src/login/code-entry.js';
-import { presentUrl } from '../../src/login/present.js';
+import { codeEntryStep, loopbackUrlStep } from '../../src/login/present.js';
 import { fitQr, lineWidth, qrLines, type Screen, screenOf, wrappedRows } from '../../src/login/qr.js';
 import { type AuthUrl, validateAuthUrl } from '../../src/profiles/auth-url.js';
 import { buildAuthUrl } from '../../src/sim/oauth.js';
@@ -43,7 +43,11 @@ function terminal(size: { columns: number; rows: number } | undefined, json = fa
   return { io, lines: () => chunks.join('').replace(/\n$/, '').split('\n') };
 }
 
-const present = (io: CommandIO) => presentUrl(io, AUTH, { target: TARGET, qr: true, open: false });
+/** The login's printer, as the supervisor builds it for `login --qr`. */
+const printerOf = (io: CommandIO) =>
+  loginPrinter(io.out as Output, { qr: true, pasteWhere: pasteWhere({}), stderr: io.ctx.stderr });
+const present = (io: CommandIO) => printerOf(io).show(loopbackUrlStep(AUTH, { target: TARGET }));
+const presentCodeEntry = (io: CommandIO) => printerOf(io).show(codeEntryStep(AUTH, undefined));
 
 describe('the QR code of a real sign-in URL', () => {
   it('is wider than 80 columns and taller than 40 rows (so it must be fitted)', async () => {
@@ -156,12 +160,12 @@ describe('login --qr on a terminal', () => {
 
   it('code entry: the same fit, the code above the URL', async () => {
     const big = terminal({ columns: 200, rows: 60 });
-    await presentCodeEntry(big.io, AUTH, { qr: true, pasteTo: {} });
+    await presentCodeEntry(big.io);
     const lines = big.lines();
     expect(lines.filter((l) => QR_LINE.test(l)).length).toBeGreaterThan(40);
     expect(lines.indexOf(URL_TEXT)).toBeGreaterThan(lines.findLastIndex((l) => QR_LINE.test(l)));
     const small = terminal({ columns: 80, rows: 24 });
-    await presentCodeEntry(small.io, AUTH, { qr: true, pasteTo: {} });
+    await presentCodeEntry(small.io);
     expect(small.lines()[0]).toMatch(/^QR code left out \(needs \d+×\d+, terminal is 80×24\)/);
     expect(small.lines().filter((l) => QR_LINE.test(l))).toEqual([]);
   });

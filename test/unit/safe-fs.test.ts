@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AgyError } from '../../src/core/errors.js';
-import { checkAndFixTokenFile } from '../../src/login/prove.js';
+import { checkAndFixTokenFile } from '../../src/login/prove-credentials.js';
 import { createWithContent, writeFileAtomic } from '../../src/util/os/atomic-write.js';
 import {
   assertPrivateDir,

@@ -38,11 +38,9 @@ import {
   withoutTrailingPunctuation,
 } from './text-source.js';
 
-export type UrlSource = Channel;
-
 export interface CapturedUrl {
   auth: AuthUrl;
-  source: UrlSource;
+  source: Channel;
   /** Which launcher (xdg-open, gio, BROWSER, ...) for 'shim' and 'launcher-file'; which message and field for 'rpc'. */
   via: string | undefined;
   /** The launcher's arguments, redacted ('shim', 'launcher-file'). */
@@ -74,12 +72,12 @@ const FALLBACK_POLL_MS = 500;
 const OAUTH_PARAMS = /[?&](response_type|redirect_uri|client_id|code_challenge)=/;
 
 /** Why a candidate was not taken, and whether it was reported before; undefined when it was taken (or capture is over). */
-type Verdict = { reason: string; repeat: boolean } | undefined;
+type Rejection = { reason: string; repeat: boolean } | undefined;
 /** Where a candidate came from, beyond its channel. */
 type From = Pick<Candidate, 'via' | 'args' | 'file'> & { elicitation?: ElicitationInfo };
 
 /** What a joined URL still held when the capture ended is recorded with. */
-function endedVerdict(url: string): Verdict {
+function endedRejection(url: string): Rejection {
   const v = validateAuthUrl(url);
   return { reason: v.ok ? 'not used: the capture ended first' : v.reason, repeat: false };
 }
@@ -232,7 +230,7 @@ export class UrlCapture {
     for (const url of reading.urls) this.consider(url, 'launcher-file', withKind);
   }
 
-  private consider(url: string, source: UrlSource, from: From): void {
+  private consider(url: string, source: Channel, from: From): void {
     const v = this.judge(url, source, from);
     if (v && !v.repeat) this.rejectUrl(url, source, from, v.reason);
   }
@@ -247,11 +245,11 @@ export class UrlCapture {
       if (!j.repeat) this.rejectUrl(url, source, {}, j.reason);
       return;
     }
-    const v = ended ? endedVerdict(url) : this.judge(url, source, {});
+    const v = ended ? endedRejection(url) : this.judge(url, source, {});
     if (v && !v.repeat) this.rejectUrl(url, source, {}, `${v.reason} (joined from ${j.lines} lines)`);
   }
 
-  private judge(url: string, source: UrlSource, from: From): Verdict {
+  private judge(url: string, source: Channel, from: From): Rejection {
     if (this.done) return undefined;
     const before = this.judged.get(url);
     if (before !== undefined) return { reason: before, repeat: true };
@@ -267,7 +265,7 @@ export class UrlCapture {
     return { reason: v.reason, repeat: false };
   }
 
-  private rejectUrl(url: string, source: UrlSource, from: From, reason: string): void {
+  private rejectUrl(url: string, source: Channel, from: From, reason: string): void {
     // Anything a launcher got (or a file it got leads to) is meant as the sign-in URL; from output and messages, only Google- or OAuth-looking ones are worth a warning.
     const loud =
       source === 'shim' ||

@@ -30,7 +30,15 @@ interface Walk {
   budget: number;
 }
 
-function walk(value: unknown, path: string, inMeta: boolean, w: Walk, depth: number): void {
+/** Where a value sits in the message: its field path, whether under `_meta`, how deep. */
+interface FieldAt {
+  path: string;
+  inMeta: boolean;
+  depth: number;
+}
+
+function walk(value: unknown, at: FieldAt, w: Walk): void {
+  const { path, inMeta, depth } = at;
   if (depth > MAX_DEPTH || w.budget <= 0) return;
   if (typeof value === 'string') {
     w.budget -= 1;
@@ -38,14 +46,16 @@ function walk(value: unknown, path: string, inMeta: boolean, w: Walk, depth: num
     return;
   }
   if (Array.isArray(value)) {
-    for (const [i, v] of value.entries()) walk(v, `${path}[${i}]`, inMeta, w, depth + 1);
+    for (const [i, v] of value.entries()) walk(v, { path: `${path}[${i}]`, inMeta, depth: depth + 1 }, w);
     return;
   }
   if (value && typeof value === 'object') {
     for (const [k, v] of Object.entries(value as Record<string, unknown>))
-      walk(v, path ? `${path}.${k}` : k, inMeta || k === '_meta', w, depth + 1);
+      walk(v, { path: path ? `${path}.${k}` : k, inMeta: inMeta || k === '_meta', depth: depth + 1 }, w);
   }
 }
+
+const top = (path: string, inMeta: boolean): FieldAt => ({ path, inMeta, depth: 0 });
 
 function labelOf(msg: JsonRpcMessage, info: MessageInfo): string {
   if (typeof msg.method === 'string')
@@ -56,12 +66,12 @@ function labelOf(msg: JsonRpcMessage, info: MessageInfo): string {
 
 export function messageUrls(msg: JsonRpcMessage, info: MessageInfo): MessageUrl[] {
   const w: Walk = { out: [], label: labelOf(msg, info), metaOnly: info.solicited, budget: MAX_STRINGS };
-  if (typeof msg.method === 'string') walk(msg.params, 'params', false, w, 0);
-  if ('result' in msg) walk(msg.result, 'result', false, w, 0);
+  if (typeof msg.method === 'string') walk(msg.params, top('params', false), w);
+  if ('result' in msg) walk(msg.result, top('result', false), w);
   if (msg.error && typeof msg.error === 'object') {
     // Error data is out of band even in an answer to our request.
-    walk(msg.error.data, 'error.data', true, w, 0);
-    if (!info.solicited) walk(msg.error.message, 'error.message', false, w, 0);
+    walk(msg.error.data, top('error.data', true), w);
+    if (!info.solicited) walk(msg.error.message, top('error.message', false), w);
   }
   return w.out;
 }

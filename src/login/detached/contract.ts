@@ -5,12 +5,14 @@
  * record, answered by `login finish`, relayed by `connect`, and printed as
  * NDJSON with --json (docs/json.md). One type each, used by every reader.
  */
-import type { Reporter } from '../../core/reporter.js';
 import type { ServerTarget } from '../../core/target.js';
 import type { TerminalSize } from '../qr.js';
 import type { TunnelTarget } from '../tunnel.js';
 
-/** `agyctl login`'s options, checked (src/cli/commands/login/handler.ts). */
+/**
+ * `agyctl login`'s options: its flags checked once (src/cli/commands/login/handler.ts), the one type
+ * from the command line through request.json to runLogin.
+ */
 export interface LoginOptions {
   method: string | undefined;
   timeoutMs: number;
@@ -20,10 +22,14 @@ export interface LoginOptions {
   fakeDisplay: boolean;
   keepProbeSession: boolean;
   proofTimeoutMs: number;
-  /** `login --detach`: the foreground command returns once the URL is shown (the wording of the paste hint). */
-  detached?: boolean;
+  /** `login --detach`: the foreground command returns once the URL is shown. */
+  detached: boolean;
   /** false when stdin cannot bring a paste (`</dev/null`, closed): the address goes to `agyctl login finish` then. */
-  stdinPastes?: boolean;
+  stdinPastes: boolean;
+  /** --restart: cancel a pending login of this state dir first. */
+  restart: boolean;
+  /** --force: replace a credential `check` accepts without asking. */
+  force: boolean;
 }
 
 /** The global options the login runs with (the CLI's GlobalOptions, as written to request.json). */
@@ -109,11 +115,6 @@ export type LoginEvent =
 
 export type LoginEventName = LoginEvent['event'];
 
-/** Emit a login event: the only way the login's code reports one, so each is one of the union. */
-export function emit(out: Reporter, event: LoginEvent): void {
-  out.event(event);
-}
-
 /** The supervisor's answer to `finish` (the answer event is kept for clients of an older version). */
 export interface FinishAnswer {
   ok: boolean;
@@ -135,7 +136,7 @@ export const ANSWER_EVENTS: ReadonlySet<LoginEventName> = new Set<LoginEventName
 
 /**
  * An event as the supervisor's tap (or an attached client) receives it:
- * the login's own emit() produced it, so the name is one of ours; a value
+ * the login's own steps carried it, so the name is one of ours; a value
  * without a string `event` is not an event.
  */
 export function asLoginEvent(value: unknown): LoginEvent | undefined {

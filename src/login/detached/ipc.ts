@@ -86,7 +86,7 @@ export function attach(
 ): Promise<Attachment | undefined> {
   return new Promise((resolveAttach) => {
     const socket = net.connect({ path: socketPath });
-    let resolveEnd!: (o: Extract<Frame, { t: 'end' }>['outcome'] | undefined) => void;
+    let resolveEnd!: (outcome: Extract<Frame, { t: 'end' }>['outcome'] | undefined) => void;
     const ended = new Promise<Extract<Frame, { t: 'end' }>['outcome'] | undefined>((r) => (resolveEnd = r));
     const timer = setTimeout(() => {
       socket.destroy();

@@ -2,16 +2,19 @@
  * The record of a login that runs under a supervisor: one private 0700
  * directory per state dir (so at most one pending login each), holding the
  * supervisor's socket, its log, the login's options and its state. Never
- * the token, a code or the environment: only what `login status` shows.
+ * the token, a code or the environment: only what `login status` shows,
+ * and (at the end of this file) how it reads to a person and to --json.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgyError, EXIT } from '../../core/errors.js';
 import { homeDir, tempRoot } from '../../core/paths.js';
+import { formatDuration } from '../../util/duration.js';
 import { writeFileAtomic } from '../../util/os/atomic-write.js';
 import type { ProcessIdentity } from '../../util/os/process.js';
 import { lstatOrNull } from '../../util/os/safe-fs.js';
+import { sanitizeForTerminal } from '../../util/terminal-text.js';
 
 /** A unix socket path must fit in sun_path (108 bytes on Linux); keep a margin. */
 const MAX_SOCKET_PATH = 100;
@@ -36,6 +39,9 @@ export const CANCELLED: Omit<Outcome, 'endedAt'> = {
   code: 'login-cancelled',
   message: 'cancelled (agyctl login cancel, or Ctrl-C of the attached login)',
 };
+
+/** The outcome of a login whose supervisor died (or hung) before it ended: recorded by whoever cleaned up after it. */
+export const SUPERVISOR_DIED = 'login-supervisor-died';
 
 export interface LoginState {
   version: 1;
@@ -246,3 +252,63 @@ export function writeState(paths: RecordPaths, state: LoginState): void {
 }
 
 export const isPending = (s: LoginState): boolean => s.phase !== 'done' && s.outcome === undefined;
+
+// --- how a record reads to a person and to --json ---
+
+export function timeLeft(state: LoginState): string {
+  return formatDuration(Math.max(0, state.deadline - Date.now()));
+}
+
+/** Record text on its way to a terminal: one line, no control characters. */
+export const terminalLine = (text: string): string => sanitizeForTerminal(text, { singleLine: true });
+
+/** The lines that describe a pending login to a person (status, and the "already pending" refusal). */
+export function describePending(state: LoginState): string[] {
+  const lines = [
+    `A login is pending for ${terminalLine(state.stateDir)} (${timeLeft(state)} left, supervisor pid ${state.pid}, ${state.phase}).`,
+  ];
+  if (state.url) lines.push(`Sign-in URL: ${terminalLine(state.url)}`);
+  if (state.tunnel) lines.push(`Tunnel (port ${state.port}): ${terminalLine(state.tunnel)}`);
+  else if (state.mode === 'code-entry')
+    lines.push('This login uses code entry: no tunnel; give the code with `agyctl login finish CODE`.');
+  else if (state.mode === 'device')
+    lines.push('This login shows a page the server follows itself: no tunnel and nothing to paste.');
+  return lines;
+}
+
+/** How `login status` (and the "already pending" refusal) reports a record: its liveness as the caller found it. */
+export function statusData(state: LoginState, kind: 'pending' | 'ended' | 'died'): Record<string, unknown> {
+  const status =
+    kind === 'pending'
+      ? 'pending'
+      : kind === 'died' || state.outcome?.code === SUPERVISOR_DIED
+        ? 'died'
+        : state.outcome?.exit === 0
+          ? 'succeeded'
+          : state.outcome?.code === CANCELLED.code
+            ? 'cancelled'
+            : 'failed';
+  return {
+    status,
+    id: state.id,
+    stateDir: state.stateDir,
+    pid: state.pid,
+    phase: state.phase,
+    method: state.method ?? null,
+    url: state.url ?? null,
+    port: state.port ?? null,
+    tunnel: state.tunnel ?? null,
+    startedAt: new Date(state.startedAt).toISOString(),
+    deadline: new Date(state.deadline).toISOString(),
+    remainingS: Math.max(0, Math.round((state.deadline - Date.now()) / 1000)),
+    outcome: state.outcome
+      ? {
+          exit: state.outcome.exit,
+          code: state.outcome.code ?? null,
+          message: state.outcome.message ?? null,
+          hint: state.outcome.hint ?? null,
+          endedAt: new Date(state.outcome.endedAt).toISOString(),
+        }
+      : null,
+  };
+}

@@ -5,16 +5,136 @@
  * streamed to attached clients; pasted redirects arrive over the socket and
  * are fed to the login's ordinary paste-back reader, so they get exactly
  * the checks of an attached paste (state, port, path, code; one delivery).
+ *
+ * It is agyctl itself (a hidden subcommand), in its own session (setsid: no
+ * controlling terminal, so no SIGHUP when an SSH session drops),
+ * stdout/stderr to the 0700 record's log. It says "ready" on an extra pipe
+ * once its socket listens; the spawner waits for that, bounded, and then
+ * lets go of it entirely.
+ *
+ * A record holds a pid, the kernel's start time for it and a fingerprint of
+ * its command line; a signal goes only to a process that matches all three
+ * and runs as us (`isRecordedProcess`, util/os/process.ts).
  */
+import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
-import { PassThrough, Writable } from 'node:stream';
-import { EXIT } from '../../core/errors.js';
-import { recordProcess } from '../../util/os/process.js';
+import { PassThrough, type Readable, Writable } from 'node:stream';
+import { signalGroup } from '../../acp/children.js';
+import { AgyError, EXIT } from '../../core/errors.js';
+import { agyctlEntryArgs } from '../../core/runtime.js';
+import { isRecordedProcess, procStat, recordProcess } from '../../util/os/process.js';
 import { liveShimDirs } from '../shims.js';
-import { ANSWER_EVENTS, type FinishAnswer, type LoginEvent } from './contract.js';
+import { ANSWER_EVENTS, type FinishAnswer, type LoginEvent, type LoginRequest } from './contract.js';
 import { type Frame, onJsonLines, type Request, sendLine } from './ipc.js';
-import { CANCELLED, type LoginState, type Outcome, type RecordPaths, writeState } from './record.js';
+import {
+  CANCELLED,
+  type LoginState,
+  type Outcome,
+  type RecordedProcess,
+  type RecordPaths,
+  writeState,
+} from './record.js';
+
+// --- starting it, and the processes a record names ---
+
+/** SIGKILL a recorded process (its whole group when it leads one); nothing when it is not that process any more. */
+export function killRecorded(p: RecordedProcess, argvOk?: (argv: string[]) => boolean): boolean {
+  if (!isRecordedProcess(p, argvOk)) return false;
+  if (procStat(p.pid)?.pgid === p.pid) return signalGroup(p.pid, 'SIGKILL');
+  try {
+    process.kill(p.pid, 'SIGKILL');
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const SUPERVISOR_COMMAND = '__login-supervisor';
+export const READY_FD = 3;
+const READY_WORD = 'ready';
+const READY_TIMEOUT_MS = 30_000;
+
+export interface SpawnOptions {
+  paths: RecordPaths;
+  /** Written to request.json (0600): the login's options; never the environment. */
+  request: LoginRequest;
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+}
+
+function logTail(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8').trim().split('\n').slice(-3).join(' / ');
+  } catch {
+    return '';
+  }
+}
+
+export async function spawnSupervisor(spawned: SpawnOptions): Promise<number> {
+  const { paths } = spawned;
+  fs.writeFileSync(paths.request, `${JSON.stringify(spawned.request)}\n`, { mode: 0o600 });
+  fs.chmodSync(paths.request, 0o600);
+  const logFd = fs.openSync(paths.log, 'w', 0o600);
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, [...agyctlEntryArgs(), SUPERVISOR_COMMAND, '--record', paths.dir], {
+      detached: true,
+      stdio: ['ignore', logFd, logFd, 'pipe'],
+      env: spawned.env,
+      cwd: spawned.cwd,
+    });
+  } finally {
+    fs.closeSync(logFd);
+  }
+  const pid = child.pid;
+  const pipe = child.stdio[READY_FD] as Readable;
+  const ok = await new Promise<boolean>((resolve) => {
+    let text = '';
+    const timer = setTimeout(() => resolve(false), READY_TIMEOUT_MS);
+    pipe.on('data', (b: Buffer) => {
+      text += b.toString();
+      if (text.includes(READY_WORD)) {
+        clearTimeout(timer);
+        resolve(true);
+      }
+    });
+    pipe.on('error', () => undefined);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve(text.includes(READY_WORD));
+    });
+    child.once('error', () => {
+      clearTimeout(timer);
+      resolve(false);
+    });
+  });
+  pipe.destroy();
+  child.unref();
+  if (!ok || pid === undefined) {
+    if (pid !== undefined) signalGroup(pid, 'SIGKILL');
+    const said = logTail(paths.log);
+    throw new AgyError(
+      EXIT.internal,
+      'login-supervisor-failed',
+      `The login supervisor did not start${said ? `: ${said}` : '.'}`,
+      { hint: `see ${paths.log}` },
+    );
+  }
+  return pid;
+}
+
+/** In the supervisor: tell the spawner the socket listens, then close the pipe (the spawner may be gone already). */
+export function signalReady(): void {
+  try {
+    fs.writeSync(READY_FD, `${READY_WORD}\n`);
+    fs.closeSync(READY_FD);
+  } catch {
+    /* nobody is waiting any more */
+  }
+}
+
+// --- running it ---
 
 /** A delivery answers within the listener's own 15 s bound; allow a margin. */
 const FINISH_ANSWER_MS = 20_000;
@@ -53,8 +173,8 @@ class FrameSink extends Writable {
   }
 }
 
-export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
-  const state = o.state;
+export async function runSupervisor(supervised: SupervisorOptions): Promise<Outcome> {
+  const { state, paths } = supervised;
   const frames: Frame[] = [];
   const clients = new Set<net.Socket>();
   const controller = new AbortController();
@@ -66,7 +186,7 @@ export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
 
   const save = (): void => {
     try {
-      writeState(o.paths, state);
+      writeState(paths, state);
     } catch {
       /* the record was removed under us (cancel --force); the login goes on */
     }
@@ -121,23 +241,23 @@ export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
       else socket.destroy();
     });
   });
-  fs.rmSync(o.paths.socket, { force: true });
+  fs.rmSync(paths.socket, { force: true });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(o.paths.socket, () => resolve());
+    server.listen(paths.socket, () => resolve());
   });
-  fs.chmodSync(o.paths.socket, 0o600);
-  const socketIno = fs.statSync(o.paths.socket).ino;
+  fs.chmodSync(paths.socket, 0o600);
+  const socketIno = fs.statSync(paths.socket).ino;
   save();
-  o.onReady();
+  supervised.onReady();
 
   const onOuterAbort = (): void => controller.abort('cancel');
-  o.signal.addEventListener('abort', onOuterAbort, { once: true });
-  if (o.signal.aborted) controller.abort('cancel');
-  const watchdog = setTimeout(() => controller.abort('deadline'), Math.max(0, o.hardDeadline - Date.now()));
+  supervised.signal.addEventListener('abort', onOuterAbort, { once: true });
+  if (supervised.signal.aborted) controller.abort('cancel');
+  const watchdog = setTimeout(() => controller.abort('deadline'), Math.max(0, supervised.hardDeadline - Date.now()));
   let result: Omit<Outcome, 'endedAt'>;
   try {
-    result = await o.run({
+    result = await supervised.run({
       stdin,
       stdout: new FrameSink((text) => broadcast({ t: 'out', text })),
       stderr: new FrameSink((text) => broadcast({ t: 'err', text })),
@@ -146,7 +266,7 @@ export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
     });
   } finally {
     clearTimeout(watchdog);
-    o.signal.removeEventListener('abort', onOuterAbort);
+    supervised.signal.removeEventListener('abort', onOuterAbort);
   }
   const outcome: Outcome = {
     ...(cancelRequested && result.exit === EXIT.interrupted ? CANCELLED : result),
@@ -172,7 +292,7 @@ export async function runSupervisor(o: SupervisorOptions): Promise<Outcome> {
   });
   // A next login may already listen at that path: remove only our own socket.
   try {
-    if (fs.statSync(o.paths.socket).ino === socketIno) fs.rmSync(o.paths.socket, { force: true });
+    if (fs.statSync(paths.socket).ino === socketIno) fs.rmSync(paths.socket, { force: true });
   } catch {
     /* already gone */
   }

@@ -4,23 +4,16 @@ import { asExitCode, EXIT, InterruptedError, TimeoutError } from '../../../core/
 import { nullTracer, type Tracer } from '../../../core/trace.js';
 import { asLoginEvent, type LoginEvent, type LoginRequest } from '../../../login/detached/contract.js';
 import type { LoginStreams } from '../../../login/detached/supervisor.js';
-import type { LoginReport } from '../../../login/run-login.js';
 import type { HandlerArgs } from '../../action.js';
 import { commandError } from '../../command-error.js';
 import type { CommandResult, HandlerIO, RunContext, TtyWritable } from '../../context.js';
-import { loadPalette, Output, type OutputOptions, type Palette } from '../../terminal/output.js';
+import { loadPalette, Output } from '../../terminal/output.js';
+import { loginPrinter, pasteWhere } from '../login/printers.js';
 
 /** An Output whose events also reach the supervisor, whatever the mode (status and `login finish` answers come from them). */
 class TappedOutput extends Output {
-  constructor(
-    stdout: TtyWritable,
-    stderr: TtyWritable,
-    options: OutputOptions,
-    palette: Palette,
-    private readonly tap: (e: LoginEvent) => void,
-  ) {
-    super(stdout, stderr, options, palette);
-  }
+  /** The supervisor's hook for every event, set once its streams exist. */
+  tap: (e: LoginEvent) => void = () => undefined;
 
   override event(event: Record<string, unknown>): void {
     super.event(event);
@@ -29,21 +22,12 @@ class TappedOutput extends Output {
   }
 }
 
-export function printLoginSummary(out: Output, report: LoginReport, keepProbeSession: boolean): void {
-  out.print(
-    `Logged in with ${report.method}; a fresh server accepted the credentials (start-up ${report.proof.initMs} ms).`,
-  );
-  if (report.tokenFile?.exists)
-    out.print(`Token file: ${report.tokenFile.path} (mode ${report.tokenFile.mode}; contents never shown).`);
-  if (keepProbeSession) out.print(`Probe session kept: ${report.proof.sessionId}`);
-}
-
-async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, s: LoginStreams) {
+async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, streams: LoginStreams) {
   // The login styles its output as it would on the attached agyctl's own streams: colour (and TTY-only lines) only where those are terminals.
-  const stdout: TtyWritable = Object.assign(s.stdout, { isTTY: Boolean(req.tty?.stdout) });
+  const stdout: TtyWritable = Object.assign(streams.stdout, { isTTY: Boolean(req.tty?.stdout) });
   // The starting terminal's size, as it was then: the QR code is fitted to it (src/login/qr.ts).
   const size = req.tty?.stderrSize;
-  const stderr: TtyWritable = Object.assign(s.stderr, {
+  const stderr: TtyWritable = Object.assign(streams.stderr, {
     isTTY: Boolean(req.tty?.stderr),
     columns: size?.columns,
     rows: size?.rows,
@@ -54,9 +38,11 @@ async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, s: LoginStreams
     stderr,
     { json: req.opts.json, color, verbose: req.opts.verbose },
     await loadPalette(color),
-    s.onEvent,
   );
-  const ctx: RunContext = { env, cwd: req.cwd, stdin: s.stdin, stdout, stderr, signal: s.signal };
+  out.tap = streams.onEvent;
+  // Where a pasted address goes is known here, from how the login was started.
+  const printer = loginPrinter(out, { qr: req.login.qr, pasteWhere: pasteWhere(req.login), stderr });
+  const ctx: RunContext = { env, cwd: req.cwd, stdin: streams.stdin, stdout, stderr, signal: streams.signal };
   let tracer: Tracer = nullTracer;
   try {
     if (req.opts.trace) {
@@ -65,15 +51,15 @@ async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, s: LoginStreams
     }
     const io: HandlerIO = { ctx, opts: { ...req.opts }, out, tracer };
     const { runLogin } = await import('../../../login/run-login.js');
-    const report = await runLogin(io, req.login);
-    printLoginSummary(out, report, req.login.keepProbeSession);
+    const report = await runLogin(io, req.login, (step) => printer.show(step));
+    printer.finish(report, req.login.keepProbeSession);
     return { exit: EXIT.ok };
   } catch (thrown) {
     // The mapping main uses for a foreground command (a state dir that is a file is exit 2 naming the path, not a bug).
     let err = commandError(thrown, req.opts.stateDir);
-    if (s.signal.aborted && err.exit !== EXIT.ok) {
+    if (streams.signal.aborted && err.exit !== EXIT.ok) {
       err =
-        s.signal.reason === 'deadline'
+        streams.signal.reason === 'deadline'
           ? new TimeoutError(
               `The login did not end by its deadline (${new Date(req.hardDeadline).toISOString()}); its server was stopped.`,
               'run `agyctl login` again',
@@ -110,7 +96,7 @@ export async function supervisorCommand(
   const { recordProcess } = await import('../../../util/os/process.js');
   const { readFileNoFollow } = await import('../../../util/os/safe-fs.js');
   const { runSupervisor } = await import('../../../login/detached/supervisor.js');
-  const { signalReady } = await import('../../../login/detached/process.js');
+  const { signalReady } = await import('../../../login/detached/supervisor.js');
   const paths = recordPathsIn(dir);
   checkRecordDir(paths);
   const req = JSON.parse(readFileNoFollow(paths.request, 'the login request').toString('utf8')) as LoginRequest;

@@ -3,7 +3,7 @@
  * runs in. It reads the login's options from DIR/request.json, runs the
  * ordinary login (src/login/run-login.ts) with streams that record what it
  * prints for attached clients, and records the outcome. Started only by
- * src/login/detached/process.ts, in its own session.
+ * src/login/detached/supervisor.ts, in its own session.
  */
 import type { Command } from 'commander';
 import type { ActionFactory } from '../../action.js';

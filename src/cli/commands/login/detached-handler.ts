@@ -5,23 +5,21 @@
 import readline from 'node:readline';
 import { AgyError, EXIT, type ExitCode, InterruptedError, usageError } from '../../../core/errors.js';
 import type { CommandIO, CommandResult } from '../../../core/io.js';
+import { outcomeError } from '../../../login/detached/foreground.js';
+import { cancelPending, deliver, inspect, type Liveness, waitEnded } from '../../../login/detached/pending-login.js';
 import {
-  cancelPending,
-  deliver,
   describePending,
-  inspect,
-  type Liveness,
+  type LoginState,
+  recordPaths,
   statusData,
   terminalLine,
   timeLeft,
-  waitEnded,
-} from '../../../login/detached/control.js';
-import { type LoginState, recordPaths } from '../../../login/detached/record.js';
-import { ALREADY_ARRIVED, outcomeError } from '../../../login/detached/relay.js';
+} from '../../../login/detached/record.js';
 import { countdownPrompt } from '../../../login/paste.js';
 import { notAnAddress } from '../../../profiles/auth-url.js';
 import { withDeadline } from '../../../util/deadline.js';
 import type { HandlerArgs } from '../../action.js';
+import { ALREADY_ARRIVED } from './printers.js';
 
 /** A subcommand without flags of its own. */
 export type NoFlags = Record<string, never>;
@@ -77,18 +75,18 @@ function render(io: CommandIO, seen: Exclude<Liveness, { kind: 'none' }>, wait: 
   return { exit: wait ? (o.exit as ExitCode) : EXIT.ok, data };
 }
 
-export async function loginStatus(io: CommandIO, o: { wait: boolean }): Promise<CommandResult> {
+export async function loginStatus(io: CommandIO, status: { wait: boolean }): Promise<CommandResult> {
   const paths = pathsOf(io);
   let seen = inspect(paths);
   if (seen.kind === 'none') {
-    if (o.wait)
+    if (status.wait)
       throw new AgyError(EXIT.usage, 'no-login', `No login is recorded for ${io.opts.stateDir}.`, {
         hint: 'start one with `agyctl login --detach`',
       });
     io.out.print(`No login is recorded for ${io.opts.stateDir}.`);
     return { exit: EXIT.ok, data: { login: null } };
   }
-  if (o.wait && seen.kind === 'pending') {
+  if (status.wait && seen.kind === 'pending') {
     if (!io.out.json) io.out.info(`Waiting for the login to end (${timeLeft(seen.state)} left to sign in)...`);
     const ended = await waitEnded(paths, Math.max(0, seen.state.endBy - Date.now()) + WAIT_MARGIN_MS, io.ctx.signal);
     if (io.ctx.signal.aborted) throw new InterruptedError();
@@ -103,7 +101,7 @@ export async function loginStatus(io: CommandIO, o: { wait: boolean }): Promise<
     if (seen.kind === 'none')
       throw new AgyError(EXIT.usage, 'no-login', `The login record for ${io.opts.stateDir} was removed while waiting.`);
   }
-  return render(io, seen, o.wait);
+  return render(io, seen, status.wait);
 }
 
 async function readOneLine(io: CommandIO, state: LoginState): Promise<string> {

@@ -1,10 +1,18 @@
-/** `agyctl login`: flags -> the login's options, started under its supervisor (src/login/detached/start.ts); the detach notice. */
+/**
+ * `agyctl login`: flags -> the login's options (one type, checked once), the question before a
+ * credential `check` accepts is replaced, then the login started under its supervisor
+ * (src/login/detached/foreground.ts).
+ */
 
 import fs from 'node:fs';
-import { EXIT, usageError } from '../../../core/errors.js';
+import path from 'node:path';
+import readline from 'node:readline';
+import { describeInsight, inspectToken } from '../../../check/token.js';
+import { EXIT, TimeoutError, usageError } from '../../../core/errors.js';
 import type { TtyReadable } from '../../../core/io.js';
-import { emit } from '../../../login/detached/contract.js';
 import type { LoginOptions } from '../../../login/run-login.js';
+import { profileOf } from '../../../profiles/index.js';
+import { withDeadline } from '../../../util/deadline.js';
 import type { HandlerArgs } from '../../action.js';
 import type { CommandResult, HandlerIO } from '../../context.js';
 
@@ -25,30 +33,32 @@ export interface LoginFlags {
 }
 
 /** The flags, checked once, as the login's options (usage errors exit 2 naming the fix). */
-async function loginOptionsFrom(io: HandlerIO, f: LoginFlags): Promise<LoginOptions> {
+async function loginOptionsFrom(io: HandlerIO, flags: LoginFlags): Promise<LoginOptions> {
   const { parseDurationOption } = await import('../../parse-options.js');
   const { parseSshTarget, defaultTunnelTarget } = await import('../../../login/tunnel.js');
   let explicit: ReturnType<typeof parseSshTarget> | undefined;
-  if (f.sshTarget !== undefined) {
-    explicit = parseSshTarget(f.sshTarget);
+  if (flags.sshTarget !== undefined) {
+    explicit = parseSshTarget(flags.sshTarget);
     if (!explicit)
       throw usageError(
-        `--ssh-target must look like host, user@host or user@host:port (got ${JSON.stringify(f.sshTarget)}).`,
+        `--ssh-target must look like host, user@host or user@host:port (got ${JSON.stringify(flags.sshTarget)}).`,
       );
   }
-  if (f.method !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(f.method))
-    throw usageError(`--method must be an auth method id like oauth-personal (got ${JSON.stringify(f.method)}).`);
+  if (flags.method !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(flags.method))
+    throw usageError(`--method must be an auth method id like oauth-personal (got ${JSON.stringify(flags.method)}).`);
   return {
-    method: f.method,
-    timeoutMs: parseDurationOption('--timeout', f.timeout),
-    proofTimeoutMs: parseDurationOption('--proof-timeout', f.proofTimeout),
+    method: flags.method,
+    timeoutMs: parseDurationOption('--timeout', flags.timeout),
+    proofTimeoutMs: parseDurationOption('--proof-timeout', flags.proofTimeout),
     target: defaultTunnelTarget(io.ctx.env, explicit),
-    qr: f.qr === true,
-    open: f.open === true,
-    fakeDisplay: f.fakeDisplay !== false,
-    keepProbeSession: f.keepProbeSession === true,
-    detached: f.detach === true,
+    qr: flags.qr === true,
+    open: flags.open === true,
+    fakeDisplay: flags.fakeDisplay !== false,
+    keepProbeSession: flags.keepProbeSession === true,
+    detached: flags.detach === true,
     stdinPastes: stdinCanPaste(io.ctx.stdin),
+    restart: flags.restart === true,
+    force: flags.force === true,
   };
 }
 
@@ -65,11 +75,11 @@ function stdinCanPaste(stdin: TtyReadable): boolean {
 }
 
 export async function loginCommand(io: HandlerIO, { options }: HandlerArgs<LoginFlags>): Promise<CommandResult> {
-  const { startLogin } = await import('../../../login/detached/start.js');
-  const { outcomeError } = await import('../../../login/detached/relay.js');
+  const { startLogin } = await import('../../../login/detached/foreground.js');
+  const { outcomeError } = await import('../../../login/detached/foreground.js');
+  const { startPrinter } = await import('./printers.js');
   const login = await loginOptionsFrom(io, options);
-  if (options.force !== true) {
-    const { acceptedCredential, confirmReplace } = await import('./replace-check.js');
+  if (!login.force) {
     const credential = acceptedCredential(io);
     if (credential && !(await confirmReplace(io, credential))) {
       io.out.print('Nothing changed: the credential stays. (`agyctl login --force` signs in again without asking.)');
@@ -79,39 +89,65 @@ export async function loginCommand(io: HandlerIO, { options }: HandlerArgs<Login
   // The supervisor runs the login with these options; --trace is made absolute, it runs elsewhere.
   const opts = {
     ...io.opts,
-    ...(io.opts.trace ? { trace: (await import('node:path')).resolve(io.ctx.cwd, io.opts.trace) } : {}),
+    ...(io.opts.trace ? { trace: path.resolve(io.ctx.cwd, io.opts.trace) } : {}),
   };
   const { screenOf } = await import('../../../login/qr.js');
   const stderrSize = screenOf(io.ctx.stderr).size;
   const tty = { stdout: Boolean(io.ctx.stdout.isTTY), stderr: Boolean(io.ctx.stderr.isTTY) };
-  const result = await startLogin(io, {
-    request: { opts, login, tty: { ...tty, ...(stderrSize ? { stderrSize } : {}) } },
-    restart: options.restart === true,
-  });
+  const printer = startPrinter(io.out);
+  const show = (step: Parameters<typeof printer.show>[0]): void => void printer.show(step);
+  const result = await startLogin(io, { opts, login, tty: { ...tty, ...(stderrSize ? { stderrSize } : {}) } }, show);
   if (result.kind === 'hangup') return { exit: EXIT.ok, data: { detached: true } };
   if (result.kind === 'detached') {
-    const s = result.state;
-    emit(io.out, {
-      event: 'detached',
-      id: s.id,
-      pid: s.pid,
-      url: s.url ?? null,
-      port: s.port ?? null,
-      tunnel: s.tunnel ?? null,
-      deadline: new Date(s.deadline).toISOString(),
-    });
-    if (!io.out.json) {
-      io.out.info(
-        `The login goes on in the background (supervisor pid ${s.pid}) until ${new Date(s.deadline).toISOString()}.`,
-      );
-      io.out.info(
-        s.mode === 'device'
-          ? 'Follow the page; the server sees the sign-in finish by itself. Then `agyctl login status --wait`. Stop it with `agyctl login cancel`.'
-          : 'After signing in: `agyctl login finish` with the address your browser ended on (not needed when the tunnel carried it), then `agyctl login status --wait`. Stop it with `agyctl login cancel`.',
-      );
-    }
+    show({ step: 'detached', state: result.state });
     return { exit: EXIT.ok, data: { detached: true } };
   }
   if (result.outcome.exit !== EXIT.ok) throw outcomeError(result.outcome);
   return { exit: EXIT.ok };
+}
+
+// --- before a login replaces a credential that `check` accepts ---
+// Say so, and on a terminal ask (no by default); `--force` signs in again without asking.
+// Without a terminal (scripts, `connect`'s remote login, which runs only after a failing
+// live check) the login goes on after saying so, since a credential the static check
+// accepts may still be refused by the server.
+
+const ANSWER_MS = 120_000;
+
+/** The sentence about a credential the static check accepts, or undefined when there is none. */
+export function acceptedCredential(io: HandlerIO): string | undefined {
+  const file = profileOf(io.opts).files(io.opts.stateDir).token;
+  const seen = inspectToken(file, Date.now());
+  if (seen.state !== 'present' || seen.findings.length > 0 || seen.insight.fields !== 'known') return undefined;
+  const d = describeInsight(seen.insight);
+  if (d.dead || d.warning) return undefined;
+  return `${path.basename(file)} already holds a credential \`agyctl check\` accepts (${d.text})`;
+}
+
+/** true: go on with the sign-in. Asks only on a terminal, with a deadline; anything but y/yes is no. */
+export async function confirmReplace(io: HandlerIO, credential: string): Promise<boolean> {
+  const { stdin, stderr } = io.ctx;
+  if (!stdin.isTTY || !stderr.isTTY || io.out.json) {
+    if (!io.out.json)
+      io.out.info(
+        `${credential}; signing in again replaces it (\`agyctl check --live\` shows whether it still works).`,
+      );
+    return true;
+  }
+  const rl = readline.createInterface({ input: stdin, output: stderr, terminal: true });
+  try {
+    const answer = new Promise<string>((resolve) => {
+      rl.question(`${credential}.\nSign in again and replace it? [y/N] `, resolve);
+      rl.on('close', () => resolve(''));
+    });
+    const text = await withDeadline(answer, { timeoutMs: ANSWER_MS, signal: io.ctx.signal, what: 'an answer' }).catch(
+      (err: unknown) => {
+        if (err instanceof TimeoutError) return ''; // no answer is no
+        throw err;
+      },
+    );
+    return /^\s*y(es)?\s*$/i.test(text);
+  } finally {
+    rl.close();
+  }
 }

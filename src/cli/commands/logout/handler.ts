@@ -2,8 +2,21 @@
 
 import path from 'node:path';
 import { EXIT } from '../../../core/errors.js';
+import type { LogoutStep } from '../../../login/logout.js';
 import type { HandlerArgs } from '../../action.js';
 import type { CommandResult, HandlerIO } from '../../context.js';
+
+/** What a logout says as it goes: notes on stderr, the same with --json (its document is the report). */
+const logoutPrinter =
+  (out: HandlerIO['out']) =>
+  (step: LogoutStep): void => {
+    if (step.step === 'no-token-file') out.info(`${step.file} does not exist; nothing to remove locally`);
+    else if (step.step === 'removing-token')
+      out.info(`Removing ${step.file} (this box's stored Google credentials; contents not shown).`);
+    else if (step.step === 'server-has-no-logout')
+      out.info('This server does not advertise logout; removing the token file instead.');
+    else out.info('The server logged out.');
+  };
 
 /** `agyctl logout`'s own flags, as commander produces them. */
 export interface LogoutFlags {
@@ -17,6 +30,7 @@ export async function logoutCommand(io: HandlerIO, { options }: HandlerArgs<Logo
   const report = await runLogout(io, {
     local: options.local === true,
     timeoutMs: parseDurationOption('--timeout', options.timeout),
+    show: logoutPrinter(io.out),
   });
   const refuses = `a fresh server refuses: ${report.serverSaid ?? 'authentication required'}`;
   if (report.confirmed && report.alreadyLoggedOut)

@@ -1,8 +1,8 @@
 /**
- * What clients do with a recorded login besides watching it: find out
- * whether it is still alive, clean up after a supervisor that died
- * (its server's process group, its shim dirs, its socket), cancel it, and
- * hand it a pasted redirect. Also the one-line reminder other commands
+ * A recorded login seen from outside its supervisor: whether it is still
+ * alive, cleaning up after a supervisor that died (its server's process
+ * group, its shim dirs, its socket), waiting for its end, cancelling it,
+ * handing it a pasted redirect; and the one-line reminder other commands
  * print (stderr) when this state dir has a login pending, e.g. after an SSH
  * session dropped mid-login: cheap, one small file read (from a record dir
  * checked as `login` checks it), no socket, no cleanup.
@@ -14,13 +14,10 @@ import { tempRoot } from '../../core/paths.js';
 import { pause } from '../../util/deadline.js';
 import { formatDuration } from '../../util/duration.js';
 import { isRecordedProcess } from '../../util/os/process.js';
-import { sanitizeForTerminal } from '../../util/terminal-text.js';
 import { isLoginDirName } from '../shims.js';
 import type { FinishAnswer } from './contract.js';
 import { request } from './ipc.js';
-import { killRecorded, SUPERVISOR_COMMAND } from './process.js';
 import {
-  CANCELLED,
   checkOurSocket,
   checkRecordDir,
   isPending,
@@ -28,15 +25,16 @@ import {
   type RecordPaths,
   readState,
   recordPaths,
+  SUPERVISOR_DIED,
   writeState,
 } from './record.js';
+import { killRecorded, SUPERVISOR_COMMAND } from './supervisor.js';
 
 const CANCEL_ANSWER_MS = 5_000;
 /** The login stops its server within its own grace and kill delay (~6 s); allow more. */
 const CANCEL_WAIT_MS = 20_000;
 const FINISH_ANSWER_MS = 30_000;
 const POLL_MS = 100;
-export const SUPERVISOR_DIED = 'login-supervisor-died';
 
 export type Liveness =
   | { kind: 'none' }
@@ -139,63 +137,6 @@ export async function cancelPending(paths: RecordPaths, state: LoginState): Prom
 export async function deliver(paths: RecordPaths, line: string): Promise<FinishAnswer | undefined> {
   if (!checkRecordDir(paths) || !checkOurSocket(paths)) return undefined;
   return request<FinishAnswer>(paths.socket, { op: 'finish', line }, FINISH_ANSWER_MS);
-}
-
-export function timeLeft(state: LoginState): string {
-  return formatDuration(Math.max(0, state.deadline - Date.now()));
-}
-
-/** Record text on its way to a terminal: one line, no control characters. */
-export const terminalLine = (text: string): string => sanitizeForTerminal(text, { singleLine: true });
-
-/** The lines that describe a pending login to a person (status, and the "already pending" refusal). */
-export function describePending(state: LoginState): string[] {
-  const lines = [
-    `A login is pending for ${terminalLine(state.stateDir)} (${timeLeft(state)} left, supervisor pid ${state.pid}, ${state.phase}).`,
-  ];
-  if (state.url) lines.push(`Sign-in URL: ${terminalLine(state.url)}`);
-  if (state.tunnel) lines.push(`Tunnel (port ${state.port}): ${terminalLine(state.tunnel)}`);
-  else if (state.mode === 'code-entry')
-    lines.push('This login uses code entry: no tunnel; give the code with `agyctl login finish CODE`.');
-  else if (state.mode === 'device')
-    lines.push('This login shows a page the server follows itself: no tunnel and nothing to paste.');
-  return lines;
-}
-
-export function statusData(state: LoginState, kind: Liveness['kind']): Record<string, unknown> {
-  const status =
-    kind === 'pending'
-      ? 'pending'
-      : kind === 'died' || state.outcome?.code === SUPERVISOR_DIED
-        ? 'died'
-        : state.outcome?.exit === 0
-          ? 'succeeded'
-          : state.outcome?.code === CANCELLED.code
-            ? 'cancelled'
-            : 'failed';
-  return {
-    status,
-    id: state.id,
-    stateDir: state.stateDir,
-    pid: state.pid,
-    phase: state.phase,
-    method: state.method ?? null,
-    url: state.url ?? null,
-    port: state.port ?? null,
-    tunnel: state.tunnel ?? null,
-    startedAt: new Date(state.startedAt).toISOString(),
-    deadline: new Date(state.deadline).toISOString(),
-    remainingS: Math.max(0, Math.round((state.deadline - Date.now()) / 1000)),
-    outcome: state.outcome
-      ? {
-          exit: state.outcome.exit,
-          code: state.outcome.code ?? null,
-          message: state.outcome.message ?? null,
-          hint: state.outcome.hint ?? null,
-          endedAt: new Date(state.outcome.endedAt).toISOString(),
-        }
-      : null,
-  };
 }
 
 export function pendingLoginNotice(env: NodeJS.ProcessEnv, stateDir: string): string | undefined {

@@ -1,0 +1,286 @@
+/**
+ * The foreground side of a login. Every interactive `agyctl login` runs its
+ * server under a supervisor and attaches to it, so a dropped session
+ * (SIGHUP) hands the login over for free: the foreground process simply
+ * leaves. One pending login per state dir.
+ *
+ * Attached, it writes what the login prints exactly as printed, shows the
+ * paste prompt with the countdown and relays pasted lines (`login finish`
+ * semantics), and then either
+ *  - returns the login's outcome (success, or its error with exit code),
+ *  - cancels it (Ctrl-C / SIGTERM: the supervisor stops the server, 130),
+ *  - or, on SIGHUP (a dropped SSH session), just lets go: the supervisor
+ *    keeps the login going and `agyctl login status` finds it.
+ * With `--detach` it lets go on purpose as soon as the login waits for the browser.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { AgyError, EXIT, InterruptedError } from '../../core/errors.js';
+import type { CommandIO } from '../../core/io.js';
+import { holderLine, parseHolderLine, takePidLock } from '../../util/os/pid-lock.js';
+import { sameProcessAlive } from '../../util/os/process.js';
+import { type PasteReader, promptsOnTty, startPasteReader } from '../paste.js';
+import type { ShowStartStep } from '../steps.js';
+import type { LoginRequest } from './contract.js';
+import { attach, type Frame } from './ipc.js';
+import { cancelPending, cleanupAfter, deliver, inspect } from './pending-login.js';
+import {
+  checkOurSocket,
+  describePending,
+  ensureRecordDir,
+  type LoginState,
+  type Outcome,
+  type RecordPaths,
+  recordPaths,
+  SUPERVISOR_DIED,
+  statusData,
+} from './record.js';
+import { spawnSupervisor } from './supervisor.js';
+
+/** Start-up may take the server's initialize deadline before the wait begins; the proof has two steps of its own deadline. */
+const STARTUP_ALLOWANCE_MS = 60_000;
+const HARD_END_MARGIN_MS = 60_000;
+
+/** What the supervisor runs: written to the 0600 request.json with the ids and deadlines added. */
+export type LoginAsked = Pick<LoginRequest, 'opts' | 'login' | 'tty'>;
+
+/** The message is one line; the URL and tunnel stand in `pending` (and, for a person, on the lines before it). */
+export function pendingError(state: LoginState): AgyError {
+  const [first] = describePending(state);
+  return new AgyError(EXIT.usage, 'login-pending', first!, {
+    hint: 'sign in with that URL (through that tunnel) and deliver the redirect with `agyctl login finish`, watch it with `agyctl login status`, stop it with `agyctl login cancel`, or start over with `agyctl login --restart`',
+    details: { pending: statusData(state, 'pending') },
+  });
+}
+
+export async function startLogin(io: CommandIO, asked: LoginAsked, show: ShowStartStep): Promise<RelayResult> {
+  const paths = recordPaths(io.ctx.env, io.opts.stateDir);
+  ensureRecordDir(paths);
+  const release = claimStart(paths.dir, io.opts.stateDir);
+  try {
+    const seen = inspect(paths);
+    if (seen.kind === 'pending') {
+      if (!asked.login.restart) {
+        show({ step: 'pending', state: seen.state });
+        throw pendingError(seen.state);
+      }
+      show({ step: 'restarting', pid: seen.state.pid });
+      await cancelPending(paths, seen.state);
+      show({ step: 'restarted', event: { event: 'restarted', cancelled: seen.state.id } });
+    } else if (seen.kind === 'died') {
+      show({ step: 'previous-died', pid: seen.state.pid });
+    }
+    fs.rmSync(paths.state, { force: true });
+    const request = makeRequest(io, asked);
+    await spawnSupervisor({ paths, request, env: io.ctx.env, cwd: io.ctx.cwd });
+    return await relayLogin(io, {
+      paths,
+      detach: asked.login.detached,
+      endBy: request.hardDeadline,
+      release,
+      show,
+    });
+  } finally {
+    release();
+  }
+}
+
+/**
+ * Two logins started at the same moment both find no record; an exclusive
+ * claim file (held until the supervisor has written its state) lets only one
+ * through. A claim whose agyctl is gone is stale and taken over.
+ */
+function claimStart(dir: string, stateDir: string): () => void {
+  const claim = takePidLock(path.join(dir, 'starting'), {
+    content: holderLine(),
+    parse: parseHolderLine,
+    alive: (h) => h.pid !== process.pid && sameProcessAlive(h.pid, h.start),
+  });
+  if (claim.taken) return claim.release;
+  const by = claim.why === 'held' && claim.holder ? ` (pid ${claim.holder.pid})` : '';
+  throw new AgyError(EXIT.usage, 'login-pending', `Another agyctl login${by} is starting for ${stateDir}.`, {
+    hint: 'see it with `agyctl login status` in a moment',
+  });
+}
+
+function makeRequest(io: CommandIO, asked: LoginAsked): LoginRequest {
+  const startedAt = Date.now();
+  const { login } = asked;
+  const deadline = startedAt + login.timeoutMs;
+  return {
+    ...asked,
+    version: 1,
+    id: crypto.randomBytes(6).toString('hex'),
+    cwd: io.ctx.cwd,
+    startedAt,
+    deadline,
+    hardDeadline: deadline + STARTUP_ALLOWANCE_MS + 2 * login.proofTimeoutMs + HARD_END_MARGIN_MS,
+  };
+}
+
+// --- attached: the login's terminal, relayed ---
+
+const ATTACH_TIMEOUT_MS = 10_000;
+/** Past the supervisor's own end, a silent supervisor is treated as dead after this. */
+const STUCK_MARGIN_MS = 30_000;
+
+export type RelayResult =
+  | { kind: 'ended'; outcome: Omit<Outcome, 'endedAt'> }
+  | { kind: 'detached'; state: LoginState }
+  | { kind: 'hangup' };
+
+/** The record of the login this terminal follows, how long, and where its own steps go. */
+export interface TerminalRelayOptions {
+  paths: RecordPaths;
+  detach: boolean;
+  /** The supervisor gives up by then; past it (plus a margin) a silent supervisor is treated as dead. */
+  endBy: number;
+  /** Called once the supervisor's state is on record (lets a concurrent login see it pending). */
+  release(): void;
+  show: ShowStartStep;
+}
+
+/** The login's recorded error, as the error this process reports (same exit, code, message and hint). */
+export function outcomeError(outcome: Omit<Outcome, 'endedAt'>): AgyError {
+  const { exit, code, message, hint, details } = outcome;
+  return new AgyError(
+    exit as AgyError['exit'],
+    code ?? 'login-failed',
+    message ?? `The login ended with exit code ${exit}.`,
+    {
+      ...(hint ? { hint } : {}),
+      ...(details ? { details } : {}),
+    },
+  );
+}
+
+export async function relayLogin(io: CommandIO, relay: TerminalRelayOptions): Promise<RelayResult> {
+  const { paths, show } = relay;
+  const { out, ctx } = io;
+  let paste: PasteReader | undefined;
+  let lateLines: PasteReader | undefined;
+  let deadline: number | undefined;
+  let codeEntry = false;
+  let gone = false; // after SIGHUP: write nothing more to the dead terminal
+  let settle!: (r: RelayResult | 'cancel') => void;
+  const settled = new Promise<RelayResult | 'cancel'>((r) => (settle = r));
+
+  const stopPaste = (): void => {
+    paste?.close();
+    paste = undefined;
+  };
+  // A paste after the sign-in arrived (through the tunnel, or an earlier paste) would otherwise go unread without a word.
+  const answerLatePastes = (): void => {
+    if (lateLines || gone) return;
+    lateLines = startPasteReader(io, undefined, (line) => {
+      if (line.trim() !== '') say(() => show({ step: 'already-arrived' }));
+      return undefined;
+    });
+  };
+  const say = (write: () => void): void => {
+    if (gone) return;
+    const prompting = paste !== undefined && promptsOnTty(io);
+    if (prompting) out.clearStatus();
+    write();
+    if (prompting) paste?.refresh();
+  };
+  const prompt = {
+    text: () => (codeEntry ? 'paste the authorization code' : 'paste the address your browser ended on'),
+    deadline: () => deadline,
+  };
+  const startPaste = (): void => {
+    if (paste || gone) return;
+    paste = startPasteReader(io, prompt, (line) => {
+      if (line.trim() === '') return undefined;
+      // The answer also arrives as a redirect-* / code-* event, printed like any other output.
+      // The prompt waits for it: drawn again only when the paste was not delivered, or when the
+      // server asks again (a new URL after a code it could not use); `authenticated` ends it.
+      void deliver(paths, line).then((answer) => {
+        if (!answer) say(() => show({ step: 'undelivered' }));
+        if (!answer?.ok && !answer?.arrived) paste?.resume();
+      });
+      return false;
+    });
+  };
+
+  const onFrame = (frame: Frame): void => {
+    if (frame.t === 'out') say(() => ctx.stdout.write(frame.text));
+    else if (frame.t === 'err') say(() => ctx.stderr.write(frame.text));
+    else if (frame.t === 'event') onEvent(frame.event);
+  };
+  const onEvent = (e: Record<string, unknown>): void => {
+    if (e.event === 'url') {
+      codeEntry = e.mode === 'code-entry';
+      paste?.resume();
+    } else if (e.event === 'waiting') {
+      if (typeof e.remainingS === 'number' && deadline === undefined) deadline = Date.now() + e.remainingS * 1000;
+      if (relay.detach) {
+        const seen = inspect(paths);
+        if (seen.kind === 'pending') settle({ kind: 'detached', state: seen.state });
+      } else startPaste();
+    } else if (e.event === 'authenticated' && paste) {
+      stopPaste();
+      answerLatePastes();
+    }
+  };
+
+  const attachment = checkOurSocket(paths) ? await attach(paths.socket, onFrame, ATTACH_TIMEOUT_MS) : undefined;
+  if (!attachment) return afterBreak(paths);
+  const release = ctx.claimHangup?.(() => {
+    gone = true;
+    settle({ kind: 'hangup' });
+  });
+  const onAbort = (): void => settle('cancel');
+  ctx.signal.addEventListener('abort', onAbort, { once: true });
+  if (ctx.signal.aborted) onAbort();
+  relay.release();
+  void attachment.ended.then((outcome) => settle(outcome ? { kind: 'ended', outcome } : afterBreak(paths)));
+  const stuck = setTimeout(
+    () => settle(afterBreak(paths, true)),
+    Math.max(0, relay.endBy - Date.now()) + STUCK_MARGIN_MS,
+  );
+  try {
+    const first = await settled;
+    if (first !== 'cancel') return first;
+    stopPaste();
+    show({ step: 'cancelling' });
+    const seen = inspect(paths);
+    if (seen.kind === 'pending') await cancelPending(paths, seen.state);
+    throw new InterruptedError();
+  } finally {
+    clearTimeout(stuck);
+    stopPaste();
+    lateLines?.close();
+    release?.();
+    ctx.signal.removeEventListener('abort', onAbort);
+    attachment.close();
+  }
+}
+
+/** The connection broke without an end frame: the outcome was recorded just then, or the supervisor died. */
+function afterBreak(paths: RecordPaths, overdue = false): RelayResult {
+  const seen = inspect(paths);
+  if (seen.kind === 'ended' || seen.kind === 'died') return { kind: 'ended', outcome: seen.state.outcome! };
+  // Alive but unreachable (or still running past its own end): it cannot be finished, so stop it.
+  if (seen.kind === 'pending') cleanupAfter(paths, seen.state);
+  if (overdue)
+    return {
+      kind: 'ended',
+      outcome: {
+        exit: EXIT.timeout,
+        code: 'timeout',
+        message: 'The login supervisor did not end by its own deadline; it was stopped.',
+        hint: 'run `agyctl login` again',
+      },
+    };
+  return {
+    kind: 'ended',
+    outcome: {
+      exit: EXIT.server,
+      code: SUPERVISOR_DIED,
+      message: 'Lost the connection to the login supervisor; the login was stopped.',
+      hint: 'run `agyctl login` again',
+    },
+  };
+}
