@@ -6,8 +6,6 @@
  * accepts `-O forward` even when it refuses every connection through it, so
  * the forward is probed first (SshMaster.probeForward).
  */
-import { serverText } from '../acp/redact.js';
-import type { Reporter } from '../core/reporter.js';
 import { validateAuthUrl } from '../profiles/auth-url.js';
 import { CallbackRelay, type Delivery } from './callback-relay.js';
 import type { ProbeResult, SshMaster } from './control-master.js';
@@ -60,20 +58,4 @@ export async function chooseRoute(o: RouteOptions): Promise<RouteChoice> {
   });
   if ('error' in relay) return { route: 'paste', port, reason: `${reason}; ${relay.error}`, probe };
   return { route: 'relay', port, reason, probe, relay };
-}
-
-/** `forward-added`, `relay-listening` or `fallback-paste`, then `route`. */
-export function routeEvents(out: Reporter, c: RouteChoice): void {
-  const local = `127.0.0.1:${c.port}`;
-  if (c.route === 'forward') out.event({ event: 'forward-added', port: c.port, local });
-  else if (c.route === 'relay') out.event({ event: 'relay-listening', port: c.port, local, reason: c.reason });
-  else out.event({ event: 'fallback-paste', port: c.port, reason: c.reason });
-  out.event({ event: 'route', route: c.route, port: c.port, reason: c.reason ?? null, probeMs: c.probe?.ms ?? null });
-}
-
-/** A request the relay answered itself: its reason may quote the browser's address (an `error` value), so it is made safe to show. */
-export function reportRelayRefused(out: Reporter, raw: string, say: (print: () => void) => void = (p) => p()): void {
-  const reason = serverText(raw, { singleLine: true });
-  out.event({ event: 'relay-refused', reason });
-  if (!out.json) say(() => out.warn(`the relay answered a request itself and did not pass it on: ${reason}`));
 }

@@ -3,7 +3,7 @@
 // --version`) stays out of the way, a loud one warns, and the events that
 // run-connect renders itself print nothing here.
 import { describe, expect, it } from 'vitest';
-import { renderRemoteEvent, summaryLine } from '../../src/connect/relay.js';
+import { renderRemoteEvent, summaryLine } from '../../src/cli/commands/connect/text-printer.js';
 import type { RemoteEvent } from '../../src/connect/remote-login.js';
 import { checkRemoteUrl } from '../../src/connect/run-connect.js';
 import { PLAIN, type Reporter } from '../../src/core/reporter.js';

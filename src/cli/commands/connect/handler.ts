@@ -1,8 +1,10 @@
 /** `agyctl connect`: flags -> one host (src/connect/run-connect.ts) or a fleet (src/connect/fleet.ts). */
 import path from 'node:path';
+import type { ConnectEmit } from '../../../connect/events.js';
 import { usageError } from '../../../core/errors.js';
 import type { HandlerArgs } from '../../action.js';
 import type { CommandResult, HandlerIO } from '../../context.js';
+import type { ConnectPrinter } from './printer.js';
 
 /** connect's flags, as commander gives them (register.ts declares them). */
 export interface ConnectFlags {
@@ -26,6 +28,10 @@ export async function connectCommand(
   const { durationArg } = await import('../../../util/duration.js');
   const { validateDestination, validateSshOption } = await import('../../../connect/remote-command.js');
   const { runConnect } = await import('../../../connect/run-connect.js');
+  const printer: ConnectPrinter = io.out.json
+    ? new (await import('./json-printer.js')).JsonPrinter(io.out)
+    : new (await import('./text-printer.js')).TextPrinter(io);
+  const emit: ConnectEmit = (event, redraw) => printer.event(event, redraw);
   const { method } = options;
   if (method !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(method))
     throw usageError(`--method must be an auth method id like oauth-personal (got ${JSON.stringify(method)}).`);
@@ -57,12 +63,12 @@ export async function connectCommand(
       'e.g. agyctl connect me@box.example.com',
     );
   if (inventory === undefined && destinations.length === 1)
-    return runConnect(io, { ...common, destination: validateDestination(destinations[0]!) });
+    return runConnect(io, { ...common, destination: validateDestination(destinations[0]!) }, emit);
   const { readInventory, targetsFromArgs } = await import('../../../connect/inventory.js');
   const { runFleetConnect } = await import('../../../connect/fleet.js');
   const targets =
     inventory === undefined
       ? targetsFromArgs(destinations)
       : await readInventory(path.resolve(io.ctx.cwd, inventory), limit, io.ctx.env);
-  return runFleetConnect(io, targets, { ...common, force: options.force === true });
+  return runFleetConnect({ io, targets, options: { ...common, force: options.force === true }, emit });
 }
