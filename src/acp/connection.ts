@@ -69,7 +69,9 @@ export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 export function defaultRequestHandler(method: string, params: unknown): unknown {
   if (method === 'session/request_permission') {
     const options = (params as { options?: Array<{ optionId: string; kind?: string }> })?.options ?? [];
-    const reject = options.find((o) => o.kind === 'reject_once') ?? options.find((o) => o.kind?.startsWith('reject'));
+    const reject =
+      options.find((option) => option.kind === 'reject_once') ??
+      options.find((option) => option.kind?.startsWith('reject'));
     return reject
       ? { outcome: { outcome: 'selected', optionId: reject.optionId } }
       : { outcome: { outcome: 'cancelled' } };

@@ -29,11 +29,11 @@ const STATIC_CHECKS: Readonly<Record<ProfileId, (input: StaticInput & { profile:
   'gemini-cli': runProfileStaticChecks,
 };
 
-export async function runCheck(io: CommandIO, o: CheckOptions): Promise<CheckReport> {
-  const budget = new Budget(o.timeoutMs);
+export async function runCheck(io: CommandIO, options: CheckOptions): Promise<CheckReport> {
+  const budget = new Budget(options.timeoutMs);
   const at = Date.now();
   const profile = profileOf(io.opts);
-  if (o.live) assertServerCanUse(profile, io.opts.stateDir);
+  if (options.live) assertServerCanUse(profile, io.opts.stateDir);
   const input = {
     stateDir: io.opts.stateDir,
     env: io.ctx.env,
@@ -41,19 +41,19 @@ export async function runCheck(io: CommandIO, o: CheckOptions): Promise<CheckRep
     server: io.opts.server,
     now: at,
     profile,
-    live: o.live,
+    live: options.live,
   };
   const st = STATIC_CHECKS[profile.id](input);
   const checks = [...st.checks];
   const metrics = { ...st.metrics };
-  if (o.live && st.serverCommand) {
+  if (options.live && st.serverCommand) {
     const { serverChecks } = await import('./server-checks.js');
-    const server = await serverChecks(io, o, budget);
+    const server = await serverChecks(io, options, budget);
     checks.push(...server.checks);
     if (server.serverStartS !== undefined) metrics.serverStartS = server.serverStartS;
   }
-  const decided = o.live ? applyLiveEvidence(checks) : checks;
-  if (o.live && decided.some((c) => c.id === 'live'))
+  const decided = options.live ? applyLiveEvidence(checks) : checks;
+  if (options.live && decided.some((c) => c.id === 'live'))
     metrics.credentialsElsewhere = decided.some((c) => c.decidedBy === 'live');
   return {
     status: overallStatus(decided),

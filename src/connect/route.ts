@@ -32,8 +32,8 @@ export interface RouteOptions {
   onRefused(reason: string): void;
 }
 
-export async function chooseRoute(o: RouteOptions): Promise<RouteChoice> {
-  const { master, port } = o;
+export async function chooseRoute(options: RouteOptions): Promise<RouteChoice> {
+  const { master, port } = options;
   const check =
     Number.isInteger(port) && port > 0 && port < 65536
       ? await checkLocalPort(port)
@@ -48,13 +48,13 @@ export async function chooseRoute(o: RouteOptions): Promise<RouteChoice> {
   } else {
     reason = `the SSH server does not let a connection through a forward of port ${port} (${probe.message})`;
   }
-  const auth = validateAuthUrl(o.url);
+  const auth = validateAuthUrl(options.url);
   if (!auth.ok) return { route: 'paste', port, reason, probe };
   const relay = await CallbackRelay.listen({
     auth: auth.value,
     destination: master.destination,
-    deliver: o.deliver,
-    onRefused: o.onRefused,
+    deliver: options.deliver,
+    onRefused: options.onRefused,
   });
   if ('error' in relay) return { route: 'paste', port, reason: `${reason}; ${relay.error}`, probe };
   return { route: 'relay', port, reason, probe, relay };

@@ -51,12 +51,12 @@ export function prepareCheck(io: HandlerIO, flags: CheckFlags): PreparedCheck {
   };
 }
 
-export async function runCheckCommand(io: HandlerIO, o: PreparedCheck): Promise<CommandResult> {
-  const report = await runCheck(io, o);
-  if (o.prometheus) {
+export async function runCheckCommand(io: HandlerIO, options: PreparedCheck): Promise<CommandResult> {
+  const report = await runCheck(io, options);
+  if (options.prometheus) {
     // Loaded only when asked for: the atomic writer pulls in node:crypto.
     const { writeMetricsFile } = await import('../../../check/check-metrics.js');
-    writeMetricsFile(o.prometheus, report, relayFd(io.ctx.env, METRICS_FD_VAR));
+    writeMetricsFile(options.prometheus, report, relayFd(io.ctx.env, METRICS_FD_VAR));
   }
   if (!io.opts.json) for (const line of renderChecks(report.checks, report.status, io.out.c)) io.out.print(line);
   return {
@@ -66,7 +66,7 @@ export async function runCheckCommand(io: HandlerIO, o: PreparedCheck): Promise<
       checks: report.checks.map(publicCheck),
       ...(report.token ? { token: report.token } : {}),
       durationMs: report.durationMs,
-      ...(o.prometheus ? { prometheus: o.prometheus } : {}),
+      ...(options.prometheus ? { prometheus: options.prometheus } : {}),
     },
   };
 }

@@ -42,7 +42,7 @@ function cleanUpAfter(io: HandlerIO, cwd: string): () => void {
   };
 }
 
-export async function runSignInProbe(io: HandlerIO, o: SignInProbeOptions): Promise<CommandResult> {
+export async function runSignInProbe(io: HandlerIO, options: SignInProbeOptions): Promise<CommandResult> {
   const profile = profileOf(io.opts);
   const files = profile.files(io.opts.stateDir);
   const cwd = makeProbeCwd(io.ctx.env);
@@ -53,13 +53,13 @@ export async function runSignInProbe(io: HandlerIO, o: SignInProbeOptions): Prom
     stateDir: io.opts.stateDir,
     settingsFile: files.settings,
     tokenFile: files.token,
-    method: chooseMethod(io, o.method),
-    timeoutMs: o.timeoutMs,
-    fakeDisplay: o.fakeDisplay,
+    method: chooseMethod(io, options.method),
+    timeoutMs: options.timeoutMs,
+    fakeDisplay: options.fakeDisplay,
     codeEntry: profile.quirks.codeEntryFallback,
     signal: io.ctx.signal,
     startOptions: (env, onRawOutputLine) =>
-      serverStartOptions(io, { env, signingIn: true, initTimeoutMs: o.timeoutMs, onRawOutputLine }),
+      serverStartOptions(io, { env, signingIn: true, initTimeoutMs: options.timeoutMs, onRawOutputLine }),
     onRejected: (c) => io.out.verbose(`not a sign-in URL: ${describeCandidate(c)}`),
   }).finally(() => fs.rmSync(cwd, { recursive: true, force: true }));
   if (!io.opts.json) for (const line of renderSignInProbe(report)) io.out.print(line);
