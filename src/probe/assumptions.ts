@@ -80,7 +80,7 @@ export async function probeAssumptions(input: AssumptionsInput): Promise<Assumpt
     });
     rows.push(stdoutRow(noise));
   });
-  return report(input.stateDir, server, loadedSession, rows, before);
+  return report({ server, loadedSession, assumptions: rows }, input.stateDir, before);
 }
 
 /** At most this many conversations are loaded to find one with messages (empty ones say nothing about replay). */
@@ -112,19 +112,18 @@ async function replayFirstWithMessages(
   return { rows: [held('load.params', REPLAY_FACTS.load), ...replayUnknown(why).slice(1)], loaded: empty };
 }
 
+/** The report, with the verdicts counted and the live state dir compared with its fingerprint from before. */
 function report(
+  found: Pick<AssumptionsReport, 'server' | 'loadedSession' | 'assumptions'>,
   stateDir: string,
-  server: string,
-  loadedSession: string | null,
-  rows: Assumption[],
   before: StateFingerprint,
 ): AssumptionsReport {
   const counts: Record<Verdict, number> = { held: 0, differs: 0, unknown: 0 };
-  for (const r of rows) counts[r.verdict] += 1;
+  for (const r of found.assumptions) counts[r.verdict] += 1;
   return {
-    server,
-    loadedSession,
-    assumptions: rows,
+    server: found.server,
+    loadedSession: found.loadedSession,
+    assumptions: found.assumptions,
     counts,
     stateDir: { path: stateDir, unchanged: sameState(before, fingerprintState(stateDir)) },
   };

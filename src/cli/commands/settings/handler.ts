@@ -139,7 +139,7 @@ export function runSetAuth(io: HandlerIO, input: SetAuthInput): CommandResult {
   const problems = problemsOf(file, io.ctx.env);
   const env = envReport(result.type, io.ctx.env);
   const notice = result.written ? restartNotice(servers) : undefined;
-  if (!io.opts.json) printSetAuth(io, result, servers, problems, notice);
+  if (!io.opts.json) printSetAuth(io, { result, servers, problems, notice });
   return {
     exit: EXIT.ok,
     data: {
@@ -163,13 +163,15 @@ export function runSetAuth(io: HandlerIO, input: SetAuthInput): CommandResult {
   };
 }
 
-function printSetAuth(
-  io: HandlerIO,
-  r: SetAuthResult,
-  servers: readonly RunningServer[],
-  problems: readonly Problem[],
-  notice: string | undefined,
-): void {
+/** What set-auth did and found, for the person: the file written, the servers to restart, the problems left. */
+interface SetAuthReport {
+  result: SetAuthResult;
+  servers: readonly RunningServer[];
+  problems: readonly Problem[];
+  notice: string | undefined;
+}
+
+function printSetAuth(io: HandlerIO, { result: r, servers, problems, notice }: SetAuthReport): void {
   if (r.legacyInput) io.out.info(`note: "${r.legacyInput}" is the old name of ${r.type}; writing ${r.type}.`);
   if (r.stateDirCreated) io.out.info(`note: created the state directory ${io.opts.stateDir} (mode 0700).`);
   if (r.backup) io.out.print(`Moved the unusable settings file aside to ${r.backup}.`);
