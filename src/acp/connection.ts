@@ -54,7 +54,7 @@ export interface CallOptions {
   signal?: AbortSignal | undefined;
 }
 
-interface Pending {
+interface PendingCall {
   method: string;
   sentAt: number;
   resolve: (value: unknown) => void;
@@ -90,7 +90,7 @@ export function defaultRequestHandler(method: string, params: unknown): unknown 
 
 export class Connection {
   private nextId = 1;
-  private readonly pending = new Map<JsonRpcId, Pending>();
+  private readonly pending = new Map<JsonRpcId, PendingCall>();
   private readonly notificationHandlers = new Set<NotificationHandler>();
   private readonly noiseHandlers = new Set<NoiseHandler>();
   private readonly messageHandlers = new Set<ServerMessageHandler>();
@@ -189,7 +189,7 @@ export class Connection {
     const timeoutMs = options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
     return new Promise<T>((resolve, reject) => {
       const onAbort = (): void => this.settle(id, new InterruptedError());
-      const entry: Pending = {
+      const entry: PendingCall = {
         method,
         sentAt: Date.now(),
         resolve: resolve as (v: unknown) => void,

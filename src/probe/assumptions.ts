@@ -30,7 +30,7 @@ import { WorkerPool } from '../backup/worker-pool.js';
 import { conversationFiles, stateFiles } from '../core/paths.js';
 import { AUTH_TYPE_INFO, normalizeAuthType, rawAuthType, readSettings } from '../settings/index.js';
 import { copyFileNoFollow } from '../util/os/safe-fs.js';
-import { type Assumption, differs, held, unknown, type Verdict } from './assumption.js';
+import { type Assumption, type AssumptionVerdict, differs, held, unknown } from './assumption.js';
 import { stateDirAssumptions } from './assumptions-state.js';
 import { fingerprintState, type StateFingerprint, sameState } from './state-fingerprint.js';
 
@@ -55,7 +55,7 @@ export interface AssumptionsReport {
   /** The conversation loaded (a copy of it, in the scratch state dir), or null. */
   loadedSession: string | null;
   assumptions: Assumption[];
-  counts: Record<Verdict, number>;
+  counts: Record<AssumptionVerdict, number>;
   /** The live state dir before and after, compared by name, size, mtime and inode of every entry. */
   stateDir: { path: string; unchanged: boolean };
 }
@@ -118,7 +118,7 @@ function report(
   stateDir: string,
   before: StateFingerprint,
 ): AssumptionsReport {
-  const counts: Record<Verdict, number> = { held: 0, differs: 0, unknown: 0 };
+  const counts: Record<AssumptionVerdict, number> = { held: 0, differs: 0, unknown: 0 };
   for (const r of found.assumptions) counts[r.verdict] += 1;
   return {
     server: found.server,

@@ -7,7 +7,7 @@ import { EXIT } from '../../../core/errors.js';
 import { AUTH_TYPE_INFO, normalizeAuthType } from '../../../settings/auth-types.js';
 import { ownerName } from '../../../settings/owner.js';
 import { readSettings, type SettingsFile } from '../../../settings/read.js';
-import { type RunningServer, restartNotice, runningServers } from '../../../settings/servers.js';
+import { restartNotice, runningServers, type ServerProcess } from '../../../settings/servers.js';
 import {
   envReport,
   gcpOf,
@@ -55,7 +55,7 @@ function printProblems(io: HandlerIO, problems: readonly Problem[], asFindings =
   }
 }
 
-function printServers(io: HandlerIO, servers: readonly RunningServer[]): void {
+function printServers(io: HandlerIO, servers: readonly ServerProcess[]): void {
   if (servers.length === 0) io.out.print('servers:   none running for this state directory');
   for (const s of servers) {
     const env = s.env.map((e) => `${e.name} ${e.set === undefined ? 'unknown' : e.set ? 'set' : 'not set'}`).join(', ');
@@ -166,7 +166,7 @@ export function runSetAuth(io: HandlerIO, input: SetAuthInput): CommandResult {
 /** What set-auth did and found, for the person: the file written, the servers to restart, the problems left. */
 interface SetAuthReport {
   result: SetAuthResult;
-  servers: readonly RunningServer[];
+  servers: readonly ServerProcess[];
   problems: readonly Problem[];
   notice: string | undefined;
 }
