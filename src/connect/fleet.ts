@@ -10,26 +10,23 @@
 import { AgyError, asExitCode, EXIT, type ExitCode, toAgyError } from '../core/errors.js';
 import type { CommandIO, CommandResult } from '../core/io.js';
 import { tempRoot } from '../core/paths.js';
+import { type ConnectOptions, sshOptionsFor } from './connect-options.js';
 import { SshMaster } from './control-master.js';
 import type { ConnectEmit, HostOutcome, HostResult } from './events.js';
-import type { FleetTarget } from './inventory.js';
+import type { ConnectTarget } from './inventory.js';
 import { type RemoteCheck, runRemoteCheck } from './remote-check.js';
-import { type ConnectOptions, connectOver, INSTALL_ON_THE_BOX } from './run-connect.js';
+import { connectOver, INSTALL_ON_THE_BOX } from './run-connect.js';
 
-export interface FleetOptions extends Omit<ConnectOptions, 'destination'> {
-  force: boolean;
-}
-
-/** A fleet run: where it runs, its hosts, its options and where its events go. */
+/** A fleet run: where it runs, its options (the hosts in them) and where its events go. */
 export interface FleetRun {
   io: CommandIO;
-  targets: FleetTarget[];
-  options: FleetOptions;
+  options: ConnectOptions;
   emit: ConnectEmit;
 }
 
 export async function runFleetConnect(run: FleetRun): Promise<CommandResult> {
-  const { io, targets, emit } = run;
+  const { io, emit } = run;
+  const { targets } = run.options;
   const results: HostResult[] = [];
   // While a person signs in on one host, the next host is connected and checked (in BatchMode on a
   // terminal, so two ssh processes never prompt at once; a host that needs a prompt is redone in turn).
@@ -67,7 +64,7 @@ export async function runFleetConnect(run: FleetRun): Promise<CommandResult> {
 }
 
 interface Prepared {
-  target: FleetTarget;
+  target: ConnectTarget;
   master: SshMaster;
   /** Started ahead of its turn, without a terminal. */
   background: boolean;
@@ -77,12 +74,12 @@ interface Prepared {
 }
 
 /** Connect to a host and run `agyctl check --live` there; never throws (the error is kept for the host's turn). */
-async function prepare(run: FleetRun, target: FleetTarget, ahead: boolean): Promise<Prepared> {
+async function prepare(run: FleetRun, target: ConnectTarget, ahead: boolean): Promise<Prepared> {
   const { io, options } = run;
   const background = ahead && Boolean(io.ctx.stdin.isTTY);
   const master = SshMaster.start({
     destination: target.destination,
-    sshOptions: [...(background ? ['BatchMode=yes'] : []), ...options.sshOptions, ...target.sshOptions],
+    sshOptions: [...(background ? ['BatchMode=yes'] : []), ...sshOptionsFor(options, target)],
     env: io.ctx.env,
     tempRoot: tempRoot(io.ctx.env),
     interactive: !background && Boolean(io.ctx.stdin.isTTY),
@@ -143,16 +140,7 @@ async function finish(run: FleetRun, p: Prepared, turnAt: number): Promise<HostR
       status: check.status,
       findings: check.findings,
     });
-    const r = await connectOver({
-      io,
-      master,
-      options: {
-        ...options,
-        destination: target.destination,
-        sshOptions: [...options.sshOptions, ...target.sshOptions],
-      },
-      emit: hostEmit,
-    });
+    const r = await connectOver({ io, master, options, target, emit: hostEmit });
     const result: HostOutcome =
       r.exit === EXIT.ok ? 'logged-in' : r.exit === EXIT.interrupted ? 'interrupted' : 'failed';
     const remote = (r.data?.connect ?? {}) as { remoteExit?: unknown };
@@ -177,7 +165,7 @@ async function finish(run: FleetRun, p: Prepared, turnAt: number): Promise<HostR
   }
 }
 
-function missingAgyctl(target: FleetTarget, remoteAgyctl: string, said: string): AgyError {
+function missingAgyctl(target: ConnectTarget, remoteAgyctl: string, said: string): AgyError {
   return new AgyError(
     EXIT.server,
     'remote-agyctl-missing',
@@ -188,7 +176,7 @@ function missingAgyctl(target: FleetTarget, remoteAgyctl: string, said: string):
   );
 }
 
-function checkFailed(target: FleetTarget, check: RemoteCheck): AgyError {
+function checkFailed(target: ConnectTarget, check: RemoteCheck): AgyError {
   const { exit, stderr: said } = check;
   if (check.timedOut)
     return new AgyError(EXIT.timeout, 'timeout', `agyctl check on ${target.name} did not finish in time.`, {
@@ -202,7 +190,7 @@ function checkFailed(target: FleetTarget, check: RemoteCheck): AgyError {
   );
 }
 
-function notRun(target: FleetTarget): HostResult {
+function notRun(target: ConnectTarget): HostResult {
   return {
     host: target.name,
     destination: target.destination,

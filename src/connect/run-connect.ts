@@ -13,8 +13,10 @@ import { validateAuthUrl, validateCodeEntryUrl, validateElicitedUrl } from '../p
 import { formatDuration } from '../util/duration.js';
 import { openBrowser } from './browser.js';
 import type { CallbackRelay, Delivery } from './callback-relay.js';
+import { type ConnectOptions, sshOptionsFor } from './connect-options.js';
 import { SshMaster, settlesWithin } from './control-master.js';
 import type { ConnectEmit, ConnectEvent } from './events.js';
+import type { ConnectTarget } from './inventory.js';
 import { resumeAfterDrop } from './reconnect.js';
 import { remoteLoginCommand } from './remote-command.js';
 import {
@@ -31,28 +33,18 @@ import { chooseRoute, type RouteChoice } from './route.js';
 export const INSTALL_ON_THE_BOX =
   'install it there: the .deb (`dpkg -i agyctl_<version>_amd64.deb`), the single executable (`install -m 0755 agyctl-<version>-linux-x64 /usr/local/bin/agyctl`) or the agyctl.fleet Ansible role (docs/install.md); or pass the remote command with --remote-agyctl';
 
-export interface ConnectOptions {
-  destination: string;
-  sshOptions: string[];
-  remoteAgyctl: string;
-  method: string | undefined;
-  /** Passed to the remote login as --timeout, and parsed for our own deadline. */
-  timeout: string;
-  timeoutMs: number;
-  open: boolean;
-  sshTimeoutMs: number;
-}
-
 /** The remote login runs its proof (a fresh server, default 60 s) after the sign-in; our session deadline allows for it. */
 const AFTER_SIGN_IN_MARGIN_MS = 180_000;
 const MASTER_EXIT_WAIT_MS = 3_000;
 /** The remote login answers a relayed redirect once its listener answered it (login delivers within 15 s). */
 const RELAY_ANSWER_MS = 30_000;
 
+/** One host: connect, then the login flow there. */
 export async function runConnect(io: CommandIO, options: ConnectOptions, emit: ConnectEmit): Promise<CommandResult> {
+  const target = options.targets[0]!;
   const master = SshMaster.start({
-    destination: options.destination,
-    sshOptions: options.sshOptions,
+    destination: target.destination,
+    sshOptions: sshOptionsFor(options, target),
     env: io.ctx.env,
     tempRoot: tempRoot(io.ctx.env),
     interactive: Boolean(io.ctx.stdin.isTTY),
@@ -60,18 +52,19 @@ export async function runConnect(io: CommandIO, options: ConnectOptions, emit: C
   });
   try {
     const ms = await master.waitReady(options.sshTimeoutMs, io.ctx.signal);
-    emit({ type: 'connected', destination: options.destination, ms });
-    return await new ConnectSession({ io, master, options, emit }).run();
+    emit({ type: 'connected', destination: target.destination, ms });
+    return await new ConnectSession({ io, master, options, target, emit }).run();
   } finally {
     await master.close();
   }
 }
 
-/** A one-host session: where it runs, on which connected master, and where its events go. */
+/** A one-host session: where it runs, its host and the connected master, and where its events go. */
 export interface SessionParts {
   io: CommandIO;
   master: SshMaster;
   options: ConnectOptions;
+  target: ConnectTarget;
   emit: ConnectEmit;
 }
 
@@ -102,12 +95,17 @@ class ConnectSession {
   private readonly master: SshMaster;
   private readonly options: ConnectOptions;
   private readonly emit: ConnectEmit;
+  private readonly target: ConnectTarget;
+  /** The host's destination, as given to ssh. */
+  private readonly destination: string;
 
   constructor(parts: SessionParts) {
     this.io = parts.io;
     this.master = parts.master;
     this.options = parts.options;
     this.emit = parts.emit;
+    this.target = parts.target;
+    this.destination = parts.target.destination;
   }
 
   async run(): Promise<CommandResult> {
@@ -140,7 +138,9 @@ class ConnectSession {
     await this.teardown();
     if (this.dropped(exit, aborted)) {
       const deadline = this.remoteDeadline ?? Date.now() + this.options.timeoutMs;
-      const { destination, sshOptions, remoteAgyctl, sshTimeoutMs } = this.options;
+      const { destination } = this;
+      const { remoteAgyctl, sshTimeoutMs } = this.options;
+      const sshOptions = sshOptionsFor(this.options, this.target);
       return resumeAfterDrop(
         this.io,
         { destination, sshOptions, remoteAgyctl, sshTimeoutMs, deadline },
@@ -236,7 +236,7 @@ class ConnectSession {
     this.relay = choice.relay;
     if (choice.route === 'forward') this.forwardedPort = port;
     if (this.io.ctx.signal.aborted || this.login.hasExited) return;
-    this.emit({ type: 'route', choice, url, destination: this.options.destination, open: this.options.open });
+    this.emit({ type: 'route', choice, url, destination: this.destination, open: this.options.open });
     if (this.options.open) await this.openInBrowser(url);
     if (!this.signedIn && !this.login.hasExited) this.startPaste();
   }
@@ -248,7 +248,7 @@ class ConnectSession {
    */
   private async onDevicePage(url: string): Promise<void> {
     if (this.io.ctx.signal.aborted || this.login.hasExited) return;
-    this.emit({ type: 'device-page', url, destination: this.options.destination });
+    this.emit({ type: 'device-page', url, destination: this.destination });
     if (this.options.open) await this.openInBrowser(url);
   }
 
@@ -347,7 +347,7 @@ class ConnectSession {
   private outcome(exit: SessionExit, aborted: boolean): CommandResult {
     const data = {
       connect: {
-        destination: this.options.destination,
+        destination: this.destination,
         route: this.choice?.route ?? null,
         forwarded: this.choice?.reason === undefined,
         fallbackReason: this.choice?.reason ?? null,
@@ -356,7 +356,7 @@ class ConnectSession {
       },
     };
     if (exit.code === 0) {
-      this.emit({ type: 'logged-in', destination: this.options.destination, verified: this.verified });
+      this.emit({ type: 'logged-in', destination: this.destination, verified: this.verified });
       return { exit: EXIT.ok, data };
     }
     if (aborted) {
@@ -367,7 +367,7 @@ class ConnectSession {
     if (this.noPasteInput)
       throw usageError(
         `Port ${this.urlPort} could not be forwarded (${this.choice?.reason ?? 'no reason given'}), and stdin is closed, so the address your browser ends on cannot be pasted; the remote login was stopped.`,
-        `run \`agyctl connect ${this.options.destination}\` from a terminal (or pipe the address into its stdin), or free port ${this.urlPort} on this machine so the forward works`,
+        `run \`agyctl connect ${this.destination}\` from a terminal (or pipe the address into its stdin), or free port ${this.urlPort} on this machine so the forward works`,
       );
     if (exit.timedOut)
       throw new TimeoutError(
@@ -378,13 +378,13 @@ class ConnectSession {
       // The remote login's own timeout hint names `agyctl login`; the user ran connect.
       const hint =
         this.remoteError.code === 'timeout'
-          ? `run \`agyctl connect ${this.options.destination} --timeout 20m\` for more time; the URL is single-use, so open the new one`
+          ? `run \`agyctl connect ${this.destination} --timeout 20m\` for more time; the URL is single-use, so open the new one`
           : this.remoteError.hint === undefined
             ? undefined
             : String(this.remoteError.hint);
       this.emit({
         type: 'remote-failed',
-        destination: this.options.destination,
+        destination: this.destination,
         message: String(this.remoteError.message ?? 'the login failed'),
         hint,
       });
@@ -399,7 +399,7 @@ class ConnectSession {
       return new AgyError(
         EXIT.server,
         'remote-agyctl-missing',
-        `agyctl could not be run on ${this.options.destination} as \`${this.options.remoteAgyctl}\`${said ? ` (${said})` : ''}.`,
+        `agyctl could not be run on ${this.destination} as \`${this.options.remoteAgyctl}\`${said ? ` (${said})` : ''}.`,
         {
           hint: `${INSTALL_ON_THE_BOX}, e.g. --remote-agyctl /opt/agyctl/agyctl`,
         },
@@ -410,8 +410,8 @@ class ConnectSession {
       return new AgyError(
         EXIT.server,
         'ssh-failed',
-        `The SSH session on ${this.options.destination} failed: ${said || `ssh exited with ${exit.code ?? exit.signal}`}`,
-        { hint: `check that \`ssh ${this.options.destination}\` can run commands there` },
+        `The SSH session on ${this.destination} failed: ${said || `ssh exited with ${exit.code ?? exit.signal}`}`,
+        { hint: `check that \`ssh ${this.destination}\` can run commands there` },
       );
     }
     return new AgyError(
@@ -419,7 +419,7 @@ class ConnectSession {
       'remote-failed',
       `The remote agyctl exited with code ${exit.code} without reporting why${said ? `: ${said}` : '.'}`,
       {
-        hint: `run \`${this.options.remoteAgyctl} login\` on ${this.options.destination} to see what happens there`,
+        hint: `run \`${this.options.remoteAgyctl} login\` on ${this.destination} to see what happens there`,
       },
     );
   }
