@@ -7,6 +7,7 @@ import type { CommandIO } from '../core/io.js';
 import { assertServerCanUse } from '../profiles/guard.js';
 import { type ProfileId, profileOf, type ServerProfile } from '../profiles/index.js';
 import { Budget } from '../util/deadline.js';
+import { METRICS_FD_VAR, relayFd } from '../util/os/tree-owner.js';
 import { runProfileStaticChecks } from './profile-checks.js';
 import { runStaticChecks, type StaticInput, type StaticOutcome } from './static-checks.js';
 import { applyLiveEvidence, overallStatus } from './status.js';
@@ -29,7 +30,7 @@ const STATIC_CHECKS: Readonly<Record<ProfileId, (input: StaticInput & { profile:
   'gemini-cli': runProfileStaticChecks,
 };
 
-export async function runCheck(io: CommandIO, options: CheckOptions): Promise<CheckReport> {
+async function checksOf(io: CommandIO, options: CheckOptions): Promise<CheckReport> {
   const budget = new Budget(options.timeoutMs);
   const at = Date.now();
   const profile = profileOf(io.opts);
@@ -63,4 +64,16 @@ export async function runCheck(io: CommandIO, options: CheckOptions): Promise<Ch
     durationMs: budget.elapsedMs(),
     at,
   };
+}
+
+/** The checks, then their metrics in the Prometheus textfile when asked for. */
+export async function runCheck(io: CommandIO, options: CheckOptions): Promise<CheckReport> {
+  const report = await checksOf(io, options);
+  if (options.prometheus) {
+    // Loaded only when asked for: the atomic writer pulls in node:crypto.
+    const { writeMetricsFile } = await import('./check-metrics.js');
+    // Run as the state dir's owner for root, root's side writes the file through the descriptor it passed.
+    writeMetricsFile(options.prometheus, report, relayFd(io.ctx.env, METRICS_FD_VAR));
+  }
+  return report;
 }

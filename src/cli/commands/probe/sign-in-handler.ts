@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { makeProbeCwd } from '../../../acp/protocol.js';
 import { EXIT, usageError } from '../../../core/errors.js';
 import { describeCandidate } from '../../../login/capture/evidence.js';
+import type { ProbeOptions } from '../../../probe/probe.js';
 import { probeSignIn } from '../../../probe/sign-in.js';
 import { signInProbeCleanup } from '../../../profiles/cleanup.js';
 import { profileOf } from '../../../profiles/index.js';
@@ -11,11 +12,7 @@ import { configuredMethod, readProfileSettings } from '../../../settings/profile
 import type { CommandResult, HandlerIO } from '../../context.js';
 import { renderSignInProbe } from './sign-in-render.js';
 
-export interface SignInProbeOptions {
-  timeoutMs: number;
-  method: string | undefined;
-  fakeDisplay: boolean;
-}
+type SignInProbeOptions = Extract<ProbeOptions, { run: 'sign-in' }>;
 
 /** --method when it is a browser method; else the one settings.json names (profiles that follow it), else the profile's default. */
 function chooseMethod(io: HandlerIO, requested: string | undefined): string {

@@ -18,7 +18,7 @@ import {
   rawAuthType,
   whereToSetEnv,
 } from '../../../settings/validate.js';
-import { type SetAuthResult, setAuthType } from '../../../settings/write.js';
+import { type SetAuthOptions, type SetAuthResult, setAuthType } from '../../../settings/write.js';
 import type { HandlerArgs } from '../../action.js';
 import type { CommandResult, HandlerIO } from '../../context.js';
 
@@ -106,13 +106,6 @@ export function runValidate(io: HandlerIO): CommandResult {
   return { exit: EXIT.usage, data: { ...data, error: { code: 'settings-invalid', exit: EXIT.usage, message } } };
 }
 
-export interface SetAuthInput {
-  type: string;
-  project: string | undefined;
-  location: string | undefined;
-  force: boolean;
-}
-
 /** `agyctl settings set-auth`'s own flags, as commander produces them (register.ts). */
 export interface SetAuthFlags {
   project?: string;
@@ -120,20 +113,17 @@ export interface SetAuthFlags {
   force?: boolean;
 }
 
-/** commander's values, checked once: `<type>` is required, so commander has refused its absence already. */
-export function setAuthInput({ args, options }: HandlerArgs<SetAuthFlags>): SetAuthInput {
+/** The flags become SetAuthOptions, the one type setAuthType takes; `<type>` is required, so commander has refused its absence already. */
+export function runSetAuth(io: HandlerIO, { args, options: flags }: HandlerArgs<SetAuthFlags>): CommandResult {
   const [type] = args;
   if (typeof type !== 'string') throw new TypeError('set-auth: commander passed no <type>');
-  return { type, project: options.project, location: options.location, force: options.force === true };
-}
-
-export function runSetAuth(io: HandlerIO, input: SetAuthInput): CommandResult {
-  const result = setAuthType(io.opts.stateDir, input.type, {
-    project: input.project,
-    location: input.location,
-    force: input.force,
+  const options: SetAuthOptions = {
+    project: flags.project,
+    location: flags.location,
+    force: flags.force === true,
     env: io.ctx.env,
-  });
+  };
+  const result = setAuthType(io.opts.stateDir, type, options);
   const servers = result.written ? runningServers(io.opts.stateDir, result.type) : [];
   const file = readSettings(io.opts.stateDir);
   const problems = problemsOf(file, io.ctx.env);
