@@ -1,10 +1,11 @@
 /**
  * What `agyctl connect` tells the person running it, as typed events: the
- * use cases (connect-host, reconnect, connect-fleet) emit them and never
+ * use cases (host-session, reconnect, fleet-connect) emit them and never
  * print; src/cli/commands/connect/ renders them as text or as NDJSON.
  */
+
+import type { RouteChoice } from './redirect-route.js';
 import type { RawEvent, RemoteEvent, RemoteEventOf } from './remote-login.js';
-import type { RouteChoice } from './route.js';
 
 export type HostOutcome = 'logged-in' | 'healthy' | 'failed' | 'interrupted' | 'not-run';
 

@@ -3,7 +3,7 @@
  * does not end: it runs under its supervisor there (docs/login.md, "When
  * your connection drops"). connect reconnects with a bounded backoff until
  * the login's deadline, reads `login status --json`, takes a route again on
- * the new master (route.ts: the forward, or the relay when sshd forbids it),
+ * the new master (redirect-route.ts: the forward, or the relay when sshd forbids it),
  * passes pastes and relayed redirects through `login finish` (stdin, never
  * the command line), and waits with `login status --wait --json`. When it
  * cannot get back in time it prints the exact commands to resume by hand.
@@ -19,8 +19,8 @@ import { sanitizeForTerminal } from '../util/terminal-text.js';
 import type { Delivery } from './callback-relay.js';
 import { SshMaster } from './control-master.js';
 import type { ConnectEmit } from './events.js';
+import { chooseRoute, type RouteChoice } from './redirect-route.js';
 import { shellQuote } from './remote-command.js';
-import { chooseRoute, type RouteChoice } from './route.js';
 
 const FIRST_BACKOFF_MS = 1_000;
 const MAX_BACKOFF_MS = 10_000;

@@ -199,7 +199,7 @@ function once(rl: readline.Interface): Promise<void> {
 /**
  * A remote event with every string stripped of control characters and
  * redacted; the url keeps its state (the user needs it) and is validated by
- * run-connect before it is shown or opened.
+ * the host session before it is shown or opened.
  */
 export function cleanEvent(ev: RawEvent): RawEvent {
   const clean = (v: unknown, depth: number): unknown => {

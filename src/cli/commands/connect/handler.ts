@@ -1,4 +1,4 @@
-/** `agyctl connect`: flags -> ConnectOptions -> one host (src/connect/run-connect.ts) or a fleet (src/connect/fleet.ts). */
+/** `agyctl connect`: flags -> ConnectOptions -> one host (src/connect/host-session.ts) or a fleet (src/connect/fleet-connect.ts). */
 import path from 'node:path';
 import type { ConnectOptions } from '../../../connect/connect-options.js';
 import type { ConnectEmit } from '../../../connect/events.js';
@@ -27,8 +27,8 @@ export async function connectCommand(io: HandlerIO, input: HandlerArgs<ConnectFl
     ? new (await import('./json-printer.js')).JsonPrinter(io.out)
     : new (await import('./text-printer.js')).TextPrinter(io);
   const emit: ConnectEmit = (event, redraw) => printer.event(event, redraw);
-  if (!options.fleet) return (await import('../../../connect/run-connect.js')).runConnect(io, options, emit);
-  return (await import('../../../connect/fleet.js')).runFleetConnect({ io, options, emit });
+  if (!options.fleet) return (await import('../../../connect/host-session.js')).runConnect(io, options, emit);
+  return (await import('../../../connect/fleet-connect.js')).runFleetConnect({ io, options, emit });
 }
 
 /** The flags checked, and the hosts found (the arguments, or the inventory read with Ansible). */

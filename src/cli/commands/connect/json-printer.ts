@@ -1,7 +1,7 @@
 /** connect --json: one NDJSON event per line on stdout, in the order things happen (docs/connect.md). */
 
 import type { ConnectEvent } from '../../../connect/events.js';
-import type { RouteChoice } from '../../../connect/route.js';
+import type { RouteChoice } from '../../../connect/redirect-route.js';
 import { EXIT } from '../../../core/errors.js';
 import type { Reporter } from '../../../core/reporter.js';
 import { type ConnectPrinter, writeSharedLines } from './printer.js';

@@ -5,8 +5,8 @@
  */
 
 import type { ConnectEvent, HostResult } from '../../../connect/events.js';
+import type { RouteChoice } from '../../../connect/redirect-route.js';
 import type { RemoteEvent, RemoteEventOf } from '../../../connect/remote-login.js';
-import type { RouteChoice } from '../../../connect/route.js';
 import type { CommandIO } from '../../../core/io.js';
 import type { Reporter } from '../../../core/reporter.js';
 import { labelled } from '../../../login/present.js';

@@ -1,11 +1,11 @@
 // connect's rendering of the remote login's events for a person: quiet
 // evidence (`loud: false` url-rejected, e.g. a docs link or `xdg-open
 // --version`) stays out of the way, a loud one warns, and the events that
-// run-connect renders itself print nothing here.
+// the local side writes from its own events print nothing here.
 import { describe, expect, it } from 'vitest';
 import { renderRemoteEvent, summaryLine } from '../../src/cli/commands/connect/text-printer.js';
+import { checkRemoteUrl } from '../../src/connect/host-session.js';
 import type { RemoteEvent } from '../../src/connect/remote-login.js';
-import { checkRemoteUrl } from '../../src/connect/run-connect.js';
 import { PLAIN, type Reporter } from '../../src/core/reporter.js';
 
 function recorder(): { out: Reporter; lines: string[] } {
@@ -51,7 +51,7 @@ describe('renderRemoteEvent', () => {
     }
   });
 
-  it('renders progress lines and leaves url, waiting, verified and error to run-connect', () => {
+  it('renders progress lines and leaves url, waiting, verified and error to the local side', () => {
     expect(render({ event: 'server-started', pid: 42, agent: { version: 'v1' }, ms: 900 })).toEqual([
       'info: Remote server started (pid 42, v1) in 900 ms.',
     ]);

@@ -1,7 +1,7 @@
 /**
  * agyctl connect, end to end: SSH control master, the remote login over it,
  * the route of the browser's redirect (forward, relay or paste-back; see
- * route.ts), the browser, and a clean exit on every path: no forward,
+ * redirect-route.ts), the browser, and a clean exit on every path: no forward,
  * relay listener, master or remote server left.
  */
 import { serverText } from '../acp/redact.js';
@@ -11,13 +11,14 @@ import { tempRoot } from '../core/paths.js';
 import { type PasteReader, startPasteReader } from '../login/paste.js';
 import { validateAuthUrl, validateCodeEntryUrl, validateElicitedUrl } from '../profiles/auth-url.js';
 import { formatDuration } from '../util/duration.js';
-import { openBrowser } from './browser.js';
 import type { CallbackRelay, Delivery } from './callback-relay.js';
 import { type ConnectOptions, sshOptionsFor } from './connect-options.js';
 import { SshMaster, settlesWithin } from './control-master.js';
 import type { ConnectEmit, ConnectEvent } from './events.js';
 import type { ConnectTarget } from './inventory.js';
+import { openBrowser } from './open-browser.js';
 import { resumeAfterDrop } from './reconnect.js';
+import { chooseRoute, type RouteChoice } from './redirect-route.js';
 import { remoteLoginCommand } from './remote-command.js';
 import {
   knownEvent,
@@ -27,7 +28,6 @@ import {
   RemoteLogin,
   type SessionExit,
 } from './remote-login.js';
-import { chooseRoute, type RouteChoice } from './route.js';
 
 /** The ways to put agyctl on a box, none of which needs Node or a network there (docs/install.md). */
 export const INSTALL_ON_THE_BOX =

@@ -13,9 +13,9 @@ import { tempRoot } from '../core/paths.js';
 import { type ConnectOptions, sshOptionsFor } from './connect-options.js';
 import { SshMaster } from './control-master.js';
 import type { ConnectEmit, HostOutcome, HostResult } from './events.js';
+import { connectOver, INSTALL_ON_THE_BOX } from './host-session.js';
 import type { ConnectTarget } from './inventory.js';
 import { type RemoteCheck, runRemoteCheck } from './remote-check.js';
-import { connectOver, INSTALL_ON_THE_BOX } from './run-connect.js';
 
 /** A fleet run: where it runs, its options (the hosts in them) and where its events go. */
 export interface FleetRun {
