@@ -54,7 +54,7 @@ export interface CallOptions {
   signal?: AbortSignal | undefined;
 }
 
-interface Pending {
+interface PendingCall {
   method: string;
   sentAt: number;
   resolve: (value: unknown) => void;
@@ -69,7 +69,9 @@ export const DEFAULT_CALL_TIMEOUT_MS = 30_000;
 export function defaultRequestHandler(method: string, params: unknown): unknown {
   if (method === 'session/request_permission') {
     const options = (params as { options?: Array<{ optionId: string; kind?: string }> })?.options ?? [];
-    const reject = options.find((o) => o.kind === 'reject_once') ?? options.find((o) => o.kind?.startsWith('reject'));
+    const reject =
+      options.find((option) => option.kind === 'reject_once') ??
+      options.find((option) => option.kind?.startsWith('reject'));
     return reject
       ? { outcome: { outcome: 'selected', optionId: reject.optionId } }
       : { outcome: { outcome: 'cancelled' } };
@@ -88,7 +90,7 @@ export function defaultRequestHandler(method: string, params: unknown): unknown 
 
 export class Connection {
   private nextId = 1;
-  private readonly pending = new Map<JsonRpcId, Pending>();
+  private readonly pending = new Map<JsonRpcId, PendingCall>();
   private readonly notificationHandlers = new Set<NotificationHandler>();
   private readonly noiseHandlers = new Set<NoiseHandler>();
   private readonly messageHandlers = new Set<ServerMessageHandler>();
@@ -187,7 +189,7 @@ export class Connection {
     const timeoutMs = options.timeoutMs ?? DEFAULT_CALL_TIMEOUT_MS;
     return new Promise<T>((resolve, reject) => {
       const onAbort = (): void => this.settle(id, new InterruptedError());
-      const entry: Pending = {
+      const entry: PendingCall = {
         method,
         sentAt: Date.now(),
         resolve: resolve as (v: unknown) => void,

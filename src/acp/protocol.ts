@@ -61,12 +61,12 @@ function withoutElicitation(params: Record<string, unknown>): Record<string, unk
  * A JSON-RPC error to initialize means the server cannot serve at all: a server failure (exit 4), not a bug of ours.
  * Invalid params (-32602) are asked once more without the elicitation capability, which a server may not know.
  */
-export const initialize = (c: Connection, version: string, o: CallOptions): Promise<InitializeResult> =>
+export const initialize = (c: Connection, version: string, call: CallOptions): Promise<InitializeResult> =>
   c
-    .request<InitializeResult>('initialize', initializeParams(version), o)
+    .request<InitializeResult>('initialize', initializeParams(version), call)
     .catch((err: unknown) => {
       if (!(err instanceof AcpError) || err.method !== 'initialize' || err.code !== -32602) throw err;
-      return c.request<InitializeResult>('initialize', withoutElicitation(initializeParams(version)), o);
+      return c.request<InitializeResult>('initialize', withoutElicitation(initializeParams(version)), call);
     })
     .catch((err: unknown) => {
       // Only the server's own answer to initialize; a guard's verdict (an AcpError for another method) keeps its meaning.
@@ -77,11 +77,11 @@ export const initialize = (c: Connection, version: string, o: CallOptions): Prom
       });
     });
 
-export const authenticate = (c: Connection, methodId: string, o: CallOptions): Promise<unknown> =>
-  c.request('authenticate', { methodId }, o);
+export const authenticate = (c: Connection, methodId: string, call: CallOptions): Promise<unknown> =>
+  c.request('authenticate', { methodId }, call);
 
-export async function newSession(c: Connection, cwd: string, o: CallOptions): Promise<NewSessionResult> {
-  const result = await c.request<NewSessionResult>('session/new', { cwd, mcpServers: [] }, o);
+export async function newSession(c: Connection, cwd: string, call: CallOptions): Promise<NewSessionResult> {
+  const result = await c.request<NewSessionResult>('session/new', { cwd, mcpServers: [] }, call);
   if (!result || typeof result.sessionId !== 'string')
     throw new AcpError('session/new', { code: -32603, message: 'answer has no sessionId' });
   if (!isUuid(result.sessionId)) throw badSessionId(result.sessionId);
@@ -100,22 +100,35 @@ function badSessionId(id: string): AgyError {
   );
 }
 
-export const loadSession = (c: Connection, sessionId: string, cwd: string, o: CallOptions): Promise<NewSessionResult> =>
-  c.request<NewSessionResult>('session/load', { sessionId, cwd, mcpServers: [] }, o);
+export const loadSession = (
+  c: Connection,
+  sessionId: string,
+  cwd: string,
+  call: CallOptions,
+): Promise<NewSessionResult> => c.request<NewSessionResult>('session/load', { sessionId, cwd, mcpServers: [] }, call);
 
-export const closeSession = (c: Connection, sessionId: string, o: CallOptions): Promise<unknown> =>
-  c.request('session/close', { sessionId }, o);
+export const closeSession = (c: Connection, sessionId: string, call: CallOptions): Promise<unknown> =>
+  c.request('session/close', { sessionId }, call);
+
+/** One session's config option set to a value (the model, for one). */
+export interface ConfigChange {
+  sessionId: string;
+  configId: string;
+  value: string;
+}
 
 export const setConfigOption = (
   c: Connection,
-  sessionId: string,
-  configId: string,
-  value: string,
-  o: CallOptions,
+  change: ConfigChange,
+  call: CallOptions,
 ): Promise<{ configOptions?: Array<{ id: string; currentValue?: unknown }> }> =>
-  c.request('session/set_config_option', { sessionId, configId, value }, o);
+  c.request(
+    'session/set_config_option',
+    { sessionId: change.sessionId, configId: change.configId, value: change.value },
+    call,
+  );
 
-export const logout = (c: Connection, o: CallOptions): Promise<unknown> => c.request('logout', {}, o);
+export const logout = (c: Connection, call: CallOptions): Promise<unknown> => c.request('logout', {}, call);
 
 export function supportsLogout(init: InitializeResult): boolean {
   const auth = init.agentCapabilities?.auth;
@@ -126,7 +139,7 @@ export function supportsLogout(init: InitializeResult): boolean {
 export function currentModel(result: NewSessionResult): string | undefined {
   if (result.models?.currentModelId) return result.models.currentModelId;
   const option = (result.configOptions as Array<{ id: string; currentValue?: unknown }> | undefined)?.find(
-    (o) => o.id === 'model',
+    (option) => option.id === 'model',
   );
   return typeof option?.currentValue === 'string' ? option.currentValue : undefined;
 }

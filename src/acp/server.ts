@@ -78,6 +78,20 @@ export function serverEnv(base: NodeJS.ProcessEnv, stateDir: string): NodeJS.Pro
   return home ? { ...base, HOME: home } : { ...base };
 }
 
+/** A server process just spawned, with what it was started from. */
+interface SpawnedServer {
+  child: ResultPromise;
+  command: ServerCommand;
+  tracer: Tracer;
+  startedAt: number;
+}
+
+/** What the caller hears of the server's output and calls. */
+type ServerHooks = Pick<
+  StartServerOptions,
+  'onOutputLine' | 'onRawOutputLine' | 'onNote' | 'failOn' | 'onServerMessage'
+>;
+
 export class AcpServer {
   readonly connection: Connection;
   readonly pid: number;
@@ -87,31 +101,33 @@ export class AcpServer {
   private readonly stderrLines: string[] = [];
   private stopping = false;
 
-  private constructor(
-    private readonly child: ResultPromise,
-    readonly command: ServerCommand,
-    tracer: Tracer,
-    o: Pick<StartServerOptions, 'onOutputLine' | 'onRawOutputLine' | 'onNote' | 'failOn' | 'onServerMessage'>,
-    /** Taken just before the spawn, so spawn-to-initialize timings include process creation. */
-    readonly startedAt: number,
-  ) {
+  private readonly child: ResultPromise;
+  readonly command: ServerCommand;
+  /** Taken just before the spawn, so spawn-to-initialize timings include process creation. */
+  readonly startedAt: number;
+
+  private constructor(spawned: SpawnedServer, hooks: ServerHooks) {
+    const { child, tracer } = spawned;
+    this.child = child;
+    this.command = spawned.command;
+    this.startedAt = spawned.startedAt;
     this.pid = child.pid ?? -1;
     if (this.pid > 0) registerGroup(this.pid);
     const note = (stream: string) => (bytes: number) =>
-      o.onNote?.(`dropped a ${bytes}-byte line from the server's ${stream} (longer than agyctl keeps)`);
+      hooks.onNote?.(`dropped a ${bytes}-byte line from the server's ${stream} (longer than agyctl keeps)`);
     this.connection = new Connection(child.stdout!, child.stdin!, tracer, note('stdout'));
-    if (o.onNote) {
-      const onNote = o.onNote;
+    if (hooks.onNote) {
+      const onNote = hooks.onNote;
       this.connection.onCallSettled((method, ms, ok) => onNote(`${method}: ${ok ? 'answered' : 'failed'} in ${ms} ms`));
       this.connection.onRequestAnswered((method, how) => onNote(`the server asked ${method}: ${how}`));
     }
-    if (o.onServerMessage) this.connection.onServerMessage(o.onServerMessage);
+    if (hooks.onServerMessage) this.connection.onServerMessage(hooks.onServerMessage);
     // Redacted at the source: the tail, the trace and every display see only serverText().
     const onOutputLine = (line: string, stream: 'stdout' | 'stderr', raw: string): string => {
       const shown = serverText(line);
-      o.onRawOutputLine?.(line, stream, raw);
-      o.onOutputLine?.(shown, stream);
-      const err = o.failOn?.(line, stream);
+      hooks.onRawOutputLine?.(line, stream, raw);
+      hooks.onOutputLine?.(shown, stream);
+      const err = hooks.failOn?.(line, stream);
       if (err) this.connection.fail(err);
       return shown;
     };
@@ -162,7 +178,7 @@ export class AcpServer {
       cleanup: true,
       encoding: 'buffer',
     });
-    return new AcpServer(child, command, options.tracer ?? nullTracer, options, startedAt);
+    return new AcpServer({ child, command, tracer: options.tracer ?? nullTracer, startedAt }, options);
   }
 
   get hasExited(): boolean {

@@ -32,9 +32,10 @@ export interface LiveOutcome {
 export function offeredModels(s: NewSessionResult): string[] {
   const fromModels = s.models?.availableModels?.map((m) => m.modelId) ?? [];
   const option = (s.configOptions as Array<{ id: string; options?: Array<{ value?: unknown }> }> | undefined)?.find(
-    (o) => o.id === 'model',
+    (option) => option.id === 'model',
   );
-  const fromOption = option?.options?.map((o) => o.value).filter((v): v is string => typeof v === 'string') ?? [];
+  const fromOption =
+    option?.options?.map((choice) => choice.value).filter((v): v is string => typeof v === 'string') ?? [];
   return fromModels.length > 0 ? fromModels : fromOption;
 }
 
@@ -81,7 +82,7 @@ export async function runLive(
             `choose one of: ${offered.join(', ')}`,
           );
         step = `session/set_config_option model=${input.model}`;
-        await setConfigOption(conn, s.sessionId, 'model', input.model, call());
+        await setConfigOption(conn, { sessionId: s.sessionId, configId: 'model', value: input.model }, call());
         session.model = input.model;
       }
       if (input.prompt) {

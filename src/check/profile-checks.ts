@@ -17,12 +17,12 @@ const NEEDS: Readonly<Record<string, { all?: string[]; any?: string[][] }>> = {
   'vertex-ai': { any: [['GOOGLE_API_KEY'], ['GOOGLE_CLOUD_PROJECT', 'GOOGLE_CLOUD_LOCATION']] },
 };
 
-interface Verdict {
+interface ProfileVerdict {
   finding: Finding;
   method: string | undefined;
 }
 
-function judge(profile: ServerProfile, stateDir: string, env: NodeJS.ProcessEnv): Verdict {
+function judge(profile: ServerProfile, stateDir: string, env: NodeJS.ProcessEnv): ProfileVerdict {
   const file = readProfileSettings(profile, stateDir);
   const key = authTypeKey(profile);
   if (file.unreadable)
@@ -86,7 +86,7 @@ function envFinding(method: string, env: NodeJS.ProcessEnv): Finding {
 export function runProfileStaticChecks(input: StaticInput & { profile: ServerProfile }): StaticOutcome {
   const { profile } = input;
   const out: StaticOutcome = { checks: [], token: undefined, metrics: {}, serverCommand: undefined };
-  let verdict!: Verdict;
+  let verdict!: ProfileVerdict;
   out.checks.push(
     timed('settings', () => {
       verdict = judge(profile, input.stateDir, input.env);

@@ -47,8 +47,12 @@ async function reapplyModel(
   model: string,
   input: ServerCheckInput,
 ): Promise<Finding | undefined> {
-  const result = await setConfigOption(conn, a.sessionId, 'model', model, callOptions(input)());
-  const now = result?.configOptions?.find((o) => o.id === 'model')?.currentValue;
+  const result = await setConfigOption(
+    conn,
+    { sessionId: a.sessionId, configId: 'model', value: model },
+    callOptions(input)(),
+  );
+  const now = result?.configOptions?.find((option) => option.id === 'model')?.currentValue;
   if (now === undefined || now === model) return undefined;
   return fail(
     'server-error',

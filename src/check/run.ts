@@ -7,6 +7,7 @@ import type { CommandIO } from '../core/io.js';
 import { assertServerCanUse } from '../profiles/guard.js';
 import { type ProfileId, profileOf, type ServerProfile } from '../profiles/index.js';
 import { Budget } from '../util/deadline.js';
+import { METRICS_FD_VAR, relayFd } from '../util/os/tree-owner.js';
 import { runProfileStaticChecks } from './profile-checks.js';
 import { runStaticChecks, type StaticInput, type StaticOutcome } from './static-checks.js';
 import { applyLiveEvidence, overallStatus } from './status.js';
@@ -29,11 +30,11 @@ const STATIC_CHECKS: Readonly<Record<ProfileId, (input: StaticInput & { profile:
   'gemini-cli': runProfileStaticChecks,
 };
 
-export async function runCheck(io: CommandIO, o: CheckOptions): Promise<CheckReport> {
-  const budget = new Budget(o.timeoutMs);
+async function checksOf(io: CommandIO, options: CheckOptions): Promise<CheckReport> {
+  const budget = new Budget(options.timeoutMs);
   const at = Date.now();
   const profile = profileOf(io.opts);
-  if (o.live) assertServerCanUse(profile, io.opts.stateDir);
+  if (options.live) assertServerCanUse(profile, io.opts.stateDir);
   const input = {
     stateDir: io.opts.stateDir,
     env: io.ctx.env,
@@ -41,19 +42,19 @@ export async function runCheck(io: CommandIO, o: CheckOptions): Promise<CheckRep
     server: io.opts.server,
     now: at,
     profile,
-    live: o.live,
+    live: options.live,
   };
   const st = STATIC_CHECKS[profile.id](input);
   const checks = [...st.checks];
   const metrics = { ...st.metrics };
-  if (o.live && st.serverCommand) {
+  if (options.live && st.serverCommand) {
     const { serverChecks } = await import('./server-checks.js');
-    const server = await serverChecks(io, o, budget);
+    const server = await serverChecks(io, options, budget);
     checks.push(...server.checks);
     if (server.serverStartS !== undefined) metrics.serverStartS = server.serverStartS;
   }
-  const decided = o.live ? applyLiveEvidence(checks) : checks;
-  if (o.live && decided.some((c) => c.id === 'live'))
+  const decided = options.live ? applyLiveEvidence(checks) : checks;
+  if (options.live && decided.some((c) => c.id === 'live'))
     metrics.credentialsElsewhere = decided.some((c) => c.decidedBy === 'live');
   return {
     status: overallStatus(decided),
@@ -63,4 +64,16 @@ export async function runCheck(io: CommandIO, o: CheckOptions): Promise<CheckRep
     durationMs: budget.elapsedMs(),
     at,
   };
+}
+
+/** The checks, then their metrics in the Prometheus textfile when asked for. */
+export async function runCheck(io: CommandIO, options: CheckOptions): Promise<CheckReport> {
+  const report = await checksOf(io, options);
+  if (options.prometheus) {
+    // Loaded only when asked for: the atomic writer pulls in node:crypto.
+    const { writeMetricsFile } = await import('./check-metrics.js');
+    // Run as the state dir's owner for root, root's side writes the file through the descriptor it passed.
+    writeMetricsFile(options.prometheus, report, relayFd(io.ctx.env, METRICS_FD_VAR));
+  }
+  return report;
 }

@@ -18,7 +18,7 @@ import type { CheckOptions, CheckResult } from './types.js';
 
 export async function serverChecks(
   io: CommandIO,
-  o: CheckOptions,
+  options: CheckOptions,
   budget: Budget,
 ): Promise<{ checks: CheckResult[]; serverStartS: number | undefined }> {
   const input: ServerCheckInput = {
@@ -27,9 +27,9 @@ export async function serverChecks(
     env: io.ctx.env,
     signal: io.ctx.signal,
     budget,
-    timeoutLabel: o.timeoutLabel,
-    prompt: o.prompt,
-    model: o.model,
+    timeoutLabel: options.timeoutLabel,
+    prompt: options.prompt,
+    model: options.model,
   };
   const cwd = makeProbeCwd(io.ctx.env);
   let sessionId: string | undefined;
@@ -39,7 +39,7 @@ export async function serverChecks(
     const live = await runLive(input, cwd, (id) => (sessionId = id));
     serverStartS = live.serverStartS;
     checks.push(...live.checks);
-    if (o.restart && live.liveOk && live.session) checks.push(await runRestart(input, live.session));
+    if (options.restart && live.liveOk && live.session) checks.push(await runRestart(input, live.session));
   } finally {
     // Every server has stopped here (withServer), so nothing holds the files.
     // The cwd goes first: gemini-cli's cleanup only takes projects whose probe directory is gone.

@@ -1,6 +1,6 @@
 /** The shapes `agyctl check` produces; the JSON form is API (docs/json.md). */
 
-/** What a check run was asked to do (flags parsed by cli/commands/check). */
+/** What a check run was asked to do: its flags, checked by cli/commands/check/handler.ts. */
 export interface CheckOptions {
   live: boolean;
   restart: boolean;
@@ -8,6 +8,8 @@ export interface CheckOptions {
   model: string | undefined;
   timeoutMs: number;
   timeoutLabel: string;
+  /** The Prometheus textfile to write the metrics to (an absolute path), if asked. */
+  prometheus: string | undefined;
 }
 
 /** Overall outcome, worst first in STATUS_ORDER (status.ts). */

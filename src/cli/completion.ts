@@ -70,14 +70,14 @@ const HELP_OPTION: OptionInfo = {
   description: 'display help for command',
 };
 
-function optionInfo(o: Option): OptionInfo {
-  const kind = /<(dir|file)[|>]|\[(dir|file)\]/.exec(o.flags);
+function optionInfo(option: Option): OptionInfo {
+  const kind = /<(dir|file)[|>]|\[(dir|file)\]/.exec(option.flags);
   return {
-    names: [o.short, o.long].filter((n): n is string => Boolean(n)),
-    takesValue: o.required || o.optional,
+    names: [option.short, option.long].filter((n): n is string => Boolean(n)),
+    takesValue: option.required || option.optional,
     path: kind ? ((kind[1] ?? kind[2]) as 'dir' | 'file') : undefined,
-    values: o.argChoices ?? (o.long ? OPTION_VALUES[o.long] : undefined),
-    description: o.description,
+    values: option.argChoices ?? (option.long ? OPTION_VALUES[option.long] : undefined),
+    description: option.description,
   };
 }
 
@@ -97,7 +97,7 @@ export function describeTree(program: Command): CommandInfo[] {
     out.push({
       path,
       subs: subs.map((c) => ({ name: c.name(), description: c.description() })),
-      options: [...cmd.options.filter((o) => !o.hidden).map(optionInfo), HELP_OPTION],
+      options: [...cmd.options.filter((option) => !option.hidden).map(optionInfo), HELP_OPTION],
       args: cmd.registeredArguments.map((a, i) => argumentInfo(a, i, path)),
     });
     for (const sub of subs) walk(sub, path ? `${path} ${sub.name()}` : sub.name());
@@ -114,20 +114,22 @@ export function completionScript(program: Command, shell: Shell): string {
 }
 
 const allOptions = (tree: CommandInfo[]): OptionInfo[] => tree.flatMap((c) => c.options);
-const longs = (opts: OptionInfo[]): string[] => [...new Set(opts.flatMap((o) => o.names))];
+const longs = (opts: OptionInfo[]): string[] => [...new Set(opts.flatMap((option) => option.names))];
 const pattern = (names: string[]): string => (names.length > 0 ? names.join('|') : '--agyctl-none');
 /** The program's options a subcommand also takes (--version belongs to the program alone). */
 const inheritedOf = (tree: CommandInfo[]): OptionInfo[] =>
-  tree[0]!.options.filter((o) => !o.names.includes('--version'));
+  tree[0]!.options.filter((option) => !option.names.includes('--version'));
 const optionsAt = (tree: CommandInfo[], c: CommandInfo): OptionInfo[] =>
-  c.path === '' ? c.options : [...c.options, ...inheritedOf(tree).filter((o) => !o.names.includes('--help'))];
+  c.path === '' ? c.options : [...c.options, ...inheritedOf(tree).filter((option) => !option.names.includes('--help'))];
 
 function bashScript(tree: CommandInfo[]): string {
   const all = allOptions(tree);
-  const valued = longs(all.filter((o) => o.takesValue));
-  const withValues = all.filter((o) => o.takesValue && o.values);
-  const pathValued = longs(all.filter((o) => o.takesValue && o.path && !o.values));
-  const fixed = new Set(longs([...withValues, ...all.filter((o) => o.takesValue && o.path && !o.values)]));
+  const valued = longs(all.filter((option) => option.takesValue));
+  const withValues = all.filter((option) => option.takesValue && option.values);
+  const pathValued = longs(all.filter((option) => option.takesValue && option.path && !option.values));
+  const fixed = new Set(
+    longs([...withValues, ...all.filter((option) => option.takesValue && option.path && !option.values)]),
+  );
   const subsCases = tree
     .filter((c) => c.subs.length > 0)
     .map((c) => `    '${c.path}') echo '${c.subs.map((s) => s.name).join(' ')}' ;;`);
@@ -137,9 +139,9 @@ function bashScript(tree: CommandInfo[]): string {
         .filter((n) => n.startsWith('--'))
         .join(' ')}' ;;`,
   );
-  const valueCases = [...new Map(withValues.flatMap((o) => o.names.map((n) => [n, o.values!] as const))).entries()].map(
-    ([flag, values]) => `    ${flag}) COMPREPLY=( $(compgen -W '${values.join(' ')}' -- "$cur") ); return 0 ;;`,
-  );
+  const valueCases = [
+    ...new Map(withValues.flatMap((option) => option.names.map((n) => [n, option.values!] as const))).entries(),
+  ].map(([flag, values]) => `    ${flag}) COMPREPLY=( $(compgen -W '${values.join(' ')}' -- "$cur") ); return 0 ;;`);
   const argCases = tree
     .filter((c) => c.args[0]?.values !== undefined)
     .map((c) => {
@@ -227,12 +229,12 @@ function zshValues(values: Values | undefined, what: 'dir' | 'file' | undefined)
   return '_files';
 }
 
-function zshOption(o: OptionInfo): string[] {
-  return o.names.map((n) => {
-    const head = `${n}[${zspec(o.description)}]`;
-    if (!o.takesValue) return sq(head);
+function zshOption(option: OptionInfo): string[] {
+  return option.names.map((n) => {
+    const head = `${n}[${zspec(option.description)}]`;
+    if (!option.takesValue) return sq(head);
     const message = zspec(n.replace(/^-+/, ''));
-    const action = o.values || o.path ? zshValues(o.values, o.path) : ' ';
+    const action = option.values || option.path ? zshValues(option.values, option.path) : ' ';
     return sq(`${head}:${message}:${action}`);
   });
 }
@@ -304,13 +306,13 @@ fi
 
 const fishQuote = (s: string): string => `'${s.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 
-function fishOption(o: OptionInfo, condition: string | undefined): string {
+function fishOption(option: OptionInfo, condition: string | undefined): string {
   const parts = ['complete -c agyctl'];
   if (condition !== undefined) parts.push(`-n ${fishQuote(`__agyctl_at ${fishQuote(condition)}`)}`);
-  for (const n of o.names) parts.push(n.startsWith('--') ? `-l ${n.slice(2)}` : `-s ${n.slice(1)}`);
-  if (o.values) parts.push(`-x -a ${fishQuote(o.values.join(' '))}`);
-  else if (o.takesValue) parts.push(o.path ? '-r -F' : '-x');
-  parts.push(`-d ${fishQuote(o.description)}`);
+  for (const n of option.names) parts.push(n.startsWith('--') ? `-l ${n.slice(2)}` : `-s ${n.slice(1)}`);
+  if (option.values) parts.push(`-x -a ${fishQuote(option.values.join(' '))}`);
+  else if (option.takesValue) parts.push(option.path ? '-r -F' : '-x');
+  parts.push(`-d ${fishQuote(option.description)}`);
   return parts.join(' ');
 }
 
@@ -322,7 +324,7 @@ function fishArgument(c: CommandInfo): string | undefined {
 }
 
 function fishScript(tree: CommandInfo[]): string {
-  const valued = longs(allOptions(tree).filter((o) => o.takesValue));
+  const valued = longs(allOptions(tree).filter((option) => option.takesValue));
   const lines = [
     '# fish completion for agyctl, generated from its commands by `agyctl completion fish`.',
     '# Install with:  agyctl completion fish > ~/.config/fish/completions/agyctl.fish',
@@ -377,7 +379,7 @@ function fishScript(tree: CommandInfo[]): string {
       lines.push(
         `complete -c agyctl -n ${fishQuote(`__agyctl_at ${fishQuote(c.path)}`)} -a ${s.name} -d ${fishQuote(s.description)}`,
       );
-    for (const o of c.options) lines.push(fishOption(o, c.path === '' ? undefined : c.path));
+    for (const option of c.options) lines.push(fishOption(option, c.path === '' ? undefined : c.path));
     const arg = fishArgument(c);
     if (arg) lines.push(arg);
   }

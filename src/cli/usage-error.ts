@@ -31,7 +31,7 @@ export function locate(program: Command, argv: readonly string[]): Located {
     if (token === '--') return { command, path: path.join(' '), word: argv[i + 1] };
     if (token.startsWith('-')) {
       const name = token.split('=')[0];
-      const option = optionsOf(command).find((o) => o.long === name || o.short === name);
+      const option = optionsOf(command).find((candidate) => candidate.long === name || candidate.short === name);
       if (option && (option.required || option.optional) && !token.includes('=')) i++;
       continue;
     }
@@ -79,7 +79,7 @@ function misspelledSubcommand(at: Located): AgyError | undefined {
     .visibleCommands(command)
     .map((c) => c.name())
     .filter((name) => name !== 'help');
-  const asOption = command.options.find((o) => o.long === `--${word}`)?.long;
+  const asOption = command.options.find((option) => option.long === `--${word}`)?.long;
   const sub = asOption ? undefined : nearest(word, visible);
   const fix = asOption ?? sub;
   return new AgyError(EXIT.usage, 'usage', `unknown command '${word}' for '${path}'.`, {

@@ -14,7 +14,7 @@ import { type AuthUrl, validatePastedRedirect } from '../profiles/auth-url.js';
 
 export type Delivery = { ok: true; status?: number } | { ok: false; reason: string };
 
-export interface RelayOptions {
+export interface CallbackRelayOptions {
   /** The sign-in URL's redirect, as the laptop validated it: port, path and state to expect. */
   auth: AuthUrl;
   /** Where the page says the redirect went (the SSH destination). */
@@ -36,27 +36,27 @@ export class CallbackRelay {
 
   private constructor(
     private readonly server: http.Server,
-    private readonly o: RelayOptions,
+    private readonly options: CallbackRelayOptions,
   ) {
     server.on('request', (req, res) => void this.onRequest(req, res));
   }
 
   /** Listen on 127.0.0.1:<port> only; an error (the port taken since it was checked) is returned, not thrown. */
-  static listen(o: RelayOptions): Promise<CallbackRelay | { error: string }> {
+  static listen(options: CallbackRelayOptions): Promise<CallbackRelay | { error: string }> {
     const server = http.createServer({ requestTimeout: REQUEST_TIMEOUT_MS, headersTimeout: REQUEST_TIMEOUT_MS });
     server.keepAliveTimeout = 0;
     return new Promise((resolve) => {
       server.once('error', (err: NodeJS.ErrnoException) =>
-        resolve({ error: `cannot listen on 127.0.0.1:${o.auth.port} here (${err.code ?? err.message})` }),
+        resolve({ error: `cannot listen on 127.0.0.1:${options.auth.port} here (${err.code ?? err.message})` }),
       );
-      server.listen({ host: '127.0.0.1', port: o.auth.port, exclusive: true }, () =>
-        resolve(new CallbackRelay(server, o)),
+      server.listen({ host: '127.0.0.1', port: options.auth.port, exclusive: true }, () =>
+        resolve(new CallbackRelay(server, options)),
       );
     });
   }
 
   get port(): number {
-    return this.o.auth.port;
+    return this.options.auth.port;
   }
 
   private async onRequest(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
@@ -64,7 +64,7 @@ export class CallbackRelay {
     if (req.method === 'GET' && target.split('?')[0] === '/favicon.ico') return answer(res, 404, 'Not found', '');
     const refusal = this.refusal(req);
     if (refusal) {
-      this.o.onRefused(refusal);
+      this.options.onRefused(refusal);
       return answer(
         res,
         400,
@@ -73,14 +73,14 @@ export class CallbackRelay {
       );
     }
     this.delivering = true;
-    const result = await this.o.deliver(`http://127.0.0.1:${this.port}${target}`);
+    const result = await this.options.deliver(`http://127.0.0.1:${this.port}${target}`);
     this.delivering = false;
     if (!result.ok)
       return answer(
         res,
         502,
         'Sign-in not completed',
-        `The login on ${this.o.destination} did not take this address: ${result.reason}.`,
+        `The login on ${this.options.destination} did not take this address: ${result.reason}.`,
       );
     this.delivered = true;
     res.once('finish', () => void this.close());
@@ -90,13 +90,13 @@ export class CallbackRelay {
         res,
         502,
         'Sign-in not completed',
-        `The server on ${this.o.destination} answered the redirect with HTTP ${result.status}. agyctl connect says why in the terminal.`,
+        `The server on ${this.options.destination} answered the redirect with HTTP ${result.status}. agyctl connect says why in the terminal.`,
       );
     answer(
       res,
       200,
       'Sign-in went through',
-      `The sign-in reached the login on ${this.o.destination}. You can close this tab; agyctl connect finishes in the terminal.`,
+      `The sign-in reached the login on ${this.options.destination}. You can close this tab; agyctl connect finishes in the terminal.`,
     );
   }
 
@@ -110,7 +110,7 @@ export class CallbackRelay {
       return `Host header ${JSON.stringify(host)} is not 127.0.0.1:${this.port}`;
     const target = req.url ?? '';
     if (!target.startsWith('/')) return 'the request target is not a path';
-    const v = validatePastedRedirect(`http://127.0.0.1:${this.port}${target}`, this.o.auth);
+    const v = validatePastedRedirect(`http://127.0.0.1:${this.port}${target}`, this.options.auth);
     return v.ok ? undefined : v.reason;
   }
 

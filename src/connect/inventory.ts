@@ -15,7 +15,7 @@ import { serverText } from '../acp/redact.js';
 import { AgyError, EXIT, usageError } from '../core/errors.js';
 import { validateDestination, validateSshOption } from './remote-command.js';
 
-export interface FleetTarget {
+export interface ConnectTarget {
   /** The inventory name (or the destination as given), redacted and without control characters: what the summary shows. */
   name: string;
   destination: string;
@@ -27,7 +27,7 @@ const ANSIBLE_TIMEOUT_MS = 30_000;
 
 type HostVars = Record<string, unknown>;
 
-export function targetsFromArgs(destinations: readonly string[]): FleetTarget[] {
+export function targetsFromArgs(destinations: readonly string[]): ConnectTarget[] {
   return destinations.map((d) => {
     const destination = validateDestination(d);
     return { name: destination, destination, sshOptions: [] };
@@ -38,7 +38,7 @@ export async function readInventory(
   file: string,
   limit: string | undefined,
   env: NodeJS.ProcessEnv,
-): Promise<FleetTarget[]> {
+): Promise<ConnectTarget[]> {
   if (!fs.existsSync(file))
     throw usageError(
       `--inventory ${file} does not exist.`,
@@ -125,7 +125,7 @@ async function ansibleListHosts(file: string, limit: string, env: NodeJS.Process
 }
 
 /** ansible_host / ansible_user / ansible_port / ansible_ssh_private_key_file, as ssh settings (the way Ansible connects). */
-function fromHostVars(inventoryName: string, vars: HostVars): FleetTarget {
+function fromHostVars(inventoryName: string, vars: HostVars): ConnectTarget {
   // A dynamic inventory's names come from elsewhere (a cloud API, a CMDB): shown only once made safe.
   const name = safeLine(inventoryName);
   const str = (v: unknown): string | undefined =>
@@ -153,7 +153,7 @@ function fromHostVars(inventoryName: string, vars: HostVars): FleetTarget {
   return { name, destination, sshOptions };
 }
 
-function plainInventory(file: string, limit: string | undefined): FleetTarget[] {
+function plainInventory(file: string, limit: string | undefined): ConnectTarget[] {
   const lines = fs
     .readFileSync(file, 'utf8')
     .split('\n')

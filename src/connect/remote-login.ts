@@ -93,9 +93,9 @@ export class RemoteLogin {
   private pidSeen: () => void = () => undefined;
   private readonly pidKnown = new Promise<void>((resolve) => (this.pidSeen = resolve));
 
-  private constructor(private readonly o: RemoteLoginOptions) {
-    const { master } = o;
-    this.child = execa('ssh', [...master.clientArgs(), '-T', '--', master.destination, o.command], {
+  private constructor(private readonly options: RemoteLoginOptions) {
+    const { master } = options;
+    this.child = execa('ssh', [...master.clientArgs(), '-T', '--', master.destination, options.command], {
       env: master.options.env,
       extendEnv: false,
       stdin: 'pipe',
@@ -103,7 +103,7 @@ export class RemoteLogin {
       stderr: 'pipe',
       buffer: false,
       reject: false,
-      timeout: o.timeoutMs,
+      timeout: options.timeoutMs,
       detached: true, // a terminal Ctrl-C reaches agyctl only; agyctl then cancels the remote side properly
     });
     const pid = this.child.pid;
@@ -133,8 +133,8 @@ export class RemoteLogin {
   // Everything the remote side says is untrusted: events and lines are cleaned here, before anyone sees them.
   private onStdout(line: string): void {
     const event = parseEvent(line);
-    if (event) this.o.onEvent(cleanEvent(event));
-    else if (line.trim()) this.o.onOutput(serverText(line, { singleLine: true }), 'stdout');
+    if (event) this.options.onEvent(cleanEvent(event));
+    else if (line.trim()) this.options.onOutput(serverText(line, { singleLine: true }), 'stdout');
   }
 
   private onStderr(line: string): void {
@@ -148,7 +148,7 @@ export class RemoteLogin {
     if (!shown.trim()) return;
     this.tail.push(shown);
     if (this.tail.length > TAIL_LINES) this.tail.shift();
-    this.o.onOutput(shown, 'stderr');
+    this.options.onOutput(shown, 'stderr');
   }
 
   get hasExited(): boolean {
@@ -182,7 +182,7 @@ export class RemoteLogin {
     if (this.remotePid === undefined) await settlesWithin(this.pidKnown, PID_WAIT_MS);
     let told = false;
     if (this.remotePid !== undefined && !this.exitInfo) {
-      told = (await this.o.master.runRemote(`kill -TERM ${this.remotePid}`)).ok;
+      told = (await this.options.master.runRemote(`kill -TERM ${this.remotePid}`)).ok;
     }
     if (!(await settlesWithin(this.exited, CANCEL_WAIT_MS))) {
       this.child.kill('SIGKILL');
@@ -199,7 +199,7 @@ function once(rl: readline.Interface): Promise<void> {
 /**
  * A remote event with every string stripped of control characters and
  * redacted; the url keeps its state (the user needs it) and is validated by
- * run-connect before it is shown or opened.
+ * the host session before it is shown or opened.
  */
 export function cleanEvent(ev: RawEvent): RawEvent {
   const clean = (v: unknown, depth: number): unknown => {

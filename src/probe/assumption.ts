@@ -2,14 +2,14 @@
 import { serverText } from '../acp/redact.js';
 
 /** held: the box shows the fact. differs: it shows something else (in `seen`). unknown: nothing here could show it (why, in `seen`). */
-export type Verdict = 'held' | 'differs' | 'unknown';
+export type AssumptionVerdict = 'held' | 'differs' | 'unknown';
 
 export interface Assumption {
   /** Stable id, the same as the row's in docs/assumptions.md. */
   id: string;
   /** The fact, in one line. */
   fact: string;
-  verdict: Verdict;
+  verdict: AssumptionVerdict;
   /** What was seen (redacted, one line, no credential), or why the fact could not be checked; null when it held as stated. */
   seen: string | null;
 }

@@ -30,7 +30,7 @@ import { WorkerPool } from '../backup/worker-pool.js';
 import { conversationFiles, stateFiles } from '../core/paths.js';
 import { AUTH_TYPE_INFO, normalizeAuthType, rawAuthType, readSettings } from '../settings/index.js';
 import { copyFileNoFollow } from '../util/os/safe-fs.js';
-import { type Assumption, differs, held, unknown, type Verdict } from './assumption.js';
+import { type Assumption, type AssumptionVerdict, differs, held, unknown } from './assumption.js';
 import { stateDirAssumptions } from './assumptions-state.js';
 import { fingerprintState, type StateFingerprint, sameState } from './state-fingerprint.js';
 
@@ -55,7 +55,7 @@ export interface AssumptionsReport {
   /** The conversation loaded (a copy of it, in the scratch state dir), or null. */
   loadedSession: string | null;
   assumptions: Assumption[];
-  counts: Record<Verdict, number>;
+  counts: Record<AssumptionVerdict, number>;
   /** The live state dir before and after, compared by name, size, mtime and inode of every entry. */
   stateDir: { path: string; unchanged: boolean };
 }
@@ -80,7 +80,7 @@ export async function probeAssumptions(input: AssumptionsInput): Promise<Assumpt
     });
     rows.push(stdoutRow(noise));
   });
-  return report(input.stateDir, server, loadedSession, rows, before);
+  return report({ server, loadedSession, assumptions: rows }, input.stateDir, before);
 }
 
 /** At most this many conversations are loaded to find one with messages (empty ones say nothing about replay). */
@@ -112,19 +112,18 @@ async function replayFirstWithMessages(
   return { rows: [held('load.params', REPLAY_FACTS.load), ...replayUnknown(why).slice(1)], loaded: empty };
 }
 
+/** The report, with the verdicts counted and the live state dir compared with its fingerprint from before. */
 function report(
+  found: Pick<AssumptionsReport, 'server' | 'loadedSession' | 'assumptions'>,
   stateDir: string,
-  server: string,
-  loadedSession: string | null,
-  rows: Assumption[],
   before: StateFingerprint,
 ): AssumptionsReport {
-  const counts: Record<Verdict, number> = { held: 0, differs: 0, unknown: 0 };
-  for (const r of rows) counts[r.verdict] += 1;
+  const counts: Record<AssumptionVerdict, number> = { held: 0, differs: 0, unknown: 0 };
+  for (const r of found.assumptions) counts[r.verdict] += 1;
   return {
-    server,
-    loadedSession,
-    assumptions: rows,
+    server: found.server,
+    loadedSession: found.loadedSession,
+    assumptions: found.assumptions,
     counts,
     stateDir: { path: stateDir, unchanged: sameState(before, fingerprintState(stateDir)) },
   };

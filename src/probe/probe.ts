@@ -6,6 +6,12 @@ import type { CommandIO } from '../core/io.js';
 import { adoptDetectedProfile } from '../profiles/adopt.js';
 import { serverStartOptions } from '../profiles/server-start.js';
 
+/** `agyctl probe`'s options, checked by cli/commands/probe/handler.ts: which of its three runs, and what that run takes. */
+export type ProbeOptions =
+  | { run: 'server'; timeoutMs: number }
+  | { run: 'sign-in'; timeoutMs: number; method: string | undefined; fakeDisplay: boolean }
+  | { run: 'assumptions'; timeoutMs: number };
+
 export interface ProbeReport extends InitDescription {
   server: string;
   pid: number;

@@ -16,7 +16,7 @@ export {
 } from './auth-types.js';
 export type { SettingsError, SettingsFile } from './read.js';
 export { parseSettingsText, readSettings } from './read.js';
-export type { RunningServer } from './servers.js';
+export type { ServerProcess } from './servers.js';
 export { restartNotice, runningServers } from './servers.js';
 export type { Problem } from './validate.js';
 export {

@@ -161,12 +161,24 @@ const splice = (text: string, offset: number, length: number, content: string): 
   applyEdits(text, [{ offset, length, content }]);
 const end = (node: JsonNode): number => node.offset + node.length;
 
+/** How new entries are laid out: the file's indentation unit, and whether they stay on one line. */
+interface Layout {
+  indent: string;
+  inline: boolean;
+}
+
+/** A string value to set, at a path of object keys. */
+interface Entry {
+  keys: readonly string[];
+  value: string;
+}
+
 /** `{"a": {"b": value}}` for keys [a, b], laid out one key per line below `base`, or inline. */
-function nested(keys: readonly string[], value: string, indent: string, base: string, inline: boolean): string {
+function nested({ keys, value }: Entry, layout: Layout, base: string): string {
   if (keys.length === 0) return JSON.stringify(value);
-  const rest = nested(keys.slice(1), value, indent, base + indent, inline);
-  if (inline) return `{${JSON.stringify(keys[0])}: ${rest}}`;
-  return `{\n${base}${indent}${JSON.stringify(keys[0])}: ${rest}\n${base}}`;
+  const rest = nested({ keys: keys.slice(1), value }, layout, base + layout.indent);
+  if (layout.inline) return `{${JSON.stringify(keys[0])}: ${rest}}`;
+  return `{\n${base}${layout.indent}${JSON.stringify(keys[0])}: ${rest}\n${base}}`;
 }
 
 /**
@@ -178,45 +190,40 @@ function nested(keys: readonly string[], value: string, indent: string, base: st
 export function setStringAt(text: string, keys: readonly string[], value: string, options: JsonOptions = {}): string {
   const root = parseJsonTree(text, options);
   if (root.type !== 'object') throw new Error('setStringAt: the top level is not an object');
-  const indent = detectIndent(text);
   // A one-line file stays one line; `{}` (or a fresh file) gets the usual one-key-per-line layout.
-  const docInline = (root.children ?? []).length > 0 && !text.slice(root.offset, end(root)).includes('\n');
+  const layout: Layout = {
+    indent: detectIndent(text),
+    inline: (root.children ?? []).length > 0 && !text.slice(root.offset, end(root)).includes('\n'),
+  };
   let obj = root;
   for (let i = 0; i < keys.length; i++) {
     const prop = propertyOf(obj, keys[i]!);
     const target = prop?.children?.[1];
-    if (!prop || !target) return insertEntry(text, obj, keys.slice(i), value, indent, docInline);
+    if (!prop || !target) return insertEntry(text, obj, { keys: keys.slice(i), value }, layout);
     if (i === keys.length - 1 || target.type !== 'object') {
       const base = lineIndent(text, prop.offset);
-      return splice(text, target.offset, target.length, nested(keys.slice(i + 1), value, indent, base, docInline));
+      return splice(text, target.offset, target.length, nested({ keys: keys.slice(i + 1), value }, layout, base));
     }
     obj = target;
   }
   return text; // unreachable with a non-empty path
 }
 
-function insertEntry(
-  text: string,
-  obj: JsonNode,
-  keys: readonly string[],
-  value: string,
-  indent: string,
-  docInline: boolean,
-): string {
-  const [key, ...rest] = keys;
+function insertEntry(text: string, obj: JsonNode, entry: Entry, layout: Layout): string {
+  const [key, ...rest] = entry.keys;
+  const inner: Entry = { keys: rest, value: entry.value };
   const props = obj.children ?? [];
   const last = props[props.length - 1];
-  if (!last)
-    return splice(
-      text,
-      obj.offset,
-      obj.length,
-      nested([key!, ...rest], value, indent, lineIndent(text, obj.offset), docInline),
-    );
+  if (!last) return splice(text, obj.offset, obj.length, nested(entry, layout, lineIndent(text, obj.offset)));
   const after = end(last);
   if (!text.slice(obj.offset, end(obj)).includes('\n')) {
-    return splice(text, after, 0, `, ${JSON.stringify(key)}: ${nested(rest, value, indent, '', true)}`);
+    return splice(text, after, 0, `, ${JSON.stringify(key)}: ${nested(inner, { ...layout, inline: true }, '')}`);
   }
   const base = lineIndent(text, last.offset);
-  return splice(text, after, 0, `,\n${base}${JSON.stringify(key)}: ${nested(rest, value, indent, base, false)}`);
+  return splice(
+    text,
+    after,
+    0,
+    `,\n${base}${JSON.stringify(key)}: ${nested(inner, { ...layout, inline: false }, base)}`,
+  );
 }

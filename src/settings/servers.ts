@@ -6,14 +6,14 @@
 import { findServersFor, readEnviron } from '../util/procfs.js';
 import { type AuthType, envIsSet, neededEnv } from './auth-types.js';
 
-export interface RunningServer {
+export interface ServerProcess {
   pid: number;
   command: string;
   /** For each variable the auth type needs: set in that process's environment? (undefined: unreadable) */
   env: Array<{ name: string; set: boolean | undefined }>;
 }
 
-export function runningServers(stateDir: string, type: AuthType | undefined): RunningServer[] {
+export function runningServers(stateDir: string, type: AuthType | undefined): ServerProcess[] {
   return findServersFor(stateDir).map((p) => {
     const environ = readEnviron(p.pid);
     const names = type ? neededEnv(type).map((n) => n.name) : [];
@@ -26,7 +26,7 @@ export function runningServers(stateDir: string, type: AuthType | undefined): Ru
 }
 
 /** The sentence after a change: which pids to restart, or that the next start picks it up. */
-export function restartNotice(servers: readonly RunningServer[]): string {
+export function restartNotice(servers: readonly ServerProcess[]): string {
   if (servers.length === 0)
     return 'No server is running for this state directory; the next server start will use the new settings.';
   const pids = servers.map((s) => s.pid).join(', ');

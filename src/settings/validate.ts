@@ -18,7 +18,6 @@ export interface Problem {
 }
 
 type Data = Record<string, unknown>;
-type Env = NodeJS.ProcessEnv;
 
 const obj = (v: unknown): Data | undefined =>
   v && typeof v === 'object' && !Array.isArray(v) ? (v as Data) : undefined;
@@ -55,7 +54,7 @@ export function projectProblem(value: string): string | undefined {
 
 const SET_AUTH_HINT = `run \`agyctl settings set-auth TYPE\` with TYPE one of ${AUTH_TYPE_LIST}`;
 
-export function validateSettings(data: Data, env: Env): Problem[] {
+export function validateSettings(data: Data, env: NodeJS.ProcessEnv): Problem[] {
   const problems: Problem[] = [];
   const raw = rawAuthType(data);
   const norm = normalizeAuthType(raw);
@@ -87,7 +86,7 @@ export function validateSettings(data: Data, env: Env): Problem[] {
   return problems;
 }
 
-function gcpProblems(data: Data, type: AuthType | undefined, env: Env, legacy?: string): Problem[] {
+function gcpProblems(data: Data, type: AuthType | undefined, env: NodeJS.ProcessEnv, legacy?: string): Problem[] {
   const problems: Problem[] = [];
   const gcp = obj(data.gcp) ?? {};
   for (const [key, check] of [
@@ -143,7 +142,7 @@ const missing = (project: string | undefined, location: string | undefined): str
   [project ? '' : 'gcp.project', location ? '' : 'gcp.location'].filter(Boolean).join(', ');
 
 /** agyctl cannot see the server's environment: a variable missing here is a warning, not an error. */
-function envProblems(type: AuthType, data: Data, env: Env, legacy?: string): Problem[] {
+function envProblems(type: AuthType, data: Data, env: NodeJS.ProcessEnv, legacy?: string): Problem[] {
   const problems: Problem[] = [];
   for (const need of neededEnv(type)) {
     if (need.need === 'required' && !envIsSet(env, need.name)) {
@@ -203,7 +202,7 @@ function secretProblems(data: Data): Problem[] {
 }
 
 /** Every problem with the file: existence, readability, syntax, shape, permissions, then the content. */
-export function problemsOf(file: SettingsFile, env: Env, uid = process.getuid?.() ?? -1): Problem[] {
+export function problemsOf(file: SettingsFile, env: NodeJS.ProcessEnv, uid = process.getuid?.() ?? -1): Problem[] {
   if (file.unreadable)
     return [
       {
@@ -274,7 +273,7 @@ export const hasErrors = (problems: readonly Problem[]): boolean => problems.som
 /** The variables a type needs, and whether each is set in `env` (never its value). */
 export function envReport(
   type: AuthType | undefined,
-  env: Env,
+  env: NodeJS.ProcessEnv,
 ): Array<{ name: string; need: string; secret: boolean; set: boolean; why: string }> {
   if (!type) return [];
   return neededEnv(type).map((n) => ({

@@ -21,8 +21,6 @@ import { setStringAt } from './jsonc.js';
 import { readSettings, type SettingsFile } from './read.js';
 import { gcpOf, locationProblem, projectProblem, rawAuthType } from './validate.js';
 
-type Env = NodeJS.ProcessEnv;
-
 /** A new settings.json is private: it may hold project ids and sits beside the credentials. */
 const NEW_FILE_MODE = 0o600;
 
@@ -32,7 +30,7 @@ export interface SetAuthOptions {
   /** Move an unparsable file aside instead of refusing. */
   force?: boolean | undefined;
   /** agyctl's environment: GOOGLE_CLOUD_PROJECT/LOCATION defaults, GOOGLE_API_KEY presence. */
-  env?: Env;
+  env?: NodeJS.ProcessEnv;
   now?: Date;
 }
 
@@ -73,7 +71,7 @@ export function setAuthType(stateDir: string, requested: string, options: SetAut
   // Never through a link: a planted settings.json -> /etc/passwd must not be read, replaced or created (unsafe-symlink, exit 2).
   const file = readSettings(stateDir, { noFollow: true });
   refuseUnusable(file, options.force === true);
-  const resolved = resolve(norm.type, norm.legacy, file, options, env);
+  const resolved = resolve(norm, file, { ...options, env });
   const text = render(file, resolved);
   const written = !(file.exists && !file.error && text === file.raw);
   const result: SetAuthResult = {
@@ -120,31 +118,34 @@ function refuseUnusable(file: SettingsFile, force: boolean): void {
 /** An empty (or whitespace-only) file holds nothing to lose: write it without --force or a backup. */
 const isBlank = (file: SettingsFile): boolean => file.error?.kind === 'syntax' && (file.raw ?? '').trim() === '';
 
+/** A gcp value's flag, its environment variable, and what a valid one looks like. */
+interface GcpField {
+  flag: string;
+  envName: 'GOOGLE_CLOUD_PROJECT' | 'GOOGLE_CLOUD_LOCATION';
+  check: (v: string) => string | undefined;
+}
+
+const PROJECT: GcpField = { flag: '--project', envName: 'GOOGLE_CLOUD_PROJECT', check: projectProblem };
+const LOCATION: GcpField = { flag: '--location', envName: 'GOOGLE_CLOUD_LOCATION', check: locationProblem };
+
+/** Where a gcp value may come from, in the order they win. */
+interface Candidates {
+  flag: string | undefined;
+  env: string | undefined;
+  file: string | undefined;
+}
+
 function resolve(
-  type: AuthType,
-  legacyInput: string | undefined,
+  { type, legacy: legacyInput }: { type: AuthType; legacy: string | undefined },
   file: SettingsFile,
-  options: SetAuthOptions,
-  env: Env,
+  options: SetAuthOptions & { env: NodeJS.ProcessEnv },
 ): Resolved {
+  const { env } = options;
   const usesGcp = AUTH_TYPE_INFO[type].gcp !== 'unused';
   const current = file.error ? { project: undefined, location: undefined } : gcpOf(file.data);
-  const project = pick(
-    '--project',
-    options.project,
-    usesGcp ? env.GOOGLE_CLOUD_PROJECT : undefined,
-    'GOOGLE_CLOUD_PROJECT',
-    current.project,
-    projectProblem,
-  );
-  const location = pick(
-    '--location',
-    options.location,
-    usesGcp ? env.GOOGLE_CLOUD_LOCATION : undefined,
-    'GOOGLE_CLOUD_LOCATION',
-    current.location,
-    locationProblem,
-  );
+  const fromEnv = (field: GcpField): string | undefined => (usesGcp ? env[field.envName] : undefined);
+  const project = pick(PROJECT, { flag: options.project, env: fromEnv(PROJECT), file: current.project });
+  const location = pick(LOCATION, { flag: options.location, env: fromEnv(LOCATION), file: current.location });
   const missing = [project ? '' : '--project ID', location ? '' : '--location REGION'].filter(Boolean).join(' ');
   if (type === 'oauth-business' && missing) {
     throw usageError(
@@ -161,12 +162,8 @@ function resolve(
 
 /** Flag, then environment, then what the file already has. Flag and env values are checked; file values stay as they are. */
 function pick(
-  flag: string,
-  fromFlag: string | undefined,
-  fromEnv: string | undefined,
-  envName: string,
-  fromFile: string | undefined,
-  check: (v: string) => string | undefined,
+  { flag, envName, check }: GcpField,
+  { flag: fromFlag, env: fromEnv, file: fromFile }: Candidates,
 ): { value: string; source: ValueSource } | undefined {
   if (fromFlag !== undefined) {
     const why = fromFlag === '' ? 'it is empty' : check(fromFlag);

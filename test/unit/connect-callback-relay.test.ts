@@ -5,7 +5,7 @@
 import http from 'node:http';
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CallbackRelay, type Delivery, type RelayOptions } from '../../src/connect/callback-relay.js';
+import { CallbackRelay, type CallbackRelayOptions, type Delivery } from '../../src/connect/callback-relay.js';
 import type { AuthUrl } from '../../src/profiles/auth-url.js';
 
 const STATE = 'state-of-this-login';
@@ -63,7 +63,7 @@ async function start(
     redirectPath: path,
     state: STATE,
   };
-  const options: RelayOptions = {
+  const options: CallbackRelayOptions = {
     auth,
     destination: 'me@box',
     deliver: (address) => {

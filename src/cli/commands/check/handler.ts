@@ -9,10 +9,6 @@ import type { CommandResult, HandlerIO } from '../../context.js';
 import { parseDurationOption } from '../../parse-options.js';
 import { publicCheck, renderChecks } from './render.js';
 
-export interface PreparedCheck extends CheckOptions {
-  prometheus: string | undefined;
-}
-
 /** `agyctl check`'s own flags, as commander produces them (register.ts). */
 export interface CheckFlags {
   live?: boolean;
@@ -24,7 +20,8 @@ export interface CheckFlags {
   prometheus?: string;
 }
 
-export function prepareCheck(io: HandlerIO, flags: CheckFlags): PreparedCheck {
+/** The flags checked: the one options type runCheck takes. */
+export function checkOptions(io: HandlerIO, flags: CheckFlags): CheckOptions {
   const timeoutLabel = flags.timeout;
   const timeoutMs = parseDurationOption('--timeout', timeoutLabel);
   const restart = flags.restart === true;
@@ -51,13 +48,8 @@ export function prepareCheck(io: HandlerIO, flags: CheckFlags): PreparedCheck {
   };
 }
 
-export async function runCheckCommand(io: HandlerIO, o: PreparedCheck): Promise<CommandResult> {
-  const report = await runCheck(io, o);
-  if (o.prometheus) {
-    // Loaded only when asked for: the atomic writer pulls in node:crypto.
-    const { writeMetricsFile } = await import('../../../check/check-metrics.js');
-    writeMetricsFile(o.prometheus, report, relayFd(io.ctx.env, METRICS_FD_VAR));
-  }
+export async function runCheckCommand(io: HandlerIO, options: CheckOptions): Promise<CommandResult> {
+  const report = await runCheck(io, options);
   if (!io.opts.json) for (const line of renderChecks(report.checks, report.status, io.out.c)) io.out.print(line);
   return {
     exit: EXIT_FOR[report.status],
@@ -66,7 +58,7 @@ export async function runCheckCommand(io: HandlerIO, o: PreparedCheck): Promise<
       checks: report.checks.map(publicCheck),
       ...(report.token ? { token: report.token } : {}),
       durationMs: report.durationMs,
-      ...(o.prometheus ? { prometheus: o.prometheus } : {}),
+      ...(options.prometheus ? { prometheus: options.prometheus } : {}),
     },
   };
 }

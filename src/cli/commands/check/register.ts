@@ -16,8 +16,8 @@ export function register(program: Command, action: ActionFactory): void {
     .action(
       action<CheckFlags>(
         async (io, { options }) => {
-          const { prepareCheck, runCheckCommand } = await import('./handler.js');
-          return runCheckCommand(io, prepareCheck(io, options));
+          const { checkOptions, runCheckCommand } = await import('./handler.js');
+          return runCheckCommand(io, checkOptions(io, options));
         },
         { readsStateDir: true },
       ),

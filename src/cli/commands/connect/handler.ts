@@ -1,8 +1,11 @@
-/** `agyctl connect`: flags -> one host (src/connect/run-connect.ts) or a fleet (src/connect/fleet.ts). */
+/** `agyctl connect`: flags -> ConnectOptions -> one host (src/connect/host-session.ts) or a fleet (src/connect/fleet-connect.ts). */
 import path from 'node:path';
+import type { ConnectOptions } from '../../../connect/connect-options.js';
+import type { ConnectEmit } from '../../../connect/events.js';
 import { usageError } from '../../../core/errors.js';
 import type { HandlerArgs } from '../../action.js';
 import type { CommandResult, HandlerIO } from '../../context.js';
+import type { ConnectPrinter } from './printer.js';
 
 /** connect's flags, as commander gives them (register.ts declares them). */
 export interface ConnectFlags {
@@ -18,36 +21,38 @@ export interface ConnectFlags {
   open: boolean;
 }
 
-export async function connectCommand(
+export async function connectCommand(io: HandlerIO, input: HandlerArgs<ConnectFlags>): Promise<CommandResult> {
+  const options = await connectOptions(io, input);
+  const printer: ConnectPrinter = io.out.json
+    ? new (await import('./json-printer.js')).JsonPrinter(io.out)
+    : new (await import('./text-printer.js')).TextPrinter(io);
+  const emit: ConnectEmit = (event, redraw) => printer.event(event, redraw);
+  if (!options.fleet) return (await import('../../../connect/host-session.js')).runConnect(io, options, emit);
+  return (await import('../../../connect/fleet-connect.js')).runFleetConnect({ io, options, emit });
+}
+
+/** The flags checked, and the hosts found (the arguments, or the inventory read with Ansible). */
+async function connectOptions(
   io: HandlerIO,
-  { args, options }: HandlerArgs<ConnectFlags>,
-): Promise<CommandResult> {
+  { args, options: flags }: HandlerArgs<ConnectFlags>,
+): Promise<ConnectOptions> {
   const { parseDurationOption } = await import('../../parse-options.js');
   const { durationArg } = await import('../../../util/duration.js');
-  const { validateDestination, validateSshOption } = await import('../../../connect/remote-command.js');
-  const { runConnect } = await import('../../../connect/run-connect.js');
-  const { method } = options;
+  const { validateSshOption } = await import('../../../connect/remote-command.js');
+  const { method } = flags;
   if (method !== undefined && !/^[a-z0-9][a-z0-9-]*$/.test(method))
     throw usageError(`--method must be an auth method id like oauth-personal (got ${JSON.stringify(method)}).`);
-  const remoteAgyctl = options.remoteAgyctl.trim();
+  const remoteAgyctl = flags.remoteAgyctl.trim();
   if (remoteAgyctl === '')
     throw usageError(
       '--remote-agyctl is empty.',
       'pass the command that runs agyctl on the remote box, e.g. --remote-agyctl ~/.local/bin/agyctl',
     );
-  const timeoutMs = parseDurationOption('--timeout', options.timeout);
-  const common = {
-    sshOptions: (options.sshOption ?? []).map(validateSshOption),
-    remoteAgyctl,
-    method,
-    // The remote agyctl may be older than this one: it gets the value in units every version reads.
-    timeout: durationArg(timeoutMs),
-    timeoutMs,
-    open: options.open,
-    sshTimeoutMs: parseDurationOption('--ssh-timeout', options.sshTimeout),
-  };
+  const timeoutMs = parseDurationOption('--timeout', flags.timeout);
+  const sshOptions = (flags.sshOption ?? []).map(validateSshOption);
+  const sshTimeoutMs = parseDurationOption('--ssh-timeout', flags.sshTimeout);
   const destinations = (args[0] as string[] | undefined) ?? [];
-  const { inventory, limit } = options;
+  const { inventory, limit } = flags;
   if (limit !== undefined && inventory === undefined) throw usageError('--limit needs --inventory.');
   if (inventory !== undefined && destinations.length > 0)
     throw usageError('pass hosts either as arguments or with --inventory, not both.');
@@ -56,13 +61,21 @@ export async function connectCommand(
       'connect needs a destination (or several, or --inventory FILE).',
       'e.g. agyctl connect me@box.example.com',
     );
-  if (inventory === undefined && destinations.length === 1)
-    return runConnect(io, { ...common, destination: validateDestination(destinations[0]!) });
   const { readInventory, targetsFromArgs } = await import('../../../connect/inventory.js');
-  const { runFleetConnect } = await import('../../../connect/fleet.js');
-  const targets =
-    inventory === undefined
-      ? targetsFromArgs(destinations)
-      : await readInventory(path.resolve(io.ctx.cwd, inventory), limit, io.ctx.env);
-  return runFleetConnect(io, targets, { ...common, force: options.force === true });
+  return {
+    targets:
+      inventory === undefined
+        ? targetsFromArgs(destinations)
+        : await readInventory(path.resolve(io.ctx.cwd, inventory), limit, io.ctx.env),
+    fleet: inventory !== undefined || destinations.length > 1,
+    sshOptions,
+    remoteAgyctl,
+    method,
+    // The remote agyctl may be older than this one: it gets the value in units every version reads.
+    timeout: durationArg(timeoutMs),
+    timeoutMs,
+    open: flags.open,
+    sshTimeoutMs,
+    force: flags.force === true,
+  };
 }

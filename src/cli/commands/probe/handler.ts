@@ -1,6 +1,7 @@
 /** `agyctl probe [--sign-in]`: flags -> src/probe (probe.ts, or sign-in.ts through sign-in-handler.ts), printed with render.ts. */
 
 import { EXIT, usageError } from '../../../core/errors.js';
+import type { ProbeOptions } from '../../../probe/probe.js';
 import type { HandlerArgs } from '../../action.js';
 import type { CommandResult, HandlerIO } from '../../context.js';
 
@@ -15,25 +16,27 @@ export interface ProbeFlags {
   fakeDisplay: boolean;
 }
 
-export async function probeCommand(io: HandlerIO, { options }: HandlerArgs<ProbeFlags>): Promise<CommandResult> {
+async function probeOptions(flags: ProbeFlags): Promise<ProbeOptions> {
   const { parseDurationOption } = await import('../../parse-options.js');
-  const timeoutMs = parseDurationOption('--timeout', options.timeout);
-  if (options.assumptions) {
-    if (options.signIn || options.method !== undefined)
+  const timeoutMs = parseDurationOption('--timeout', flags.timeout);
+  if (flags.assumptions) {
+    if (flags.signIn || flags.method !== undefined)
       throw usageError('--assumptions runs on its own.', 'drop --sign-in and --method, or run them separately');
-    const { runAssumptionsProbe } = await import('./assumptions-handler.js');
-    return runAssumptionsProbe(io, timeoutMs);
+    return { run: 'assumptions', timeoutMs };
   }
-  if (options.signIn) {
-    const { runSignInProbe } = await import('./sign-in-handler.js');
-    return runSignInProbe(io, { timeoutMs, method: options.method, fakeDisplay: options.fakeDisplay });
-  }
-
-  if (options.method !== undefined) {
+  if (flags.signIn) return { run: 'sign-in', timeoutMs, method: flags.method, fakeDisplay: flags.fakeDisplay };
+  if (flags.method !== undefined)
     throw usageError('--method only matters with --sign-in.', 'add --sign-in, or drop --method');
-  }
+  return { run: 'server', timeoutMs };
+}
+
+export async function probeCommand(io: HandlerIO, { options: flags }: HandlerArgs<ProbeFlags>): Promise<CommandResult> {
+  const options = await probeOptions(flags);
+  if (options.run === 'assumptions')
+    return (await import('./assumptions-handler.js')).runAssumptionsProbe(io, options.timeoutMs);
+  if (options.run === 'sign-in') return (await import('./sign-in-handler.js')).runSignInProbe(io, options);
   const { runProbe } = await import('../../../probe/probe.js');
-  const report = await runProbe(io, timeoutMs);
+  const report = await runProbe(io, options.timeoutMs);
   if (!io.opts.json) {
     const { renderProbe } = await import('./render.js');
     for (const line of renderProbe(report)) io.out.print(line);

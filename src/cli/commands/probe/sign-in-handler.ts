@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import { makeProbeCwd } from '../../../acp/protocol.js';
 import { EXIT, usageError } from '../../../core/errors.js';
 import { describeCandidate } from '../../../login/capture/evidence.js';
+import type { ProbeOptions } from '../../../probe/probe.js';
 import { probeSignIn } from '../../../probe/sign-in.js';
 import { signInProbeCleanup } from '../../../profiles/cleanup.js';
 import { profileOf } from '../../../profiles/index.js';
@@ -11,11 +12,7 @@ import { configuredMethod, readProfileSettings } from '../../../settings/profile
 import type { CommandResult, HandlerIO } from '../../context.js';
 import { renderSignInProbe } from './sign-in-render.js';
 
-export interface SignInProbeOptions {
-  timeoutMs: number;
-  method: string | undefined;
-  fakeDisplay: boolean;
-}
+type SignInProbeOptions = Extract<ProbeOptions, { run: 'sign-in' }>;
 
 /** --method when it is a browser method; else the one settings.json names (profiles that follow it), else the profile's default. */
 function chooseMethod(io: HandlerIO, requested: string | undefined): string {
@@ -42,7 +39,7 @@ function cleanUpAfter(io: HandlerIO, cwd: string): () => void {
   };
 }
 
-export async function runSignInProbe(io: HandlerIO, o: SignInProbeOptions): Promise<CommandResult> {
+export async function runSignInProbe(io: HandlerIO, options: SignInProbeOptions): Promise<CommandResult> {
   const profile = profileOf(io.opts);
   const files = profile.files(io.opts.stateDir);
   const cwd = makeProbeCwd(io.ctx.env);
@@ -53,13 +50,13 @@ export async function runSignInProbe(io: HandlerIO, o: SignInProbeOptions): Prom
     stateDir: io.opts.stateDir,
     settingsFile: files.settings,
     tokenFile: files.token,
-    method: chooseMethod(io, o.method),
-    timeoutMs: o.timeoutMs,
-    fakeDisplay: o.fakeDisplay,
+    method: chooseMethod(io, options.method),
+    timeoutMs: options.timeoutMs,
+    fakeDisplay: options.fakeDisplay,
     codeEntry: profile.quirks.codeEntryFallback,
     signal: io.ctx.signal,
     startOptions: (env, onRawOutputLine) =>
-      serverStartOptions(io, { env, signingIn: true, initTimeoutMs: o.timeoutMs, onRawOutputLine }),
+      serverStartOptions(io, { env, signingIn: true, initTimeoutMs: options.timeoutMs, onRawOutputLine }),
     onRejected: (c) => io.out.verbose(`not a sign-in URL: ${describeCandidate(c)}`),
   }).finally(() => fs.rmSync(cwd, { recursive: true, force: true }));
   if (!io.opts.json) for (const line of renderSignInProbe(report)) io.out.print(line);

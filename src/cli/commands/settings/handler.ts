@@ -7,7 +7,7 @@ import { EXIT } from '../../../core/errors.js';
 import { AUTH_TYPE_INFO, normalizeAuthType } from '../../../settings/auth-types.js';
 import { ownerName } from '../../../settings/owner.js';
 import { readSettings, type SettingsFile } from '../../../settings/read.js';
-import { type RunningServer, restartNotice, runningServers } from '../../../settings/servers.js';
+import { restartNotice, runningServers, type ServerProcess } from '../../../settings/servers.js';
 import {
   envReport,
   gcpOf,
@@ -18,7 +18,7 @@ import {
   rawAuthType,
   whereToSetEnv,
 } from '../../../settings/validate.js';
-import { type SetAuthResult, setAuthType } from '../../../settings/write.js';
+import { type SetAuthOptions, type SetAuthResult, setAuthType } from '../../../settings/write.js';
 import type { HandlerArgs } from '../../action.js';
 import type { CommandResult, HandlerIO } from '../../context.js';
 
@@ -55,7 +55,7 @@ function printProblems(io: HandlerIO, problems: readonly Problem[], asFindings =
   }
 }
 
-function printServers(io: HandlerIO, servers: readonly RunningServer[]): void {
+function printServers(io: HandlerIO, servers: readonly ServerProcess[]): void {
   if (servers.length === 0) io.out.print('servers:   none running for this state directory');
   for (const s of servers) {
     const env = s.env.map((e) => `${e.name} ${e.set === undefined ? 'unknown' : e.set ? 'set' : 'not set'}`).join(', ');
@@ -106,13 +106,6 @@ export function runValidate(io: HandlerIO): CommandResult {
   return { exit: EXIT.usage, data: { ...data, error: { code: 'settings-invalid', exit: EXIT.usage, message } } };
 }
 
-export interface SetAuthInput {
-  type: string;
-  project: string | undefined;
-  location: string | undefined;
-  force: boolean;
-}
-
 /** `agyctl settings set-auth`'s own flags, as commander produces them (register.ts). */
 export interface SetAuthFlags {
   project?: string;
@@ -120,26 +113,23 @@ export interface SetAuthFlags {
   force?: boolean;
 }
 
-/** commander's values, checked once: `<type>` is required, so commander has refused its absence already. */
-export function setAuthInput({ args, options }: HandlerArgs<SetAuthFlags>): SetAuthInput {
+/** The flags become SetAuthOptions, the one type setAuthType takes; `<type>` is required, so commander has refused its absence already. */
+export function runSetAuth(io: HandlerIO, { args, options: flags }: HandlerArgs<SetAuthFlags>): CommandResult {
   const [type] = args;
   if (typeof type !== 'string') throw new TypeError('set-auth: commander passed no <type>');
-  return { type, project: options.project, location: options.location, force: options.force === true };
-}
-
-export function runSetAuth(io: HandlerIO, input: SetAuthInput): CommandResult {
-  const result = setAuthType(io.opts.stateDir, input.type, {
-    project: input.project,
-    location: input.location,
-    force: input.force,
+  const options: SetAuthOptions = {
+    project: flags.project,
+    location: flags.location,
+    force: flags.force === true,
     env: io.ctx.env,
-  });
+  };
+  const result = setAuthType(io.opts.stateDir, type, options);
   const servers = result.written ? runningServers(io.opts.stateDir, result.type) : [];
   const file = readSettings(io.opts.stateDir);
   const problems = problemsOf(file, io.ctx.env);
   const env = envReport(result.type, io.ctx.env);
   const notice = result.written ? restartNotice(servers) : undefined;
-  if (!io.opts.json) printSetAuth(io, result, servers, problems, notice);
+  if (!io.opts.json) printSetAuth(io, { result, servers, problems, notice });
   return {
     exit: EXIT.ok,
     data: {
@@ -163,13 +153,15 @@ export function runSetAuth(io: HandlerIO, input: SetAuthInput): CommandResult {
   };
 }
 
-function printSetAuth(
-  io: HandlerIO,
-  r: SetAuthResult,
-  servers: readonly RunningServer[],
-  problems: readonly Problem[],
-  notice: string | undefined,
-): void {
+/** What set-auth did and found, for the person: the file written, the servers to restart, the problems left. */
+interface SetAuthReport {
+  result: SetAuthResult;
+  servers: readonly ServerProcess[];
+  problems: readonly Problem[];
+  notice: string | undefined;
+}
+
+function printSetAuth(io: HandlerIO, { result: r, servers, problems, notice }: SetAuthReport): void {
   if (r.legacyInput) io.out.info(`note: "${r.legacyInput}" is the old name of ${r.type}; writing ${r.type}.`);
   if (r.stateDirCreated) io.out.info(`note: created the state directory ${io.opts.stateDir} (mode 0700).`);
   if (r.backup) io.out.print(`Moved the unusable settings file aside to ${r.backup}.`);

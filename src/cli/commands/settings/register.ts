@@ -32,8 +32,8 @@ export function register(program: Command, action: ActionFactory): void {
     .action(
       action<SetAuthFlags>(async (io, input) => {
         (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'settings');
-        const { runSetAuth, setAuthInput } = await import('./handler.js');
-        return runSetAuth(io, setAuthInput(input));
+        const { runSetAuth } = await import('./handler.js');
+        return runSetAuth(io, input);
       }),
     );
   settings

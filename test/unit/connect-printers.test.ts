@@ -1,11 +1,14 @@
 // connect's rendering of the remote login's events for a person: quiet
 // evidence (`loud: false` url-rejected, e.g. a docs link or `xdg-open
 // --version`) stays out of the way, a loud one warns, and the events that
-// run-connect renders itself print nothing here.
+// the local side writes from its own events print nothing here.
 import { describe, expect, it } from 'vitest';
-import { renderRemoteEvent, summaryLine } from '../../src/connect/relay.js';
+import { JsonPrinter } from '../../src/cli/commands/connect/json-printer.js';
+import { renderRemoteEvent, summaryLine, TextPrinter } from '../../src/cli/commands/connect/text-printer.js';
+import type { ConnectEvent } from '../../src/connect/events.js';
+import { checkRemoteUrl } from '../../src/connect/host-session.js';
 import type { RemoteEvent } from '../../src/connect/remote-login.js';
-import { checkRemoteUrl } from '../../src/connect/run-connect.js';
+import type { CommandIO } from '../../src/core/io.js';
 import { PLAIN, type Reporter } from '../../src/core/reporter.js';
 
 function recorder(): { out: Reporter; lines: string[] } {
@@ -51,7 +54,7 @@ describe('renderRemoteEvent', () => {
     }
   });
 
-  it('renders progress lines and leaves url, waiting, verified and error to run-connect', () => {
+  it('renders progress lines and leaves url, waiting, verified and error to the local side', () => {
     expect(render({ event: 'server-started', pid: 42, agent: { version: 'v1' }, ms: 900 })).toEqual([
       'info: Remote server started (pid 42, v1) in 900 ms.',
     ]);
@@ -93,5 +96,63 @@ describe("checkRemoteUrl: the laptop's own check of a remote url event", () => {
   it('still requires the forwarded port for a loopback sign-in URL', () => {
     expect(checkRemoteUrl({ event: 'url', mode: 'loopback', url: loopback, port: 35293 })).toEqual({ ok: true });
     expect(checkRemoteUrl({ event: 'url', mode: 'loopback', url: loopback, port: 1 }).ok).toBe(false);
+  });
+});
+
+/** What each printer writes for these events, as `kind: text` lines. */
+function printed(json: boolean, events: ConnectEvent[], redraw?: () => void): string[] {
+  const { out, lines } = recorder();
+  const printer = json ? new JsonPrinter(out) : new TextPrinter({ out } as CommandIO);
+  for (const event of events) printer.event(event, redraw);
+  return lines;
+}
+
+describe('the connect printers', () => {
+  const relay: ConnectEvent = {
+    type: 'route',
+    choice: {
+      route: 'relay',
+      port: 4242,
+      reason: 'the SSH server does not let a connection through',
+      probe: { allowed: false, ms: 7, message: 'refused' },
+    },
+    url: 'https://accounts.google.com/o/oauth2/v2/auth?x=1',
+    destination: 'ops@box',
+    open: false,
+  };
+
+  it("JSON: a route is two events, and a fleet host's events carry its name last", () => {
+    expect(printed(true, [relay])).toEqual([
+      'event: {"event":"relay-listening","port":4242,"local":"127.0.0.1:4242","reason":"the SSH server does not let a connection through"}',
+      'event: {"event":"route","route":"relay","port":4242,"reason":"the SSH server does not let a connection through","probeMs":7}',
+    ]);
+    expect(
+      printed(true, [
+        { type: 'on-host', host: 'web1', event: { type: 'host-connected', destination: 'ops@web1', ms: 12 } },
+      ]),
+    ).toEqual(['event: {"event":"connected","destination":"ops@web1","ms":12,"host":"web1"}']);
+  });
+
+  it('text: the relay route says why and shows the URL on stdout; JSON mode writes none of it', () => {
+    const lines = printed(false, [relay]);
+    expect(lines[0]).toBe(
+      "info: The SSH server does not let a connection through: relaying the browser's redirect over the SSH session instead (listening on 127.0.0.1:4242 on this machine).",
+    );
+    expect(lines).toContain('print: https://accounts.google.com/o/oauth2/v2/auth?x=1');
+    expect(
+      printed(true, [{ type: 'cancelling' }, { type: 'logged-in', destination: 'ops@box', verified: undefined }]),
+    ).toEqual([]);
+  });
+
+  it('both modes warn about a forward left behind and show the remote stderr above the paste prompt', () => {
+    const left: ConnectEvent = { type: 'forward-removed', port: 4242, ok: false, message: 'no such forward' };
+    const warning = 'warn: could not remove the forward of port 4242: no such forward; it ends with the SSH connection';
+    expect(printed(false, [left])).toEqual([warning]);
+    expect(printed(true, [left])).toEqual(['event: {"event":"forward-removed","port":4242,"ok":false}', warning]);
+    let redrawn = 0;
+    expect(printed(true, [{ type: 'remote-output', line: 'hello' }], () => (redrawn += 1))).toEqual([
+      'info: remote: hello',
+    ]);
+    expect(redrawn).toBe(1);
   });
 });

@@ -1,21 +1,24 @@
 /**
  * agyctl connect, end to end: SSH control master, the remote login over it,
  * the route of the browser's redirect (forward, relay or paste-back; see
- * route.ts), the browser, and a clean exit on every path: no forward,
+ * redirect-route.ts), the browser, and a clean exit on every path: no forward,
  * relay listener, master or remote server left.
  */
+import { serverText } from '../acp/redact.js';
 import { AgyError, asExitCode, EXIT, InterruptedError, TimeoutError, usageError } from '../core/errors.js';
 import type { CommandIO, CommandResult } from '../core/io.js';
 import { tempRoot } from '../core/paths.js';
 import { type PasteReader, startPasteReader } from '../login/paste.js';
-import { labelled } from '../login/present.js';
 import { validateAuthUrl, validateCodeEntryUrl, validateElicitedUrl } from '../profiles/auth-url.js';
 import { formatDuration } from '../util/duration.js';
-import { openBrowser } from './browser.js';
 import type { CallbackRelay, Delivery } from './callback-relay.js';
+import { type ConnectOptions, sshOptionsFor } from './connect-options.js';
 import { SshMaster, settlesWithin } from './control-master.js';
+import type { ConnectEmit, ConnectEvent } from './events.js';
+import type { ConnectTarget } from './inventory.js';
+import { openBrowser } from './open-browser.js';
 import { resumeAfterDrop } from './reconnect.js';
-import { renderRemoteEvent, summaryLine } from './relay.js';
+import { chooseRoute, type RouteChoice } from './redirect-route.js';
 import { remoteLoginCommand } from './remote-command.js';
 import {
   knownEvent,
@@ -25,23 +28,10 @@ import {
   RemoteLogin,
   type SessionExit,
 } from './remote-login.js';
-import { chooseRoute, type RouteChoice, reportRelayRefused, routeEvents } from './route.js';
 
 /** The ways to put agyctl on a box, none of which needs Node or a network there (docs/install.md). */
 export const INSTALL_ON_THE_BOX =
   'install it there: the .deb (`dpkg -i agyctl_<version>_amd64.deb`), the single executable (`install -m 0755 agyctl-<version>-linux-x64 /usr/local/bin/agyctl`) or the agyctl.fleet Ansible role (docs/install.md); or pass the remote command with --remote-agyctl';
-
-export interface ConnectOptions {
-  destination: string;
-  sshOptions: string[];
-  remoteAgyctl: string;
-  method: string | undefined;
-  /** Passed to the remote login as --timeout, and parsed for our own deadline. */
-  timeout: string;
-  timeoutMs: number;
-  open: boolean;
-  sshTimeoutMs: number;
-}
 
 /** The remote login runs its proof (a fresh server, default 60 s) after the sign-in; our session deadline allows for it. */
 const AFTER_SIGN_IN_MARGIN_MS = 180_000;
@@ -49,28 +39,38 @@ const MASTER_EXIT_WAIT_MS = 3_000;
 /** The remote login answers a relayed redirect once its listener answered it (login delivers within 15 s). */
 const RELAY_ANSWER_MS = 30_000;
 
-export async function runConnect(io: CommandIO, o: ConnectOptions): Promise<CommandResult> {
+/** One host: connect, then the login flow there. */
+export async function runConnect(io: CommandIO, options: ConnectOptions, emit: ConnectEmit): Promise<CommandResult> {
+  const target = options.targets[0]!;
   const master = SshMaster.start({
-    destination: o.destination,
-    sshOptions: o.sshOptions,
+    destination: target.destination,
+    sshOptions: sshOptionsFor(options, target),
     env: io.ctx.env,
     tempRoot: tempRoot(io.ctx.env),
     interactive: Boolean(io.ctx.stdin.isTTY),
-    onLog: (line) => io.out.verbose(`[ssh] ${line}`),
+    onLog: (line) => emit({ type: 'ssh-log', line }),
   });
   try {
-    const ms = await master.waitReady(o.sshTimeoutMs, io.ctx.signal);
-    io.out.event({ event: 'connected', destination: o.destination, ms });
-    if (!io.out.json) io.out.info(`Connected to ${o.destination} in ${ms} ms; starting the login there...`);
-    return await new ConnectSession(io, master, o).run();
+    const ms = await master.waitReady(options.sshTimeoutMs, io.ctx.signal);
+    emit({ type: 'connected', destination: target.destination, ms });
+    return await new ConnectSession({ io, master, options, target, emit }).run();
   } finally {
     await master.close();
   }
 }
 
+/** A one-host session: where it runs, its host and the connected master, and where its events go. */
+export interface SessionParts {
+  io: CommandIO;
+  master: SshMaster;
+  options: ConnectOptions;
+  target: ConnectTarget;
+  emit: ConnectEmit;
+}
+
 /** The one-host flow on a master that is already connected (fleet connect checks the host over it first). */
-export function connectOver(io: CommandIO, master: SshMaster, o: ConnectOptions): Promise<CommandResult> {
-  return new ConnectSession(io, master, o).run();
+export function connectOver(parts: SessionParts): Promise<CommandResult> {
+  return new ConnectSession(parts).run();
 }
 
 class ConnectSession {
@@ -91,31 +91,42 @@ class ConnectSession {
   /** stdin ended while only a paste could finish the sign-in (no forward): the login was stopped. */
   private noPasteInput = false;
 
-  constructor(
-    private readonly io: CommandIO,
-    private readonly master: SshMaster,
-    private readonly o: ConnectOptions,
-  ) {}
+  private readonly io: CommandIO;
+  private readonly master: SshMaster;
+  private readonly options: ConnectOptions;
+  private readonly emit: ConnectEmit;
+  private readonly target: ConnectTarget;
+  /** The host's destination, as given to ssh. */
+  private readonly destination: string;
+
+  constructor(parts: SessionParts) {
+    this.io = parts.io;
+    this.master = parts.master;
+    this.options = parts.options;
+    this.emit = parts.emit;
+    this.target = parts.target;
+    this.destination = parts.target.destination;
+  }
 
   async run(): Promise<CommandResult> {
     const command = remoteLoginCommand({
-      remoteAgyctl: this.o.remoteAgyctl,
-      method: this.o.method,
-      timeout: this.o.timeout,
+      remoteAgyctl: this.options.remoteAgyctl,
+      method: this.options.method,
+      timeout: this.options.timeout,
     });
-    this.io.out.verbose(`remote command: ${command}`);
+    this.emit({ type: 'detail', message: `remote command: ${command}` });
     this.login = RemoteLogin.start({
       master: this.master,
       command,
-      timeoutMs: this.o.timeoutMs + AFTER_SIGN_IN_MARGIN_MS,
+      timeoutMs: this.options.timeoutMs + AFTER_SIGN_IN_MARGIN_MS,
       onEvent: (ev) => this.onEvent(ev),
-      onOutput: (line) => this.say(() => this.io.out.info(this.io.out.e.dim(`remote: ${line}`))),
+      onOutput: (line) => this.say({ type: 'remote-output', line }),
     });
     const aborted = await raceAbort(this.login.exited, this.io.ctx.signal);
     let told = true;
     if (aborted && !this.login.hasExited) {
       this.stopPaste();
-      if (!this.io.out.json) this.io.out.info('Cancelling the remote login...');
+      this.emit({ type: 'cancelling' });
       told = await this.login.cancel();
     }
     const exit = await this.login.exited;
@@ -126,20 +137,18 @@ class ConnectSession {
     await this.chain; // a URL being handled finishes (bounded) before the teardown removes what it added
     await this.teardown();
     if (this.dropped(exit, aborted)) {
-      const deadline = this.remoteDeadline ?? Date.now() + this.o.timeoutMs;
+      const deadline = this.remoteDeadline ?? Date.now() + this.options.timeoutMs;
+      const { destination } = this;
+      const { remoteAgyctl, sshTimeoutMs } = this.options;
+      const sshOptions = sshOptionsFor(this.options, this.target);
       return resumeAfterDrop(
         this.io,
-        {
-          destination: this.o.destination,
-          sshOptions: this.o.sshOptions,
-          remoteAgyctl: this.o.remoteAgyctl,
-          sshTimeoutMs: this.o.sshTimeoutMs,
-          deadline,
-        },
+        { destination, sshOptions, remoteAgyctl, sshTimeoutMs, deadline },
         this.urlPort,
+        this.emit,
       );
     }
-    if (!told) this.io.out.warn(`could not reach the remote agyctl to cancel it; it stops by itself at its --timeout`);
+    if (!told) this.emit({ type: 'cancel-unreached' });
     return this.outcome(exit, aborted);
   }
 
@@ -156,15 +165,15 @@ class ConnectSession {
   }
 
   private enqueue(step: () => Promise<void>): void {
-    this.chain = this.chain.then(step).catch((err: unknown) => this.io.out.warn(`connect: ${(err as Error).message}`));
+    this.chain = this.chain
+      .then(step)
+      .catch((err: unknown) => this.emit({ type: 'step-failed', message: (err as Error).message }));
   }
 
-  /** Human lines while a TTY prompt is showing: clear the prompt line, print, redraw the prompt. */
-  private say(print: () => void): void {
+  /** An event that may arrive while the TTY paste prompt is showing: its text goes above the prompt, drawn again. */
+  private say(event: ConnectEvent): void {
     const prompting = this.paste !== undefined && Boolean(this.io.ctx.stdin.isTTY);
-    if (prompting) this.io.out.clearStatus();
-    print();
-    if (prompting) this.paste?.refresh();
+    this.emit(event, prompting ? () => this.paste?.refresh() : undefined);
   }
 
   private onEvent(raw: RawEvent): void {
@@ -178,12 +187,7 @@ class ConnectSession {
     }
     if (ev?.event === 'authenticated') this.stopPaste(); // nothing left to paste; the prompt goes before the news
     const relayed = this.relayWaiter !== undefined && ev?.event === 'redirect-delivered';
-    if (this.io.out.json) this.io.out.event(raw);
-    else if (relayed)
-      this.say(() =>
-        this.io.out.info(`The browser's redirect was relayed to the remote login (HTTP ${String(ev.status)}).`),
-      );
-    else if (ev) this.say(() => renderRemoteEvent(this.io.out, ev));
+    this.say({ type: 'remote-event', raw, known: ev, relayed });
     this.answerRelay(ev);
     switch (ev?.event) {
       case 'url':
@@ -214,13 +218,7 @@ class ConnectSession {
 
   /** A URL the laptop does not trust is never printed, passed through or opened; a real one may still follow. */
   private rejectUrl(reason: string): void {
-    this.io.out.event({ event: 'url-rejected', source: 'remote', reason });
-    if (!this.io.out.json)
-      this.say(() =>
-        this.io.out.warn(
-          `the remote login sent a sign-in URL this machine does not trust (${reason}); it was not shown or opened`,
-        ),
-      );
+    this.say({ type: 'url-rejected', reason });
   }
 
   /** Choose the route (forward, relay or paste), then the browser. */
@@ -232,14 +230,14 @@ class ConnectSession {
       url,
       port,
       deliver: (address) => this.deliverOverSession(address),
-      onRefused: (reason) => reportRelayRefused(this.io.out, reason, (print) => this.say(print)),
+      onRefused: (reason) => this.say({ type: 'relay-refused', reason: serverText(reason, { singleLine: true }) }),
     });
     this.choice = choice;
     this.relay = choice.relay;
     if (choice.route === 'forward') this.forwardedPort = port;
     if (this.io.ctx.signal.aborted || this.login.hasExited) return;
-    this.present(url, choice);
-    if (this.o.open) await this.openInBrowser(url);
+    this.emit({ type: 'route', choice, url, destination: this.destination, open: this.options.open });
+    if (this.options.open) await this.openInBrowser(url);
     if (!this.signedIn && !this.login.hasExited) this.startPaste();
   }
 
@@ -250,22 +248,13 @@ class ConnectSession {
    */
   private async onDevicePage(url: string): Promise<void> {
     if (this.io.ctx.signal.aborted || this.login.hasExited) return;
-    if (!this.io.out.json) {
-      labelled(
-        this.io,
-        this.io.out.e.bold('Open this page in your browser and follow it (nothing to forward or paste):'),
-        url,
-      );
-      this.io.out.info(`The server on ${this.o.destination} learns the outcome itself; waiting for it.`);
-    }
-    if (this.o.open) await this.openInBrowser(url);
+    this.emit({ type: 'device-page', url, destination: this.destination });
+    if (this.options.open) await this.openInBrowser(url);
   }
 
   private async openInBrowser(url: string): Promise<void> {
     this.browser = await openBrowser(url);
-    this.io.out.event({ event: 'browser-opened', ...this.browser });
-    if (!this.browser.ok && !this.io.out.json)
-      this.io.out.warn(`could not open a browser (${this.browser.reason}); open the URL above yourself`);
+    this.emit({ type: 'browser-opened', ...this.browser });
   }
 
   /** The relayed address goes to the remote login's stdin, like a paste; its next delivered/rejected event answers. */
@@ -295,37 +284,6 @@ class ConnectSession {
     else if (ev?.event === 'authenticated') answer({ ok: true });
     else if (ev?.event === 'redirect-rejected') answer({ ok: false, reason: String(ev.reason ?? 'no reason given') });
     else if (ev?.event === 'error') answer({ ok: false, reason: String(ev.message ?? 'the login failed') });
-  }
-
-  private present(url: string, choice: RouteChoice): void {
-    const { out } = this.io;
-    const { route, reason, port } = choice;
-    const local = `127.0.0.1:${port}`;
-    routeEvents(out, choice);
-    if (out.json) return;
-    if (route !== 'paste') {
-      if (route === 'forward')
-        out.info(`Forwarding ${local} on this machine to the login listener on ${this.o.destination}.`);
-      else
-        out.info(
-          `${reason ? reason.charAt(0).toUpperCase() + reason.slice(1) : 'No forward'}: relaying the browser's redirect over the SSH session instead (listening on ${local} on this machine).`,
-        );
-      labelled(
-        this.io,
-        out.e.bold(
-          this.o.open
-            ? 'Opening the sign-in URL in your browser (copy it if nothing opens):'
-            : 'Open this URL in your browser and sign in:',
-        ),
-        url,
-      );
-      return;
-    }
-    out.warn(`cannot forward port ${port}: ${reason}`);
-    labelled(this.io, out.e.bold('Sign in with this URL anyway:'), url);
-    out.info(
-      `Your browser will then fail to load http://127.0.0.1:${port}/... (or show another program's page): copy that address from the address bar and paste it here.`,
-    );
   }
 
   private startPaste(): void {
@@ -368,7 +326,7 @@ class ConnectSession {
     if (!relay) return;
     this.relay = undefined;
     await relay.close();
-    this.io.out.event({ event: 'relay-closed', port: relay.port });
+    this.emit({ type: 'relay-closed', port: relay.port });
   }
 
   private async removeForward(): Promise<void> {
@@ -377,9 +335,7 @@ class ConnectSession {
     this.forwardedPort = undefined;
     if (this.master.hasExited) return;
     const r = await this.master.cancelForward(port);
-    this.io.out.event({ event: 'forward-removed', port, ok: r.ok });
-    if (!r.ok)
-      this.io.out.warn(`could not remove the forward of port ${port}: ${r.message}; it ends with the SSH connection`);
+    this.emit({ type: 'forward-removed', port, ok: r.ok, message: r.message });
   }
 
   private async teardown(): Promise<void> {
@@ -389,10 +345,9 @@ class ConnectSession {
   }
 
   private outcome(exit: SessionExit, aborted: boolean): CommandResult {
-    const { out } = this.io;
     const data = {
       connect: {
-        destination: this.o.destination,
+        destination: this.destination,
         route: this.choice?.route ?? null,
         forwarded: this.choice?.reason === undefined,
         fallbackReason: this.choice?.reason ?? null,
@@ -401,34 +356,38 @@ class ConnectSession {
       },
     };
     if (exit.code === 0) {
-      out.print(summaryLine(this.o.destination, this.verified));
+      this.emit({ type: 'logged-in', destination: this.destination, verified: this.verified });
       return { exit: EXIT.ok, data };
     }
     if (aborted) {
       if (this.remoteError?.exit !== EXIT.interrupted) throw new InterruptedError();
-      if (!out.json) out.error('Interrupted: the remote login was cancelled and its server stopped.');
+      this.emit({ type: 'cancelled' });
       return { exit: EXIT.interrupted, data };
     }
     if (this.noPasteInput)
       throw usageError(
         `Port ${this.urlPort} could not be forwarded (${this.choice?.reason ?? 'no reason given'}), and stdin is closed, so the address your browser ends on cannot be pasted; the remote login was stopped.`,
-        `run \`agyctl connect ${this.o.destination}\` from a terminal (or pipe the address into its stdin), or free port ${this.urlPort} on this machine so the forward works`,
+        `run \`agyctl connect ${this.destination}\` from a terminal (or pipe the address into its stdin), or free port ${this.urlPort} on this machine so the forward works`,
       );
     if (exit.timedOut)
       throw new TimeoutError(
-        `The remote login did not finish within ${formatDuration(this.o.timeoutMs + AFTER_SIGN_IN_MARGIN_MS)}.`,
+        `The remote login did not finish within ${formatDuration(this.options.timeoutMs + AFTER_SIGN_IN_MARGIN_MS)}.`,
         'run `agyctl connect` again; pass --timeout for a longer sign-in window',
       );
     if (this.remoteError) {
       // The remote login's own timeout hint names `agyctl login`; the user ran connect.
       const hint =
         this.remoteError.code === 'timeout'
-          ? `run \`agyctl connect ${this.o.destination} --timeout 20m\` for more time; the URL is single-use, so open the new one`
+          ? `run \`agyctl connect ${this.destination} --timeout 20m\` for more time; the URL is single-use, so open the new one`
           : this.remoteError.hint === undefined
             ? undefined
             : String(this.remoteError.hint);
-      if (!out.json)
-        out.error(`on ${this.o.destination}: ${String(this.remoteError.message ?? 'the login failed')}`, hint);
+      this.emit({
+        type: 'remote-failed',
+        destination: this.destination,
+        message: String(this.remoteError.message ?? 'the login failed'),
+        hint,
+      });
       return { exit: asExitCode(exit.code ?? Number(this.remoteError.exit)), data };
     }
     throw this.failure(exit);
@@ -440,7 +399,7 @@ class ConnectSession {
       return new AgyError(
         EXIT.server,
         'remote-agyctl-missing',
-        `agyctl could not be run on ${this.o.destination} as \`${this.o.remoteAgyctl}\`${said ? ` (${said})` : ''}.`,
+        `agyctl could not be run on ${this.destination} as \`${this.options.remoteAgyctl}\`${said ? ` (${said})` : ''}.`,
         {
           hint: `${INSTALL_ON_THE_BOX}, e.g. --remote-agyctl /opt/agyctl/agyctl`,
         },
@@ -451,8 +410,8 @@ class ConnectSession {
       return new AgyError(
         EXIT.server,
         'ssh-failed',
-        `The SSH session on ${this.o.destination} failed: ${said || `ssh exited with ${exit.code ?? exit.signal}`}`,
-        { hint: `check that \`ssh ${this.o.destination}\` can run commands there` },
+        `The SSH session on ${this.destination} failed: ${said || `ssh exited with ${exit.code ?? exit.signal}`}`,
+        { hint: `check that \`ssh ${this.destination}\` can run commands there` },
       );
     }
     return new AgyError(
@@ -460,7 +419,7 @@ class ConnectSession {
       'remote-failed',
       `The remote agyctl exited with code ${exit.code} without reporting why${said ? `: ${said}` : '.'}`,
       {
-        hint: `run \`${this.o.remoteAgyctl} login\` on ${this.o.destination} to see what happens there`,
+        hint: `run \`${this.options.remoteAgyctl} login\` on ${this.destination} to see what happens there`,
       },
     );
   }

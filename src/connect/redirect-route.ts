@@ -6,8 +6,6 @@
  * accepts `-O forward` even when it refuses every connection through it, so
  * the forward is probed first (SshMaster.probeForward).
  */
-import { serverText } from '../acp/redact.js';
-import type { Reporter } from '../core/reporter.js';
 import { validateAuthUrl } from '../profiles/auth-url.js';
 import { CallbackRelay, type Delivery } from './callback-relay.js';
 import type { ProbeResult, SshMaster } from './control-master.js';
@@ -34,8 +32,8 @@ export interface RouteOptions {
   onRefused(reason: string): void;
 }
 
-export async function chooseRoute(o: RouteOptions): Promise<RouteChoice> {
-  const { master, port } = o;
+export async function chooseRoute(options: RouteOptions): Promise<RouteChoice> {
+  const { master, port } = options;
   const check =
     Number.isInteger(port) && port > 0 && port < 65536
       ? await checkLocalPort(port)
@@ -50,30 +48,14 @@ export async function chooseRoute(o: RouteOptions): Promise<RouteChoice> {
   } else {
     reason = `the SSH server does not let a connection through a forward of port ${port} (${probe.message})`;
   }
-  const auth = validateAuthUrl(o.url);
+  const auth = validateAuthUrl(options.url);
   if (!auth.ok) return { route: 'paste', port, reason, probe };
   const relay = await CallbackRelay.listen({
     auth: auth.value,
     destination: master.destination,
-    deliver: o.deliver,
-    onRefused: o.onRefused,
+    deliver: options.deliver,
+    onRefused: options.onRefused,
   });
   if ('error' in relay) return { route: 'paste', port, reason: `${reason}; ${relay.error}`, probe };
   return { route: 'relay', port, reason, probe, relay };
-}
-
-/** `forward-added`, `relay-listening` or `fallback-paste`, then `route`. */
-export function routeEvents(out: Reporter, c: RouteChoice): void {
-  const local = `127.0.0.1:${c.port}`;
-  if (c.route === 'forward') out.event({ event: 'forward-added', port: c.port, local });
-  else if (c.route === 'relay') out.event({ event: 'relay-listening', port: c.port, local, reason: c.reason });
-  else out.event({ event: 'fallback-paste', port: c.port, reason: c.reason });
-  out.event({ event: 'route', route: c.route, port: c.port, reason: c.reason ?? null, probeMs: c.probe?.ms ?? null });
-}
-
-/** A request the relay answered itself: its reason may quote the browser's address (an `error` value), so it is made safe to show. */
-export function reportRelayRefused(out: Reporter, raw: string, say: (print: () => void) => void = (p) => p()): void {
-  const reason = serverText(raw, { singleLine: true });
-  out.event({ event: 'relay-refused', reason });
-  if (!out.json) say(() => out.warn(`the relay answered a request itself and did not pass it on: ${reason}`));
 }

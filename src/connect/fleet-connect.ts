@@ -10,31 +10,23 @@
 import { AgyError, asExitCode, EXIT, type ExitCode, toAgyError } from '../core/errors.js';
 import type { CommandIO, CommandResult } from '../core/io.js';
 import { tempRoot } from '../core/paths.js';
-import type { Reporter } from '../core/reporter.js';
-import { formatDuration } from '../util/duration.js';
+import { type ConnectOptions, sshOptionsFor } from './connect-options.js';
 import { SshMaster } from './control-master.js';
-import type { FleetTarget } from './inventory.js';
+import type { ConnectEmit, HostOutcome, HostResult } from './events.js';
+import { connectOver, INSTALL_ON_THE_BOX } from './host-session.js';
+import type { ConnectTarget } from './inventory.js';
 import { type RemoteCheck, runRemoteCheck } from './remote-check.js';
-import { type ConnectOptions, connectOver, INSTALL_ON_THE_BOX } from './run-connect.js';
 
-export interface FleetOptions extends Omit<ConnectOptions, 'destination'> {
-  force: boolean;
+/** A fleet run: where it runs, its options (the hosts in them) and where its events go. */
+export interface FleetRun {
+  io: CommandIO;
+  options: ConnectOptions;
+  emit: ConnectEmit;
 }
 
-export type HostOutcome = 'logged-in' | 'healthy' | 'failed' | 'interrupted' | 'not-run';
-
-export interface HostResult {
-  host: string;
-  destination: string;
-  result: HostOutcome;
-  exit: number;
-  ms: number;
-  /** The remote check's status before the login, when it ran. */
-  checkStatus: string | null;
-  error: { code: string; message: string; hint?: string } | null;
-}
-
-export async function runFleetConnect(io: CommandIO, targets: FleetTarget[], o: FleetOptions): Promise<CommandResult> {
+export async function runFleetConnect(run: FleetRun): Promise<CommandResult> {
+  const { io, emit } = run;
+  const { targets } = run.options;
   const results: HostResult[] = [];
   // While a person signs in on one host, the next host is connected and checked (in BatchMode on a
   // terminal, so two ssh processes never prompt at once; a host that needs a prompt is redone in turn).
@@ -47,34 +39,32 @@ export async function runFleetConnect(io: CommandIO, targets: FleetTarget[], o: 
         results.push(notRun(target));
         continue;
       }
-      const current = next ?? prepare(io, target, o, false);
+      const current = next ?? prepare(run, target, false);
       next = undefined;
-      if (!io.out.json) io.out.info(io.out.e.bold(`[${i + 1}/${targets.length}] ${target.name}`));
+      emit({ type: 'host-turn', index: i, total: targets.length, host: target.name });
       const turnAt = Date.now();
       let prepared = await current;
       if (prepared.error !== undefined && prepared.background && !io.ctx.signal.aborted) {
         await prepared.master.close();
-        prepared = await prepare(io, target, o, false);
+        prepared = await prepare(run, target, false);
       }
       const following = targets[i + 1];
-      if (following && !io.ctx.signal.aborted) next = prepare(io, following, o, true);
-      const result = await finish(io, prepared, o, turnAt);
+      if (following && !io.ctx.signal.aborted) next = prepare(run, following, true);
+      const result = await finish(run, prepared, turnAt);
       results.push(result);
-      io.out.event({ event: 'host-result', ...result });
-      if (!io.out.json) reportHost(io.out, result);
+      emit({ type: 'host-result', result });
     }
   } finally {
     if (next) await release(next);
   }
   const exit = worstExit(results);
   const counts = countBy(results);
-  io.out.event({ event: 'fleet-summary', ok: exit === EXIT.ok, exit, counts, hosts: results });
-  if (!io.out.json) printTable(io.out, results);
+  emit({ type: 'fleet-summary', exit, counts, hosts: results });
   return { exit, data: { fleet: { hosts: results, counts } } };
 }
 
 interface Prepared {
-  target: FleetTarget;
+  target: ConnectTarget;
   master: SshMaster;
   /** Started ahead of its turn, without a terminal. */
   background: boolean;
@@ -84,20 +74,21 @@ interface Prepared {
 }
 
 /** Connect to a host and run `agyctl check --live` there; never throws (the error is kept for the host's turn). */
-async function prepare(io: CommandIO, target: FleetTarget, o: FleetOptions, ahead: boolean): Promise<Prepared> {
+async function prepare(run: FleetRun, target: ConnectTarget, ahead: boolean): Promise<Prepared> {
+  const { io, options } = run;
   const background = ahead && Boolean(io.ctx.stdin.isTTY);
   const master = SshMaster.start({
     destination: target.destination,
-    sshOptions: [...(background ? ['BatchMode=yes'] : []), ...o.sshOptions, ...target.sshOptions],
+    sshOptions: [...(background ? ['BatchMode=yes'] : []), ...sshOptionsFor(options, target)],
     env: io.ctx.env,
     tempRoot: tempRoot(io.ctx.env),
     interactive: !background && Boolean(io.ctx.stdin.isTTY),
-    onLog: (line) => io.out.verbose(`[ssh ${target.name}] ${line}`),
+    onLog: (line) => run.emit({ type: 'ssh-log', line, host: target.name }),
   });
   const prepared: Prepared = { target, master, background };
   try {
-    prepared.connectMs = await master.waitReady(o.sshTimeoutMs, io.ctx.signal);
-    prepared.check = await runRemoteCheck(master, o.remoteAgyctl, io.ctx.signal);
+    prepared.connectMs = await master.waitReady(options.sshTimeoutMs, io.ctx.signal);
+    prepared.check = await runRemoteCheck(master, options.remoteAgyctl, io.ctx.signal);
   } catch (err) {
     prepared.error = err;
   }
@@ -108,19 +99,20 @@ async function release(pending: Promise<Prepared>): Promise<void> {
   await (await pending).master.close();
 }
 
-async function finish(io: CommandIO, p: Prepared, o: FleetOptions, turnAt: number): Promise<HostResult> {
+async function finish(run: FleetRun, p: Prepared, turnAt: number): Promise<HostResult> {
+  const { io, options, emit } = run;
   const { target, master } = p;
-  const hostIo: CommandIO = { ...io, out: tagged(io.out, target.name) };
+  const hostEmit: ConnectEmit = (event, redraw) => emit({ type: 'on-host', host: target.name, event }, redraw);
   const base = { host: target.name, destination: target.destination };
   const took = (): number => Date.now() - turnAt;
   let checkStatus: string | null = null;
   try {
     if (p.error !== undefined) throw p.error;
     const check = p.check!;
-    hostIo.out.event({ event: 'connected', destination: target.destination, ms: p.connectMs });
+    hostEmit({ type: 'host-connected', destination: target.destination, ms: p.connectMs });
     checkStatus = check.status ?? null;
-    hostIo.out.event({
-      event: 'checked',
+    hostEmit({
+      type: 'host-checked',
       status: check.status ?? null,
       exit: check.exit,
       ms: check.ms,
@@ -137,21 +129,18 @@ async function finish(io: CommandIO, p: Prepared, o: FleetOptions, turnAt: numbe
         checkStatus,
         error: { code: 'interrupted', message: 'Interrupted.' },
       };
-    if (check.exit === 127 || check.exit === 126) throw missingAgyctl(target, o.remoteAgyctl, check.stderr);
-    if (check.status === undefined) throw checkFailed(target, check.exit, check.stderr, check.timedOut);
-    if (check.exit === EXIT.ok && !o.force)
+    if (check.exit === 127 || check.exit === 126) throw missingAgyctl(target, options.remoteAgyctl, check.stderr);
+    if (check.status === undefined) throw checkFailed(target, check);
+    if (check.exit === EXIT.ok && !options.force)
       return { ...base, result: 'healthy', exit: EXIT.ok, ms: took(), checkStatus, error: null };
-    if (!io.out.json)
-      io.out.info(
-        check.exit === EXIT.ok
-          ? `${target.name} is healthy; logging in anyway (--force).`
-          : `${target.name}: ${check.status}${check.findings.length ? ` (${check.findings.join('; ')})` : ''}; logging in.`,
-      );
-    const r = await connectOver(hostIo, master, {
-      ...o,
-      destination: target.destination,
-      sshOptions: [...o.sshOptions, ...target.sshOptions],
+    emit({
+      type: 'host-login',
+      host: target.name,
+      healthy: check.exit === EXIT.ok,
+      status: check.status,
+      findings: check.findings,
     });
+    const r = await connectOver({ io, master, options, target, emit: hostEmit });
     const result: HostOutcome =
       r.exit === EXIT.ok ? 'logged-in' : r.exit === EXIT.interrupted ? 'interrupted' : 'failed';
     const remote = (r.data?.connect ?? {}) as { remoteExit?: unknown };
@@ -176,14 +165,7 @@ async function finish(io: CommandIO, p: Prepared, o: FleetOptions, turnAt: numbe
   }
 }
 
-/** The same Reporter, with every --json event of this host carrying `host`. */
-function tagged(out: Reporter, host: string): Reporter {
-  const copy = Object.create(out) as Reporter;
-  copy.event = (event) => out.event({ ...event, host });
-  return copy;
-}
-
-function missingAgyctl(target: FleetTarget, remoteAgyctl: string, said: string): AgyError {
+function missingAgyctl(target: ConnectTarget, remoteAgyctl: string, said: string): AgyError {
   return new AgyError(
     EXIT.server,
     'remote-agyctl-missing',
@@ -194,8 +176,9 @@ function missingAgyctl(target: FleetTarget, remoteAgyctl: string, said: string):
   );
 }
 
-function checkFailed(target: FleetTarget, exit: number | null, said: string, timedOut: boolean): AgyError {
-  if (timedOut)
+function checkFailed(target: ConnectTarget, check: RemoteCheck): AgyError {
+  const { exit, stderr: said } = check;
+  if (check.timedOut)
     return new AgyError(EXIT.timeout, 'timeout', `agyctl check on ${target.name} did not finish in time.`, {
       hint: `run \`agyctl check --live\` on ${target.name} to see why`,
     });
@@ -207,7 +190,7 @@ function checkFailed(target: FleetTarget, exit: number | null, said: string, tim
   );
 }
 
-function notRun(target: FleetTarget): HostResult {
+function notRun(target: ConnectTarget): HostResult {
   return {
     host: target.name,
     destination: target.destination,
@@ -229,34 +212,4 @@ function countBy(results: readonly HostResult[]): Record<HostOutcome, number> {
   const counts: Record<HostOutcome, number> = { 'logged-in': 0, healthy: 0, failed: 0, interrupted: 0, 'not-run': 0 };
   for (const r of results) counts[r.result] += 1;
   return counts;
-}
-
-function reportHost(out: Reporter, r: HostResult): void {
-  if (r.result === 'healthy')
-    out.info(
-      out.e.green(`${r.host}: already healthy (agyctl check --live passed); skipped. Use --force to log in anyway.`),
-    );
-  else if (r.result === 'failed' && r.error) out.error(`${r.host}: ${r.error.message}`, r.error.hint);
-}
-
-function printTable(out: Reporter, results: readonly HostResult[]): void {
-  const rows = [
-    ['HOST', 'RESULT', 'TIME', 'EXIT', ''],
-    ...results.map((r) => [
-      r.host,
-      r.result,
-      r.result === 'not-run' ? '-' : formatDuration(r.ms),
-      String(r.exit),
-      r.result === 'failed' ? (r.error?.message.split('\n')[0] ?? '') : '',
-    ]),
-  ];
-  const widths = [0, 1, 2, 3].map((c) => Math.max(...rows.map((row) => row[c]!.length)));
-  out.print('');
-  for (const row of rows)
-    out.print(
-      row
-        .map((cell, c) => (c < 4 ? cell.padEnd(widths[c]!) : cell))
-        .join('  ')
-        .trimEnd(),
-    );
 }
