@@ -68,15 +68,17 @@ export async function exportSessions(input: ExportInput): Promise<ExportReport> 
   if (noConversationsYet(input.stateDir) && input.sessionIds.length === 0) return emptyReport(input, 'live');
   return withScratchDir(input.tmpRoot, 'agyctl-export-', async (root) => {
     input.onProgress?.('copying the live conversations (a consistent copy, as backup takes it)...');
-    const backup = await runBackup({
-      stateDir: input.stateDir,
-      backupDir: path.join(root, 'snapshots'),
-      sessionIds: input.sessionIds,
-      retention: {},
-      busyBudgetMs: input.busyBudgetMs,
-      signal: input.signal,
-      out: input.out,
-    });
+    const backup = await runBackup(
+      {
+        stateDir: input.stateDir,
+        backupDir: path.join(root, 'snapshots'),
+        sessionIds: input.sessionIds,
+        retention: {},
+        busyBudgetMs: input.busyBudgetMs,
+        jobs: undefined,
+      },
+      { signal: input.signal, out: input.out },
+    );
     const report = await exportSnapshot(input, backup.snapshot.path, 'live');
     report.failed.push(...backup.failed.map((f) => ({ id: f.id, reason: `not copied: ${f.reason}` })));
     return report;

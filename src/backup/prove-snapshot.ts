@@ -128,14 +128,10 @@ export async function inScratchState<T>(
     const scratch = scratchStateDir(root, opts.stateDir);
     let result: T;
     try {
-      const restored = await runRestore({
-        snapshotDir: opts.snapshotDir,
-        stateDir: scratch.stateDir,
-        sessionIds: opts.sessionIds ?? [],
-        force: false,
-        signal: opts.signal,
-        out: opts.out,
-      });
+      const restored = await runRestore(
+        { stateDir: scratch.stateDir, sessionIds: opts.sessionIds ?? [], force: false },
+        { snapshotDir: opts.snapshotDir, signal: opts.signal, out: opts.out },
+      );
       const ok = new Set(restored.sessions.filter((s) => s.restored).map((s) => s.id));
       const sessions = readManifest(opts.snapshotDir).sessions.filter((s) => ok.has(s.id));
       const failed = restored.sessions

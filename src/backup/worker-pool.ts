@@ -179,8 +179,7 @@ export async function runBounded<T, R>(
   items: readonly T[],
   limit: number,
   fn: (item: T, index: number) => Promise<R>,
-  stop: () => boolean,
-  stopped: () => Error,
+  { stop, stopped }: { stop: () => boolean; stopped: () => Error },
 ): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;

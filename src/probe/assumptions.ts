@@ -10,7 +10,6 @@
  * history replays.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import { AcpError } from '../acp/acp-error.js';
 import type { Connection } from '../acp/connection.js';
 import { type StartOptions, withServer } from '../acp/lifecycle.js';
@@ -168,7 +167,7 @@ async function copyDatabase(source: string, dest: string): Promise<void> {
   const pool = new WorkerPool(1, { firstVacuumHere: true });
   const sync = new SyncBatch();
   try {
-    await snapshotDb(source, path.dirname(dest), path.basename(dest), COPY_BUSY_BUDGET_MS, { pool, sync });
+    await snapshotDb(source, dest, COPY_BUSY_BUDGET_MS, { pool, sync });
     await sync.flush();
   } finally {
     await pool.close();

@@ -12,7 +12,7 @@ import { ArchiveError, readArchive } from '../../../backup/archive-read.js';
 import { writeArchive } from '../../../backup/archive-write.js';
 import { noConversationsYet } from '../../../backup/discover.js';
 import type { Manifest } from '../../../backup/manifest.js';
-import { runBackup } from '../../../backup/run-backup.js';
+import { type BackupOptions, runBackup } from '../../../backup/run-backup.js';
 import { withScratchDir } from '../../../backup/scratch-dir.js';
 import { AgyError, asExitCode, EXIT, usageError } from '../../../core/errors.js';
 import { tempRoot } from '../../../core/paths.js';
@@ -36,16 +36,17 @@ export async function snapshotArchiveCommand(io: HandlerIO, flags: SnapshotArchi
   if (sessionIds.length === 0 && noConversationsYet(io.opts.stateDir))
     return { exit: EXIT.ok, data: { noConversations: true } };
   return withScratchDir(tempRoot(io.ctx.env), 'agyctl-snapshot-', async (scratch) => {
-    const report = await runBackup({
-      stateDir: io.opts.stateDir,
-      backupDir: scratch,
-      sessionIds,
-      retention: {},
-      busyBudgetMs: parseDurationOption('--busy-timeout', flags.busyTimeout),
-      ...(flags.jobs ? { jobs: parseCountOption('--jobs', flags.jobs) } : {}),
-      signal: io.ctx.signal,
-      out: io.out,
-    });
+    const report = await runBackup(
+      {
+        stateDir: io.opts.stateDir,
+        backupDir: scratch,
+        sessionIds,
+        retention: {},
+        busyBudgetMs: parseDurationOption('--busy-timeout', flags.busyTimeout),
+        jobs: flags.jobs ? parseCountOption('--jobs', flags.jobs) : undefined,
+      },
+      { signal: io.ctx.signal, out: io.out },
+    );
     const out = fs.createWriteStream('', { fd });
     await writeArchive(report.snapshot.path, out, io.ctx.signal);
     await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
@@ -60,16 +61,16 @@ export class NoConversationsYet extends Error {}
 export function snapshotFromOwner(
   io: HandlerIO,
   owner: TreeOwner,
-  flags: SnapshotArchiveFlags,
+  options: Pick<BackupOptions, 'sessionIds' | 'busyBudgetMs' | 'jobs'>,
 ): (work: string) => Promise<Manifest> {
   return async (work) => {
     const argv = [
       ...globalArgv({ ...io.opts, json: true }),
       '__snapshot-archive',
       '--busy-timeout',
-      flags.busyTimeout,
-      ...(flags.session ?? []).flatMap((id) => ['--session', id]),
-      ...(flags.jobs ? ['--jobs', flags.jobs] : []),
+      `${options.busyBudgetMs}ms`,
+      ...options.sessionIds.flatMap((id) => ['--session', id]),
+      ...(options.jobs ? ['--jobs', String(options.jobs)] : []),
     ];
     let manifest: Manifest | undefined;
     let rejected: unknown;

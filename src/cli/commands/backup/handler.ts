@@ -3,10 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { noConversationsYet } from '../../../backup/discover.js';
 import { errorText } from '../../../backup/files.js';
-import type { ProveOptions } from '../../../backup/prove-snapshot.js';
+import type { ProveReport } from '../../../backup/prove.js';
 import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
 import type { RetentionPolicy } from '../../../backup/retention.js';
-import type { BackupReport } from '../../../backup/run-backup.js';
+import type { BackupOptions, BackupReport } from '../../../backup/run-backup.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { defaultBackupDir, expandTilde } from '../../../core/paths.js';
 import { type FsErrorContext, withFsErrors } from '../../../util/fs-errors.js';
@@ -66,19 +66,6 @@ function refuseBackupOnly(flags: string[]): void {
     `${flag} is an option of a backup run, not of \`backup verify\`.`,
     `run it on its own: agyctl backup ${flag} …; then agyctl backup verify SNAPSHOT`,
   );
-}
-
-/** BackupFlags checked: what a run (or its dry run: the same checks) gets. */
-interface BackupInput {
-  backupDir: string;
-  sessionIds: string[];
-  retention: RetentionPolicy;
-  busyBudgetMs: number;
-  jobs: number | undefined;
-  archive: string | undefined;
-  prometheus: string | undefined;
-  /** --prove's options, checked before the run; the snapshot directory is filled in after it. */
-  prove: ProveOptions | undefined;
 }
 
 export function dirOption(io: HandlerIO, value: string | undefined): string {
@@ -150,61 +137,58 @@ export async function backupCommand(io: HandlerIO, flags: BackupFlags): Promise<
 }
 
 /** Every flag checked here, once, before anything runs: a dry run accepts exactly what a real run accepts. */
-async function checkBackupFlags(io: HandlerIO, flags: BackupFlags): Promise<BackupInput> {
-  const input: BackupInput = {
+async function backupOptions(io: HandlerIO, flags: BackupFlags): Promise<BackupOptions> {
+  const options: BackupOptions = {
+    stateDir: io.opts.stateDir,
     backupDir: dirOption(io, flags.to),
     sessionIds: flags.session ?? [],
     retention: retentionFrom(flags),
     busyBudgetMs: parseDurationOption('--busy-timeout', flags.busyTimeout),
     jobs: jobsOption(flags.jobs),
+    dryRun: flags.dryRun === true,
     archive: archiveTarget(io, flags.archive),
     prometheus: flags.prometheus === undefined ? undefined : path.resolve(io.ctx.cwd, flags.prometheus),
-    prove: flags.prove ? (await import('./prove-handler.js')).proveOptions(io, '', flags) : undefined,
+    proveCallTimeoutMs: flags.prove ? (await import('./prove-handler.js')).proveCallTimeout(io, flags) : undefined,
   };
   if (flags.dryRun && flags.prove)
     throw usageError('--dry-run and --prove cannot be combined: a dry run writes no snapshot to prove.');
   if (flags.prove) (await import('../../../backup/prove-scratch.js')).assertMayBorrow(io.opts.stateDir);
-  if (input.prometheus) (await import('../../../check/metrics-target.js')).assertMetricsTarget(input.prometheus);
-  return input;
+  if (options.prometheus) (await import('../../../check/metrics-target.js')).assertMetricsTarget(options.prometheus);
+  return options;
 }
 
-function freshBackup(io: HandlerIO, input: BackupInput): CommandResult {
-  const fresh = noConversationsBackup(io.opts.stateDir, input.backupDir);
+function freshBackup(io: HandlerIO, options: BackupOptions): CommandResult {
+  const fresh = noConversationsBackup(options.stateDir, options.backupDir);
   if (!io.opts.json) for (const line of fresh.lines) io.out.print(line);
   return { exit: EXIT.ok, data: fresh.json };
 }
 
 async function backupRun(io: HandlerIO, flags: BackupFlags): Promise<CommandResult> {
-  const input = await checkBackupFlags(io, flags);
+  const options = await backupOptions(io, flags);
   // Root on a user's state dir: the snapshot is taken as that user and streamed to root's backup dir.
-  const owner = flags.dryRun ? undefined : ownerToBecome(io.opts.stateDir);
+  const owner = options.dryRun ? undefined : ownerToBecome(options.stateDir);
   const fromOwner = owner ? await import('./as-owner.js') : undefined;
-  if (!owner && input.sessionIds.length === 0 && noConversationsYet(io.opts.stateDir)) return freshBackup(io, input);
-  if (flags.dryRun) {
+  if (!owner && options.sessionIds.length === 0 && noConversationsYet(options.stateDir))
+    return freshBackup(io, options);
+  if (options.dryRun) {
     const { dryRunBackup } = await import('../../../backup/dry-run.js');
-    const report = dryRunBackup({ ...input, stateDir: io.opts.stateDir });
+    const report = dryRunBackup(options);
     if (!io.opts.json) for (const line of renderDryRun(report)) io.out.print(line);
     return { exit: EXIT.ok, data: { ...report } };
   }
-  const { archive, prometheus } = input;
+  const { archive, prometheus } = options;
   const { runBackup } = await import('../../../backup/run-backup.js');
   const started = Date.now();
-  let report: Awaited<ReturnType<typeof runBackup>> | undefined;
+  let report: BackupReport | undefined;
   try {
-    report = await runBackup({
-      stateDir: io.opts.stateDir,
-      backupDir: input.backupDir,
-      sessionIds: input.sessionIds,
-      retention: input.retention,
-      busyBudgetMs: input.busyBudgetMs,
-      ...(input.jobs ? { jobs: input.jobs } : {}),
+    report = await runBackup(options, {
       signal: io.ctx.signal,
       out: io.out,
-      ...(owner && fromOwner ? { snapshotFrom: fromOwner.snapshotFromOwner(io, owner, flags) } : {}),
+      ...(owner && fromOwner ? { snapshotFrom: fromOwner.snapshotFromOwner(io, owner, options) } : {}),
     });
     if (archive) await shipArchive(io, report.snapshot.path, archive);
   } catch (err) {
-    if (fromOwner && err instanceof fromOwner.NoConversationsYet) return freshBackup(io, input);
+    if (fromOwner && err instanceof fromOwner.NoConversationsYet) return freshBackup(io, options);
     if (prometheus) await writeMetrics(prometheus, report, started, false);
     throw err;
   }
@@ -212,12 +196,10 @@ async function backupRun(io: HandlerIO, flags: BackupFlags): Promise<CommandResu
   // With `--archive -` stdout carries only the tar: the summary goes to stderr (and --json was refused).
   const say = archive === '-' ? (line: string) => io.out.info(line) : (line: string) => io.out.print(line);
   if (!io.opts.json) for (const line of renderBackup(report)) say(line);
-  const prove = input.prove
-    ? await (await import('./prove-handler.js')).proveSnapshot(io, {
-        ...input.prove,
-        snapshotDir: report.snapshot.path,
-      })
-    : undefined;
+  const prove =
+    options.proveCallTimeoutMs === undefined
+      ? undefined
+      : await proveNew(io, report.snapshot.path, options.proveCallTimeoutMs);
   if (prove && !io.opts.json) for (const line of renderProve(prove)) say(line);
   return {
     exit: report.failed.length > 0 || prove?.ok === false ? EXIT.findings : EXIT.ok,
@@ -228,6 +210,12 @@ async function backupRun(io: HandlerIO, flags: BackupFlags): Promise<CommandResu
       ...(prove ? { prove } : {}),
     },
   };
+}
+
+/** `backup --prove`: the snapshot just written, proven as `backup verify --prove` proves one. */
+async function proveNew(io: HandlerIO, snapshotDir: string, callTimeoutMs: number): Promise<ProveReport> {
+  const prover = await import('./prove-handler.js');
+  return prover.proveSnapshot(io, prover.proveOptions(io, snapshotDir, callTimeoutMs));
 }
 
 /** `--archive FILE|-`, checked before the run so a bad target costs nothing. */
@@ -318,7 +306,7 @@ export function verifyCommand(io: HandlerIO, snapshot: string, flags: VerifyFlag
 async function verifyRun(io: HandlerIO, snapshot: string, flags: VerifyFlags): Promise<CommandResult> {
   const dir = resolveSnapshot(snapshot, dirOption(io, flags.from), io.ctx.cwd);
   const prover = flags.prove ? await import('./prove-handler.js') : undefined;
-  const proveWith = prover?.proveOptions(io, dir, flags);
+  const proveWith = prover?.proveOptions(io, dir, prover.proveCallTimeout(io, flags));
   const { verifySnapshot } = await import('../../../backup/verify.js');
   const { ManifestError, manifestAgyError } = await import('../../../backup/manifest.js');
   let report: ReturnType<typeof verifySnapshot>;

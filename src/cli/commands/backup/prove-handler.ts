@@ -27,14 +27,20 @@ function assertAntigravity(io: CommandIO): void {
     );
 }
 
-/** Checked once, before anything runs: a bad --prove-timeout costs no restore. */
-export function proveOptions(io: CommandIO, snapshotDir: string, flags: ProveFlags): ProveOptions {
+/** --prove's flags, checked once before anything runs (a bad --prove-timeout costs no backup or restore): each server call's deadline. */
+export function proveCallTimeout(io: CommandIO, flags: ProveFlags): number {
+  assertAntigravity(io);
+  return parseDurationOption('--prove-timeout', flags.proveTimeout ?? DEFAULT_CALL_TIMEOUT);
+}
+
+/** What proving `snapshotDir` takes: the checked deadline, the box's server command, and the run's signal and reporter. */
+export function proveOptions(io: CommandIO, snapshotDir: string, callTimeoutMs: number): ProveOptions {
   assertAntigravity(io);
   return {
     snapshotDir,
     stateDir: io.opts.stateDir,
     startFor: (stateDir) => serverStartOptions({ ...io, opts: { ...io.opts, stateDir } }),
-    callTimeoutMs: parseDurationOption('--prove-timeout', flags.proveTimeout ?? DEFAULT_CALL_TIMEOUT),
+    callTimeoutMs,
     signal: io.ctx.signal,
     fallbackCwd: io.ctx.cwd,
     out: io.out,
