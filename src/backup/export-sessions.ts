@@ -135,7 +135,7 @@ async function exportSnapshot(input: ExportInput, snapshotDir: string, source: s
     { ...input, snapshotDir, sessionIds: chosen.map((s) => s.id) },
     async (stateDir, restored, failed) => {
       report.failed.push(...failed.map((f) => ({ id: f.id, reason: `not restored for replay: ${f.reason}` })));
-      if (restored.length > 0) await replayAll(input, stateDir, restored, manifest.created, report);
+      if (restored.length > 0) await replayAll(input, { stateDir, sessions: restored }, report);
       return report;
     },
   );
@@ -148,13 +148,13 @@ function modifiedOf(s: ManifestSession): string | null {
   return times.length > 0 ? times.sort().at(-1)! : null;
 }
 
+/** The sessions restored into the scratch `stateDir`, replayed by one fresh server into the export's target; `report` collects them. */
 async function replayAll(
   input: ExportInput,
-  stateDir: string,
-  sessions: ManifestSession[],
-  copied: string,
+  { stateDir, sessions }: { stateDir: string; sessions: ManifestSession[] },
   report: ExportReport,
 ): Promise<void> {
+  const copied = report.copied!;
   const writer = WRITERS[input.format];
   input.onProgress?.('starting a fresh server to replay the sessions...');
   await withServer(input.startFor(stateDir), async ({ server }) => {

@@ -65,19 +65,19 @@ function checkRecord(dir: string, manifest: Manifest): RecordCheck | null {
 function verifyOne(dir: string, s: ManifestSession): VerifiedSession {
   const problems: string[] = [];
   const file = path.join(dir, s.file);
-  if (checkFile(file, s.bytes, s.sha256, problems)) checkDatabase(file, s, problems);
-  if (s.meta) checkFile(path.join(dir, s.meta.file), s.meta.bytes, s.meta.sha256, problems);
+  if (checkFile(file, s, problems)) checkDatabase(file, s, problems);
+  if (s.meta) checkFile(path.join(dir, s.meta.file), s.meta, problems);
   for (const f of s.brain?.files ?? []) {
     const name = brainEntryName(s.id, f.path);
-    checkFile(path.join(dir, ...name.split('/')), f.bytes, f.sha256, problems, name);
+    checkFile(path.join(dir, ...name.split('/')), f, problems, name);
   }
   return { id: s.id, file: s.file, ok: problems.length === 0, problems };
 }
 
+/** `file` against what the manifest says of it (`expected`); what differs goes into `problems`. */
 function checkFile(
   file: string,
-  bytes: number,
-  sha256: string,
+  { bytes, sha256 }: { bytes: number; sha256: string },
   problems: string[],
   name = path.basename(file),
 ): boolean {

@@ -83,9 +83,10 @@ export function register(program: Command, action: ActionFactory): void {
         const shared = ['prove', 'proveTimeout'];
         const backupOnly = backup.options
           .filter(
-            (o) => !shared.includes(o.attributeName()) && backup.getOptionValueSource(o.attributeName()) === 'cli',
+            (option) =>
+              !shared.includes(option.attributeName()) && backup.getOptionValueSource(option.attributeName()) === 'cli',
           )
-          .map((o) => o.long ?? o.flags);
+          .map((option) => option.long ?? option.flags);
         return verifyCommand(io, String(args[0]), {
           ...options,
           backupOnly,

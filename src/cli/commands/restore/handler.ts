@@ -75,9 +75,8 @@ async function restoreRun(io: HandlerIO, options: RestoreOptions): Promise<Comma
   const { withArchiveSnapshot } = await import('../../../backup/archive-restore.js');
   const { ArchiveError } = await import('../../../backup/archive-read.js');
   try {
-    return await withArchiveSnapshot(archive, io.ctx.stdin, tempRoot(io.ctx.env), io.ctx.signal, (dir) =>
-      restoreFrom(io, dir, options, archive),
-    );
+    const unpackWith = { stdin: io.ctx.stdin, tmpRoot: tempRoot(io.ctx.env), signal: io.ctx.signal };
+    return await withArchiveSnapshot(archive, unpackWith, (dir) => restoreFrom(io, dir, options, archive));
   } catch (err) {
     if (err instanceof ArchiveError) {
       throw new AgyError(
