@@ -29,16 +29,30 @@ import { withScratchDir } from './scratch-dir.js';
 export type ExportSource = { kind: 'snapshot'; dir: string } | { kind: 'live' };
 export type ExportTarget = { kind: 'dir'; dir: string } | { kind: 'stdout'; stream: Writable };
 
-export interface ExportInput extends Omit<ProveOptions, 'snapshotDir'> {
+/** `sessions export`'s options, checked once from its flags (cli/commands/sessions/export-handler.ts). */
+export interface ExportOptions {
   source: ExportSource;
+  /** The live state dir (--state-dir): copied for a live export, its settings and token lent to the scratch server. */
+  stateDir: string;
+  /** --session: only these conversations (none: all). */
   sessionIds: string[];
   format: ExportFormat;
   target: ExportTarget;
-  tmpRoot: string;
+  /** --busy-timeout, for the copy of the live state dir. */
   busyBudgetMs: number;
+  /** --load-timeout: each server call's deadline. */
+  callTimeoutMs: number;
+}
+
+/** What an export adds to its options: where its scratch dirs go, how its server starts, its signal, reporter and progress line. */
+export interface ExportRun extends Pick<ProveOptions, 'startFor' | 'signal' | 'fallbackCwd' | 'out'> {
+  tmpRoot: string;
   /** What the export is doing, for a progress line: copying, starting the server, replaying session i/n (and its messages so far). */
   onProgress?: (what: string) => void;
 }
+
+/** An export's options and run together: what its steps read. */
+type ExportInput = ExportOptions & ExportRun;
 
 export interface ExportedSession {
   id: string;
@@ -63,7 +77,8 @@ export interface ExportReport {
   notes: string[];
 }
 
-export async function exportSessions(input: ExportInput): Promise<ExportReport> {
+export async function exportSessions(options: ExportOptions, run: ExportRun): Promise<ExportReport> {
+  const input: ExportInput = { ...options, ...run };
   if (input.source.kind === 'snapshot') return exportSnapshot(input, input.source.dir, input.source.dir);
   if (noConversationsYet(input.stateDir) && input.sessionIds.length === 0) return emptyReport(input, 'live');
   return withScratchDir(input.tmpRoot, 'agyctl-export-', async (root) => {

@@ -36,7 +36,15 @@ export interface RecordCheck {
   note?: string;
 }
 
-export function verifySnapshot(dir: string): VerifyReport {
+/** `backup verify`'s options, checked once from its flags (cli/commands/backup/verify.ts). */
+export interface VerifyOptions {
+  snapshotDir: string;
+  /** --prove: each server call's deadline while proving the snapshot; undefined without --prove. */
+  proveCallTimeoutMs: number | undefined;
+}
+
+/** Re-hashes and checks the snapshot; proving it (--prove) is the handler's next step. */
+export function verifySnapshot({ snapshotDir: dir }: Pick<VerifyOptions, 'snapshotDir'>): VerifyReport {
   const manifest = readManifest(dir);
   const sessions = manifest.sessions.map((s) => verifyOne(dir, s));
   const replay = checkRecord(dir, manifest);

@@ -1,10 +1,13 @@
-/** The handlers behind `backup` and `backup verify`: flags checked once, report out, exit code decided. */
+/**
+ * `agyctl backup`: its flags (BackupFlags) checked once into BackupOptions
+ * (src/backup/run-backup.ts), the run (or its dry run), the report rendered, the exit
+ * code decided. dirOption and fsContext serve `backup list`, `backup verify` and `restore` too.
+ */
 import fs from 'node:fs';
 import path from 'node:path';
 import { noConversationsYet } from '../../../backup/discover.js';
 import { errorText } from '../../../backup/files.js';
 import type { ProveReport } from '../../../backup/prove.js';
-import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
 import type { RetentionPolicy } from '../../../backup/retention.js';
 import type { BackupOptions, BackupReport } from '../../../backup/run-backup.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
@@ -13,15 +16,7 @@ import { type FsErrorContext, withFsErrors } from '../../../util/fs-errors.js';
 import { ownerToBecome } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerIO } from '../../context.js';
 import { parseCountOption, parseDurationOption } from '../../parse-options.js';
-import {
-  backupJson,
-  noConversationsBackup,
-  renderBackup,
-  renderDryRun,
-  renderList,
-  renderProve,
-  renderVerify,
-} from './render.js';
+import { backupJson, noConversationsBackup, renderBackup, renderDryRun, renderProve } from './render.js';
 
 /** `agyctl backup`'s flags, as commander gives them. */
 export interface BackupFlags {
@@ -37,35 +32,6 @@ export interface BackupFlags {
   prometheus?: string;
   prove?: boolean;
   proveTimeout?: string;
-}
-
-/** `agyctl backup verify`'s flags. */
-export interface VerifyFlags {
-  from?: string;
-  prove?: boolean;
-  proveTimeout: string;
-  /** Options of `backup` itself given with `backup verify` (commander hands them to the parent wherever they stand). */
-  backupOnly?: string[];
-}
-
-/**
- * `backup verify` refuses the options of a backup run instead of ignoring
- * them: `backup verify latest --to DIR` would otherwise verify the default
- * directory's snapshot and say "ok". The backup directory of verify (and of
- * restore and sessions export) is `--from`.
- */
-function refuseBackupOnly(flags: string[]): void {
-  const flag = flags[0];
-  if (!flag) return;
-  if (flag === '--to')
-    throw usageError(
-      '--to is the backup directory a backup run writes to; `backup verify` reads with --from.',
-      'agyctl backup verify SNAPSHOT --from DIR',
-    );
-  throw usageError(
-    `${flag} is an option of a backup run, not of \`backup verify\`.`,
-    `run it on its own: agyctl backup ${flag} …; then agyctl backup verify SNAPSHOT`,
-  );
 }
 
 export function dirOption(io: HandlerIO, value: string | undefined): string {
@@ -295,42 +261,5 @@ async function writeMetrics(
     bytes: report?.sessions.reduce((n, s) => n + s.bytes, 0),
     durationMs: Date.now() - started,
     at: Date.now(),
-  });
-}
-
-export function verifyCommand(io: HandlerIO, snapshot: string, flags: VerifyFlags): Promise<CommandResult> {
-  refuseBackupOnly(flags.backupOnly ?? []);
-  return withFsErrors(fsContext(io, dirOption(io, flags.from), '--from'), () => verifyRun(io, snapshot, flags));
-}
-
-async function verifyRun(io: HandlerIO, snapshot: string, flags: VerifyFlags): Promise<CommandResult> {
-  const dir = resolveSnapshot(snapshot, dirOption(io, flags.from), io.ctx.cwd);
-  const prover = flags.prove ? await import('./prove-handler.js') : undefined;
-  const proveWith = prover?.proveOptions(io, dir, prover.proveCallTimeout(io, flags));
-  const { verifySnapshot } = await import('../../../backup/verify.js');
-  const { ManifestError, manifestAgyError } = await import('../../../backup/manifest.js');
-  let report: ReturnType<typeof verifySnapshot>;
-  try {
-    report = verifySnapshot(dir);
-  } catch (err) {
-    if (err instanceof ManifestError) throw manifestAgyError(err, dir);
-    throw err;
-  }
-  if (!io.opts.json) for (const line of renderVerify(report)) io.out.print(line);
-  if (!prover || !proveWith) return { exit: report.ok ? EXIT.ok : EXIT.findings, data: { verify: report } };
-  // A snapshot that fails its hashes is not worth a server start: the mismatch already exits 6.
-  const prove = report.ok ? await prover.proveSnapshot(io, proveWith) : null;
-  if (prove && !io.opts.json) for (const line of renderProve(prove)) io.out.print(line);
-  return { exit: report.ok && prove?.ok ? EXIT.ok : EXIT.findings, data: { verify: report, prove } };
-}
-
-/** `backup list`: the complete snapshots of a backup directory, newest first; none (or no directory yet) is not an error. */
-export function listCommand(io: HandlerIO, flags: { from?: string }): Promise<CommandResult> {
-  const backupDir = dirOption(io, flags.from);
-  return withFsErrors(fsContext(io, backupDir, '--from'), async () => {
-    const { summarizeSnapshots } = await import('../../../backup/layout.js');
-    const snapshots = summarizeSnapshots(backupDir);
-    if (!io.opts.json) for (const line of renderList(backupDir, snapshots)) io.out.print(line);
-    return { exit: EXIT.ok, data: { backupDir, snapshots } };
   });
 }
