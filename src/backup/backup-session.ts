@@ -30,15 +30,9 @@ import { tempBeside } from '../util/os/atomic-write.js';
 import { sha256File, sha256 as sha256Of } from '../util/os/file-hash.js';
 import { assertNotSymlink, assertPrivateDir, finishFile, readFileNoFollow, writeNewFile } from '../util/os/safe-fs.js';
 import { type BrainScan, copyBrain, type ManifestBrain, scanBrain } from './brain.js';
-import {
-  type FileIdentity,
-  identityOf,
-  linkOrCopy,
-  SNAPSHOT_FILE_MODE,
-  type SyncBatch,
-  sameIdentity,
-} from './files.js';
+import { type FileIdentity, identityOf, sameIdentity } from './file-identity.js';
 import type { ManifestFile, ManifestSession } from './manifest.js';
+import { linkOrCopy, SNAPSHOT_FILE_MODE, type SyncBatch } from './snapshot-files.js';
 import { type CheckedCopy, SnapshotError, type Vacuumed } from './snapshot-work.js';
 import type { WorkerPool } from './worker-pool.js';
 

@@ -27,7 +27,8 @@ import {
   openNoFollow,
   rmPrivateDir,
 } from '../util/os/safe-fs.js';
-import { type FileIdentity, identityOf, linkOrCopy, SNAPSHOT_FILE_MODE, sameIdentity } from './files.js';
+import { type FileIdentity, identityOf, sameIdentity } from './file-identity.js';
+import { linkOrCopy, SNAPSHOT_FILE_MODE } from './snapshot-files.js';
 import { ustarFits } from './tar.js';
 
 export const BRAIN_LIMITS = {

@@ -18,11 +18,11 @@ import { usageError } from '../core/errors.js';
 import { tempBeside } from '../util/os/atomic-write.js';
 import { createExclusive, lstatOrNull } from '../util/os/safe-fs.js';
 import { noConversationsYet } from './discover.js';
+import { errorText } from './error-text.js';
 import { type ExportedSessionInfo, type ExportFormat, WRITERS } from './export-format.js';
-import { errorText } from './files.js';
 import { type ManifestSession, readManifest } from './manifest.js';
-import { replayOne } from './prove.js';
 import { credentialsChanged, inScratchState, type ProveOptions } from './prove-snapshot.js';
+import { replayOne } from './replay-proof.js';
 import { runBackup } from './run-backup.js';
 import { withScratchDir } from './scratch-dir.js';
 

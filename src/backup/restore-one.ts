@@ -28,10 +28,9 @@ import {
   rmPrivateDir,
   SwappedError,
 } from '../util/os/safe-fs.js';
-import { sameDatabaseContent } from './files.js';
 import { snapshotName } from './layout.js';
 import type { ManifestSession } from './manifest.js';
-import { type Db, integrityCheck, isBusy, openReadWrite } from './sqlite.js';
+import { type Db, integrityCheck, isBusy, openReadWrite, sameDatabaseContent } from './sqlite.js';
 
 /** A process is writing the database: refused even with --force. */
 export class LockedError extends Error {}

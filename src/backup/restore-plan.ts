@@ -12,11 +12,11 @@ import { conversationFiles } from '../core/paths.js';
 import { copyFileNoFollow, lstatOrNull } from '../util/os/safe-fs.js';
 import { findServersFor, holders } from '../util/procfs.js';
 import { discoverSessions } from './discover.js';
-import { identityOf, sameDatabaseContent } from './files.js';
+import { identityOf } from './file-identity.js';
 import type { ManifestSession } from './manifest.js';
 import { brainFilesNow, mismatchedFiles } from './restore.js';
 import { makeScratchDir } from './scratch-dir.js';
-import { openReadWrite } from './sqlite.js';
+import { openReadWrite, sameDatabaseContent } from './sqlite.js';
 
 export interface PlannedSession {
   id: string;

@@ -12,7 +12,7 @@ import { sha256File } from '../util/os/file-hash.js';
 import { assertNotSymlink, mkdirPrivate, sweepPrivateDirs } from '../util/os/safe-fs.js';
 import { findServersFor, holders } from '../util/procfs.js';
 import { brainDir, restoreBrain, scanBrain } from './brain.js';
-import { errorText } from './files.js';
+import { errorText } from './error-text.js';
 import { snapshotName } from './layout.js';
 import { ManifestError, type ManifestSession, manifestAgyError, readManifest, sessionFiles } from './manifest.js';
 import { assertConversationNotLinked, LockedError, OpenElsewhereError, restoreOne } from './restore-one.js';

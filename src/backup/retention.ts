@@ -23,7 +23,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Reporter } from '../core/reporter.js';
 import { fsyncDir } from '../util/os/atomic-write.js';
-import { errorText } from './files.js';
+import { errorText } from './error-text.js';
 import { deletingName, listSnapshots, type SnapshotRef } from './layout.js';
 import { readManifest } from './manifest.js';
 

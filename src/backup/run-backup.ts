@@ -17,7 +17,8 @@ import { fsyncDir } from '../util/os/atomic-write.js';
 import { sanitizeForTerminal } from '../util/terminal-text.js';
 import { backupSession, type Previous, type SnapshotInProgress } from './backup-session.js';
 import { conversationsDir, discoverSessions, noConversationsDirectory, type SessionInfo } from './discover.js';
-import { errorText, isNoSpace, noSpaceText, SyncBatch, sameIdentity } from './files.js';
+import { errorText, isNoSpace, noSpaceText } from './error-text.js';
+import { sameIdentity } from './file-identity.js';
 import { acquireLock, freshName, listSnapshots, partialName, removeLeftovers } from './layout.js';
 import {
   MANIFEST_SCHEMA,
@@ -31,6 +32,7 @@ import {
 import { Progress } from './progress.js';
 import type { RetentionPolicy } from './retention.js';
 import { applyRetention, type RetentionResult } from './retention.js';
+import { SyncBatch } from './snapshot-files.js';
 import { runBounded, WorkerPool } from './worker-pool.js';
 
 /** One worker per core (more only add contention), at most 8 (memory, and the disk is shared anyway). */

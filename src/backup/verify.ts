@@ -3,9 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { sha256File } from '../util/os/file-hash.js';
 import { brainEntryName } from './brain.js';
-import { errorText } from './files.js';
+import { errorText } from './error-text.js';
+import { REPLAY_RECORD } from './layout.js';
 import { type Manifest, type ManifestSession, readManifest } from './manifest.js';
-import { NewerReplayRecordError, REPLAY_RECORD, ReplayRecordError, readReplayRecord } from './replay-record.js';
+import { NewerReplayRecordError, ReplayRecordError, readReplayRecord } from './replay-record.js';
 import { integrityCheck, openReadOnly, rowCounts } from './sqlite.js';
 
 export interface VerifiedSession {

@@ -22,9 +22,10 @@ import {
 } from '../acp/protocol.js';
 import { snapshotDb } from '../backup/backup-session.js';
 import { discoverSessions, type SessionInfo } from '../backup/discover.js';
-import { errorText, SyncBatch } from '../backup/files.js';
+import { errorText } from '../backup/error-text.js';
 import { scratchStateDir } from '../backup/prove-scratch.js';
 import { withScratchDir } from '../backup/scratch-dir.js';
+import { SyncBatch } from '../backup/snapshot-files.js';
 import { WorkerPool } from '../backup/worker-pool.js';
 import { conversationFiles, stateFiles } from '../core/paths.js';
 import { AUTH_TYPE_INFO, normalizeAuthType, rawAuthType, readSettings } from '../settings/index.js';

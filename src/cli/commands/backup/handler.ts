@@ -6,8 +6,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { noConversationsYet } from '../../../backup/discover.js';
-import { errorText } from '../../../backup/files.js';
-import type { ProveReport } from '../../../backup/prove.js';
+import { errorText } from '../../../backup/error-text.js';
+import type { ProveReport } from '../../../backup/replay-proof.js';
 import type { RetentionPolicy } from '../../../backup/retention.js';
 import type { BackupOptions, BackupReport } from '../../../backup/run-backup.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';

@@ -5,8 +5,8 @@
  * or a scratch copy (`backup verify --prove`, `backup --prove`).
  */
 
-import type { ProveReport } from '../../../backup/prove.js';
 import { type ProveOptions, proveInScratch, proveRestored } from '../../../backup/prove-snapshot.js';
+import type { ProveReport } from '../../../backup/replay-proof.js';
 import { usageError } from '../../../core/errors.js';
 import type { CommandIO } from '../../../core/io.js';
 import { tempRoot } from '../../../core/paths.js';

@@ -3,7 +3,7 @@
 import type { DryRunReport } from '../../../backup/dry-run.js';
 import type { SnapshotSummary } from '../../../backup/layout.js';
 import { formatBytes } from '../../../backup/progress.js';
-import type { ProveReport } from '../../../backup/prove.js';
+import type { ProveReport } from '../../../backup/replay-proof.js';
 import type { BackupReport } from '../../../backup/run-backup.js';
 import type { VerifyReport } from '../../../backup/verify.js';
 import { formatDuration } from '../../../util/duration.js';
