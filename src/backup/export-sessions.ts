@@ -23,7 +23,7 @@ import { type ExportedSessionInfo, type ExportFormat, WRITERS } from './export-f
 import { type ManifestSession, readManifest } from './manifest.js';
 import { credentialsChanged, inScratchState, type ProveOptions } from './prove-snapshot.js';
 import { replayOne } from './replay-proof.js';
-import { runBackup } from './run-backup.js';
+import { type BackupRun, runBackup } from './run-backup.js';
 import { withScratchDir } from './scratch-dir.js';
 
 export type ExportSource = { kind: 'snapshot'; dir: string } | { kind: 'live' };
@@ -45,7 +45,9 @@ export interface ExportOptions {
 }
 
 /** What an export adds to its options: where its scratch dirs go, how its server starts, its signal, reporter and progress line. */
-export interface ExportRun extends Pick<ProveOptions, 'startFor' | 'signal' | 'fallbackCwd' | 'out'> {
+export interface ExportRun
+  extends Pick<ProveOptions, 'startFor' | 'signal' | 'fallbackCwd' | 'out'>,
+    Pick<BackupRun, 'progress'> {
   tmpRoot: string;
   /** What the export is doing, for a progress line: copying, starting the server, replaying session i/n (and its messages so far). */
   onProgress?: (what: string) => void;
@@ -92,7 +94,7 @@ export async function exportSessions(options: ExportOptions, run: ExportRun): Pr
         busyBudgetMs: input.busyBudgetMs,
         jobs: undefined,
       },
-      { signal: input.signal, out: input.out },
+      { signal: input.signal, out: input.out, ...(input.progress ? { progress: input.progress } : {}) },
     );
     const report = await exportSnapshot(input, backup.snapshot.path, 'live');
     report.failed.push(...backup.failed.map((f) => ({ id: f.id, reason: `not copied: ${f.reason}` })));

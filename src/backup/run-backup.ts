@@ -29,7 +29,6 @@ import {
   sessionFiles,
   writeManifest,
 } from './manifest.js';
-import { Progress } from './progress.js';
 import type { RetentionPolicy } from './retention.js';
 import { applyRetention, type RetentionResult } from './retention.js';
 import { SyncBatch } from './snapshot-files.js';
@@ -70,6 +69,8 @@ export interface BackupOptions {
 export interface BackupRun {
   signal: AbortSignal;
   out: Reporter;
+  /** A progress line for `sessions` sessions of `bytes` in all, told as each one starts and ends; none: no line. */
+  progress?: (sessions: number, bytes: number) => SessionProgress;
   /**
    * Root on a user's state dir: the snapshot's files and manifest come from
    * the owner's side (its archive, hash-checked into `workDir`), never from
@@ -149,6 +150,14 @@ function withoutStrays(stateDir: string, sessions: SessionInfo[], out: Reporter)
   return sessions.filter((s) => !strays.includes(s));
 }
 
+/** How far a run is, for the caller to draw (cli/commands/backup/progress.ts). */
+export interface SessionProgress {
+  start(id: string): void;
+  /** One session finished (whatever the outcome), `bytes` of source accounted. */
+  advance(bytes: number, id: string): void;
+  finish(): void;
+}
+
 /** The newest complete snapshot whose manifest reads, for reuse. */
 function loadPrevious(backupDir: string, out: Reporter): Previous | undefined {
   for (const snap of listSnapshots(backupDir)) {
@@ -217,8 +226,7 @@ async function backupAll(
   into: Omit<SnapshotInProgress, 'pool'> & { manifest: Manifest },
 ): Promise<void> {
   const { options, run } = snap;
-  const progress = new Progress(
-    run.out,
+  const progress = run.progress?.(
     sessions.length,
     sessions.reduce((n, s) => n + s.bytes, 0),
   );
@@ -233,9 +241,9 @@ async function backupAll(
   const inProgress: SnapshotInProgress = { workDir: into.workDir, previous: into.previous, sync: into.sync, pool };
   try {
     const one = async (s: SessionInfo): Promise<ManifestSession | ManifestFailure> => {
-      progress.start(s.id);
+      progress?.start(s.id);
       const result = await backupOne(snap, s, inProgress);
-      progress.advance(s.bytes, s.id);
+      progress?.advance(s.bytes, s.id);
       return result;
     };
     // Twice as many sessions in flight as workers: while the main thread finishes one (rename, .meta), the workers have the next queued.
@@ -250,7 +258,7 @@ async function backupAll(
   } finally {
     run.signal.removeEventListener('abort', onAbort);
     await pool.close();
-    progress.finish();
+    progress?.finish();
   }
 }
 

@@ -20,6 +20,7 @@ import { ARCHIVE_FD_VAR, relayFd, type TreeOwner } from '../../../util/os/tree-o
 import { collect, globalArgv, type Relay, withOwnerChild } from '../../as-owner.js';
 import type { CommandResult, HandlerIO } from '../../context.js';
 import { parseCountOption, parseDurationOption } from '../../parse-options.js';
+import { Progress } from './progress.js';
 
 /** `agyctl __snapshot-archive`'s flags: the part of `backup`'s that reads the state dir. */
 export interface SnapshotArchiveFlags {
@@ -45,7 +46,7 @@ export async function snapshotArchiveCommand(io: HandlerIO, flags: SnapshotArchi
         busyBudgetMs: parseDurationOption('--busy-timeout', flags.busyTimeout),
         jobs: flags.jobs ? parseCountOption('--jobs', flags.jobs) : undefined,
       },
-      { signal: io.ctx.signal, out: io.out },
+      { signal: io.ctx.signal, out: io.out, progress: (sessions, bytes) => new Progress(io.out, sessions, bytes) },
     );
     const out = fs.createWriteStream('', { fd });
     await writeArchive(report.snapshot.path, out, io.ctx.signal);

@@ -16,6 +16,7 @@ import { type FsErrorContext, withFsErrors } from '../../../util/fs-errors.js';
 import { ownerToBecome } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerIO } from '../../context.js';
 import { parseCountOption, parseDurationOption } from '../../parse-options.js';
+import { Progress } from './progress.js';
 import { backupJson, noConversationsBackup, renderBackup, renderDryRun, renderProve } from './render.js';
 
 /** `agyctl backup`'s flags, as commander gives them. */
@@ -150,6 +151,7 @@ async function backupRun(io: HandlerIO, flags: BackupFlags): Promise<CommandResu
     report = await runBackup(options, {
       signal: io.ctx.signal,
       out: io.out,
+      progress: (sessions, bytes) => new Progress(io.out, sessions, bytes),
       ...(owner && fromOwner ? { snapshotFrom: fromOwner.snapshotFromOwner(io, owner, options) } : {}),
     });
     if (archive) await shipArchive(io, report.snapshot.path, archive);

@@ -2,11 +2,11 @@
 
 import type { DryRunReport } from '../../../backup/dry-run.js';
 import type { SnapshotSummary } from '../../../backup/layout.js';
-import { formatBytes } from '../../../backup/progress.js';
 import type { ProveReport } from '../../../backup/replay-proof.js';
 import type { BackupReport } from '../../../backup/run-backup.js';
 import type { VerifyReport } from '../../../backup/verify.js';
 import { formatDuration } from '../../../util/duration.js';
+import { formatBytes } from './progress.js';
 
 export function backupJson(r: BackupReport): Record<string, unknown> {
   return {

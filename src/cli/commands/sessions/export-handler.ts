@@ -8,6 +8,7 @@ import { defaultBackupDir, expandTilde, tempRoot } from '../../../core/paths.js'
 import type { HandlerArgs } from '../../action.js';
 import type { CommandResult, HandlerIO } from '../../context.js';
 import { parseDurationOption } from '../../parse-options.js';
+import { Progress } from '../backup/progress.js';
 
 export interface ExportFlags {
   session?: string[] | undefined;
@@ -85,6 +86,7 @@ export async function exportCommand(
       fallbackCwd: io.ctx.cwd,
       out: io.out,
       onProgress: progressLine(io),
+      progress: (sessions, bytes) => new Progress(io.out, sessions, bytes),
     });
   } catch (err) {
     // A transcript appears only whole (a temporary, then its name), and the scratch copy and server are gone.

@@ -1,7 +1,7 @@
 /** Human lines for `agyctl sessions` (the --json shape is documented in docs/json.md). */
 import type { SessionsReport } from '../../../backup/discover.js';
-import { formatBytes } from '../../../backup/progress.js';
 import { sanitizeForTerminal } from '../../../util/terminal-text.js';
+import { formatBytes } from '../backup/progress.js';
 
 export function renderSessions(report: SessionsReport): string[] {
   if (report.sessions.length === 0) return [`no conversations yet in ${report.stateDir}`];
