@@ -20,14 +20,8 @@ import { ARCHIVE_FD_VAR, relayFd, type TreeOwner } from '../../../util/os/tree-o
 import { collect, globalArgv, type Relay, withOwnerChild } from '../../as-owner.js';
 import type { CommandResult, HandlerIO } from '../../context.js';
 import { parseCountOption, parseDurationOption } from '../../parse-options.js';
+import type { SnapshotArchiveFlags } from './flags.js';
 import { Progress } from './progress.js';
-
-/** `agyctl __snapshot-archive`'s flags: the part of `backup`'s that reads the state dir. */
-export interface SnapshotArchiveFlags {
-  session?: string[];
-  busyTimeout: string;
-  jobs?: string;
-}
 
 /** The owner's side: a snapshot in a scratch dir of the owner's, streamed to root's side through ARCHIVE_FD_VAR. */
 export async function snapshotArchiveCommand(io: HandlerIO, flags: SnapshotArchiveFlags): Promise<CommandResult> {

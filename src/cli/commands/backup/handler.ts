@@ -7,7 +7,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { noConversationsYet } from '../../../backup/discover.js';
 import { errorText } from '../../../backup/error-text.js';
-import type { ProveReport } from '../../../backup/replay-proof.js';
 import type { RetentionPolicy } from '../../../backup/retention.js';
 import type { BackupOptions, BackupReport } from '../../../backup/run-backup.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
@@ -16,24 +15,9 @@ import { type FsErrorContext, withFsErrors } from '../../../util/fs-errors.js';
 import { ownerToBecome } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerIO } from '../../context.js';
 import { parseCountOption, parseDurationOption } from '../../parse-options.js';
+import type { BackupFlags } from './flags.js';
 import { Progress } from './progress.js';
-import { backupJson, noConversationsBackup, renderBackup, renderDryRun, renderProve } from './render.js';
-
-/** `agyctl backup`'s flags, as commander gives them. */
-export interface BackupFlags {
-  to?: string;
-  session?: string[];
-  keepLast?: string;
-  keepDaily?: string;
-  keepWeekly?: string;
-  dryRun?: boolean;
-  busyTimeout: string;
-  jobs?: string;
-  archive?: string;
-  prometheus?: string;
-  prove?: boolean;
-  proveTimeout?: string;
-}
+import { backupJson, noConversationsBackup, renderBackup, renderDryRun } from './render.js';
 
 export function dirOption(io: HandlerIO, value: string | undefined): string {
   return value !== undefined ? path.resolve(io.ctx.cwd, expandTilde(value, io.ctx.env)) : defaultBackupDir(io.ctx.env);
@@ -164,11 +148,12 @@ async function backupRun(io: HandlerIO, flags: BackupFlags): Promise<CommandResu
   // With `--archive -` stdout carries only the tar: the summary goes to stderr (and --json was refused).
   const say = archive === '-' ? (line: string) => io.out.info(line) : (line: string) => io.out.print(line);
   if (!io.opts.json) for (const line of renderBackup(report)) say(line);
+  const prover = options.proveCallTimeoutMs === undefined ? undefined : await import('./prove-handler.js');
   const prove =
-    options.proveCallTimeoutMs === undefined
-      ? undefined
-      : await proveNew(io, report.snapshot.path, options.proveCallTimeoutMs);
-  if (prove && !io.opts.json) for (const line of renderProve(prove)) say(line);
+    prover && options.proveCallTimeoutMs !== undefined
+      ? await prover.proveSnapshot(io, prover.proveOptions(io, report.snapshot.path, options.proveCallTimeoutMs))
+      : undefined;
+  if (prover && prove && !io.opts.json) for (const line of prover.renderProve(prove)) say(line);
   return {
     exit: report.failed.length > 0 || prove?.ok === false ? EXIT.findings : EXIT.ok,
     data: {
@@ -178,12 +163,6 @@ async function backupRun(io: HandlerIO, flags: BackupFlags): Promise<CommandResu
       ...(prove ? { prove } : {}),
     },
   };
-}
-
-/** `backup --prove`: the snapshot just written, proven as `backup verify --prove` proves one. */
-async function proveNew(io: HandlerIO, snapshotDir: string, callTimeoutMs: number): Promise<ProveReport> {
-  const prover = await import('./prove-handler.js');
-  return prover.proveSnapshot(io, prover.proveOptions(io, snapshotDir, callTimeoutMs));
 }
 
 /** `--archive FILE|-`, checked before the run so a bad target costs nothing. */

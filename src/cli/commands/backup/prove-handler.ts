@@ -56,3 +56,22 @@ export function proveRestoredSessions(opts: ProveOptions, ids: string[]): Promis
 export function proveSnapshot(io: CommandIO, opts: ProveOptions): Promise<ProveReport> {
   return proveInScratch({ ...opts, tmpRoot: tempRoot(io.ctx.env) });
 }
+
+/** Human lines of a proof (`backup --prove`, `backup verify --prove`, `restore --prove`); --json carries the report as is. */
+export function renderProve(p: ProveReport): string[] {
+  const lines = [
+    `${p.ok ? 'proved' : 'NOT proved'}: a fresh server loaded ${p.sessions.filter((s) => s.loaded).length}/${p.sessions.length} session(s)${p.scratch ? ' from a scratch copy' : ''}`,
+  ];
+  for (const s of p.sessions) {
+    const counts = `${s.replayed?.user ?? 0} user and ${s.replayed?.agent ?? 0} agent messages`;
+    if (!s.ok) lines.push(`  FAILED   ${s.id}: ${s.problem}`);
+    else if (s.history === 'empty') lines.push(`  empty    ${s.id}: loaded, replayed no messages (nothing to compare)`);
+    else if (s.history === 'identical')
+      lines.push(`  ok       ${s.id}: replayed ${counts}, identical to the recorded replay`);
+    else lines.push(`  ok       ${s.id}: loaded, replayed ${counts}`);
+  }
+  for (const note of p.notes) lines.push(`  ${note}`);
+  if (p.replay.written)
+    lines.push(`  replay recorded in ${p.replay.written.file} (${p.replay.written.sessions} session(s))`);
+  return lines;
+}

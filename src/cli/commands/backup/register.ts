@@ -2,9 +2,7 @@
 import type { Command } from 'commander';
 import type { ActionFactory } from '../../action.js';
 import { collect } from '../../parse-options.js';
-import type { SnapshotArchiveFlags } from './as-owner.js';
-import type { BackupFlags } from './handler.js';
-import type { VerifyFlags } from './verify.js';
+import type { BackupFlags, ListFlags, SnapshotArchiveFlags, VerifyFlags } from './flags.js';
 
 export function register(program: Command, action: ActionFactory): void {
   const backup = program
@@ -52,7 +50,7 @@ export function register(program: Command, action: ActionFactory): void {
       '--from <dir>',
       'backup directory (default $XDG_STATE_HOME/agyctl/backups or ~/.local/state/agyctl/backups)',
     )
-    .action(action<{ from?: string }>(async (io, { options }) => (await import('./list.js')).listCommand(io, options)));
+    .action(action<ListFlags>(async (io, { options }) => (await import('./list.js')).listCommand(io, options)));
   program
     .command('__snapshot-archive', { hidden: true })
     .description("internal: root's `backup` runs it as the state dir's owner")

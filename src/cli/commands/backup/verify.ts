@@ -1,20 +1,11 @@
 /** `agyctl backup verify SNAPSHOT [--prove]`: its flags checked once into VerifyOptions, the report out, the exit code decided. */
 import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
-import type { VerifyOptions } from '../../../backup/verify.js';
+import type { VerifyOptions, VerifyReport } from '../../../backup/verify.js';
 import { EXIT, usageError } from '../../../core/errors.js';
 import { withFsErrors } from '../../../util/fs-errors.js';
 import type { CommandResult, HandlerIO } from '../../context.js';
+import type { VerifyFlags } from './flags.js';
 import { dirOption, fsContext } from './handler.js';
-import { renderProve, renderVerify } from './render.js';
-
-/** `agyctl backup verify`'s flags. */
-export interface VerifyFlags {
-  from?: string;
-  prove?: boolean;
-  proveTimeout: string;
-  /** Options of `backup` itself given with `backup verify` (commander hands them to the parent wherever they stand). */
-  backupOnly?: string[];
-}
 
 /**
  * `backup verify` refuses the options of a backup run instead of ignoring
@@ -70,6 +61,20 @@ async function verifyRun(io: HandlerIO, options: VerifyOptions): Promise<Command
   const prove = report.ok
     ? await prover.proveSnapshot(io, prover.proveOptions(io, options.snapshotDir, callTimeoutMs))
     : null;
-  if (prove && !io.opts.json) for (const line of renderProve(prove)) io.out.print(line);
+  if (prove && !io.opts.json) for (const line of prover.renderProve(prove)) io.out.print(line);
   return { exit: report.ok && prove?.ok ? EXIT.ok : EXIT.findings, data: { verify: report, prove } };
+}
+
+export function renderVerify(r: VerifyReport): string[] {
+  const lines = [`${r.ok ? 'ok' : 'MISMATCH'} ${r.snapshot} (${r.sessions.length} session(s), created ${r.created})`];
+  for (const s of r.sessions) {
+    if (s.ok) lines.push(`  ok       ${s.id}`);
+    else for (const p of s.problems) lines.push(`  BAD      ${s.id}: ${p}`);
+  }
+  for (const f of r.failedAtBackup)
+    lines.push(`  missing  ${f.id}: the backup run could not snapshot it (${f.reason})`);
+  if (r.replay?.problem) lines.push(`  BAD      replay.json: ${r.replay.problem}`);
+  else if (r.replay?.note) lines.push(`  note     replay.json: ${r.replay.note}`);
+  else if (r.replay) lines.push(`  ok       replay.json: a recorded replay of ${r.replay.sessions} session(s)`);
+  return lines;
 }

@@ -10,7 +10,6 @@ import { ARCHIVE_SHOWN_VAR, ownerToBecome } from '../../../util/os/tree-owner.js
 import type { CommandResult, HandlerIO } from '../../context.js';
 import { parseDurationOption } from '../../parse-options.js';
 import { dirOption, fsContext } from '../backup/handler.js';
-import { renderProve } from '../backup/render.js';
 import { renderPlan, renderRestore } from './render.js';
 
 /** `agyctl restore`'s flags, as commander gives them. */
@@ -126,6 +125,6 @@ async function restoreFrom(
     proveWith,
     report.sessions.filter((s) => s.restored).map((s) => s.id),
   );
-  if (!io.opts.json) for (const line of renderProve(prove)) io.out.print(line);
+  if (!io.opts.json) for (const line of prover.renderProve(prove)) io.out.print(line);
   return { exit: restoredOk && prove.ok ? EXIT.ok : EXIT.findings, data: { restore: report, prove } };
 }
