@@ -4,11 +4,10 @@ import type { Readable } from 'node:stream';
 import { readArchive } from './archive-read.js';
 import { withScratchDir } from './scratch-dir.js';
 
+/** `source`: a file, or `-` for `stdin`. */
 export async function withArchiveSnapshot<T>(
   source: string,
-  stdin: Readable,
-  tmpRoot: string,
-  signal: AbortSignal,
+  { stdin, tmpRoot, signal }: { stdin: Readable; tmpRoot: string; signal: AbortSignal },
   fn: (snapshotDir: string) => Promise<T>,
 ): Promise<T> {
   return withScratchDir(tmpRoot, 'agyctl-archive-', async (dir) => {

@@ -30,15 +30,9 @@ import { tempBeside } from '../util/os/atomic-write.js';
 import { sha256File, sha256 as sha256Of } from '../util/os/file-hash.js';
 import { assertNotSymlink, assertPrivateDir, finishFile, readFileNoFollow, writeNewFile } from '../util/os/safe-fs.js';
 import { type BrainScan, copyBrain, type ManifestBrain, scanBrain } from './brain.js';
-import {
-  type FileIdentity,
-  identityOf,
-  linkOrCopy,
-  SNAPSHOT_FILE_MODE,
-  type SyncBatch,
-  sameIdentity,
-} from './files.js';
+import { type FileIdentity, identityOf, sameIdentity } from './file-identity.js';
 import type { ManifestFile, ManifestSession } from './manifest.js';
+import { linkOrCopy, SNAPSHOT_FILE_MODE, type SyncBatch } from './snapshot-files.js';
 import { type CheckedCopy, SnapshotError, type Vacuumed } from './snapshot-work.js';
 import type { WorkerPool } from './worker-pool.js';
 
@@ -48,81 +42,87 @@ export interface Previous {
   sessions: Map<string, ManifestSession>;
 }
 
-export interface SessionJob {
-  stateDir: string;
-  id: string;
-  cwd: string | null;
+/**
+ * One run's snapshot while it is written: its work directory, the complete
+ * snapshot it may reuse from, the run's worker pool (vacuums and checks)
+ * and its background fsyncs (flushed before the snapshot is renamed into place).
+ */
+export interface SnapshotInProgress {
   workDir: string;
   previous: Previous | undefined;
-  busyBudgetMs: number;
-  /** The run's worker pool for the vacuum and the checks, and its background fsyncs. */
-  run: SnapshotRun;
+  pool: WorkerPool;
+  sync: SyncBatch;
 }
 
-export async function backupSession(job: SessionJob): Promise<ManifestSession> {
+/** The run's options (state dir, --busy-timeout) and one session of it, into `snapshot`. */
+export async function backupSession(
+  options: { stateDir: string; busyBudgetMs: number },
+  session: { id: string; cwd: string | null },
+  snapshot: SnapshotInProgress,
+): Promise<ManifestSession> {
   try {
-    return await backupFiles(job);
+    return await backupFiles(options, session, snapshot);
   } catch (err) {
     // A failed session leaves nothing behind in the snapshot: no db or .meta without a manifest entry.
-    for (const f of [`${job.id}.db`, `${job.id}.meta`, path.join('brain', job.id)])
-      fs.rmSync(path.join(job.workDir, f), { recursive: true, force: true });
+    for (const f of [`${session.id}.db`, `${session.id}.meta`, path.join('brain', session.id)])
+      fs.rmSync(path.join(snapshot.workDir, f), { recursive: true, force: true });
     throw err;
   }
 }
 
-async function backupFiles(job: SessionJob): Promise<ManifestSession> {
-  const files = conversationFiles(job.stateDir, job.id);
+async function backupFiles(
+  options: { stateDir: string; busyBudgetMs: number },
+  session: { id: string; cwd: string | null },
+  snapshot: SnapshotInProgress,
+): Promise<ManifestSession> {
+  const { id } = session;
+  const files = conversationFiles(options.stateDir, id);
   // Stat before the snapshot: a commit landing during VACUUM makes the next run see a change, never miss one.
   const source = currentState(files.db, files.wal);
-  const brainScan = scanBrain(job.stateDir, job.id);
-  const prev = job.previous?.sessions.get(job.id);
-  const name = `${job.id}.db`;
-  if (job.previous && prev && canReuse(prev, source, job.previous.dir)) {
-    reuseFile(job.previous.dir, prev.file, job.workDir);
-    if (prev.file !== name) fs.renameSync(path.join(job.workDir, prev.file), path.join(job.workDir, name));
-    const meta = copyMeta(files.meta, job, prev);
-    const brain = brainOf(brainScan, job, prev);
-    return { ...entry(job, name, prev, meta, source, brain), reused: true, reusedFrom: job.previous.name };
+  const brainScan = scanBrain(options.stateDir, id);
+  const previous = snapshot.previous;
+  const prev = previous?.sessions.get(id);
+  const name = `${id}.db`;
+  if (previous && prev && canReuse(prev, source, previous.dir)) {
+    reuseFile(previous.dir, prev.file, snapshot.workDir);
+    if (prev.file !== name) fs.renameSync(path.join(snapshot.workDir, prev.file), path.join(snapshot.workDir, name));
+    const meta = copyMeta(files.meta, id, snapshot);
+    const brain = brainOf(brainScan, id, snapshot);
+    return { ...entry(session, name, prev, { meta, source, brain }), reused: true, reusedFrom: previous.name };
   }
-  const snap = await snapshotDb(files.db, job.workDir, name, job.busyBudgetMs, job.run);
-  const meta = copyMeta(files.meta, job, prev);
-  const brain = brainOf(brainScan, job, prev);
-  return entry(
-    job,
-    name,
-    { bytes: snap.bytes, sha256: snap.sha256, integrity: snap.integrity, rows: snap.rows },
-    meta,
-    source,
-    brain,
-  );
+  const snap = await snapshotDb(files.db, path.join(snapshot.workDir, name), options.busyBudgetMs, snapshot);
+  const meta = copyMeta(files.meta, id, snapshot);
+  const brain = brainOf(brainScan, id, snapshot);
+  const data = { bytes: snap.bytes, sha256: snap.sha256, integrity: snap.integrity, rows: snap.rows };
+  return entry(session, name, data, { meta, source, brain });
 }
 
-function brainOf(scan: BrainScan | null, job: SessionJob, prev: ManifestSession | undefined): ManifestBrain | null {
+function brainOf(scan: BrainScan | null, id: string, snapshot: SnapshotInProgress): ManifestBrain | null {
   if (scan === null) return null;
-  const previous = job.previous && prev ? { dir: job.previous.dir, brain: prev.brain ?? undefined } : undefined;
-  return copyBrain(scan, job.id, job.workDir, previous, job.run.sync);
+  const prev = snapshot.previous?.sessions.get(id);
+  const previous =
+    snapshot.previous && prev ? { dir: snapshot.previous.dir, brain: prev.brain ?? undefined } : undefined;
+  return copyBrain(scan, { id, workDir: snapshot.workDir, previous, sync: snapshot.sync });
 }
 
 function entry(
-  job: SessionJob,
+  session: { id: string; cwd: string | null },
   file: string,
   data: Pick<ManifestSession, 'bytes' | 'sha256' | 'integrity' | 'rows'>,
-  meta: ManifestFile | null,
-  source: SourceState,
-  brain: ManifestBrain | null,
+  beside: { meta: ManifestFile | null; source: SourceState; brain: ManifestBrain | null },
 ): ManifestSession {
   return {
-    id: job.id,
-    cwd: job.cwd,
+    id: session.id,
+    cwd: session.cwd,
     file,
     bytes: data.bytes,
     sha256: data.sha256,
     integrity: data.integrity,
     rows: data.rows,
-    meta,
+    meta: beside.meta,
     reused: false,
-    source,
-    brain,
+    source: beside.source,
+    brain: beside.brain,
   };
 }
 
@@ -136,7 +136,7 @@ function currentState(db: string, wal: string): SourceState {
 }
 
 /** `.meta` is tiny: linked from the previous snapshot when identical, else written and fsynced. */
-function copyMeta(source: string, job: SessionJob, prev: ManifestSession | undefined): ManifestFile | null {
+function copyMeta(source: string, id: string, snapshot: SnapshotInProgress): ManifestFile | null {
   let content: Buffer;
   try {
     content = readFileNoFollow(source); // a planted link is never read for copying
@@ -145,19 +145,20 @@ function copyMeta(source: string, job: SessionJob, prev: ManifestSession | undef
     throw err;
   }
   const sha256 = sha256Of(content);
-  const file = `${job.id}.meta`;
-  const target = path.join(job.workDir, file);
-  const prevMeta = prev?.meta;
+  const file = `${id}.meta`;
+  const target = path.join(snapshot.workDir, file);
+  const previous = snapshot.previous;
+  const prevMeta = previous?.sessions.get(id)?.meta;
   if (
-    job.previous &&
+    previous &&
     prevMeta &&
     prevMeta.sha256 === sha256 &&
-    tryLink(path.join(job.previous.dir, prevMeta.file), target, sha256)
+    tryLink(path.join(previous.dir, prevMeta.file), target, sha256)
   ) {
     return { file, bytes: content.length, sha256 };
   }
   writeNewFile(target, content, 0o600, { fsync: false });
-  job.run.sync.add(target);
+  snapshot.sync.add(target);
   return { file, bytes: content.length, sha256 };
 }
 
@@ -208,12 +209,6 @@ export function reuseFile(prevDir: string, file: string, workDir: string): 'link
   return linkOrCopy(path.join(prevDir, file), path.join(workDir, file));
 }
 
-/** Where a run's snapshot work goes: its worker pool, and its background fsyncs (flushed before the snapshot is renamed into place). */
-export interface SnapshotRun {
-  pool: WorkerPool;
-  sync: SyncBatch;
-}
-
 export interface SnapshotResult extends CheckedCopy {
   bytes: number;
   attempts: number;
@@ -222,23 +217,23 @@ export interface SnapshotResult extends CheckedCopy {
 const SPLIT_FROM_BYTES = 8 * 1024 * 1024;
 
 /**
- * VACUUM INTO `destDir/.name.<pid>.<random>.tmp` (tempBeside), check and hash it, make it 0600,
- * rename to `destDir/name` and hand it to the run's SyncBatch. A source
+ * VACUUM INTO `.<name of dest>.<pid>.<random>.tmp` beside `dest` (tempBeside), check and hash it, make it 0600,
+ * rename to `dest` and hand it to the run's SyncBatch. A source
  * database (or its `-wal`/`-shm`) that is a symlink is refused: SQLite would
- * follow it out of the state dir. `destDir` must be a directory agyctl just
+ * follow it out of the state dir. `dest`'s directory must be one agyctl just
  * created (the run's private work dir, fsynced by the run before it becomes
  * a snapshot); the random name is a second guard.
  */
 export async function snapshotDb(
   source: string,
-  destDir: string,
-  name: string,
+  dest: string,
   busyBudgetMs: number,
-  run: SnapshotRun,
+  run: Pick<SnapshotInProgress, 'pool' | 'sync'>,
 ): Promise<SnapshotResult> {
   for (const f of [source, `${source}-wal`, `${source}-shm`]) assertNotSymlink(f, 'a conversation database file');
+  const destDir = path.dirname(dest);
   assertPrivateDir(destDir);
-  const tmp = tempBeside(path.join(destDir, name));
+  const tmp = tempBeside(dest);
   try {
     const vacuumed = await vacuum(run.pool, source, tmp, busyBudgetMs);
     const checked = vacuumed.checked ?? (await checkAndHash(run.pool, tmp));
@@ -247,9 +242,9 @@ export async function snapshotDb(
     // VACUUM INTO creates it 0644 under umask 022; conversations are private.
     finishFile(tmp, SNAPSHOT_FILE_MODE, { fsync: false });
     assertPrivateDir(destDir);
-    fs.renameSync(tmp, path.join(destDir, name));
+    fs.renameSync(tmp, dest);
     // Again, cheaply, for a large copy fsynced while it was checked: its mode changed since.
-    run.sync.add(path.join(destDir, name));
+    run.sync.add(dest);
     return { ...checked, bytes: vacuumed.bytes, attempts: vacuumed.attempts };
   } catch (err) {
     fs.rmSync(tmp, { force: true });

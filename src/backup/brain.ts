@@ -27,7 +27,8 @@ import {
   openNoFollow,
   rmPrivateDir,
 } from '../util/os/safe-fs.js';
-import { type FileIdentity, identityOf, linkOrCopy, SNAPSHOT_FILE_MODE, sameIdentity } from './files.js';
+import { type FileIdentity, identityOf, sameIdentity } from './file-identity.js';
+import { linkOrCopy, SNAPSHOT_FILE_MODE } from './snapshot-files.js';
 import { ustarFits } from './tar.js';
 
 export const BRAIN_LIMITS = {
@@ -116,7 +117,7 @@ export function scanBrain(stateDir: string, id: string): BrainScan | null {
   if (!st.isDirectory())
     return { found: [], skipped: [{ path: '.', reason: notFollowed(st, `brain/${id}`) }], checkedAt };
   const scan: BrainScan = { found: [], skipped: [], checkedAt };
-  walk(root, '', 0, scan, id);
+  walk(root, '', scan, id);
   return scan;
 }
 
@@ -124,7 +125,9 @@ function notFollowed(st: fs.Stats, what: string): string {
   return st.isSymbolicLink() ? `${what} is a symbolic link; not followed` : `${what} is not a directory; not copied`;
 }
 
-function walk(dir: string, rel: string, depth: number, scan: BrainScan, id: string): void {
+/** `rel`: `dir` under the brain directory ('' for the top), whose segments count its depth. */
+function walk(dir: string, rel: string, scan: BrainScan, id: string): void {
+  const depth = rel === '' ? 0 : rel.split('/').length;
   for (const name of fs.readdirSync(dir).sort()) {
     const relPath = rel === '' ? name : `${rel}/${name}`;
     if (!validSegment(name) || !ustarFits(brainEntryName(id, relPath))) {
@@ -138,7 +141,7 @@ function walk(dir: string, rel: string, depth: number, scan: BrainScan, id: stri
     else if (st.isDirectory()) {
       if (depth + 1 > BRAIN_LIMITS.depth)
         scan.skipped.push({ path: relPath, reason: `nested deeper than ${BRAIN_LIMITS.depth} levels; not copied` });
-      else walk(abs, relPath, depth + 1, scan, id);
+      else walk(abs, relPath, scan, id);
     } else if (st.isFile()) addFound(scan, id, relPath, abs);
     else scan.skipped.push({ path: relPath, reason: 'not a regular file (FIFO, socket or device); not opened' });
   }
@@ -170,10 +173,17 @@ function limitError(id: string, what: string, limit: string): BrainLimitError {
  */
 export function copyBrain(
   scan: BrainScan,
-  id: string,
-  workDir: string,
-  previous: { dir: string; brain: ManifestBrain | undefined } | undefined,
-  sync: { add(file: string): void },
+  {
+    id,
+    workDir,
+    previous,
+    sync,
+  }: {
+    id: string;
+    workDir: string;
+    previous: { dir: string; brain: ManifestBrain | undefined } | undefined;
+    sync: { add(file: string): void };
+  },
 ): ManifestBrain {
   const files: BrainFile[] = [];
   const skipped = [...scan.skipped];
@@ -248,10 +258,8 @@ function copyHashing(f: Found, dest: string): { bytes: number; sha256: string } 
  * A snapshot without brain files leaves the current directory alone.
  */
 export function restoreBrain(
-  snapshotDir: string,
-  stateDir: string,
-  id: string,
-  brain: ManifestBrain | undefined,
+  { snapshotDir, stateDir }: { snapshotDir: string; stateDir: string },
+  { id, brain }: { id: string; brain: ManifestBrain | undefined },
   stamp: string,
 ): string | null {
   if (!brain || brain.files.length === 0) return null;

@@ -9,7 +9,8 @@ import { type AgyError, usageError } from '../core/errors.js';
 import { CONVERSATION_FILE, conversationFiles, stateDirProblem, stateFiles } from '../core/paths.js';
 import { lstatOrNull, readFileNoFollow } from '../util/os/safe-fs.js';
 import { holders } from '../util/procfs.js';
-import { errorText, type FileIdentity, identityOf } from './files.js';
+import { errorText } from './error-text.js';
+import { type FileIdentity, identityOf } from './file-identity.js';
 
 /** discoverSessions found no conversations directory: the state dir is wrong (exit 2); the message says which part is missing. */
 export const noConversationsDirectory = (stateDir: string): AgyError =>

@@ -9,7 +9,7 @@
  * "role","text"}` (index from 0, in replay order).
  */
 import { serverText } from '../acp/redact.js';
-import type { ReplayedMessage } from './replay.js';
+import type { ReplayedMessage } from './replay-record.js';
 
 export type ExportFormat = 'md' | 'jsonl';
 

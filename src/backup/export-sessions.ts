@@ -18,27 +18,43 @@ import { usageError } from '../core/errors.js';
 import { tempBeside } from '../util/os/atomic-write.js';
 import { createExclusive, lstatOrNull } from '../util/os/safe-fs.js';
 import { noConversationsYet } from './discover.js';
+import { errorText } from './error-text.js';
 import { type ExportedSessionInfo, type ExportFormat, WRITERS } from './export-format.js';
-import { errorText } from './files.js';
 import { type ManifestSession, readManifest } from './manifest.js';
-import { replayOne } from './prove.js';
 import { credentialsChanged, inScratchState, type ProveOptions } from './prove-snapshot.js';
-import { runBackup } from './run-backup.js';
+import { replayOne } from './replay-proof.js';
+import { type BackupRun, runBackup } from './run-backup.js';
 import { withScratchDir } from './scratch-dir.js';
 
 export type ExportSource = { kind: 'snapshot'; dir: string } | { kind: 'live' };
 export type ExportTarget = { kind: 'dir'; dir: string } | { kind: 'stdout'; stream: Writable };
 
-export interface ExportInput extends Omit<ProveOptions, 'snapshotDir'> {
+/** `sessions export`'s options, checked once from its flags (cli/commands/sessions/export-handler.ts). */
+export interface ExportOptions {
   source: ExportSource;
+  /** The live state dir (--state-dir): copied for a live export, its settings and token lent to the scratch server. */
+  stateDir: string;
+  /** --session: only these conversations (none: all). */
   sessionIds: string[];
   format: ExportFormat;
   target: ExportTarget;
-  tmpRoot: string;
+  /** --busy-timeout, for the copy of the live state dir. */
   busyBudgetMs: number;
+  /** --load-timeout: each server call's deadline. */
+  callTimeoutMs: number;
+}
+
+/** What an export adds to its options: where its scratch dirs go, how its server starts, its signal, reporter and progress line. */
+export interface ExportRun
+  extends Pick<ProveOptions, 'startFor' | 'signal' | 'fallbackCwd' | 'out'>,
+    Pick<BackupRun, 'progress'> {
+  tmpRoot: string;
   /** What the export is doing, for a progress line: copying, starting the server, replaying session i/n (and its messages so far). */
   onProgress?: (what: string) => void;
 }
+
+/** An export's options and run together: what its steps read. */
+type ExportInput = ExportOptions & ExportRun;
 
 export interface ExportedSession {
   id: string;
@@ -63,20 +79,23 @@ export interface ExportReport {
   notes: string[];
 }
 
-export async function exportSessions(input: ExportInput): Promise<ExportReport> {
+export async function exportSessions(options: ExportOptions, run: ExportRun): Promise<ExportReport> {
+  const input: ExportInput = { ...options, ...run };
   if (input.source.kind === 'snapshot') return exportSnapshot(input, input.source.dir, input.source.dir);
   if (noConversationsYet(input.stateDir) && input.sessionIds.length === 0) return emptyReport(input, 'live');
   return withScratchDir(input.tmpRoot, 'agyctl-export-', async (root) => {
     input.onProgress?.('copying the live conversations (a consistent copy, as backup takes it)...');
-    const backup = await runBackup({
-      stateDir: input.stateDir,
-      backupDir: path.join(root, 'snapshots'),
-      sessionIds: input.sessionIds,
-      retention: {},
-      busyBudgetMs: input.busyBudgetMs,
-      signal: input.signal,
-      out: input.out,
-    });
+    const backup = await runBackup(
+      {
+        stateDir: input.stateDir,
+        backupDir: path.join(root, 'snapshots'),
+        sessionIds: input.sessionIds,
+        retention: {},
+        busyBudgetMs: input.busyBudgetMs,
+        jobs: undefined,
+      },
+      { signal: input.signal, out: input.out, ...(input.progress ? { progress: input.progress } : {}) },
+    );
     const report = await exportSnapshot(input, backup.snapshot.path, 'live');
     report.failed.push(...backup.failed.map((f) => ({ id: f.id, reason: `not copied: ${f.reason}` })));
     return report;
@@ -133,7 +152,7 @@ async function exportSnapshot(input: ExportInput, snapshotDir: string, source: s
     { ...input, snapshotDir, sessionIds: chosen.map((s) => s.id) },
     async (stateDir, restored, failed) => {
       report.failed.push(...failed.map((f) => ({ id: f.id, reason: `not restored for replay: ${f.reason}` })));
-      if (restored.length > 0) await replayAll(input, stateDir, restored, manifest.created, report);
+      if (restored.length > 0) await replayAll(input, { stateDir, sessions: restored }, report);
       return report;
     },
   );
@@ -146,13 +165,13 @@ function modifiedOf(s: ManifestSession): string | null {
   return times.length > 0 ? times.sort().at(-1)! : null;
 }
 
+/** The sessions restored into the scratch `stateDir`, replayed by one fresh server into the export's target; `report` collects them. */
 async function replayAll(
   input: ExportInput,
-  stateDir: string,
-  sessions: ManifestSession[],
-  copied: string,
+  { stateDir, sessions }: { stateDir: string; sessions: ManifestSession[] },
   report: ExportReport,
 ): Promise<void> {
+  const copied = report.copied!;
   const writer = WRITERS[input.format];
   input.onProgress?.('starting a fresh server to replay the sessions...');
   await withServer(input.startFor(stateDir), async ({ server }) => {

@@ -19,7 +19,9 @@ import { takePidLock } from '../util/os/pid-lock.js';
 import { processStart, recordedProcessAlive } from '../util/os/process.js';
 import { lstatOrNull, unsafeSymlinkError } from '../util/os/safe-fs.js';
 import { MANIFEST, readManifest } from './manifest.js';
-import { REPLAY_RECORD } from './replay-record.js';
+
+/** What a fresh server replayed for each session of a snapshot, beside its manifest.json (replay-record.ts). */
+export const REPLAY_RECORD = 'replay.json';
 
 const NAME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2})-(\d{2})-(\d{2})\.(\d{3})Z$/;
 const LEFTOVER = /^\.(.+)\.(partial|deleting)$/;

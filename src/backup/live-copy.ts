@@ -25,7 +25,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { openNoFollow } from '../util/os/safe-fs.js';
 import { writeLocked } from '../util/procfs.js';
-import { type FileIdentity, identityOf, sameIdentity } from './files.js';
+import { type FileIdentity, identityOf, sameIdentity } from './file-identity.js';
 
 const { O_RDONLY, O_NONBLOCK, O_WRONLY, O_CREAT, O_EXCL } = fs.constants;
 

@@ -5,7 +5,7 @@ import { writeFileAtomic } from '../util/os/atomic-write.js';
 import { assertPrivateDir, readFileNoFollow } from '../util/os/safe-fs.js';
 import { brainEntryName, type ManifestBrain, validBrainPath } from './brain.js';
 import { SESSION_ID } from './discover.js';
-import type { FileIdentity } from './files.js';
+import type { FileIdentity } from './file-identity.js';
 
 export const MANIFEST = 'manifest.json';
 /** 2 added `brain` to sessions; a schemaVersion 1 manifest reads as sessions with no brain files recorded. */

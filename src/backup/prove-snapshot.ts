@@ -11,8 +11,10 @@
 import path from 'node:path';
 import type { StartOptions } from '../acp/lifecycle.js';
 import type { Reporter } from '../core/reporter.js';
-import { errorText } from './files.js';
+import { errorText } from './error-text.js';
+import { REPLAY_RECORD } from './layout.js';
 import { type Manifest, type ManifestSession, readManifest } from './manifest.js';
+import { changedOnBox, scratchStateDir } from './prove-scratch.js';
 import {
   NOT_COMPARED_NOTE,
   type ProvedSession,
@@ -22,12 +24,10 @@ import {
   proveSessions,
   RECORDED_NOW_NOTE,
   type ReplayComparison,
-} from './prove.js';
-import { changedOnBox, scratchStateDir } from './prove-scratch.js';
-import type { ReplayDigest } from './replay.js';
+} from './replay-proof.js';
 import {
   NewerReplayRecordError,
-  REPLAY_RECORD,
+  type ReplayDigest,
   type ReplayRecord,
   ReplayRecordError,
   readReplayRecord,
@@ -128,14 +128,10 @@ export async function inScratchState<T>(
     const scratch = scratchStateDir(root, opts.stateDir);
     let result: T;
     try {
-      const restored = await runRestore({
-        snapshotDir: opts.snapshotDir,
-        stateDir: scratch.stateDir,
-        sessionIds: opts.sessionIds ?? [],
-        force: false,
-        signal: opts.signal,
-        out: opts.out,
-      });
+      const restored = await runRestore(
+        { stateDir: scratch.stateDir, sessionIds: opts.sessionIds ?? [], force: false },
+        { snapshotDir: opts.snapshotDir, signal: opts.signal, out: opts.out },
+      );
       const ok = new Set(restored.sessions.filter((s) => s.restored).map((s) => s.id));
       const sessions = readManifest(opts.snapshotDir).sessions.filter((s) => ok.has(s.id));
       const failed = restored.sessions

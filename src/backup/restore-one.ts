@@ -28,10 +28,9 @@ import {
   rmPrivateDir,
   SwappedError,
 } from '../util/os/safe-fs.js';
-import { sameDatabaseContent } from './files.js';
 import { snapshotName } from './layout.js';
 import type { ManifestSession } from './manifest.js';
-import { type Db, integrityCheck, isBusy, openReadWrite } from './sqlite.js';
+import { type Db, integrityCheck, isBusy, openReadWrite, sameDatabaseContent } from './sqlite.js';
 
 /** A process is writing the database: refused even with --force. */
 export class LockedError extends Error {}
@@ -67,6 +66,8 @@ const PROBE_TIMEOUT_MS = 1000;
 interface Place {
   conv: PinnedDir;
   work: string;
+  /** The conversation's files (their paths; every step goes through `conv`). */
+  files: ReturnType<typeof conversationFiles>;
 }
 
 export function restoreOne(opts: RestoreOneOptions): RestoreOneResult {
@@ -77,7 +78,7 @@ export function restoreOne(opts: RestoreOneOptions): RestoreOneResult {
     // Temporary copies live in a fresh 0700 directory of ours: nothing planted beside the database can redirect them.
     const work = makePrivateDir(conv.path, 'restore');
     try {
-      return restoreIn({ conv, work }, opts, files);
+      return restoreIn({ conv, work, files }, opts);
     } finally {
       rmPrivateDir(work);
     }
@@ -86,12 +87,8 @@ export function restoreOne(opts: RestoreOneOptions): RestoreOneResult {
   }
 }
 
-function restoreIn(
-  place: Place,
-  opts: RestoreOneOptions,
-  files: ReturnType<typeof conversationFiles>,
-): RestoreOneResult {
-  const { conv } = place;
+function restoreIn(place: Place, opts: RestoreOneOptions): RestoreOneResult {
+  const { conv, files } = place;
   const name = (file: string): string => conv.at(path.basename(file));
   const stamp = snapshotName(new Date());
   const tmp = path.join(place.work, path.basename(files.db));
@@ -104,7 +101,7 @@ function restoreIn(
   let unchanged = false;
   try {
     if (exists) {
-      unchanged = !safetyCopy(probe, files, place, preName, snapshotFile);
+      unchanged = !safetyCopy(probe, place, preName, snapshotFile);
       if (!unchanged) preRestore = path.join(path.dirname(files.db), preName);
     }
     prepareCopy(snapshotFile, tmp);
@@ -114,7 +111,7 @@ function restoreIn(
     if (preRestore) for (const f of [preName, `${preName}-wal`]) fs.rmSync(conv.at(f), { force: true });
     throw err;
   }
-  swap(probe, place, files, tmp, opts.recheck);
+  swap(probe, place, tmp, opts.recheck);
   restoreMeta(opts, name(files.meta));
   if (preRestore) prunePreRestore(conv, opts.session.id);
   return { preRestore, unchanged };
@@ -198,13 +195,8 @@ function exclusiveRead(conn: Db): boolean {
  * where SQLite would look for it). Made in the work dir, given mode 0600,
  * then renamed to `target` in conversations/.
  */
-function safetyCopy(
-  probe: Db | undefined,
-  files: ReturnType<typeof conversationFiles>,
-  place: Place,
-  target: string,
-  snapshotFile: string,
-): boolean {
+function safetyCopy(probe: Db | undefined, place: Place, target: string, snapshotFile: string): boolean {
+  const { files } = place;
   const copy = path.join(place.work, 'pre-restore.db');
   const current = (file: string): string => place.conv.at(path.basename(file));
   let wal = false;
@@ -254,14 +246,8 @@ function prepareCopy(snapshotFile: string, tmp: string): void {
   finishFile(tmp, 0o600);
 }
 
-function swap(
-  probe: Db | undefined,
-  place: Place,
-  files: ReturnType<typeof conversationFiles>,
-  staged: string,
-  recheck: () => void,
-): void {
-  const { conv } = place;
+function swap(probe: Db | undefined, place: Place, staged: string, recheck: () => void): void {
+  const { conv, files } = place;
   // Closing the probe, when it is the only connection, may checkpoint the old WAL into the old file: same content, and it goes next.
   probe?.close();
   recheck();

@@ -12,11 +12,11 @@ import { conversationFiles } from '../core/paths.js';
 import { copyFileNoFollow, lstatOrNull } from '../util/os/safe-fs.js';
 import { findServersFor, holders } from '../util/procfs.js';
 import { discoverSessions } from './discover.js';
-import { identityOf, sameDatabaseContent } from './files.js';
+import { identityOf } from './file-identity.js';
 import type { ManifestSession } from './manifest.js';
 import { brainFilesNow, mismatchedFiles } from './restore.js';
 import { makeScratchDir } from './scratch-dir.js';
-import { openReadWrite } from './sqlite.js';
+import { openReadWrite, sameDatabaseContent } from './sqlite.js';
 
 export interface PlannedSession {
   id: string;
@@ -51,14 +51,15 @@ export interface RestorePlan {
   wouldRefuse: boolean;
 }
 
-/** `label` names the snapshot in the report (a directory, or the archive it was unpacked from into `dir`). */
+/**
+ * `restore --dry-run`: the restore's options (state dir, --force), and the snapshot: the directory read,
+ * `shown` naming it in the report (that directory, or the archive it was unpacked from), and its chosen sessions.
+ */
 export function planRestore(
-  label: string,
-  stateDir: string,
-  chosen: ManifestSession[],
-  dir: string,
-  opts: { force: boolean; tmpRoot?: string } = { force: false },
+  { stateDir, force }: { stateDir: string; force: boolean },
+  snapshot: { snapshotDir: string; shown: string; sessions: ManifestSession[]; tmpRoot?: string },
 ): RestorePlan {
+  const { snapshotDir: dir, sessions: chosen } = snapshot;
   const targets = (id: string): string[] => [
     conversationFiles(stateDir, id).db,
     conversationFiles(stateDir, id).wal,
@@ -75,7 +76,7 @@ export function planRestore(
       action: db ? 'replace' : 'add',
       snapshotBytes: s.bytes,
       currentBytes: (db?.size ?? 0) + (wal?.size ?? 0),
-      sameContent: db ? holdsSnapshotContent(f.db, path.join(dir, s.file), opts.tmpRoot ?? os.tmpdir()) : null,
+      sameContent: db ? holdsSnapshotContent(f.db, path.join(dir, s.file), snapshot.tmpRoot ?? os.tmpdir()) : null,
       brainFiles: s.brain?.files.length ?? 0,
       currentBrainFiles: brainFilesNow(stateDir, s.id).length,
       openBy,
@@ -86,13 +87,13 @@ export function planRestore(
     .filter((s) => !ids.has(s.id))
     .map((s) => ({ id: s.id, bytes: s.bytes }));
   return {
-    snapshot: label,
+    snapshot: snapshot.shown,
     stateDir,
     sessions,
     kept,
     servers: findServersFor(stateDir).map((p) => p.pid),
     damaged: mismatchedFiles(dir, chosen),
-    wouldRefuse: !opts.force && sessions.some((s) => s.openBy.length > 0),
+    wouldRefuse: !force && sessions.some((s) => s.openBy.length > 0),
   };
 }
 

@@ -12,19 +12,38 @@ import { sha256File } from '../util/os/file-hash.js';
 import { assertNotSymlink, mkdirPrivate, sweepPrivateDirs } from '../util/os/safe-fs.js';
 import { findServersFor, holders } from '../util/procfs.js';
 import { brainDir, restoreBrain, scanBrain } from './brain.js';
-import { errorText } from './files.js';
+import { errorText } from './error-text.js';
 import { snapshotName } from './layout.js';
 import { ManifestError, type ManifestSession, manifestAgyError, readManifest, sessionFiles } from './manifest.js';
 import { assertConversationNotLinked, LockedError, OpenElsewhereError, restoreOne } from './restore-one.js';
 
+/**
+ * `agyctl restore`'s options, checked once from its flags (cli/commands/restore/handler.ts).
+ * The restore reads the state dir, sessions and --force; the handler reads the
+ * rest (where the snapshot comes from, --dry-run, --prove), which act around it.
+ */
 export interface RestoreOptions {
-  snapshotDir: string;
+  /** A snapshot directory, or an archive (a file, or `-` for stdin). */
+  source: { dir: string } | { archive: string };
+  /** The state dir restored into (--state-dir). */
   stateDir: string;
+  /** --session: only these conversations (none: all the snapshot holds). */
   sessionIds: string[];
   force: boolean;
+  dryRun: boolean;
+  /** --prove: each server call's deadline while proving the restored sessions; undefined without --prove. */
+  proveCallTimeoutMs: number | undefined;
+}
+
+/** What a restore adds to its options: the snapshot directory it reads (an archive is unpacked into one first), its stop signal and reporter. */
+export interface RestoreRun {
+  snapshotDir: string;
   signal: AbortSignal;
   out: Reporter;
 }
+
+/** What the restore itself reads: its options' state dir, sessions and --force, and its run. */
+type Restoring = Pick<RestoreOptions, 'stateDir' | 'sessionIds' | 'force'> & RestoreRun;
 
 export interface RestoredSession {
   id: string;
@@ -46,7 +65,11 @@ export interface RestoreReport {
   sessions: RestoredSession[];
 }
 
-export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
+export async function runRestore(
+  options: Pick<RestoreOptions, 'stateDir' | 'sessionIds' | 'force'>,
+  run: RestoreRun,
+): Promise<RestoreReport> {
+  const opts: Restoring = { ...options, ...run };
   const chosen = selectSessions(opts);
   checkSnapshotFiles(opts.snapshotDir, chosen);
   const targets = (id: string): string[] => [
@@ -80,7 +103,7 @@ export async function runRestore(opts: RestoreOptions): Promise<RestoreReport> {
       });
       const brain = session.brain ?? undefined;
       const stamp = snapshotName(new Date());
-      const brainPreRestore = restoreBrain(opts.snapshotDir, opts.stateDir, session.id, brain, stamp);
+      const brainPreRestore = restoreBrain(opts, { id: session.id, brain }, stamp);
       sessions.push({
         id: session.id,
         restored: true,
@@ -114,7 +137,7 @@ function halfRestored(preRestore: string | null, err: unknown): string {
   return `its database was restored${kept}, but not its brain files: ${why}`;
 }
 
-export function selectSessions(opts: Pick<RestoreOptions, 'snapshotDir' | 'sessionIds'>): ManifestSession[] {
+export function selectSessions(opts: { snapshotDir: string; sessionIds: string[] }): ManifestSession[] {
   let all: ManifestSession[];
   try {
     all = readManifest(opts.snapshotDir).sessions;
@@ -182,7 +205,7 @@ export function brainFilesNow(stateDir: string, id: string): string[] {
   }
 }
 
-function refuseIfOpen(paths: string[], opts: RestoreOptions): void {
+function refuseIfOpen(paths: string[], opts: Restoring): void {
   const open = [...holders(paths)].filter(([, pids]) => pids.length > 0);
   if (open.length === 0) return;
   const list = open.map(([p, pids]) => `${path.basename(p)} (pid ${pids.join(', ')})`).join(', ');

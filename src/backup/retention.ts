@@ -23,7 +23,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Reporter } from '../core/reporter.js';
 import { fsyncDir } from '../util/os/atomic-write.js';
-import { errorText } from './files.js';
+import { errorText } from './error-text.js';
 import { deletingName, listSnapshots, type SnapshotRef } from './layout.js';
 import { readManifest } from './manifest.js';
 
@@ -176,20 +176,19 @@ export function planPrune(
   return planSessionRetention(planned ? [...all, planned] : all, policy, newest);
 }
 
+/** After a run: the run's backup directory and policy (its options), the snapshot it just wrote and how many sessions failed in it. */
 export function applyRetention(
-  backupDir: string,
-  policy: RetentionPolicy,
-  newest: string,
-  failures: number,
+  { backupDir, retention: policy }: { backupDir: string; retention: RetentionPolicy },
+  newest: { name: string; failures: number },
   out: Reporter,
 ): RetentionResult | null {
   if (!hasPolicy(policy)) return null;
-  if (failures > 0) {
-    const why = `${failures} session(s) failed in this run`;
+  if (newest.failures > 0) {
+    const why = `${newest.failures} session(s) failed in this run`;
     out.warn(`retention skipped: ${why}; no snapshot was deleted`);
     return { applied: false, skippedBecause: why, kept: [], removed: [] };
   }
-  const plan = planPrune(backupDir, policy, newest);
+  const plan = planPrune(backupDir, policy, newest.name);
   const removed: string[] = [];
   for (const snap of plan.remove) {
     // Rename first: a run killed mid-delete leaves a `.deleting` leftover, never a half snapshot that looks whole.

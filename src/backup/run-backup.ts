@@ -15,9 +15,10 @@ import type { Reporter } from '../core/reporter.js';
 import { agyctlVersion } from '../core/version.js';
 import { fsyncDir } from '../util/os/atomic-write.js';
 import { sanitizeForTerminal } from '../util/terminal-text.js';
-import { backupSession, type Previous, type SnapshotRun } from './backup-session.js';
+import { backupSession, type Previous, type SnapshotInProgress } from './backup-session.js';
 import { conversationsDir, discoverSessions, noConversationsDirectory, type SessionInfo } from './discover.js';
-import { errorText, isNoSpace, noSpaceText, SyncBatch, sameIdentity } from './files.js';
+import { errorText, isNoSpace, noSpaceText } from './error-text.js';
+import { sameIdentity } from './file-identity.js';
 import { acquireLock, freshName, listSnapshots, partialName, removeLeftovers } from './layout.js';
 import {
   MANIFEST_SCHEMA,
@@ -28,9 +29,9 @@ import {
   sessionFiles,
   writeManifest,
 } from './manifest.js';
-import { Progress } from './progress.js';
 import type { RetentionPolicy } from './retention.js';
 import { applyRetention, type RetentionResult } from './retention.js';
+import { SyncBatch } from './snapshot-files.js';
 import { runBounded, WorkerPool } from './worker-pool.js';
 
 /** One worker per core (more only add contention), at most 8 (memory, and the disk is shared anyway). */
@@ -38,16 +39,38 @@ export function defaultJobs(): number {
   return Math.max(1, Math.min(8, os.availableParallelism()));
 }
 
+/**
+ * `agyctl backup`'s options, checked once from its flags (cli/commands/backup/handler.ts):
+ * the run reads what a snapshot needs; the handler reads the rest (--dry-run,
+ * --archive, --prometheus, --prove), which act around the run.
+ */
 export interface BackupOptions {
+  /** The state dir whose conversations are snapshotted (--state-dir). */
   stateDir: string;
   backupDir: string;
+  /** --session: only these conversations (none: all). */
   sessionIds: string[];
   retention: RetentionPolicy;
+  /** --busy-timeout. */
   busyBudgetMs: number;
-  /** Sessions snapshotted at once (worker threads); default: the cores, at most 8. */
-  jobs?: number;
+  /** Sessions snapshotted at once (worker threads); undefined: the cores, at most 8. */
+  jobs: number | undefined;
+  /** --dry-run: show what a run now would do, write nothing (dry-run.ts). */
+  dryRun: boolean;
+  /** --archive FILE or `-` (stdout), checked: also write the new snapshot as one tar stream. */
+  archive: string | undefined;
+  /** --prometheus FILE, absolute. */
+  prometheus: string | undefined;
+  /** --prove: each server call's deadline while proving the new snapshot; undefined without --prove. */
+  proveCallTimeoutMs: number | undefined;
+}
+
+/** What a run adds to its options: how it is stopped, where it reports, and where its snapshot comes from. */
+export interface BackupRun {
   signal: AbortSignal;
   out: Reporter;
+  /** A progress line for `sessions` sessions of `bytes` in all, told as each one starts and ends; none: no line. */
+  progress?: (sessions: number, bytes: number) => SessionProgress;
   /**
    * Root on a user's state dir: the snapshot's files and manifest come from
    * the owner's side (its archive, hash-checked into `workDir`), never from
@@ -66,21 +89,27 @@ export interface BackupReport {
   elapsedMs: number;
 }
 
-export async function runBackup(opts: BackupOptions): Promise<BackupReport> {
+/** What the run itself reads of its options (export and root's owner side run it for a copy, with no flags around it). */
+type SnapshotOptions = Pick<
+  BackupOptions,
+  'stateDir' | 'backupDir' | 'sessionIds' | 'retention' | 'busyBudgetMs' | 'jobs'
+>;
+
+export async function runBackup(options: SnapshotOptions, run: BackupRun): Promise<BackupReport> {
   const started = Date.now();
-  const sessions = opts.snapshotFrom ? [] : withoutStrays(opts, selectSessions(opts.stateDir, opts.sessionIds));
-  fs.mkdirSync(opts.backupDir, { recursive: true, mode: 0o700 });
-  const lock = acquireLock(opts.backupDir);
+  const sessions = run.snapshotFrom ? [] : withoutStrays(options.stateDir, selectSessions(options), run.out);
+  fs.mkdirSync(options.backupDir, { recursive: true, mode: 0o700 });
+  const lock = acquireLock(options.backupDir);
   try {
-    const cleanedUp = removeLeftovers(opts.backupDir);
-    const previous = loadPrevious(opts.backupDir, opts.out);
+    const cleanedUp = removeLeftovers(options.backupDir);
+    const previous = loadPrevious(options.backupDir, run.out);
     const created = new Date();
-    const name = freshName(opts.backupDir, created);
-    const manifest = await writeSnapshot(opts, sessions, previous, name, created);
-    const retention = applyRetention(opts.backupDir, opts.retention, name, manifest.failed.length, opts.out);
-    const dir = path.join(opts.backupDir, name);
+    const name = freshName(options.backupDir, created);
+    const manifest = await writeSnapshot({ options, run, previous, name, created }, sessions);
+    const retention = applyRetention(options, { name, failures: manifest.failed.length }, run.out);
+    const dir = path.join(options.backupDir, name);
     return {
-      backupDir: opts.backupDir,
+      backupDir: options.backupDir,
       snapshot: { name, path: dir, created: manifest.created },
       sessions: manifest.sessions,
       failed: manifest.failed,
@@ -93,11 +122,11 @@ export async function runBackup(opts: BackupOptions): Promise<BackupReport> {
   }
 }
 
-function selectSessions(stateDir: string, ids: string[]): SessionInfo[] {
+function selectSessions({ stateDir, sessionIds }: SnapshotOptions): SessionInfo[] {
   const all = discoverSessions(stateDir, { holders: false });
   if (all === undefined) throw noConversationsDirectory(stateDir);
-  if (ids.length === 0) return all;
-  const wanted = [...new Set(ids)];
+  if (sessionIds.length === 0) return all;
+  const wanted = [...new Set(sessionIds)];
   const missing = wanted.filter((id) => !all.some((s) => s.id === id));
   if (missing.length > 0)
     throw usageError(`No conversation ${missing.join(', ')} in ${stateDir}.`, 'run `agyctl sessions` to list the ids');
@@ -110,15 +139,23 @@ function selectSessions(stateDir: string, ids: string[]): SessionInfo[] {
  * alone, as a build that names its databases otherwise leaves), are named
  * in a note and left alone, never counted as a failed session.
  */
-function withoutStrays(opts: BackupOptions, sessions: SessionInfo[]): SessionInfo[] {
-  const unrecognised = unrecognisedEntries(conversationsDir(opts.stateDir));
-  if (unrecognised.length > 0) opts.out.warn(describeUnrecognised(unrecognised));
+function withoutStrays(stateDir: string, sessions: SessionInfo[], out: Reporter): SessionInfo[] {
+  const unrecognised = unrecognisedEntries(conversationsDir(stateDir));
+  if (unrecognised.length > 0) out.warn(describeUnrecognised(unrecognised));
   const strays = sessions.filter((s) => s.db === null && s.wal === null && !/symlink/.test(s.problem ?? ''));
   if (strays.length > 0)
-    opts.out.warn(
+    out.warn(
       `${strays.map((s) => s.id).join(', ')}: no database beside ${strays.length === 1 ? 'its' : 'their'} other files (a .meta or -shm alone); nothing to back up`,
     );
   return sessions.filter((s) => !strays.includes(s));
+}
+
+/** How far a run is, for the caller to draw (cli/commands/backup/progress.ts). */
+export interface SessionProgress {
+  start(id: string): void;
+  /** One session finished (whatever the outcome), `bytes` of source accounted. */
+  advance(bytes: number, id: string): void;
+  finish(): void;
 }
 
 /** The newest complete snapshot whose manifest reads, for reuse. */
@@ -134,30 +171,36 @@ function loadPrevious(backupDir: string, out: Reporter): Previous | undefined {
   return undefined;
 }
 
-async function writeSnapshot(
-  opts: BackupOptions,
-  sessions: SessionInfo[],
-  previous: Previous | undefined,
-  name: string,
-  created: Date,
-): Promise<Manifest> {
-  const work = path.join(opts.backupDir, partialName(name));
+/** The snapshot a run writes: its name and time, and the complete snapshot it may reuse from. */
+interface NewSnapshot {
+  options: SnapshotOptions;
+  run: BackupRun;
+  previous: Previous | undefined;
+  name: string;
+  created: Date;
+}
+
+async function writeSnapshot(snap: NewSnapshot, sessions: SessionInfo[]): Promise<Manifest> {
+  const { options, run } = snap;
+  const work = path.join(options.backupDir, partialName(snap.name));
   fs.mkdirSync(work, { mode: 0o700 });
   try {
-    const manifest = opts.snapshotFrom ? await received(opts.snapshotFrom, work) : newManifest(opts.stateDir, created);
-    if (!opts.snapshotFrom) {
+    const manifest = run.snapshotFrom
+      ? await received(run.snapshotFrom, work)
+      : newManifest(options.stateDir, snap.created);
+    if (!run.snapshotFrom) {
       const sync = new SyncBatch();
-      await backupAll(opts, sessions, previous, work, manifest, sync);
+      await backupAll(snap, sessions, { workDir: work, previous: snap.previous, sync, manifest });
       await sync.flush();
     }
     writeManifest(work, manifest);
     fsyncDir(work);
-    fs.renameSync(work, path.join(opts.backupDir, name));
-    fsyncDir(opts.backupDir);
+    fs.renameSync(work, path.join(options.backupDir, snap.name));
+    fsyncDir(options.backupDir);
     return manifest;
   } catch (err) {
     fs.rmSync(work, { recursive: true, force: true });
-    if (isNoSpace(err)) throw writeFailed(opts.backupDir, err);
+    if (isNoSpace(err)) throw writeFailed(options.backupDir, err);
     throw err;
   }
 }
@@ -178,83 +221,68 @@ async function received(from: (workDir: string) => Promise<Manifest>, work: stri
  * the manifest keeps the discovery order whatever order they finish in.
  */
 async function backupAll(
-  opts: BackupOptions,
+  snap: NewSnapshot,
   sessions: SessionInfo[],
-  previous: Previous | undefined,
-  work: string,
-  manifest: Manifest,
-  sync: SyncBatch,
+  into: Omit<SnapshotInProgress, 'pool'> & { manifest: Manifest },
 ): Promise<void> {
-  const progress = new Progress(
-    opts.out,
+  const { options, run } = snap;
+  const progress = run.progress?.(
     sessions.length,
     sessions.reduce((n, s) => n + s.bytes, 0),
   );
-  const jobs = opts.jobs ?? defaultJobs();
-  const changed = sessions.filter((s) => s.readable && !looksReusable(s, previous)).length;
+  const jobs = options.jobs ?? defaultJobs();
+  const changed = sessions.filter((s) => s.readable && !looksReusable(s, snap.previous)).length;
   // With a single session to snapshot its vacuum runs here, while the workers boot for its checks.
   const pool = new WorkerPool(jobs, { firstVacuumHere: changed === 1 });
   // A session that changed since the previous snapshot needs the workers: boot them while the rest is prepared.
   if (changed > 0) pool.warm();
   const onAbort = (): void => pool.abort();
-  opts.signal.addEventListener('abort', onAbort, { once: true });
+  run.signal.addEventListener('abort', onAbort, { once: true });
+  const inProgress: SnapshotInProgress = { workDir: into.workDir, previous: into.previous, sync: into.sync, pool };
   try {
     const one = async (s: SessionInfo): Promise<ManifestSession | ManifestFailure> => {
-      progress.start(s.id);
-      const result = await backupOne(opts, s, previous, work, { pool, sync });
-      progress.advance(s.bytes, s.id);
+      progress?.start(s.id);
+      const result = await backupOne(snap, s, inProgress);
+      progress?.advance(s.bytes, s.id);
       return result;
     };
     // Twice as many sessions in flight as workers: while the main thread finishes one (rename, .meta), the workers have the next queued.
-    const results = await runBounded(
-      sessions,
-      jobs * 2,
-      one,
-      () => opts.signal.aborted,
-      () => new InterruptedError(),
-    );
+    const results = await runBounded(sessions, jobs * 2, one, {
+      stop: () => run.signal.aborted,
+      stopped: () => new InterruptedError(),
+    });
     for (const result of results) {
-      if ('reason' in result) manifest.failed.push(result);
-      else manifest.sessions.push(result);
+      if ('reason' in result) into.manifest.failed.push(result);
+      else into.manifest.sessions.push(result);
     }
   } finally {
-    opts.signal.removeEventListener('abort', onAbort);
+    run.signal.removeEventListener('abort', onAbort);
     await pool.close();
-    progress.finish();
+    progress?.finish();
   }
 }
 
 async function backupOne(
-  opts: BackupOptions,
+  { options, run }: NewSnapshot,
   s: SessionInfo,
-  previous: Previous | undefined,
-  work: string,
-  run: SnapshotRun,
+  snapshot: SnapshotInProgress,
 ): Promise<ManifestSession | ManifestFailure> {
   if (!s.readable) return { id: s.id, reason: s.problem ?? 'unreadable' };
   const t0 = Date.now();
   try {
-    const entry = await backupSession({
-      stateDir: opts.stateDir,
-      id: s.id,
-      cwd: s.cwd,
-      workDir: work,
-      previous,
-      busyBudgetMs: opts.busyBudgetMs,
-      run,
-    });
+    const entry = await backupSession(options, s, snapshot);
     for (const skipped of entry.brain?.skipped ?? [])
-      opts.out.warn(
+      run.out.warn(
         sanitizeForTerminal(`${s.id}: brain/${s.id}/${skipped.path} skipped: ${skipped.reason}`, { singleLine: true }),
       );
-    opts.out.verbose(
+    run.out.verbose(
       `${s.id}: ${entry.reused ? `reused from ${entry.reusedFrom}` : `snapshot ${entry.bytes} bytes`} in ${Date.now() - t0} ms`,
     );
     return entry;
   } catch (err) {
     if (isNoSpace(err) || err instanceof InterruptedError) throw err; // the destination is full, or Ctrl-C: stop the whole run
     const reason = errorText(err);
-    opts.out.warn(`${s.id}: ${reason}`);
+    run.out.warn(`${s.id}: ${reason}`);
     return { id: s.id, reason };
   }
 }

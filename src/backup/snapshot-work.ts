@@ -17,6 +17,8 @@ import { sha256FileAsync } from '../util/os/file-hash.js';
 import { copyLiveDatabase } from './live-copy.js';
 import { checkFreshCopy, isBusy, isCorrupt, openReadOnly, VACUUM_CACHE_KIB } from './sqlite.js';
 
+type VacuumTask = Extract<Task, { kind: 'vacuum' }>;
+
 export type Task =
   | { kind: 'vacuum'; source: string; tmp: string; busyBudgetMs: number; checkBelowBytes?: number }
   | { kind: 'check'; file: string }
@@ -49,7 +51,7 @@ export class SnapshotError extends Error {
 export async function runTask(task: Task, aborted: () => boolean): Promise<unknown> {
   switch (task.kind) {
     case 'vacuum': {
-      const attempts = await vacuumWithRetries(task.source, task.tmp, task.busyBudgetMs, aborted);
+      const attempts = await vacuumWithRetries(task, aborted);
       const bytes = fs.statSync(task.tmp).size;
       if (task.checkBelowBytes === undefined || bytes >= task.checkBelowBytes) return { attempts, bytes };
       return { attempts, bytes, checked: await checkAndHash(task.tmp) } satisfies Vacuumed;
@@ -72,15 +74,10 @@ async function checkAndHash(file: string): Promise<CheckedCopy> {
  * cannot hold up the whole run. Between attempts the thread's event loop
  * runs (signals, on the main thread) and `aborted()` is asked.
  */
-async function vacuumWithRetries(
-  source: string,
-  tmp: string,
-  busyBudgetMs: number,
-  aborted: () => boolean,
-): Promise<number> {
-  const deadline = Date.now() + busyBudgetMs;
+async function vacuumWithRetries(task: VacuumTask, aborted: () => boolean): Promise<number> {
+  const deadline = Date.now() + task.busyBudgetMs;
   for (let attempt = 1; ; attempt += 1) {
-    if (vacuumAttempt(source, tmp, deadline, busyBudgetMs, attempt)) return attempt;
+    if (vacuumAttempt(task, deadline, attempt)) return attempt;
     await new Promise((resolve) => setImmediate(resolve));
     if (aborted()) throw new InterruptedError();
   }
@@ -94,7 +91,7 @@ const CORRUPT_TRIES = 3;
  * it: true when done, false when the files changed under the copy and the
  * budget allows another try; throws otherwise.
  */
-function vacuumAttempt(source: string, tmp: string, deadline: number, busyBudgetMs: number, attempt: number): boolean {
+function vacuumAttempt({ source, tmp, busyBudgetMs }: VacuumTask, deadline: number, attempt: number): boolean {
   fs.rmSync(tmp, { force: true });
   const dir = `${tmp}.src`;
   fs.mkdirSync(dir, { mode: 0o700 });

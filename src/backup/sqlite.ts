@@ -3,11 +3,13 @@
  * Only modules under src/backup import this, and only commands that need
  * them import those (lazily), so the native module never slows startup.
  */
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { AgyError, EXIT } from '../core/errors.js';
 import { bundledRuntime, type LoadedBinding } from '../core/runtime.js';
+import { sha256File } from '../util/os/file-hash.js';
 
 export type Db = Database.Database;
 
@@ -148,4 +150,20 @@ export function rowCounts(db: Db): Record<string, number> {
     counts[table] = row.n;
   }
   return counts;
+}
+
+/**
+ * SQLite header fields that differ between two VACUUM INTO copies of the same content: the change counter,
+ * the schema cookie (bumped by a journal-mode switch), version-valid-for and the writing library's version.
+ */
+const VOLATILE_SQLITE_HEADER: ReadonlyArray<readonly [number, number]> = [
+  [24, 28],
+  [40, 44],
+  [92, 100],
+];
+
+/** Two compacted (VACUUM INTO) database files hold the same content: same size, same bytes past the volatile header fields. */
+export function sameDatabaseContent(a: string, b: string): boolean {
+  if (fs.statSync(a).size !== fs.statSync(b).size) return false;
+  return sha256File(a, { zeroed: VOLATILE_SQLITE_HEADER }) === sha256File(b, { zeroed: VOLATILE_SQLITE_HEADER });
 }

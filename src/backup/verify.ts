@@ -3,9 +3,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { sha256File } from '../util/os/file-hash.js';
 import { brainEntryName } from './brain.js';
-import { errorText } from './files.js';
+import { errorText } from './error-text.js';
+import { REPLAY_RECORD } from './layout.js';
 import { type Manifest, type ManifestSession, readManifest } from './manifest.js';
-import { NewerReplayRecordError, REPLAY_RECORD, ReplayRecordError, readReplayRecord } from './replay-record.js';
+import { NewerReplayRecordError, ReplayRecordError, readReplayRecord } from './replay-record.js';
 import { integrityCheck, openReadOnly, rowCounts } from './sqlite.js';
 
 export interface VerifiedSession {
@@ -36,7 +37,15 @@ export interface RecordCheck {
   note?: string;
 }
 
-export function verifySnapshot(dir: string): VerifyReport {
+/** `backup verify`'s options, checked once from its flags (cli/commands/backup/verify.ts). */
+export interface VerifyOptions {
+  snapshotDir: string;
+  /** --prove: each server call's deadline while proving the snapshot; undefined without --prove. */
+  proveCallTimeoutMs: number | undefined;
+}
+
+/** Re-hashes and checks the snapshot; proving it (--prove) is the handler's next step. */
+export function verifySnapshot({ snapshotDir: dir }: Pick<VerifyOptions, 'snapshotDir'>): VerifyReport {
   const manifest = readManifest(dir);
   const sessions = manifest.sessions.map((s) => verifyOne(dir, s));
   const replay = checkRecord(dir, manifest);
@@ -65,19 +74,19 @@ function checkRecord(dir: string, manifest: Manifest): RecordCheck | null {
 function verifyOne(dir: string, s: ManifestSession): VerifiedSession {
   const problems: string[] = [];
   const file = path.join(dir, s.file);
-  if (checkFile(file, s.bytes, s.sha256, problems)) checkDatabase(file, s, problems);
-  if (s.meta) checkFile(path.join(dir, s.meta.file), s.meta.bytes, s.meta.sha256, problems);
+  if (checkFile(file, s, problems)) checkDatabase(file, s, problems);
+  if (s.meta) checkFile(path.join(dir, s.meta.file), s.meta, problems);
   for (const f of s.brain?.files ?? []) {
     const name = brainEntryName(s.id, f.path);
-    checkFile(path.join(dir, ...name.split('/')), f.bytes, f.sha256, problems, name);
+    checkFile(path.join(dir, ...name.split('/')), f, problems, name);
   }
   return { id: s.id, file: s.file, ok: problems.length === 0, problems };
 }
 
+/** `file` against what the manifest says of it (`expected`); what differs goes into `problems`. */
 function checkFile(
   file: string,
-  bytes: number,
-  sha256: string,
+  { bytes, sha256 }: { bytes: number; sha256: string },
   problems: string[],
   name = path.basename(file),
 ): boolean {

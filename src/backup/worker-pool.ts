@@ -34,7 +34,8 @@ export interface PoolPolicy {
   firstVacuumHere?: boolean;
 }
 
-interface Pending {
+/** A task waiting for (or running in) a worker, with the promise its caller awaits. */
+interface QueuedTask {
   id: number;
   task: Task;
   resolve: (value: unknown) => void;
@@ -55,8 +56,8 @@ export class WorkerTaskError extends Error {
 export class WorkerPool {
   private readonly abortBuf = new SharedArrayBuffer(4);
   private readonly idle: Worker[] = [];
-  private readonly busy = new Map<Worker, Pending>();
-  private readonly queue: Pending[] = [];
+  private readonly busy = new Map<Worker, QueuedTask>();
+  private readonly queue: QueuedTask[] = [];
   private readonly dead = new WeakSet<Worker>();
   private started = false;
   private closed = false;
@@ -179,8 +180,7 @@ export async function runBounded<T, R>(
   items: readonly T[],
   limit: number,
   fn: (item: T, index: number) => Promise<R>,
-  stop: () => boolean,
-  stopped: () => Error,
+  { stop, stopped }: { stop: () => boolean; stopped: () => Error },
 ): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;

@@ -10,7 +10,6 @@
  * history replays.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import { AcpError } from '../acp/acp-error.js';
 import type { Connection } from '../acp/connection.js';
 import { type StartOptions, withServer } from '../acp/lifecycle.js';
@@ -23,9 +22,10 @@ import {
 } from '../acp/protocol.js';
 import { snapshotDb } from '../backup/backup-session.js';
 import { discoverSessions, type SessionInfo } from '../backup/discover.js';
-import { errorText, SyncBatch } from '../backup/files.js';
+import { errorText } from '../backup/error-text.js';
 import { scratchStateDir } from '../backup/prove-scratch.js';
 import { withScratchDir } from '../backup/scratch-dir.js';
+import { SyncBatch } from '../backup/snapshot-files.js';
 import { WorkerPool } from '../backup/worker-pool.js';
 import { conversationFiles, stateFiles } from '../core/paths.js';
 import { AUTH_TYPE_INFO, normalizeAuthType, rawAuthType, readSettings } from '../settings/index.js';
@@ -167,7 +167,7 @@ async function copyDatabase(source: string, dest: string): Promise<void> {
   const pool = new WorkerPool(1, { firstVacuumHere: true });
   const sync = new SyncBatch();
   try {
-    await snapshotDb(source, path.dirname(dest), path.basename(dest), COPY_BUSY_BUDGET_MS, { pool, sync });
+    await snapshotDb(source, dest, COPY_BUSY_BUDGET_MS, { pool, sync });
     await sync.flush();
   } finally {
     await pool.close();

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { formatBytes, Progress } from '../../src/backup/progress.js';
+import { formatBytes, Progress } from '../../src/cli/commands/backup/progress.js';
 import { Output } from '../../src/cli/terminal/output.js';
 
 function stream(isTTY: boolean): Writable & { isTTY: boolean; text: () => string } {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { canReuse, QUIET_MS } from '../../src/backup/backup-session.js';
 import { discoverSessions } from '../../src/backup/discover.js';
-import { type FileIdentity, identityOf } from '../../src/backup/files.js';
+import { type FileIdentity, identityOf } from '../../src/backup/file-identity.js';
 import type { ManifestSession } from '../../src/backup/manifest.js';
 import { useScratch } from '../helpers/scratch.js';
 import { startWriter } from '../helpers/wal-writer.js';

@@ -20,8 +20,7 @@ describe('runBounded', () => {
         running -= 1;
         return n * 10;
       },
-      () => false,
-      () => new Error('stopped'),
+      { stop: () => false, stopped: () => new Error('stopped') },
     );
     expect(out).toEqual(items.map((n) => n * 10));
     expect(peak).toBeLessThanOrEqual(3);
@@ -40,8 +39,7 @@ describe('runBounded', () => {
         finished.push(n);
         return n;
       },
-      () => false,
-      () => new Error('stopped'),
+      { stop: () => false, stopped: () => new Error('stopped') },
     ).catch((e: Error) => e);
     expect((err as Error).message).toBe('disk full');
     expect(started).toEqual([0, 1]);
@@ -57,8 +55,7 @@ describe('runBounded', () => {
         if (n === 1) stop = true;
         return n;
       },
-      () => stop,
-      () => new Error('interrupted'),
+      { stop: () => stop, stopped: () => new Error('interrupted') },
     ).catch((e: Error) => e);
     expect((err as Error).message).toBe('interrupted');
   });

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { SyncBatch } from '../../src/backup/files.js';
+import { SyncBatch } from '../../src/backup/snapshot-files.js';
 
 const dirs: string[] = [];
 afterEach(() => {

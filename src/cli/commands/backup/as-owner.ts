@@ -12,7 +12,7 @@ import { ArchiveError, readArchive } from '../../../backup/archive-read.js';
 import { writeArchive } from '../../../backup/archive-write.js';
 import { noConversationsYet } from '../../../backup/discover.js';
 import type { Manifest } from '../../../backup/manifest.js';
-import { runBackup } from '../../../backup/run-backup.js';
+import { type BackupOptions, runBackup } from '../../../backup/run-backup.js';
 import { withScratchDir } from '../../../backup/scratch-dir.js';
 import { AgyError, asExitCode, EXIT, usageError } from '../../../core/errors.js';
 import { tempRoot } from '../../../core/paths.js';
@@ -20,13 +20,8 @@ import { ARCHIVE_FD_VAR, relayFd, type TreeOwner } from '../../../util/os/tree-o
 import { collect, globalArgv, type Relay, withOwnerChild } from '../../as-owner.js';
 import type { CommandResult, HandlerIO } from '../../context.js';
 import { parseCountOption, parseDurationOption } from '../../parse-options.js';
-
-/** `agyctl __snapshot-archive`'s flags: the part of `backup`'s that reads the state dir. */
-export interface SnapshotArchiveFlags {
-  session?: string[];
-  busyTimeout: string;
-  jobs?: string;
-}
+import type { SnapshotArchiveFlags } from './flags.js';
+import { Progress } from './progress.js';
 
 /** The owner's side: a snapshot in a scratch dir of the owner's, streamed to root's side through ARCHIVE_FD_VAR. */
 export async function snapshotArchiveCommand(io: HandlerIO, flags: SnapshotArchiveFlags): Promise<CommandResult> {
@@ -36,16 +31,17 @@ export async function snapshotArchiveCommand(io: HandlerIO, flags: SnapshotArchi
   if (sessionIds.length === 0 && noConversationsYet(io.opts.stateDir))
     return { exit: EXIT.ok, data: { noConversations: true } };
   return withScratchDir(tempRoot(io.ctx.env), 'agyctl-snapshot-', async (scratch) => {
-    const report = await runBackup({
-      stateDir: io.opts.stateDir,
-      backupDir: scratch,
-      sessionIds,
-      retention: {},
-      busyBudgetMs: parseDurationOption('--busy-timeout', flags.busyTimeout),
-      ...(flags.jobs ? { jobs: parseCountOption('--jobs', flags.jobs) } : {}),
-      signal: io.ctx.signal,
-      out: io.out,
-    });
+    const report = await runBackup(
+      {
+        stateDir: io.opts.stateDir,
+        backupDir: scratch,
+        sessionIds,
+        retention: {},
+        busyBudgetMs: parseDurationOption('--busy-timeout', flags.busyTimeout),
+        jobs: flags.jobs ? parseCountOption('--jobs', flags.jobs) : undefined,
+      },
+      { signal: io.ctx.signal, out: io.out, progress: (sessions, bytes) => new Progress(io.out, sessions, bytes) },
+    );
     const out = fs.createWriteStream('', { fd });
     await writeArchive(report.snapshot.path, out, io.ctx.signal);
     await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
@@ -60,16 +56,16 @@ export class NoConversationsYet extends Error {}
 export function snapshotFromOwner(
   io: HandlerIO,
   owner: TreeOwner,
-  flags: SnapshotArchiveFlags,
+  options: Pick<BackupOptions, 'sessionIds' | 'busyBudgetMs' | 'jobs'>,
 ): (work: string) => Promise<Manifest> {
   return async (work) => {
     const argv = [
       ...globalArgv({ ...io.opts, json: true }),
       '__snapshot-archive',
       '--busy-timeout',
-      flags.busyTimeout,
-      ...(flags.session ?? []).flatMap((id) => ['--session', id]),
-      ...(flags.jobs ? ['--jobs', flags.jobs] : []),
+      `${options.busyBudgetMs}ms`,
+      ...options.sessionIds.flatMap((id) => ['--session', id]),
+      ...(options.jobs ? ['--jobs', String(options.jobs)] : []),
     ];
     let manifest: Manifest | undefined;
     let rejected: unknown;

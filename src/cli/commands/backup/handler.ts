@@ -1,85 +1,23 @@
-/** The handlers behind `backup` and `backup verify`: flags checked once, report out, exit code decided. */
+/**
+ * `agyctl backup`: its flags (BackupFlags) checked once into BackupOptions
+ * (src/backup/run-backup.ts), the run (or its dry run), the report rendered, the exit
+ * code decided. dirOption and fsContext serve `backup list`, `backup verify` and `restore` too.
+ */
 import fs from 'node:fs';
 import path from 'node:path';
 import { noConversationsYet } from '../../../backup/discover.js';
-import { errorText } from '../../../backup/files.js';
-import type { ProveOptions } from '../../../backup/prove-snapshot.js';
-import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
+import { errorText } from '../../../backup/error-text.js';
 import type { RetentionPolicy } from '../../../backup/retention.js';
-import type { BackupReport } from '../../../backup/run-backup.js';
+import type { BackupOptions, BackupReport } from '../../../backup/run-backup.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { defaultBackupDir, expandTilde } from '../../../core/paths.js';
 import { type FsErrorContext, withFsErrors } from '../../../util/fs-errors.js';
 import { ownerToBecome } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerIO } from '../../context.js';
 import { parseCountOption, parseDurationOption } from '../../parse-options.js';
-import {
-  backupJson,
-  noConversationsBackup,
-  renderBackup,
-  renderDryRun,
-  renderList,
-  renderProve,
-  renderVerify,
-} from './render.js';
-
-/** `agyctl backup`'s flags, as commander gives them. */
-export interface BackupFlags {
-  to?: string;
-  session?: string[];
-  keepLast?: string;
-  keepDaily?: string;
-  keepWeekly?: string;
-  dryRun?: boolean;
-  busyTimeout: string;
-  jobs?: string;
-  archive?: string;
-  prometheus?: string;
-  prove?: boolean;
-  proveTimeout?: string;
-}
-
-/** `agyctl backup verify`'s flags. */
-export interface VerifyFlags {
-  from?: string;
-  prove?: boolean;
-  proveTimeout: string;
-  /** Options of `backup` itself given with `backup verify` (commander hands them to the parent wherever they stand). */
-  backupOnly?: string[];
-}
-
-/**
- * `backup verify` refuses the options of a backup run instead of ignoring
- * them: `backup verify latest --to DIR` would otherwise verify the default
- * directory's snapshot and say "ok". The backup directory of verify (and of
- * restore and sessions export) is `--from`.
- */
-function refuseBackupOnly(flags: string[]): void {
-  const flag = flags[0];
-  if (!flag) return;
-  if (flag === '--to')
-    throw usageError(
-      '--to is the backup directory a backup run writes to; `backup verify` reads with --from.',
-      'agyctl backup verify SNAPSHOT --from DIR',
-    );
-  throw usageError(
-    `${flag} is an option of a backup run, not of \`backup verify\`.`,
-    `run it on its own: agyctl backup ${flag} …; then agyctl backup verify SNAPSHOT`,
-  );
-}
-
-/** BackupFlags checked: what a run (or its dry run: the same checks) gets. */
-interface BackupInput {
-  backupDir: string;
-  sessionIds: string[];
-  retention: RetentionPolicy;
-  busyBudgetMs: number;
-  jobs: number | undefined;
-  archive: string | undefined;
-  prometheus: string | undefined;
-  /** --prove's options, checked before the run; the snapshot directory is filled in after it. */
-  prove: ProveOptions | undefined;
-}
+import type { BackupFlags } from './flags.js';
+import { Progress } from './progress.js';
+import { backupJson, noConversationsBackup, renderBackup, renderDryRun } from './render.js';
 
 export function dirOption(io: HandlerIO, value: string | undefined): string {
   return value !== undefined ? path.resolve(io.ctx.cwd, expandTilde(value, io.ctx.env)) : defaultBackupDir(io.ctx.env);
@@ -150,61 +88,59 @@ export async function backupCommand(io: HandlerIO, flags: BackupFlags): Promise<
 }
 
 /** Every flag checked here, once, before anything runs: a dry run accepts exactly what a real run accepts. */
-async function checkBackupFlags(io: HandlerIO, flags: BackupFlags): Promise<BackupInput> {
-  const input: BackupInput = {
+async function backupOptions(io: HandlerIO, flags: BackupFlags): Promise<BackupOptions> {
+  const options: BackupOptions = {
+    stateDir: io.opts.stateDir,
     backupDir: dirOption(io, flags.to),
     sessionIds: flags.session ?? [],
     retention: retentionFrom(flags),
     busyBudgetMs: parseDurationOption('--busy-timeout', flags.busyTimeout),
     jobs: jobsOption(flags.jobs),
+    dryRun: flags.dryRun === true,
     archive: archiveTarget(io, flags.archive),
     prometheus: flags.prometheus === undefined ? undefined : path.resolve(io.ctx.cwd, flags.prometheus),
-    prove: flags.prove ? (await import('./prove-handler.js')).proveOptions(io, '', flags) : undefined,
+    proveCallTimeoutMs: flags.prove ? (await import('./prove-handler.js')).proveCallTimeout(io, flags) : undefined,
   };
   if (flags.dryRun && flags.prove)
     throw usageError('--dry-run and --prove cannot be combined: a dry run writes no snapshot to prove.');
   if (flags.prove) (await import('../../../backup/prove-scratch.js')).assertMayBorrow(io.opts.stateDir);
-  if (input.prometheus) (await import('../../../check/metrics-target.js')).assertMetricsTarget(input.prometheus);
-  return input;
+  if (options.prometheus) (await import('../../../check/metrics-target.js')).assertMetricsTarget(options.prometheus);
+  return options;
 }
 
-function freshBackup(io: HandlerIO, input: BackupInput): CommandResult {
-  const fresh = noConversationsBackup(io.opts.stateDir, input.backupDir);
+function freshBackup(io: HandlerIO, options: BackupOptions): CommandResult {
+  const fresh = noConversationsBackup(options.stateDir, options.backupDir);
   if (!io.opts.json) for (const line of fresh.lines) io.out.print(line);
   return { exit: EXIT.ok, data: fresh.json };
 }
 
 async function backupRun(io: HandlerIO, flags: BackupFlags): Promise<CommandResult> {
-  const input = await checkBackupFlags(io, flags);
+  const options = await backupOptions(io, flags);
   // Root on a user's state dir: the snapshot is taken as that user and streamed to root's backup dir.
-  const owner = flags.dryRun ? undefined : ownerToBecome(io.opts.stateDir);
+  const owner = options.dryRun ? undefined : ownerToBecome(options.stateDir);
   const fromOwner = owner ? await import('./as-owner.js') : undefined;
-  if (!owner && input.sessionIds.length === 0 && noConversationsYet(io.opts.stateDir)) return freshBackup(io, input);
-  if (flags.dryRun) {
+  if (!owner && options.sessionIds.length === 0 && noConversationsYet(options.stateDir))
+    return freshBackup(io, options);
+  if (options.dryRun) {
     const { dryRunBackup } = await import('../../../backup/dry-run.js');
-    const report = dryRunBackup({ ...input, stateDir: io.opts.stateDir });
+    const report = dryRunBackup(options);
     if (!io.opts.json) for (const line of renderDryRun(report)) io.out.print(line);
     return { exit: EXIT.ok, data: { ...report } };
   }
-  const { archive, prometheus } = input;
+  const { archive, prometheus } = options;
   const { runBackup } = await import('../../../backup/run-backup.js');
   const started = Date.now();
-  let report: Awaited<ReturnType<typeof runBackup>> | undefined;
+  let report: BackupReport | undefined;
   try {
-    report = await runBackup({
-      stateDir: io.opts.stateDir,
-      backupDir: input.backupDir,
-      sessionIds: input.sessionIds,
-      retention: input.retention,
-      busyBudgetMs: input.busyBudgetMs,
-      ...(input.jobs ? { jobs: input.jobs } : {}),
+    report = await runBackup(options, {
       signal: io.ctx.signal,
       out: io.out,
-      ...(owner && fromOwner ? { snapshotFrom: fromOwner.snapshotFromOwner(io, owner, flags) } : {}),
+      progress: (sessions, bytes) => new Progress(io.out, sessions, bytes),
+      ...(owner && fromOwner ? { snapshotFrom: fromOwner.snapshotFromOwner(io, owner, options) } : {}),
     });
     if (archive) await shipArchive(io, report.snapshot.path, archive);
   } catch (err) {
-    if (fromOwner && err instanceof fromOwner.NoConversationsYet) return freshBackup(io, input);
+    if (fromOwner && err instanceof fromOwner.NoConversationsYet) return freshBackup(io, options);
     if (prometheus) await writeMetrics(prometheus, report, started, false);
     throw err;
   }
@@ -212,13 +148,12 @@ async function backupRun(io: HandlerIO, flags: BackupFlags): Promise<CommandResu
   // With `--archive -` stdout carries only the tar: the summary goes to stderr (and --json was refused).
   const say = archive === '-' ? (line: string) => io.out.info(line) : (line: string) => io.out.print(line);
   if (!io.opts.json) for (const line of renderBackup(report)) say(line);
-  const prove = input.prove
-    ? await (await import('./prove-handler.js')).proveSnapshot(io, {
-        ...input.prove,
-        snapshotDir: report.snapshot.path,
-      })
-    : undefined;
-  if (prove && !io.opts.json) for (const line of renderProve(prove)) say(line);
+  const prover = options.proveCallTimeoutMs === undefined ? undefined : await import('./prove-handler.js');
+  const prove =
+    prover && options.proveCallTimeoutMs !== undefined
+      ? await prover.proveSnapshot(io, prover.proveOptions(io, report.snapshot.path, options.proveCallTimeoutMs))
+      : undefined;
+  if (prover && prove && !io.opts.json) for (const line of prover.renderProve(prove)) say(line);
   return {
     exit: report.failed.length > 0 || prove?.ok === false ? EXIT.findings : EXIT.ok,
     data: {
@@ -307,42 +242,5 @@ async function writeMetrics(
     bytes: report?.sessions.reduce((n, s) => n + s.bytes, 0),
     durationMs: Date.now() - started,
     at: Date.now(),
-  });
-}
-
-export function verifyCommand(io: HandlerIO, snapshot: string, flags: VerifyFlags): Promise<CommandResult> {
-  refuseBackupOnly(flags.backupOnly ?? []);
-  return withFsErrors(fsContext(io, dirOption(io, flags.from), '--from'), () => verifyRun(io, snapshot, flags));
-}
-
-async function verifyRun(io: HandlerIO, snapshot: string, flags: VerifyFlags): Promise<CommandResult> {
-  const dir = resolveSnapshot(snapshot, dirOption(io, flags.from), io.ctx.cwd);
-  const prover = flags.prove ? await import('./prove-handler.js') : undefined;
-  const proveWith = prover?.proveOptions(io, dir, flags);
-  const { verifySnapshot } = await import('../../../backup/verify.js');
-  const { ManifestError, manifestAgyError } = await import('../../../backup/manifest.js');
-  let report: ReturnType<typeof verifySnapshot>;
-  try {
-    report = verifySnapshot(dir);
-  } catch (err) {
-    if (err instanceof ManifestError) throw manifestAgyError(err, dir);
-    throw err;
-  }
-  if (!io.opts.json) for (const line of renderVerify(report)) io.out.print(line);
-  if (!prover || !proveWith) return { exit: report.ok ? EXIT.ok : EXIT.findings, data: { verify: report } };
-  // A snapshot that fails its hashes is not worth a server start: the mismatch already exits 6.
-  const prove = report.ok ? await prover.proveSnapshot(io, proveWith) : null;
-  if (prove && !io.opts.json) for (const line of renderProve(prove)) io.out.print(line);
-  return { exit: report.ok && prove?.ok ? EXIT.ok : EXIT.findings, data: { verify: report, prove } };
-}
-
-/** `backup list`: the complete snapshots of a backup directory, newest first; none (or no directory yet) is not an error. */
-export function listCommand(io: HandlerIO, flags: { from?: string }): Promise<CommandResult> {
-  const backupDir = dirOption(io, flags.from);
-  return withFsErrors(fsContext(io, backupDir, '--from'), async () => {
-    const { summarizeSnapshots } = await import('../../../backup/layout.js');
-    const snapshots = summarizeSnapshots(backupDir);
-    if (!io.opts.json) for (const line of renderList(backupDir, snapshots)) io.out.print(line);
-    return { exit: EXIT.ok, data: { backupDir, snapshots } };
   });
 }

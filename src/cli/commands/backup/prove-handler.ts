@@ -5,8 +5,8 @@
  * or a scratch copy (`backup verify --prove`, `backup --prove`).
  */
 
-import type { ProveReport } from '../../../backup/prove.js';
 import { type ProveOptions, proveInScratch, proveRestored } from '../../../backup/prove-snapshot.js';
+import type { ProveReport } from '../../../backup/replay-proof.js';
 import { usageError } from '../../../core/errors.js';
 import type { CommandIO } from '../../../core/io.js';
 import { tempRoot } from '../../../core/paths.js';
@@ -27,14 +27,20 @@ function assertAntigravity(io: CommandIO): void {
     );
 }
 
-/** Checked once, before anything runs: a bad --prove-timeout costs no restore. */
-export function proveOptions(io: CommandIO, snapshotDir: string, flags: ProveFlags): ProveOptions {
+/** --prove's flags, checked once before anything runs (a bad --prove-timeout costs no backup or restore): each server call's deadline. */
+export function proveCallTimeout(io: CommandIO, flags: ProveFlags): number {
+  assertAntigravity(io);
+  return parseDurationOption('--prove-timeout', flags.proveTimeout ?? DEFAULT_CALL_TIMEOUT);
+}
+
+/** What proving `snapshotDir` takes: the checked deadline, the box's server command, and the run's signal and reporter. */
+export function proveOptions(io: CommandIO, snapshotDir: string, callTimeoutMs: number): ProveOptions {
   assertAntigravity(io);
   return {
     snapshotDir,
     stateDir: io.opts.stateDir,
     startFor: (stateDir) => serverStartOptions({ ...io, opts: { ...io.opts, stateDir } }),
-    callTimeoutMs: parseDurationOption('--prove-timeout', flags.proveTimeout ?? DEFAULT_CALL_TIMEOUT),
+    callTimeoutMs,
     signal: io.ctx.signal,
     fallbackCwd: io.ctx.cwd,
     out: io.out,
@@ -49,4 +55,23 @@ export function proveRestoredSessions(opts: ProveOptions, ids: string[]): Promis
 /** `backup verify --prove`: the snapshot restored into a scratch state dir that gets private copies of the box's settings and token. */
 export function proveSnapshot(io: CommandIO, opts: ProveOptions): Promise<ProveReport> {
   return proveInScratch({ ...opts, tmpRoot: tempRoot(io.ctx.env) });
+}
+
+/** Human lines of a proof (`backup --prove`, `backup verify --prove`, `restore --prove`); --json carries the report as is. */
+export function renderProve(p: ProveReport): string[] {
+  const lines = [
+    `${p.ok ? 'proved' : 'NOT proved'}: a fresh server loaded ${p.sessions.filter((s) => s.loaded).length}/${p.sessions.length} session(s)${p.scratch ? ' from a scratch copy' : ''}`,
+  ];
+  for (const s of p.sessions) {
+    const counts = `${s.replayed?.user ?? 0} user and ${s.replayed?.agent ?? 0} agent messages`;
+    if (!s.ok) lines.push(`  FAILED   ${s.id}: ${s.problem}`);
+    else if (s.history === 'empty') lines.push(`  empty    ${s.id}: loaded, replayed no messages (nothing to compare)`);
+    else if (s.history === 'identical')
+      lines.push(`  ok       ${s.id}: replayed ${counts}, identical to the recorded replay`);
+    else lines.push(`  ok       ${s.id}: loaded, replayed ${counts}`);
+  }
+  for (const note of p.notes) lines.push(`  ${note}`);
+  if (p.replay.written)
+    lines.push(`  replay recorded in ${p.replay.written.file} (${p.replay.written.sessions} session(s))`);
+  return lines;
 }

@@ -2,8 +2,7 @@
 import type { Command } from 'commander';
 import type { ActionFactory } from '../../action.js';
 import { collect } from '../../parse-options.js';
-import type { SnapshotArchiveFlags } from './as-owner.js';
-import type { BackupFlags, VerifyFlags } from './handler.js';
+import type { BackupFlags, ListFlags, SnapshotArchiveFlags, VerifyFlags } from './flags.js';
 
 export function register(program: Command, action: ActionFactory): void {
   const backup = program
@@ -51,9 +50,7 @@ export function register(program: Command, action: ActionFactory): void {
       '--from <dir>',
       'backup directory (default $XDG_STATE_HOME/agyctl/backups or ~/.local/state/agyctl/backups)',
     )
-    .action(
-      action<{ from?: string }>(async (io, { options }) => (await import('./handler.js')).listCommand(io, options)),
-    );
+    .action(action<ListFlags>(async (io, { options }) => (await import('./list.js')).listCommand(io, options)));
   program
     .command('__snapshot-archive', { hidden: true })
     .description("internal: root's `backup` runs it as the state dir's owner")
@@ -77,15 +74,16 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--prove-timeout <duration>', 'deadline of each server call while proving', '60s')
     .action(
       action<VerifyFlags>(async (io, { args, options }) => {
-        const { verifyCommand } = await import('./handler.js');
+        const { verifyCommand } = await import('./verify.js');
         // `backup` has --prove and --prove-timeout too, and commander gives a flag to the parent wherever it stands.
         const inherited = backup.opts<{ prove?: boolean; proveTimeout?: string }>();
         const shared = ['prove', 'proveTimeout'];
         const backupOnly = backup.options
           .filter(
-            (o) => !shared.includes(o.attributeName()) && backup.getOptionValueSource(o.attributeName()) === 'cli',
+            (option) =>
+              !shared.includes(option.attributeName()) && backup.getOptionValueSource(option.attributeName()) === 'cli',
           )
-          .map((o) => o.long ?? o.flags);
+          .map((option) => option.long ?? option.flags);
         return verifyCommand(io, String(args[0]), {
           ...options,
           backupOnly,

@@ -1,12 +1,9 @@
-/** Human lines and --json shapes for backup, its dry run, verify and --prove (shapes documented in docs/json.md). */
+/** Human lines and --json shapes of `agyctl backup` and its dry run (shapes documented in docs/json.md). */
 
 import type { DryRunReport } from '../../../backup/dry-run.js';
-import type { SnapshotSummary } from '../../../backup/layout.js';
-import { formatBytes } from '../../../backup/progress.js';
-import type { ProveReport } from '../../../backup/prove.js';
 import type { BackupReport } from '../../../backup/run-backup.js';
-import type { VerifyReport } from '../../../backup/verify.js';
 import { formatDuration } from '../../../util/duration.js';
+import { formatBytes } from './progress.js';
 
 export function backupJson(r: BackupReport): Record<string, unknown> {
   return {
@@ -75,20 +72,6 @@ export function renderBackup(r: BackupReport): string[] {
   return lines;
 }
 
-export function renderVerify(r: VerifyReport): string[] {
-  const lines = [`${r.ok ? 'ok' : 'MISMATCH'} ${r.snapshot} (${r.sessions.length} session(s), created ${r.created})`];
-  for (const s of r.sessions) {
-    if (s.ok) lines.push(`  ok       ${s.id}`);
-    else for (const p of s.problems) lines.push(`  BAD      ${s.id}: ${p}`);
-  }
-  for (const f of r.failedAtBackup)
-    lines.push(`  missing  ${f.id}: the backup run could not snapshot it (${f.reason})`);
-  if (r.replay?.problem) lines.push(`  BAD      replay.json: ${r.replay.problem}`);
-  else if (r.replay?.note) lines.push(`  note     replay.json: ${r.replay.note}`);
-  else if (r.replay) lines.push(`  ok       replay.json: a recorded replay of ${r.replay.sessions} session(s)`);
-  return lines;
-}
-
 export function renderDryRun(r: DryRunReport): string[] {
   const lines = [
     'dry run: nothing was written or removed',
@@ -102,41 +85,5 @@ export function renderDryRun(r: DryRunReport): string[] {
       `  retention: would keep ${r.retention.kept.length}, would remove ${gone.length}${gone.length > 0 ? ` (${gone.join(', ')})` : ''}`,
     );
   }
-  return lines;
-}
-
-export function renderProve(p: ProveReport): string[] {
-  const lines = [
-    `${p.ok ? 'proved' : 'NOT proved'}: a fresh server loaded ${p.sessions.filter((s) => s.loaded).length}/${p.sessions.length} session(s)${p.scratch ? ' from a scratch copy' : ''}`,
-  ];
-  for (const s of p.sessions) {
-    const counts = `${s.replayed?.user ?? 0} user and ${s.replayed?.agent ?? 0} agent messages`;
-    if (!s.ok) lines.push(`  FAILED   ${s.id}: ${s.problem}`);
-    else if (s.history === 'empty') lines.push(`  empty    ${s.id}: loaded, replayed no messages (nothing to compare)`);
-    else if (s.history === 'identical')
-      lines.push(`  ok       ${s.id}: replayed ${counts}, identical to the recorded replay`);
-    else lines.push(`  ok       ${s.id}: loaded, replayed ${counts}`);
-  }
-  for (const note of p.notes) lines.push(`  ${note}`);
-  if (p.replay.written)
-    lines.push(`  replay recorded in ${p.replay.written.file} (${p.replay.written.sessions} session(s))`);
-  return lines;
-}
-
-/** `backup list`: one line per snapshot, newest first, then where they are. */
-export function renderList(backupDir: string, snapshots: readonly SnapshotSummary[]): string[] {
-  if (snapshots.length === 0) return [`no snapshots in ${backupDir} (make one with \`agyctl backup\`)`];
-  const lines = [`${'SNAPSHOT'.padEnd(26)}  ${'SESSIONS'.padStart(8)}  ${'SIZE'.padStart(9)}  NOTES`];
-  for (const s of snapshots) {
-    const notes = [
-      s.problem ? `manifest unreadable (agyctl backup verify ${s.name})` : '',
-      s.failed ? `${s.failed} session(s) failed` : '',
-      s.proven ? 'proven (replay.json)' : '',
-    ].filter(Boolean);
-    lines.push(
-      `${s.name.padEnd(26)}  ${String(s.sessions ?? '?').padStart(8)}  ${(s.bytes === null ? '?' : formatBytes(s.bytes)).padStart(9)}  ${notes.join('; ')}`.trimEnd(),
-    );
-  }
-  lines.push(`${snapshots.length} snapshot(s) in ${backupDir}`);
   return lines;
 }

@@ -7,20 +7,13 @@
  */
 import fs from 'node:fs';
 import { writeArchive } from '../../../backup/archive-write.js';
+import type { RestoreOptions } from '../../../backup/restore.js';
 import { ARCHIVE_SHOWN_VAR, type TreeOwner } from '../../../util/os/tree-owner.js';
 import { globalArgv, withOwnerChild } from '../../as-owner.js';
 import type { CommandResult, HandlerIO } from '../../context.js';
 
-export interface OwnerRestore {
-  /** A snapshot directory root reads, or an archive: a file root reads, or `-` (root's stdin, handed over). */
-  source: { dir: string } | { archive: string };
-  sessionIds: string[];
-  force: boolean;
-  dryRun: boolean;
-  prove: { proveTimeout: string } | undefined;
-}
-
-export async function restoreAsOwner(io: HandlerIO, owner: TreeOwner, input: OwnerRestore): Promise<CommandResult> {
+/** `input.source`: a snapshot directory root reads, or an archive: a file root reads, or `-` (root's stdin, handed over). */
+export async function restoreAsOwner(io: HandlerIO, owner: TreeOwner, input: RestoreOptions): Promise<CommandResult> {
   const argv = [
     ...globalArgv(io.opts),
     'restore',
@@ -29,7 +22,7 @@ export async function restoreAsOwner(io: HandlerIO, owner: TreeOwner, input: Own
     ...input.sessionIds.flatMap((id) => ['--session', id]),
     ...(input.force ? ['--force'] : []),
     ...(input.dryRun ? ['--dry-run'] : []),
-    ...(input.prove ? ['--prove', '--prove-timeout', input.prove.proveTimeout] : []),
+    ...(input.proveCallTimeoutMs === undefined ? [] : ['--prove', '--prove-timeout', `${input.proveCallTimeoutMs}ms`]),
   ];
   const fromStdin = 'archive' in input.source && input.source.archive === '-';
   const shown = 'dir' in input.source ? input.source.dir : input.source.archive;

@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
+import type { RestoreOptions } from '../../../backup/restore.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { expandTilde, tempRoot } from '../../../core/paths.js';
 import { withFsErrors } from '../../../util/fs-errors.js';
@@ -9,7 +10,6 @@ import { ARCHIVE_SHOWN_VAR, ownerToBecome } from '../../../util/os/tree-owner.js
 import type { CommandResult, HandlerIO } from '../../context.js';
 import { parseDurationOption } from '../../parse-options.js';
 import { dirOption, fsContext } from '../backup/handler.js';
-import { renderProve } from '../backup/render.js';
 import { renderPlan, renderRestore } from './render.js';
 
 /** `agyctl restore`'s flags, as commander gives them. */
@@ -23,28 +23,18 @@ export interface RestoreFlags {
   proveTimeout: string;
 }
 
-/** RestoreFlags checked. */
-interface RestoreInput {
-  /** A snapshot directory, or an archive (a file, or `-` for stdin). */
-  source: { dir: string } | { archive: string };
-  sessionIds: string[];
-  force: boolean;
-  dryRun: boolean;
-  /** Set with --prove. */
-  prove: { proveTimeout: string } | undefined;
-}
-
 export function restoreCommand(
   io: HandlerIO,
   snapshot: string | undefined,
   flags: RestoreFlags,
 ): Promise<CommandResult> {
   return withFsErrors(fsContext(io, dirOption(io, flags.from), '--from', { to: io.opts.stateDir }), () =>
-    restoreRun(io, checkRestoreFlags(io, snapshot, flags)),
+    restoreRun(io, restoreOptions(io, snapshot, flags)),
   );
 }
 
-function checkRestoreFlags(io: HandlerIO, snapshot: string | undefined, flags: RestoreFlags): RestoreInput {
+/** Every flag checked here, once, before anything is restored. */
+function restoreOptions(io: HandlerIO, snapshot: string | undefined, flags: RestoreFlags): RestoreOptions {
   if ((snapshot === undefined) === (flags.archive === undefined))
     throw usageError(
       'Give either a SNAPSHOT or --archive FILE|-, not both or neither.',
@@ -52,12 +42,12 @@ function checkRestoreFlags(io: HandlerIO, snapshot: string | undefined, flags: R
     );
   if (flags.dryRun && flags.prove)
     throw usageError('--dry-run and --prove cannot be combined: a dry run restores nothing to prove.');
-  if (flags.prove) parseDurationOption('--prove-timeout', flags.proveTimeout);
   const common = {
+    stateDir: io.opts.stateDir,
     sessionIds: flags.session ?? [],
     force: flags.force === true,
     dryRun: flags.dryRun === true,
-    prove: flags.prove ? { proveTimeout: flags.proveTimeout } : undefined,
+    proveCallTimeoutMs: flags.prove ? parseDurationOption('--prove-timeout', flags.proveTimeout) : undefined,
   };
   if (flags.archive === undefined)
     return { ...common, source: { dir: resolveSnapshot(snapshot!, dirOption(io, flags.from), io.ctx.cwd) } };
@@ -75,18 +65,17 @@ function checkRestoreFlags(io: HandlerIO, snapshot: string | undefined, flags: R
   return { ...common, source: { archive } };
 }
 
-async function restoreRun(io: HandlerIO, input: RestoreInput): Promise<CommandResult> {
+async function restoreRun(io: HandlerIO, options: RestoreOptions): Promise<CommandResult> {
   // Root on a user's state dir: the restore itself runs as that user, fed the archive through a pipe.
-  const owner = ownerToBecome(io.opts.stateDir);
-  if (owner) return (await import('./as-owner.js')).restoreAsOwner(io, owner, input);
-  if ('dir' in input.source) return restoreFrom(io, input.source.dir, input);
-  const archive = input.source.archive;
+  const owner = ownerToBecome(options.stateDir);
+  if (owner) return (await import('./as-owner.js')).restoreAsOwner(io, owner, options);
+  if ('dir' in options.source) return restoreFrom(io, options.source.dir, options);
+  const archive = options.source.archive;
   const { withArchiveSnapshot } = await import('../../../backup/archive-restore.js');
   const { ArchiveError } = await import('../../../backup/archive-read.js');
   try {
-    return await withArchiveSnapshot(archive, io.ctx.stdin, tempRoot(io.ctx.env), io.ctx.signal, (dir) =>
-      restoreFrom(io, dir, input, archive),
-    );
+    const unpackWith = { stdin: io.ctx.stdin, tmpRoot: tempRoot(io.ctx.env), signal: io.ctx.signal };
+    return await withArchiveSnapshot(archive, unpackWith, (dir) => restoreFrom(io, dir, options, archive));
   } catch (err) {
     if (err instanceof ArchiveError) {
       throw new AgyError(
@@ -103,33 +92,31 @@ async function restoreRun(io: HandlerIO, input: RestoreInput): Promise<CommandRe
   }
 }
 
-async function restoreFrom(io: HandlerIO, dir: string, input: RestoreInput, archive?: string): Promise<CommandResult> {
+async function restoreFrom(
+  io: HandlerIO,
+  dir: string,
+  options: RestoreOptions,
+  archive?: string,
+): Promise<CommandResult> {
   const { runRestore, selectSessions } = await import('../../../backup/restore.js');
-  if (input.dryRun) {
+  if (options.dryRun) {
     const { planRestore } = await import('../../../backup/restore-plan.js');
     const shown = archive === '-' ? io.ctx.env[ARCHIVE_SHOWN_VAR] : undefined;
-    const plan = planRestore(
-      shown ?? (archive === '-' ? 'the archive on stdin' : (archive ?? dir)),
-      io.opts.stateDir,
-      selectSessions({ snapshotDir: dir, sessionIds: input.sessionIds }),
-      dir,
-      { force: input.force, tmpRoot: tempRoot(io.ctx.env) },
-    );
+    const plan = planRestore(options, {
+      snapshotDir: dir,
+      shown: shown ?? (archive === '-' ? 'the archive on stdin' : (archive ?? dir)),
+      sessions: selectSessions({ snapshotDir: dir, sessionIds: options.sessionIds }),
+      tmpRoot: tempRoot(io.ctx.env),
+    });
     if (!io.opts.json) for (const line of renderPlan(plan)) io.out.print(line);
     // The exit a real restore would have: 6 when it would refuse or find the snapshot damaged.
     return { exit: plan.damaged.length > 0 || plan.wouldRefuse ? EXIT.findings : EXIT.ok, data: { restorePlan: plan } };
   }
   // --prove's options are checked before anything is restored.
-  const prover = input.prove ? await import('../backup/prove-handler.js') : undefined;
-  const proveWith = prover?.proveOptions(io, dir, input.prove ?? {});
-  const report = await runRestore({
-    snapshotDir: dir,
-    stateDir: io.opts.stateDir,
-    sessionIds: input.sessionIds,
-    force: input.force,
-    signal: io.ctx.signal,
-    out: io.out,
-  });
+  const callTimeoutMs = options.proveCallTimeoutMs;
+  const prover = callTimeoutMs === undefined ? undefined : await import('../backup/prove-handler.js');
+  const proveWith = callTimeoutMs === undefined ? undefined : prover?.proveOptions(io, dir, callTimeoutMs);
+  const report = await runRestore(options, { snapshotDir: dir, signal: io.ctx.signal, out: io.out });
   if (archive) report.snapshot = (archive === '-' ? io.ctx.env[ARCHIVE_SHOWN_VAR] : undefined) ?? archive;
   if (!io.opts.json) for (const line of renderRestore(report)) io.out.print(line);
   const restoredOk = report.sessions.every((s) => s.restored);
@@ -138,6 +125,6 @@ async function restoreFrom(io: HandlerIO, dir: string, input: RestoreInput, arch
     proveWith,
     report.sessions.filter((s) => s.restored).map((s) => s.id),
   );
-  if (!io.opts.json) for (const line of renderProve(prove)) io.out.print(line);
+  if (!io.opts.json) for (const line of prover.renderProve(prove)) io.out.print(line);
   return { exit: restoredOk && prove.ok ? EXIT.ok : EXIT.findings, data: { restore: report, prove } };
 }

@@ -1,7 +1,8 @@
 /** Human lines for `restore` and `restore --dry-run` (the --json shapes are documented in docs/json.md). */
-import { formatBytes } from '../../../backup/progress.js';
+
 import type { RestoreReport } from '../../../backup/restore.js';
 import type { RestorePlan } from '../../../backup/restore-plan.js';
+import { formatBytes } from '../backup/progress.js';
 
 export function renderPlan(p: RestorePlan): string[] {
   const changes = p.sessions.length;

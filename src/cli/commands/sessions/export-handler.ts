@@ -2,12 +2,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { ExportFormat } from '../../../backup/export-format.js';
-import type { ExportReport, ExportSource, ExportTarget } from '../../../backup/export-sessions.js';
+import type { ExportOptions, ExportReport, ExportSource, ExportTarget } from '../../../backup/export-sessions.js';
 import { EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { defaultBackupDir, expandTilde, tempRoot } from '../../../core/paths.js';
 import type { HandlerArgs } from '../../action.js';
 import type { CommandResult, HandlerIO } from '../../context.js';
 import { parseDurationOption } from '../../parse-options.js';
+import { Progress } from '../backup/progress.js';
 
 export interface ExportFlags {
   session?: string[] | undefined;
@@ -45,6 +46,24 @@ function targetOf(io: HandlerIO, value: string | undefined): ExportTarget {
   return { kind: 'dir', dir };
 }
 
+/** Every flag checked here, once, before anything is copied or started. */
+async function exportOptions(io: HandlerIO, snapshot: string | undefined, flags: ExportFlags): Promise<ExportOptions> {
+  const format = formatOf(flags.format);
+  const target = targetOf(io, flags.out);
+  const callTimeoutMs = parseDurationOption('--load-timeout', flags.loadTimeout ?? '60s');
+  const busyBudgetMs = parseDurationOption('--busy-timeout', flags.busyTimeout ?? '10s');
+  let source: ExportSource = { kind: 'live' };
+  if (snapshot !== undefined) {
+    const { resolveSnapshot } = await import('../../../backup/resolve-snapshot.js');
+    const from = flags.from
+      ? path.resolve(io.ctx.cwd, expandTilde(flags.from, io.ctx.env))
+      : defaultBackupDir(io.ctx.env);
+    source = { kind: 'snapshot', dir: resolveSnapshot(snapshot, from, io.ctx.cwd) };
+  }
+  const sessionIds = flags.session ?? [];
+  return { source, stateDir: io.opts.stateDir, sessionIds, format, target, busyBudgetMs, callTimeoutMs };
+}
+
 export async function exportCommand(
   io: HandlerIO,
   { args, options }: HandlerArgs<ExportFlags>,
@@ -54,37 +73,20 @@ export async function exportCommand(
     throw usageError(
       `sessions export replays antigravity-acp conversations; the ${io.opts.profile} profile keeps none.`,
     );
-  const format = formatOf(options.format);
-  const target = targetOf(io, options.out);
-  const callTimeoutMs = parseDurationOption('--load-timeout', options.loadTimeout ?? '60s');
-  const busyBudgetMs = parseDurationOption('--busy-timeout', options.busyTimeout ?? '10s');
-  const snapshot = args[0] as string | undefined;
-  let source: ExportSource = { kind: 'live' };
-  if (snapshot !== undefined) {
-    const { resolveSnapshot } = await import('../../../backup/resolve-snapshot.js');
-    const from = options.from
-      ? path.resolve(io.ctx.cwd, expandTilde(options.from, io.ctx.env))
-      : defaultBackupDir(io.ctx.env);
-    source = { kind: 'snapshot', dir: resolveSnapshot(snapshot, from, io.ctx.cwd) };
-  }
+  const checked = await exportOptions(io, args[0] as string | undefined, options);
+  const { target } = checked;
   const { exportSessions } = await import('../../../backup/export-sessions.js');
   const { serverStartOptions } = await import('../../../profiles/server-start.js');
   let report: ExportReport;
   try {
-    report = await exportSessions({
-      source,
-      stateDir: io.opts.stateDir,
-      sessionIds: options.session ?? [],
-      format,
-      target,
+    report = await exportSessions(checked, {
       tmpRoot: tempRoot(io.ctx.env),
-      busyBudgetMs,
       startFor: (stateDir) => serverStartOptions({ ...io, opts: { ...io.opts, stateDir } }),
-      callTimeoutMs,
       signal: io.ctx.signal,
       fallbackCwd: io.ctx.cwd,
       out: io.out,
       onProgress: progressLine(io),
+      progress: (sessions, bytes) => new Progress(io.out, sessions, bytes),
     });
   } catch (err) {
     // A transcript appears only whole (a temporary, then its name), and the scratch copy and server are gone.

@@ -1,8 +1,12 @@
 /**
- * A one-line progress bar on stderr, drawn only when stderr is a TTY (logs
+ * The progress line of a backup run (the run tells it, through
+ * BackupRun.progress, as each session starts and ends), and byte sizes as
+ * people read them. A one-line progress bar on stderr, drawn only when stderr is a TTY (logs
  * and pipes get nothing decorative). Redrawn at most ten times a second.
  */
-import type { Reporter } from '../core/reporter.js';
+
+import type { SessionProgress } from '../../../backup/run-backup.js';
+import type { Reporter } from '../../../core/reporter.js';
 
 const WIDTH = 24;
 
@@ -18,7 +22,7 @@ export function formatBytes(n: number): string {
   return `${v.toFixed(v < 10 ? 1 : 0)} ${units[i]}`;
 }
 
-export class Progress {
+export class Progress implements SessionProgress {
   private sessions = 0;
   private bytes = 0;
   private lastDraw = 0;

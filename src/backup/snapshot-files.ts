@@ -1,6 +1,6 @@
 /**
- * File-level helpers for snapshots: hashing, fsync, (inode, size, mtime)
- * identity, hard links, and the batch of fsyncs a run waits for.
+ * A snapshot's files as a run writes them: private (0600), hard-linked from
+ * the previous snapshot where unchanged, and fsynced in the background.
  *
  * SyncBatch: files a backup run wrote, fsynced in the background while the
  * run goes on (a few at a time, in libuv's thread pool) instead of one by
@@ -12,57 +12,7 @@
  * crash safety is the same as fsyncing each file at once.
  */
 import fs from 'node:fs';
-import { sha256File } from '../util/os/file-hash.js';
 import { copyFileNoFollow, openNoFollow } from '../util/os/safe-fs.js';
-
-/**
- * SQLite header fields that differ between two VACUUM INTO copies of the same content: the change counter,
- * the schema cookie (bumped by a journal-mode switch), version-valid-for and the writing library's version.
- */
-const VOLATILE_SQLITE_HEADER: ReadonlyArray<readonly [number, number]> = [
-  [24, 28],
-  [40, 44],
-  [92, 100],
-];
-
-/** Two compacted (VACUUM INTO) database files hold the same content: same size, same bytes past the volatile header fields. */
-export function sameDatabaseContent(a: string, b: string): boolean {
-  if (fs.statSync(a).size !== fs.statSync(b).size) return false;
-  return sha256File(a, { zeroed: VOLATILE_SQLITE_HEADER }) === sha256File(b, { zeroed: VOLATILE_SQLITE_HEADER });
-}
-
-/**
- * What identifies a file's content between runs without reading it. ctime is
- * left out on purpose: a read-only reader running as root touches it.
- * Inode and mtime are kept as decimal strings (64-bit values, exact).
- */
-export interface FileIdentity {
-  inode: string;
-  size: number;
-  mtimeNs: string;
-  mtime: string;
-}
-
-export function identityOf(file: string): FileIdentity | null {
-  let st: fs.BigIntStats;
-  try {
-    st = fs.statSync(file, { bigint: true });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
-  return {
-    inode: st.ino.toString(),
-    size: Number(st.size),
-    mtimeNs: st.mtimeNs.toString(),
-    mtime: new Date(Number(st.mtimeNs / 1_000_000n)).toISOString(),
-  };
-}
-
-export function sameIdentity(a: FileIdentity | null, b: FileIdentity | null): boolean {
-  if (a === null || b === null) return a === b;
-  return a.inode === b.inode && a.size === b.size && a.mtimeNs === b.mtimeNs;
-}
 
 /**
  * Hard-link where the filesystem allows it (same content, no space), else
@@ -97,36 +47,6 @@ function narrowMode(file: string): void {
   } finally {
     fs.closeSync(fd);
   }
-}
-
-/** Errors that mean "the destination cannot take more data": the whole run stops, nothing half-written remains. */
-const NO_SPACE: Record<string, string> = {
-  ENOSPC: 'no space left on the device',
-  EDQUOT: 'disk quota exceeded',
-  EFBIG: 'file too large (file-size limit)',
-  SQLITE_FULL: 'the disk is full',
-  // SQLite reports EFBIG and other failed writes this way; the snapshot is its only write target.
-  SQLITE_IOERR_WRITE: 'a write failed: the disk is full, a quota or file-size limit was hit, or the device failed',
-  SQLITE_IOERR_FSYNC: 'fsync failed',
-  SQLITE_IOERR_TRUNCATE: 'a write failed',
-};
-
-export function isNoSpace(err: unknown): boolean {
-  const code = (err as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && code in NO_SPACE;
-}
-
-export function noSpaceText(err: unknown): string {
-  const code = String((err as { code?: unknown } | null)?.code);
-  return `${NO_SPACE[code] ?? errorText(err)} (${code})`;
-}
-
-export function errorText(err: unknown): string {
-  if (err instanceof Error) {
-    const code = (err as { code?: unknown }).code;
-    return typeof code === 'string' && !err.message.includes(code) ? `${err.message} (${code})` : err.message;
-  }
-  return String(err);
 }
 
 const SYNC_CONCURRENCY = 4;

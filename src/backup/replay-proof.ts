@@ -1,7 +1,7 @@
 /**
  * `--prove`: restored conversations shown to load in a real server. One fresh
  * server (the caller's start options), `session/load` of each session, what
- * it replays digested (replay.ts), `session/close`, server stopped
+ * it replays digested (replay-record.ts), `session/close`, server stopped
  * (withServer stops it on every path). Only loads: no session is created, no
  * prompt sent, so the probe leaves no new conversation behind.
  *
@@ -20,17 +20,17 @@ import type { Connection } from '../acp/connection.js';
 import { type StartOptions, withServer } from '../acp/lifecycle.js';
 import { closeSession, loadSession } from '../acp/protocol.js';
 import { serverText } from '../acp/redact.js';
-import { errorText } from './files.js';
+import { errorText } from './error-text.js';
 import type { ManifestSession } from './manifest.js';
 import {
   DigestBuilder,
   describeDifference,
   firstDifference,
-  onReplayedMessages,
   type ReplayDigest,
   type ReplayedMessage,
+  type Role,
   unrecordedProblem,
-} from './replay.js';
+} from './replay-record.js';
 
 /** `identical` / `differs`: compared with a recorded replay; `not-compared`: there was none for this session; `empty`: it loaded and replayed no message (nothing to compare), as its record says or without one. */
 export type HistoryVerdict = 'identical' | 'differs' | 'not-compared' | 'empty';
@@ -192,4 +192,28 @@ export async function proveSessions(input: ProveInput): Promise<ProveRun> {
       server: typeof version === 'string' ? serverText(version, { singleLine: true }) : null,
     };
   });
+}
+
+const KINDS: Record<string, Role> = { user_message_chunk: 'user', agent_message_chunk: 'agent' };
+
+function contentText(content: unknown): string {
+  const c = content as { type?: unknown; text?: unknown } | null | undefined;
+  if (c && c.type === 'text' && typeof c.text === 'string') return c.text;
+  return JSON.stringify(content ?? null);
+}
+
+/** Calls `onMessage` for each replayed user/agent message of `sessionId` until stopped. */
+export function onReplayedMessages(
+  conn: Connection,
+  sessionId: string,
+  onMessage: (m: ReplayedMessage) => void,
+): () => void {
+  const stop = conn.onNotification((method, params) => {
+    if (method !== 'session/update') return;
+    const p = params as { sessionId?: unknown; update?: { sessionUpdate?: unknown; content?: unknown } } | undefined;
+    if (p?.sessionId !== sessionId || typeof p.update?.sessionUpdate !== 'string') return;
+    const role = KINDS[p.update.sessionUpdate];
+    if (role) onMessage({ role, text: contentText(p.update.content) });
+  });
+  return () => void stop();
 }

@@ -1,0 +1,38 @@
+/** The flags of `backup`, `backup list`, `backup verify` and `__snapshot-archive`, as commander gives them (register.ts declares them); each handler checks its own once. */
+
+/** `agyctl backup`'s flags, as commander gives them. */
+export interface BackupFlags {
+  to?: string;
+  session?: string[];
+  keepLast?: string;
+  keepDaily?: string;
+  keepWeekly?: string;
+  dryRun?: boolean;
+  busyTimeout: string;
+  jobs?: string;
+  archive?: string;
+  prometheus?: string;
+  prove?: boolean;
+  proveTimeout?: string;
+}
+
+/** `agyctl backup verify`'s flags. */
+export interface VerifyFlags {
+  from?: string;
+  prove?: boolean;
+  proveTimeout: string;
+  /** Options of `backup` itself given with `backup verify` (commander hands them to the parent wherever they stand). */
+  backupOnly?: string[];
+}
+
+/** `agyctl backup list`'s flags. */
+export interface ListFlags {
+  from?: string;
+}
+
+/** `agyctl __snapshot-archive`'s flags: the part of `backup`'s that reads the state dir. */
+export interface SnapshotArchiveFlags {
+  session?: string[];
+  busyTimeout: string;
+  jobs?: string;
+}
