@@ -6,7 +6,7 @@
  */
 import type { Readable, Writable } from 'node:stream';
 import { AgyError, EXIT, InterruptedError, TimeoutError } from '../core/errors.js';
-import { nullTracer, type Tracer } from '../core/trace.js';
+import { nullTracer, type Tracer } from '../core/io.js';
 import { formatDuration } from '../util/duration.js';
 import { AcpError } from './acp-error.js';
 import { encodeMessage, type JsonRpcId, type JsonRpcMessage, LineSplitter, parseLine } from './framing.js';

@@ -5,7 +5,7 @@
  * with O_NOFOLLOW (a symlink is refused: `unsafe-symlink`, exit 2), mode 0600.
  */
 import fs from 'node:fs';
-import type { TraceDirection, Tracer } from '../core/trace.js';
+import type { TraceDirection, Tracer } from '../core/io.js';
 import { openNoFollow } from '../util/os/safe-fs.js';
 import { redact, redactText } from './redact.js';
 

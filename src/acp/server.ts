@@ -5,8 +5,8 @@
  */
 import { execa, type ResultPromise } from 'execa';
 import { AgyError, EXIT } from '../core/errors.js';
+import { nullTracer, type Tracer } from '../core/io.js';
 import { serverHomeFor } from '../core/paths.js';
-import { nullTracer, type Tracer } from '../core/trace.js';
 import { groupAlive, registerGroup, signalGroup, unregisterGroup, waitGroupGone } from './children.js';
 import { Connection, type ServerMessageHandler } from './connection.js';
 import { LineSplitter, stripAnsi } from './framing.js';

@@ -10,7 +10,7 @@
  */
 import path from 'node:path';
 import type { StartOptions } from '../acp/lifecycle.js';
-import type { Reporter } from '../core/reporter.js';
+import type { Reporter } from '../core/io.js';
 import { errorText } from './error-text.js';
 import { REPLAY_RECORD } from './layout.js';
 import { type Manifest, type ManifestSession, readManifest } from './manifest.js';

@@ -27,7 +27,7 @@
  */
 import crypto from 'node:crypto';
 import path from 'node:path';
-import { agyctlVersion } from '../core/version.js';
+import { agyctlVersion } from '../core/runtime.js';
 import { writeFileAtomic } from '../util/os/atomic-write.js';
 import { sha256, sha256File } from '../util/os/file-hash.js';
 import { assertPrivateDir, readFileNoFollow } from '../util/os/safe-fs.js';

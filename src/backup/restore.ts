@@ -6,8 +6,8 @@
  */
 import path from 'node:path';
 import { AgyError, EXIT, InterruptedError, usageError } from '../core/errors.js';
+import type { Reporter } from '../core/io.js';
 import { conversationFiles, stateFiles } from '../core/paths.js';
-import type { Reporter } from '../core/reporter.js';
 import { sha256File } from '../util/os/file-hash.js';
 import { assertNotSymlink, mkdirPrivate, sweepPrivateDirs } from '../util/os/safe-fs.js';
 import { findServersFor, holders } from '../util/procfs.js';

@@ -21,7 +21,7 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Reporter } from '../core/reporter.js';
+import type { Reporter } from '../core/io.js';
 import { fsyncDir } from '../util/os/atomic-write.js';
 import { errorText } from './error-text.js';
 import { deletingName, listSnapshots, type SnapshotRef } from './layout.js';

@@ -1,6 +1,5 @@
 /** What a command handler runs with: the use cases' CommandIO (src/core/io.ts) plus the presentation options and the terminal Output. */
-import type { CommandIO as CoreIO } from '../core/io.js';
-import type { ServerTarget } from '../core/target.js';
+import type { CommandIO as CoreIO, ServerTarget } from '../core/io.js';
 import type { Output } from './terminal/output.js';
 
 export type { CommandResult, RunContext, TtyReadable, TtyWritable } from '../core/io.js';

@@ -4,12 +4,14 @@
  * a protocol tracer. Tests build one by hand; for the real process,
  * main() in src/cli/main.ts builds the RunContext (bin/agyctl.js only calls
  * it) and run() the rest, once commander has parsed the global options.
+ *
+ * The Reporter is what use cases call to tell a person (or a --json reader)
+ * what happens; src/cli/terminal/output.ts implements it, so use cases never
+ * see a stream, a TTY check or a colour decision beyond what it offers. The
+ * file-backed tracer (acp/file-tracer.ts) is loaded only with --trace.
  */
 import type { Readable, Writable } from 'node:stream';
 import type { ExitCode } from './errors.js';
-import type { Reporter } from './reporter.js';
-import type { ServerTarget } from './target.js';
-import type { Tracer } from './trace.js';
 
 export type TtyReadable = Readable & { isTTY?: boolean; setRawMode?: (raw: boolean) => unknown };
 /** columns/rows: the terminal's size (a tty.WriteStream keeps them current); absent when unknown or not a terminal. */
@@ -44,3 +46,68 @@ export interface CommandResult {
   /** A child (root's work as a state dir's owner) already wrote the command's output, --json document included. */
   written?: boolean;
 }
+
+/**
+ * ServerTarget: which server a use case works on: the state dir, the --server command and
+ * the profile. The CLI builds one from the global options; a detected
+ * profile yields a new one (profiles/adopt.ts), nothing mutates it.
+ */
+export const PROFILE_IDS = ['antigravity', 'gemini-cli'] as const;
+export type ProfileId = (typeof PROFILE_IDS)[number];
+
+/** How the profile in use was chosen, strongest first. */
+export type ProfileSource = 'flag' | 'env' | 'server-command' | 'detected' | 'default';
+
+export interface ServerTarget {
+  stateDir: string;
+  /** The raw --server / AGYCTL_SERVER command line, if any. */
+  server: string | undefined;
+  /** The server profile (--profile / AGYCTL_PROFILE, else guessed; see src/profiles). Absent means antigravity. */
+  profile?: ProfileId;
+  profileSource?: ProfileSource;
+  /** --state-dir or AGYCTL_STATE_DIR was given: a detected profile must not move it. */
+  stateDirExplicit?: boolean;
+}
+
+/** The few styles agyctl uses. Identity functions when colour is off, so chalk is loaded only when needed. */
+export interface Palette {
+  red(s: string): string;
+  green(s: string): string;
+  yellow(s: string): string;
+  dim(s: string): string;
+  bold(s: string): string;
+}
+
+const id = (s: string): string => s;
+export const PLAIN: Palette = { red: id, green: id, yellow: id, dim: id, bold: id };
+
+export interface Reporter {
+  /** Colours for stdout and stderr; plain when colour is off or the stream is not a TTY. */
+  readonly c: Palette;
+  readonly e: Palette;
+  /** --json: stdout carries JSON only (one document, or NDJSON events). */
+  readonly json: boolean;
+  readonly stderrIsTTY: boolean;
+  readonly stdoutIsTTY: boolean;
+  /** A line of human-readable data on stdout (URLs and commands to copy stand alone on theirs); suppressed in --json mode. */
+  print(line?: string): void;
+  /** Prose on stderr (wrapped at spaces on a terminal); `verbatim`: text to copy, never wrapped. */
+  info(message: string, opts?: { verbatim?: boolean }): void;
+  warn(message: string): void;
+  verbose(message: string): void;
+  /** Overwrite the current stderr line (countdowns, progress); only on a TTY. */
+  status(message: string): void;
+  clearStatus(): void;
+  /** One NDJSON event on stdout (streaming commands in --json mode only). */
+  event(event: Record<string, unknown>): void;
+  error(message: string, hint?: string): void;
+}
+
+export type TraceDirection = 'send' | 'recv' | 'stdout-noise' | 'stderr' | 'event';
+
+export interface Tracer {
+  record(direction: TraceDirection, payload: unknown): void;
+  close(): void;
+}
+
+export const nullTracer: Tracer = { record() {}, close() {} };

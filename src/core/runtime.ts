@@ -5,6 +5,7 @@
  * below asks here instead of looking for files next to itself, which the
  * executable does not have.
  */
+import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** A SQLite addon that is loaded, and the file it was loaded from. */
@@ -41,4 +42,15 @@ export function useBundledRuntime(runtime: BundledRuntime): void {
 /** The executable's runtime, or undefined when agyctl runs from the npm package. */
 export function bundledRuntime(): BundledRuntime | undefined {
   return bundled;
+}
+
+let cached: string | undefined;
+
+/** agyctl's version: fixed in the executable, else from package.json (read once). */
+export function agyctlVersion(): string {
+  cached ??=
+    bundledRuntime()?.version ??
+    (JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string })
+      .version;
+  return cached;
 }

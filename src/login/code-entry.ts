@@ -14,8 +14,7 @@
  * pattern-based redaction (src/acp/redact.ts) still applies on top.
  */
 import type { AcpServer } from '../acp/server.js';
-import type { CommandIO } from '../core/io.js';
-import type { Tracer } from '../core/trace.js';
+import type { CommandIO, Tracer } from '../core/io.js';
 import { type AuthUrl, findUrls, type Validation, validateCodeEntryUrl } from '../profiles/auth-url.js';
 import { codeEntryStep, openInBrowser } from './present.js';
 import type { ShowLoginStep } from './steps.js';

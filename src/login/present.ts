@@ -3,8 +3,7 @@
  * here, fields in the contract's order), and the one way a value to copy is
  * written: alone on its stdout line.
  */
-import type { CommandIO } from '../core/io.js';
-import type { Reporter } from '../core/reporter.js';
+import type { CommandIO, Reporter } from '../core/io.js';
 import type { AuthUrl } from '../profiles/auth-url.js';
 import type { LoginStep, UrlOrigin } from './steps.js';
 import { type TunnelTarget, tunnelCommand } from './tunnel.js';

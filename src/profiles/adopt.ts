@@ -7,8 +7,7 @@
  */
 
 import type { InitializeResult } from '../acp/protocol.js';
-import type { CommandIO } from '../core/io.js';
-import type { ServerTarget } from '../core/target.js';
+import type { CommandIO, ServerTarget } from '../core/io.js';
 import { detectProfile, getProfile, profileOf } from './index.js';
 import type { ServerProfile } from './types.js';
 

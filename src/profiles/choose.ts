@@ -8,8 +8,8 @@
  */
 import path from 'node:path';
 import { usageError } from '../core/errors.js';
+import { PROFILE_IDS, type ProfileId, type ProfileSource } from '../core/io.js';
 import { defaultStateDir } from '../core/paths.js';
-import { PROFILE_IDS, type ProfileId, type ProfileSource } from '../core/target.js';
 import { geminiCliStateDir } from './gemini-cli-paths.js';
 
 export { PROFILE_IDS, type ProfileId, type ProfileSource };

@@ -17,7 +17,7 @@ import { AcpError } from '../acp/acp-error.js';
 import type { StartOptions } from '../acp/lifecycle.js';
 import { resolveCommand, type ServerCommand } from '../acp/resolve.js';
 import type { CommandIO } from '../core/io.js';
-import { agyctlVersion } from '../core/version.js';
+import { agyctlVersion } from '../core/runtime.js';
 import { antigravity } from './antigravity.js';
 import { findUrls, looksLikeSignInUrl } from './auth-url.js';
 import { assertServerCanUse } from './guard.js';

@@ -9,8 +9,10 @@
 import { usageError } from '../core/errors.js';
 import type { ProfileId, ServerProfile } from '../profiles/types.js';
 import { writeFileAtomic } from '../util/os/atomic-write.js';
-import { authTypeOf, rawAuthType, readSettings, type SettingsFile, setAuthType } from './index.js';
 import { setStringAt } from './jsonc.js';
+import { readSettings, type SettingsFile } from './read.js';
+import { authTypeOf, rawAuthType } from './validate.js';
+import { setAuthType } from './write.js';
 
 /** settings.json read with the syntax this profile's server accepts (comments for gemini-cli). */
 export const readProfileSettings = (profile: ServerProfile, stateDir: string): SettingsFile =>

@@ -8,8 +8,7 @@ import { renderRemoteEvent, summaryLine, TextPrinter } from '../../src/cli/comma
 import type { ConnectEvent } from '../../src/connect/events.js';
 import { checkRemoteUrl } from '../../src/connect/host-session.js';
 import type { RemoteEvent } from '../../src/connect/remote-login.js';
-import type { CommandIO } from '../../src/core/io.js';
-import { PLAIN, type Reporter } from '../../src/core/reporter.js';
+import { type CommandIO, PLAIN, type Reporter } from '../../src/core/io.js';
 
 function recorder(): { out: Reporter; lines: string[] } {
   const lines: string[] = [];

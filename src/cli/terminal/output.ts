@@ -3,8 +3,7 @@
  * events with --json); everything meant for a person watching goes to
  * stderr, so `agyctl ... --json | jq` always sees clean JSON.
  */
-import type { TtyWritable } from '../../core/io.js';
-import { type Palette, PLAIN, type Reporter } from '../../core/reporter.js';
+import { type Palette, PLAIN, type Reporter, type TtyWritable } from '../../core/io.js';
 import { fitLine, wrapProse } from './wrap.js';
 
 export { type Palette, PLAIN };

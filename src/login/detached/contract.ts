@@ -5,7 +5,7 @@
  * record, answered by `login finish`, relayed by `connect`, and printed as
  * NDJSON with --json (docs/json.md). One type each, used by every reader.
  */
-import type { ServerTarget } from '../../core/target.js';
+import type { ServerTarget } from '../../core/io.js';
 import type { TerminalSize } from '../qr.js';
 import type { TunnelTarget } from '../tunnel.js';
 

@@ -6,7 +6,7 @@
  */
 
 import type { SessionProgress } from '../../../backup/run-backup.js';
-import type { Reporter } from '../../../core/reporter.js';
+import type { Reporter } from '../../../core/io.js';
 
 const WIDTH = 24;
 

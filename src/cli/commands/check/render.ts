@@ -2,7 +2,7 @@
 
 import { EXIT_FOR } from '../../../check/status.js';
 import type { CheckResult, Status } from '../../../check/types.js';
-import type { Palette } from '../../../core/reporter.js';
+import type { Palette } from '../../../core/io.js';
 
 function mark(c: CheckResult, color: Palette): string {
   if (c.ok) return color.green('✓');

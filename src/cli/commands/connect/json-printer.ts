@@ -3,7 +3,7 @@
 import type { ConnectEvent } from '../../../connect/events.js';
 import type { RouteChoice } from '../../../connect/redirect-route.js';
 import { EXIT } from '../../../core/errors.js';
-import type { Reporter } from '../../../core/reporter.js';
+import type { Reporter } from '../../../core/io.js';
 import { type ConnectPrinter, writeSharedLines } from './printer.js';
 
 type Json = Record<string, unknown>;

@@ -7,7 +7,7 @@
  */
 
 import type { ConnectEvent } from '../../../connect/events.js';
-import type { Reporter } from '../../../core/reporter.js';
+import type { Reporter } from '../../../core/io.js';
 
 export interface ConnectPrinter {
   /** `redraw` is given while the paste prompt is showing: text goes above it, and it is drawn again after. */

@@ -7,8 +7,7 @@
 import type { ConnectEvent, HostResult } from '../../../connect/events.js';
 import type { RouteChoice } from '../../../connect/redirect-route.js';
 import type { RemoteEvent, RemoteEventOf } from '../../../connect/remote-login.js';
-import type { CommandIO } from '../../../core/io.js';
-import type { Reporter } from '../../../core/reporter.js';
+import type { CommandIO, Reporter } from '../../../core/io.js';
 import { labelled } from '../../../login/present.js';
 import { formatDuration } from '../../../util/duration.js';
 import { above, type ConnectPrinter, writeSharedLines } from './printer.js';

@@ -1,7 +1,7 @@
 /** The supervisor's work (see register.ts): read the request, run the login with tapped streams, record the outcome. */
 import path from 'node:path';
 import { asExitCode, EXIT, InterruptedError, TimeoutError } from '../../../core/errors.js';
-import { nullTracer, type Tracer } from '../../../core/trace.js';
+import { nullTracer, type Tracer } from '../../../core/io.js';
 import { asLoginEvent, type LoginEvent, type LoginRequest } from '../../../login/detached/contract.js';
 import type { LoginStreams } from '../../../login/detached/supervisor.js';
 import type { HandlerArgs } from '../../action.js';

@@ -1,7 +1,6 @@
 /** `agyctl version`: loads the SQLite binding and queries it, so a runtime that drifted from its binding fails here. */
 import { EXIT } from '../../../core/errors.js';
-import { bundledRuntime } from '../../../core/runtime.js';
-import { agyctlVersion } from '../../../core/version.js';
+import { agyctlVersion, bundledRuntime } from '../../../core/runtime.js';
 import type { CommandResult, HandlerIO } from '../../context.js';
 
 export interface VersionReport {
