@@ -36,7 +36,7 @@ async function buildProgram(
     // so its help is padded to its own options.
     .configureHelp({
       showGlobalOptions: true,
-      visibleGlobalOptions: (cmd) => (cmd.parent ? programOf(cmd).options.filter((o) => !o.hidden) : []),
+      visibleGlobalOptions: (cmd) => (cmd.parent ? programOf(cmd).options.filter((option) => !option.hidden) : []),
     })
     .exitOverride()
     .configureOutput({
@@ -110,7 +110,7 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
     await program.parseAsync(argv, { from: 'user' });
     return exit;
   } catch (err) {
-    if (err instanceof CommanderError && program) return commanderExit(err, program, argv, out, jsonRequested);
+    if (err instanceof CommanderError && program) return commanderExit(err, program, argv, out);
     if (ctx.signal.reason instanceof ReaderGone) return EXIT.readerGone;
     const agy = commandError(err, stateDir);
     if (ctx.signal.aborted && agy.exit !== EXIT.interrupted && agy.exit !== EXIT.ok)
@@ -135,12 +135,13 @@ function isLoginCommand(command: Command): boolean {
   return name === 'login' || name.startsWith('__') || command.parent?.name() === 'login';
 }
 
-function commanderExit(err: CommanderError, program: Command, argv: string[], out: Output, json: boolean): ExitCode {
+/** A parse error is met before any handler runs, while `out` is still the one made for `--json` in argv. */
+function commanderExit(err: CommanderError, program: Command, argv: string[], out: Output): ExitCode {
   if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help')
     return EXIT.ok;
   if (err.code === 'commander.executeSubCommandAsync' && err.exitCode === 0) return EXIT.ok;
   const usage = usageErrorFrom(err, program, argv);
-  if (json) out.document({ ok: false, error: usage.toJSON() });
+  if (out.json) out.document({ ok: false, error: usage.toJSON() });
   else out.error(usage.message, usage.hint);
   return EXIT.usage;
 }

@@ -16,14 +16,12 @@ import path from 'node:path';
 import { AgyError, EXIT, usageError } from './errors.js';
 import { childPath, showUntrusted } from './safe-path.js';
 
-type Env = NodeJS.ProcessEnv;
-
 /**
  * HOME, else (unset) the account's home from the password database. An
  * empty or relative HOME is refused: joined into a path it would silently
  * mean the current directory (settings written into cwd).
  */
-export function homeDir(env: Env): string {
+export function homeDir(env: NodeJS.ProcessEnv): string {
   const home = env.HOME === undefined ? os.homedir() : env.HOME;
   const fix = 'set HOME to your home directory, or pass --state-dir DIR (and --to DIR for backup)';
   if (!home || !path.isAbsolute(home))
@@ -56,21 +54,21 @@ function homeProblem(home: string): string | undefined {
 /** The server derives its state dir from HOME: `$HOME/.gemini/antigravity-acp`. */
 export const STATE_SUBDIR = path.join('.gemini', 'antigravity-acp');
 
-export function defaultStateDir(env: Env): string {
+export function defaultStateDir(env: NodeJS.ProcessEnv): string {
   return path.join(homeDir(env), STATE_SUBDIR);
 }
 
 export function resolveStateDir(
   flag: string | undefined,
-  env: Env,
+  env: NodeJS.ProcessEnv,
   cwd: string,
-  fallback: (env: Env) => string = defaultStateDir,
+  fallback: (env: NodeJS.ProcessEnv) => string = defaultStateDir,
 ): string {
   const chosen = flag ?? env.AGYCTL_STATE_DIR;
   return chosen ? path.resolve(cwd, expandTilde(chosen, env)) : fallback(env);
 }
 
-export function expandTilde(p: string, env: Env): string {
+export function expandTilde(p: string, env: NodeJS.ProcessEnv): string {
   if (p === '~') return homeDir(env);
   if (p.startsWith('~/')) return path.join(homeDir(env), p.slice(2));
   return p;
@@ -130,13 +128,13 @@ export function conversationFiles(stateDir: string, sessionId: string) {
 }
 
 /** Where backups go by default: $XDG_STATE_HOME/agyctl/backups, else ~/.local/state/agyctl/backups. */
-export function defaultBackupDir(env: Env): string {
+export function defaultBackupDir(env: NodeJS.ProcessEnv): string {
   const xdg = env.XDG_STATE_HOME && path.isAbsolute(env.XDG_STATE_HOME) ? env.XDG_STATE_HOME : undefined;
   return path.join(xdg ?? path.join(homeDir(env), '.local', 'state'), 'agyctl', 'backups');
 }
 
 /** Private temporary directories (URL-capture shims, probe cwd) live under the OS temp dir. */
-export function tempRoot(env: Env): string {
+export function tempRoot(env: NodeJS.ProcessEnv): string {
   return env.TMPDIR && env.TMPDIR.length > 0 ? env.TMPDIR : os.tmpdir();
 }
 

@@ -1,27 +1,11 @@
 /**
  * A captured sign-in URL as the step that shows it (its `url` event built
- * here, fields in the contract's order), and the one way a value to copy is
- * written: alone on its stdout line.
+ * here, fields in the contract's order).
  */
-import type { CommandIO, Reporter } from '../core/io.js';
+import type { CommandIO } from '../core/io.js';
 import type { AuthUrl } from '../profiles/auth-url.js';
 import type { LoginStep, UrlOrigin } from './steps.js';
 import { type TunnelTarget, tunnelCommand } from './tunnel.js';
-
-/**
- * A value to copy, alone on its stdout line. With stdout piped (`login | tee`, a script keeping the URL)
- * and stderr on the terminal, it is shown there too, so its label never stands alone.
- */
-export function printValue(out: Reporter, value: string): void {
-  out.print(value);
-  if (!out.stdoutIsTTY && out.stderrIsTTY) out.info(value, { verbatim: true });
-}
-
-/** A label for the person (stderr) and the value under it. */
-export function labelled(io: CommandIO, label: string, value: string): void {
-  io.out.info(label);
-  printValue(io.out, value);
-}
 
 /** The auth method being signed in goes on the `url` event, so `login status` knows it before the sign-in ends. */
 const methodField = (method: string | undefined) => (method ? { method } : {});

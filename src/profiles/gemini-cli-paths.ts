@@ -6,15 +6,13 @@
 import path from 'node:path';
 import { homeDir } from '../core/paths.js';
 
-type Env = NodeJS.ProcessEnv;
-
 /**
  * gemini-cli keeps everything in `<home>/.gemini`, where home is
  * GEMINI_CLI_HOME when set (its own override), else HOME.
  */
 export const GEMINI_CLI_SUBDIR = '.gemini';
 
-export function geminiCliStateDir(env: Env): string {
+export function geminiCliStateDir(env: NodeJS.ProcessEnv): string {
   const home = env.GEMINI_CLI_HOME && env.GEMINI_CLI_HOME.length > 0 ? env.GEMINI_CLI_HOME : homeDir(env);
   return path.join(home, GEMINI_CLI_SUBDIR);
 }

@@ -65,17 +65,17 @@ export class Budget {
  */
 export function pause(
   ms: number,
-  o: { signal?: AbortSignal | undefined; until?: Promise<unknown> } = {},
+  endsEarly: { signal?: AbortSignal | undefined; until?: Promise<unknown> } = {},
 ): Promise<void> {
   return new Promise((resolve) => {
     const done = (): void => {
       clearTimeout(timer);
-      o.signal?.removeEventListener('abort', done);
+      endsEarly.signal?.removeEventListener('abort', done);
       resolve();
     };
     const timer = setTimeout(done, ms);
-    if (o.signal?.aborted) return done();
-    o.signal?.addEventListener('abort', done, { once: true });
-    void o.until?.then(done, done);
+    if (endsEarly.signal?.aborted) return done();
+    endsEarly.signal?.addEventListener('abort', done, { once: true });
+    void endsEarly.until?.then(done, done);
   });
 }

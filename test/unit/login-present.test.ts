@@ -6,9 +6,8 @@
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { pasteWhere } from '../../src/cli/commands/login/printers.js';
-import { Output } from '../../src/cli/terminal/output.js';
+import { labelled, Output } from '../../src/cli/terminal/output.js';
 import type { CommandIO, TtyWritable } from '../../src/core/io.js';
-import { labelled } from '../../src/login/present.js';
 
 function stream(isTTY: boolean): { s: TtyWritable; text: () => string } {
   const s = Object.assign(new PassThrough(), { isTTY });

@@ -3,7 +3,7 @@
  * events with --json); everything meant for a person watching goes to
  * stderr, so `agyctl ... --json | jq` always sees clean JSON.
  */
-import { type Palette, PLAIN, type Reporter, type TtyWritable } from '../../core/io.js';
+import { type CommandIO, type Palette, PLAIN, type Reporter, type TtyWritable } from '../../core/io.js';
 import { fitLine, wrapProse } from './wrap.js';
 
 export { type Palette, PLAIN };
@@ -119,4 +119,19 @@ export function wantColor(flag: boolean, env: NodeJS.ProcessEnv): boolean {
   if (!flag) return false;
   if (env.NO_COLOR !== undefined && env.NO_COLOR !== '') return false;
   return env.TERM !== 'dumb';
+}
+
+/**
+ * A value to copy, alone on its stdout line. With stdout piped (`login | tee`, a script keeping the URL)
+ * and stderr on the terminal, it is shown there too, so its label never stands alone.
+ */
+export function printValue(out: Reporter, value: string): void {
+  out.print(value);
+  if (!out.stdoutIsTTY && out.stderrIsTTY) out.info(value, { verbatim: true });
+}
+
+/** A label for the person (stderr) and the value under it. */
+export function labelled(io: CommandIO, label: string, value: string): void {
+  io.out.info(label);
+  printValue(io.out, value);
 }

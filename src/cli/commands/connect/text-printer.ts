@@ -8,8 +8,8 @@ import type { ConnectEvent, HostResult } from '../../../connect/events.js';
 import type { RouteChoice } from '../../../connect/redirect-route.js';
 import type { RemoteEvent, RemoteEventOf } from '../../../connect/remote-login.js';
 import type { CommandIO, Reporter } from '../../../core/io.js';
-import { labelled } from '../../../login/present.js';
 import { formatDuration } from '../../../util/duration.js';
+import { labelled } from '../../terminal/output.js';
 import { above, type ConnectPrinter, writeSharedLines } from './printer.js';
 
 export class TextPrinter implements ConnectPrinter {

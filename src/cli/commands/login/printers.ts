@@ -9,12 +9,12 @@
 import path from 'node:path';
 import type { TtyWritable } from '../../../core/io.js';
 import { describePending } from '../../../login/detached/record.js';
-import { printValue } from '../../../login/present.js';
 import { fitQr, qrLines, screenOf } from '../../../login/qr.js';
 import type { LoginReport } from '../../../login/run-login.js';
 import type { LoginStep, StartStep, UrlOrigin } from '../../../login/steps.js';
 import { tunnelExplanation } from '../../../login/tunnel.js';
 import type { Output } from '../../terminal/output.js';
+import { printValue } from '../../terminal/output.js';
 
 export interface Printer<Step> {
   show(step: Step): void | Promise<void>;
