@@ -1,11 +1,27 @@
 /**
- * The glue between commander and a command's handler: it assembles the
- * global options, the Output and the tracer, runs the handler, and hands the
- * result to main. Command files use `action(handler)` and never touch exit
+ * The glue between commander and a command's handler, and what a handler
+ * runs with (HandlerIO): main assembles the global options, the Output and
+ * the tracer, runs the handler, and maps its result. Command files use `action(handler)` and never touch exit
  * codes or process state themselves.
  */
 import type { Command } from 'commander';
-import type { CommandResult, GlobalOptions, HandlerIO, RunContext } from './context.js';
+import type { CommandResult, CommandIO as CoreIO, ServerTarget } from '../core/io.js';
+import type { Output } from './terminal/output.js';
+
+export type { CommandResult, RunContext, TtyReadable, TtyWritable } from '../core/io.js';
+
+export interface GlobalOptions extends ServerTarget {
+  json: boolean;
+  color: boolean;
+  verbose: boolean;
+  trace: string | undefined;
+}
+
+/** What a command handler runs with: the use cases' CommandIO plus the presentation options and the terminal Output. */
+export interface HandlerIO extends CoreIO {
+  opts: GlobalOptions;
+  out: Output;
+}
 
 /**
  * What commander hands a handler. `O` is the command's own flags interface
@@ -51,5 +67,3 @@ export function invocationOf(handler: Handler, spec: ActionSpec, commanderArgs: 
   const options = commanderArgs[commanderArgs.length - 2] as Record<string, unknown>;
   return { handler, spec, input: { args: commanderArgs.slice(0, -2), options }, command };
 }
-
-export type { CommandResult, GlobalOptions, HandlerIO, RunContext };

@@ -15,7 +15,7 @@ import { asExitCode, EXIT, type ExitCode } from '../core/errors.js';
 import { agyctlEntryArgs } from '../core/runtime.js';
 import { writeFileAtomic } from '../util/os/atomic-write.js';
 import { AS_OWNER_VAR, METRICS_FD_VAR, TRACE_FD_VAR, type TreeOwner } from '../util/os/tree-owner.js';
-import type { GlobalOptions, RunContext } from './context.js';
+import type { GlobalOptions, RunContext } from './action.js';
 
 /** How a command runs when root meets a user's state dir: all of it as the owner, or as today (not in that tree). */
 export function runsAsOwner(command: Command, args: unknown[]): boolean {

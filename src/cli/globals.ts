@@ -3,7 +3,7 @@ import { type Command, Option } from 'commander';
 import { usageError } from '../core/errors.js';
 import { resolveStateDir } from '../core/paths.js';
 import { defaultStateDirFor, resolveProfile } from '../profiles/choose.js';
-import type { GlobalOptions, RunContext } from './context.js';
+import type { GlobalOptions, RunContext } from './action.js';
 import { wantColor } from './terminal/output.js';
 
 export function addGlobalOptions(program: Command): Command {

@@ -6,7 +6,7 @@
  */
 import os from 'node:os';
 import { PassThrough, Readable } from 'node:stream';
-import type { RunContext } from '../../src/cli/context.js';
+import type { RunContext } from '../../src/cli/action.js';
 import { run } from '../../src/cli/main.js';
 
 export interface InProcessOptions {

@@ -13,7 +13,7 @@ import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/erro
 import { defaultBackupDir, expandTilde } from '../../../core/paths.js';
 import { type FsErrorContext, withFsErrors } from '../../../util/fs-errors.js';
 import { ownerToBecome } from '../../../util/os/tree-owner.js';
-import type { CommandResult, HandlerIO } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../action.js';
 import { parseCountOption, parseDurationOption } from '../../parse-options.js';
 import type { BackupFlags } from './flags.js';
 import { Progress } from './progress.js';

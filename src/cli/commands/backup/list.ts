@@ -3,7 +3,7 @@
 import type { SnapshotSummary } from '../../../backup/layout.js';
 import { EXIT } from '../../../core/errors.js';
 import { withFsErrors } from '../../../util/fs-errors.js';
-import type { CommandResult, HandlerIO } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../action.js';
 import type { ListFlags } from './flags.js';
 import { dirOption, fsContext } from './handler.js';
 import { formatBytes } from './progress.js';

@@ -3,7 +3,7 @@ import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
 import type { VerifyOptions, VerifyReport } from '../../../backup/verify.js';
 import { EXIT, usageError } from '../../../core/errors.js';
 import { withFsErrors } from '../../../util/fs-errors.js';
-import type { CommandResult, HandlerIO } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../action.js';
 import type { VerifyFlags } from './flags.js';
 import { dirOption, fsContext } from './handler.js';
 

@@ -5,7 +5,7 @@ import { type CheckOptions, runCheck } from '../../../check/run.js';
 import { EXIT_FOR } from '../../../check/status.js';
 import { usageError } from '../../../core/errors.js';
 import { METRICS_FD_VAR, relayFd } from '../../../util/os/tree-owner.js';
-import type { CommandResult, HandlerIO } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../action.js';
 import { parseDurationOption } from '../../parse-options.js';
 import { publicCheck, renderChecks } from './render.js';
 

@@ -3,8 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { EXIT } from '../../../core/errors.js';
 import { defaultBackupDir, expandTilde } from '../../../core/paths.js';
-import type { HandlerArgs } from '../../action.js';
-import type { CommandResult, HandlerIO } from '../../context.js';
+import type { CommandResult, HandlerArgs, HandlerIO } from '../../action.js';
 
 /** `completion` has no flags of its own (the shell is its argument). */
 export type CompletionFlags = Record<string, never>;

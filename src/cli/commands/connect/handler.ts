@@ -3,8 +3,7 @@ import path from 'node:path';
 import type { ConnectOptions } from '../../../connect/connect-options.js';
 import type { ConnectEmit } from '../../../connect/events.js';
 import { usageError } from '../../../core/errors.js';
-import type { HandlerArgs } from '../../action.js';
-import type { CommandResult, HandlerIO } from '../../context.js';
+import type { CommandResult, HandlerArgs, HandlerIO } from '../../action.js';
 import type { ConnectPrinter } from './printer.js';
 
 /** connect's flags, as commander gives them (register.ts declares them). */

@@ -4,9 +4,8 @@ import { asExitCode, EXIT, InterruptedError, TimeoutError } from '../../../core/
 import { nullTracer, type Tracer } from '../../../core/io.js';
 import { asLoginEvent, type LoginEvent, type LoginRequest } from '../../../login/detached/contract.js';
 import type { LoginStreams } from '../../../login/detached/supervisor.js';
-import type { HandlerArgs } from '../../action.js';
+import type { CommandResult, HandlerArgs, HandlerIO, RunContext, TtyWritable } from '../../action.js';
 import { commandError } from '../../command-error.js';
-import type { CommandResult, HandlerIO, RunContext, TtyWritable } from '../../context.js';
 import { loadPalette, Output } from '../../terminal/output.js';
 import { loginPrinter, pasteWhere } from '../login/printers.js';
 

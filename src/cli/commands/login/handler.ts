@@ -13,8 +13,7 @@ import type { TtyReadable } from '../../../core/io.js';
 import type { LoginOptions } from '../../../login/run-login.js';
 import { profileOf } from '../../../profiles/index.js';
 import { withDeadline } from '../../../util/deadline.js';
-import type { HandlerArgs } from '../../action.js';
-import type { CommandResult, HandlerIO } from '../../context.js';
+import type { CommandResult, HandlerArgs, HandlerIO } from '../../action.js';
 
 /** `agyctl login`'s own flags, as commander produces them. */
 export interface LoginFlags {

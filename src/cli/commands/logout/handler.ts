@@ -3,8 +3,7 @@
 import path from 'node:path';
 import { EXIT } from '../../../core/errors.js';
 import type { LogoutStep } from '../../../login/logout.js';
-import type { HandlerArgs } from '../../action.js';
-import type { CommandResult, HandlerIO } from '../../context.js';
+import type { CommandResult, HandlerArgs, HandlerIO } from '../../action.js';
 
 /** What a logout says as it goes: notes on stderr, the same with --json (its document is the report). */
 const logoutPrinter =

@@ -4,7 +4,7 @@ import { tempRoot } from '../../../core/paths.js';
 import { probeAssumptions } from '../../../probe/assumptions.js';
 import { profileOf } from '../../../profiles/index.js';
 import { serverStartOptions } from '../../../profiles/server-start.js';
-import type { CommandResult, HandlerIO } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../action.js';
 import { renderAssumptions } from './assumptions-render.js';
 
 export async function runAssumptionsProbe(io: HandlerIO, timeoutMs: number): Promise<CommandResult> {

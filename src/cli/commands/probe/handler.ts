@@ -2,8 +2,7 @@
 
 import { EXIT, usageError } from '../../../core/errors.js';
 import type { ProbeOptions } from '../../../probe/probe.js';
-import type { HandlerArgs } from '../../action.js';
-import type { CommandResult, HandlerIO } from '../../context.js';
+import type { CommandResult, HandlerArgs, HandlerIO } from '../../action.js';
 
 /** `agyctl probe`'s own flags, as commander produces them (register.ts). */
 export interface ProbeFlags {

@@ -9,7 +9,7 @@ import { signInProbeCleanup } from '../../../profiles/cleanup.js';
 import { profileOf } from '../../../profiles/index.js';
 import { serverStartOptions } from '../../../profiles/server-start.js';
 import { configuredMethod, readProfileSettings } from '../../../settings/profile-auth.js';
-import type { CommandResult, HandlerIO } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../action.js';
 import { renderSignInProbe } from './sign-in-render.js';
 
 type SignInProbeOptions = Extract<ProbeOptions, { run: 'sign-in' }>;

@@ -9,8 +9,8 @@ import fs from 'node:fs';
 import { writeArchive } from '../../../backup/archive-write.js';
 import type { RestoreOptions } from '../../../backup/restore.js';
 import { ARCHIVE_SHOWN_VAR, type TreeOwner } from '../../../util/os/tree-owner.js';
+import type { CommandResult, HandlerIO } from '../../action.js';
 import { globalArgv, withOwnerChild } from '../../as-owner.js';
-import type { CommandResult, HandlerIO } from '../../context.js';
 
 /** `input.source`: a snapshot directory root reads, or an archive: a file root reads, or `-` (root's stdin, handed over). */
 export async function restoreAsOwner(io: HandlerIO, owner: TreeOwner, input: RestoreOptions): Promise<CommandResult> {

@@ -7,7 +7,7 @@ import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/erro
 import { expandTilde, tempRoot } from '../../../core/paths.js';
 import { withFsErrors } from '../../../util/fs-errors.js';
 import { ARCHIVE_SHOWN_VAR, ownerToBecome } from '../../../util/os/tree-owner.js';
-import type { CommandResult, HandlerIO } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../action.js';
 import { parseDurationOption } from '../../parse-options.js';
 import { dirOption, fsContext } from '../backup/handler.js';
 import { renderPlan, renderRestore } from './render.js';

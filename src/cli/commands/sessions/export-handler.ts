@@ -5,8 +5,7 @@ import type { ExportFormat } from '../../../backup/export-format.js';
 import type { ExportOptions, ExportReport, ExportSource, ExportTarget } from '../../../backup/export-sessions.js';
 import { EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { defaultBackupDir, expandTilde, tempRoot } from '../../../core/paths.js';
-import type { HandlerArgs } from '../../action.js';
-import type { CommandResult, HandlerIO } from '../../context.js';
+import type { CommandResult, HandlerArgs, HandlerIO } from '../../action.js';
 import { parseDurationOption } from '../../parse-options.js';
 import { Progress } from '../backup/progress.js';
 

@@ -1,8 +1,7 @@
 /** `agyctl sessions`: backup/discover.ts lists, render.ts prints. */
 
 import { EXIT } from '../../../core/errors.js';
-import type { HandlerArgs } from '../../action.js';
-import type { CommandResult, HandlerIO } from '../../context.js';
+import type { CommandResult, HandlerArgs, HandlerIO } from '../../action.js';
 
 /** `sessions` has no options of its own (globals are in io.opts). */
 export type SessionsFlags = Record<string, never>;

@@ -19,8 +19,7 @@ import {
   whereToSetEnv,
 } from '../../../settings/validate.js';
 import { type SetAuthOptions, type SetAuthResult, setAuthType } from '../../../settings/write.js';
-import type { HandlerArgs } from '../../action.js';
-import type { CommandResult, HandlerIO } from '../../context.js';
+import type { CommandResult, HandlerArgs, HandlerIO } from '../../action.js';
 
 function fileSummary(file: SettingsFile): Record<string, unknown> {
   const raw = rawAuthType(file.data);

@@ -1,7 +1,7 @@
 /** `agyctl version`: loads the SQLite binding and queries it, so a runtime that drifted from its binding fails here. */
 import { EXIT } from '../../../core/errors.js';
 import { agyctlVersion, bundledRuntime } from '../../../core/runtime.js';
-import type { CommandResult, HandlerIO } from '../../context.js';
+import type { CommandResult, HandlerIO } from '../../action.js';
 
 export interface VersionReport {
   agyctl: string;
