@@ -30,6 +30,12 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // The sim, e2e and release files run three at a time: most of their time is spent waiting on
+    // the processes they start (servers, sshd, ansible, gemini-cli), so even two cores stay busy.
+    // Each file's namespaces, users, ports and temp dirs are its own (names carry the worker's pid
+    // or a random tag; ports are 0). AGYCTL_TEST_WORKERS=1 runs them one at a time again (vitest's
+    // --maxWorkers does not reach a project's own setting).
+    maxWorkers: Number(process.env.AGYCTL_TEST_WORKERS) || 3,
     reporters: ['default'],
     tags: [
       { name: 'root', description: 'needs root: network namespaces, sshd, files owned by another user' },
