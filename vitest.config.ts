@@ -7,7 +7,8 @@ import { defineConfig } from 'vitest/config';
  *   sim   test/sim: the simulator's protocol (builds dist/sim itself when stale);
  *   e2e   test/e2e: the built binary (`npm run test:e2e`, minutes); refuses a dist/ older than src/.
  *   release  test/release and a set of e2e files, against the single executable and the .deb
- *         (`npm run test:release`; builds release/ once per run when it is older than dist/).
+ *         (`npm run test:release`; builds release/ once per run when it is older than src/ and the
+ *         other files the release script reads).
  * Tags (a `@module-tag` line in a file's header) mark what a file needs from the
  * machine: `root` (root, network namespaces, OpenSSH), `gemini-cli` (the real
  * gemini-cli dev dependency), `ansible` (Debian's ansible-core). Leave them
