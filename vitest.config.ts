@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 /**
  * Three projects, by what a test needs (README, Development):
  *   unit  test/unit: in process, from src/, no build (`npm run test:unit`; bench/unit-suite.mjs times it);
- *   sim   test/sim: the simulator's protocol (builds dist/sim itself when stale);
+ *   sim   test/sim: the simulator's protocol (its global setup builds dist/sim when stale);
  *   e2e   test/e2e: the built binary (`npm run test:e2e`, minutes); refuses a dist/ older than src/.
  *   release  test/release and a set of e2e files, against the single executable and the .deb
  *         (`npm run test:release`; builds release/ once per run when it is older than src/ and the
@@ -59,7 +59,15 @@ export default defineConfig({
           sequence: { groupOrder: 0 },
         },
       },
-      { extends: true, test: { name: 'sim', include: ['test/sim/**/*.test.ts'], sequence: { groupOrder: 1 } } },
+      {
+        extends: true,
+        test: {
+          name: 'sim',
+          include: ['test/sim/**/*.test.ts'],
+          globalSetup: ['test/helpers/fresh-sim.ts'],
+          sequence: { groupOrder: 1 },
+        },
+      },
       {
         extends: true,
         test: {
