@@ -1,5 +1,7 @@
 import { availableParallelism } from 'node:os';
+import { relative } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * Three projects, by what a test needs (README, Development):
@@ -25,6 +27,26 @@ const EXECUTABLE_E2E = [
   'sessions-export',
 ];
 
+/**
+ * vitest's order, except that within a group the longest files (by the last run's durations) start first
+ * whatever their project: by default each project's files wait for the previous project's, and the
+ * release files, a minute of work, would run last, after every worker but theirs has gone idle.
+ * Files without a duration (new ones) start first, as vitest's own order has it.
+ */
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const duration = (spec: TestSpecification): number =>
+      this.ctx.cache.getFileTestResults(`${spec.project.name}:${relative(this.ctx.config.root, spec.moduleId)}`)
+        ?.duration ?? Number.POSITIVE_INFINITY;
+    const group = (spec: TestSpecification): number => spec.project.config.sequence.groupOrder;
+    return sorted
+      .map((spec, at) => ({ spec, at, group: group(spec), duration: duration(spec) }))
+      .sort((a, b) => a.group - b.group || (b.duration === a.duration ? 0 : b.duration - a.duration) || a.at - b.at)
+      .map(({ spec }) => spec);
+  }
+}
+
 export default defineConfig({
   test: {
     // e2e tests spawn the built binary and the simulator; give them room but keep a bound.
@@ -37,6 +59,7 @@ export default defineConfig({
     // or a random tag; ports are 0). AGYCTL_TEST_WORKERS=1 runs them one at a time again (vitest's
     // --maxWorkers does not reach a project's own setting).
     maxWorkers: Number(process.env.AGYCTL_TEST_WORKERS) || 3,
+    sequence: { sequencer: LongestFirst },
     reporters: ['default'],
     tags: [
       { name: 'root', description: 'needs root: network namespaces, sshd, files owned by another user' },
