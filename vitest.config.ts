@@ -1,13 +1,16 @@
 import { availableParallelism } from 'node:os';
+import { relative } from 'node:path';
 import { defineConfig } from 'vitest/config';
+import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
  * Three projects, by what a test needs (README, Development):
  *   unit  test/unit: in process, from src/, no build (`npm run test:unit`; bench/unit-suite.mjs times it);
- *   sim   test/sim: the simulator's protocol (builds dist/sim itself when stale);
+ *   sim   test/sim: the simulator's protocol (its global setup builds dist/sim when stale);
  *   e2e   test/e2e: the built binary (`npm run test:e2e`, minutes); refuses a dist/ older than src/.
  *   release  test/release and a set of e2e files, against the single executable and the .deb
- *         (`npm run test:release`; builds release/ once per run when it is older than dist/).
+ *         (`npm run test:release`; builds release/ once per run when it is older than src/ and the
+ *         other files the release script reads).
  * Tags (a `@module-tag` line in a file's header) mark what a file needs from the
  * machine: `root` (root, network namespaces, OpenSSH), `gemini-cli` (the real
  * gemini-cli dev dependency), `ansible` (Debian's ansible-core). Leave them
@@ -24,12 +27,39 @@ const EXECUTABLE_E2E = [
   'sessions-export',
 ];
 
+/**
+ * vitest's order, except that within a group the longest files (by the last run's durations) start first
+ * whatever their project: by default each project's files wait for the previous project's, and the
+ * release files, a minute of work, would run last, after every worker but theirs has gone idle.
+ * Files without a duration (new ones) start first, as vitest's own order has it.
+ */
+class LongestFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const duration = (spec: TestSpecification): number =>
+      this.ctx.cache.getFileTestResults(`${spec.project.name}:${relative(this.ctx.config.root, spec.moduleId)}`)
+        ?.duration ?? Number.POSITIVE_INFINITY;
+    const group = (spec: TestSpecification): number => spec.project.config.sequence.groupOrder;
+    return sorted
+      .map((spec, at) => ({ spec, at, group: group(spec), duration: duration(spec) }))
+      .sort((a, b) => a.group - b.group || (b.duration === a.duration ? 0 : b.duration - a.duration) || a.at - b.at)
+      .map(({ spec }) => spec);
+  }
+}
+
 export default defineConfig({
   test: {
     // e2e tests spawn the built binary and the simulator; give them room but keep a bound.
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // The sim, e2e and release files run three at a time: most of their time is spent waiting on
+    // the processes they start (servers, sshd, ansible, gemini-cli), so even two cores stay busy.
+    // Each file's namespaces, users, ports and temp dirs are its own (names carry the worker's pid
+    // or a random tag; ports are 0). AGYCTL_TEST_WORKERS=1 runs them one at a time again (vitest's
+    // --maxWorkers does not reach a project's own setting).
+    maxWorkers: Number(process.env.AGYCTL_TEST_WORKERS) || 3,
+    sequence: { sequencer: LongestFirst },
     reporters: ['default'],
     tags: [
       { name: 'root', description: 'needs root: network namespaces, sshd, files owned by another user' },
@@ -52,7 +82,15 @@ export default defineConfig({
           sequence: { groupOrder: 0 },
         },
       },
-      { extends: true, test: { name: 'sim', include: ['test/sim/**/*.test.ts'], sequence: { groupOrder: 1 } } },
+      {
+        extends: true,
+        test: {
+          name: 'sim',
+          include: ['test/sim/**/*.test.ts'],
+          globalSetup: ['test/helpers/fresh-sim.ts'],
+          sequence: { groupOrder: 1 },
+        },
+      },
       {
         extends: true,
         test: {

@@ -14,7 +14,11 @@ import path from 'node:path';
 import { ROOT, RUNTIME, runAgyctlFrom } from './cli.js';
 import { copyApp } from './release-artifacts.js';
 
-export const READABLE_APP_PREFIX = 'agyctl-readable-app-';
+/**
+ * The names of this checkout's copies: other checkouts on the machine may run their e2e files at the
+ * same time, and the teardown of one run removes only its own checkout's copies.
+ */
+export const READABLE_APP_PREFIX = `agyctl-readable-app-${createHash('sha256').update(ROOT).digest('hex').slice(0, 8)}-`;
 
 /** Points the cli helpers at a copy other users can read, when the checkout is not one. */
 export async function useReadableApp(): Promise<void> {

@@ -2,8 +2,10 @@
  * The `release` project's global setup: the release files in release/, built
  * once per run (`node scripts/release.mjs --fast --skip-npm`: the executable
  * and the .deb, the .deb compressed less) unless release/ already holds an
- * executable and a .deb newer than dist/, package.json and the release script
- * (then a run reuses them, e.g. after `npm run release`).
+ * executable and a .deb newer than everything the release script reads (then
+ * a run reuses them, e.g. after `npm run release`, or the previous `npm test`).
+ * That is src/ (which it bundles itself), not dist/: `npm test` rewrites
+ * dist/ on every run, and a release rebuilt from the same sources is the same.
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,16 +20,28 @@ function newest(dir: string): number {
   }, 0);
 }
 
+/** What scripts/release.mjs builds the executable and the .deb from (the npm package is skipped here). */
+const RELEASE_INPUTS = [
+  'src',
+  'docs',
+  'README.md',
+  'LICENSE',
+  'package.json',
+  'package-lock.json',
+  path.join('scripts', 'release.mjs'),
+];
+
 /** Why release/ must be rebuilt, or undefined when it is current. */
 export function staleRelease(): string | undefined {
   for (const file of [EXE, DEB]) if (!fs.existsSync(file)) return `${path.relative(ROOT, file)} is missing`;
   const built = Math.min(fs.statSync(EXE).mtimeMs, fs.statSync(DEB).mtimeMs);
   const inputs = Math.max(
-    newest(path.join(ROOT, 'dist')),
-    fs.statSync(path.join(ROOT, 'package.json')).mtimeMs,
-    fs.statSync(path.join(ROOT, 'scripts', 'release.mjs')).mtimeMs,
+    ...RELEASE_INPUTS.map((rel) => {
+      const p = path.join(ROOT, rel);
+      return fs.statSync(p).isDirectory() ? newest(p) : fs.statSync(p).mtimeMs;
+    }),
   );
-  return built < inputs ? 'dist/ or the release script changed after release/ was built' : undefined;
+  return built < inputs ? `${RELEASE_INPUTS.join(', ')} changed after release/ was built` : undefined;
 }
 
 export default function setup(): void {

@@ -1,7 +1,7 @@
 // Shared setup for the simulator's tests (test/sim/*.test.ts): RC01 fixtures,
 // a Sim driver for scripts/agy-acp-sim over stdio, and small network helpers.
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { get as httpGet } from 'node:http';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -9,10 +9,10 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { simBuildIsFresh } from '../helpers/fresh-sim.js';
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const LAUNCHER = join(ROOT, 'scripts', 'agy-acp-sim');
-export const MAIN_JS = join(ROOT, 'dist', 'sim', 'main.js');
 
 // ---------------------------------------------------------------- fixtures
 
@@ -445,27 +445,13 @@ export function capturingScript(dir: string, name: string, logFile: string): str
   return path;
 }
 
-// ---------------------------------------------------------------- build
+// ---------------------------------------------------------------- hooks
 
-function newestMtime(dir: string): number {
-  return Math.max(...readdirSync(dir).map((f) => statSync(join(dir, f)).mtimeMs));
-}
-
-/** Register the shared hooks: build dist/sim when stale, kill every simulator a test started, remove temp dirs. */
+/** Register the shared hooks: dist/sim is current (test/helpers/fresh-sim.ts builds it), kill every simulator a test started, remove temp dirs. */
 export function useSimulator(): void {
   beforeAll(() => {
-    // Build with the project's tsc when dist/sim is missing or older than its
-    // sources. Other modules' type errors do not block emitting ours, so only
-    // the freshness of dist/sim/main.js is checked afterwards.
-    const fresh = () => existsSync(MAIN_JS) && statSync(MAIN_JS).mtimeMs >= newestMtime(join(ROOT, 'src', 'sim'));
-    if (!fresh()) {
-      spawnSync(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json'], {
-        cwd: ROOT,
-        stdio: 'inherit',
-      });
-    }
-    expect(fresh(), 'dist/sim is built and up to date').toBe(true);
-  }, 120_000);
+    expect(simBuildIsFresh(), 'dist/sim is built and up to date').toBe(true);
+  });
 
   afterEach(() => {
     for (const sim of running.splice(0)) sim.kill();
