@@ -13,7 +13,7 @@ import { manualResume } from '../../src/connect/reconnect.js';
 import { MAX_LINE, request } from '../../src/login/detached/ipc.js';
 import { inspect } from '../../src/login/detached/pending-login.js';
 import { ensureRecordDir, isPending, type LoginState, recordPaths } from '../../src/login/detached/record.js';
-import { killRecorded } from '../../src/login/detached/supervisor.js';
+import { killRecorded, runSupervisor } from '../../src/login/detached/supervisor.js';
 import {
   isRecordedProcess,
   liveProcessStart as procStart,
@@ -183,5 +183,62 @@ describe('resuming by hand after connect gives up', () => {
     expect(lines.at(-1)).toBe(
       "ssh -o Port=2222 -o 'IdentityFile=/k ey' -- ops@box 'env HOME=/h agyctl login status --wait'",
     );
+  });
+});
+
+describe('the supervisor after the login ended', () => {
+  /** A socket connected while the login ran; its paste arrives after the end, before the socket closes. */
+  async function pasteAfterTheEnd(exit: 0 | 4): Promise<Record<string, unknown>> {
+    const root = scratch();
+    const paths = recordPaths({ XDG_STATE_HOME: root }, '/srv/a');
+    ensureRecordDir(paths);
+    const state: LoginState = {
+      version: 1,
+      id: 'x',
+      stateDir: '/srv/a',
+      pid: process.pid,
+      pidStart: undefined,
+      startedAt: Date.now(),
+      deadline: Date.now() + 60_000,
+      endBy: Date.now() + 120_000,
+      phase: 'waiting',
+    };
+    let endRun: () => void = () => undefined;
+    let ready: () => void = () => undefined;
+    const listening = new Promise<void>((resolve) => {
+      ready = resolve;
+    });
+    const supervisor = runSupervisor({
+      paths,
+      state,
+      hardDeadline: Date.now() + 60_000,
+      signal: new AbortController().signal,
+      onReady: () => ready(),
+      run: () =>
+        new Promise((resolve) => {
+          endRun = () => resolve(exit === 0 ? { exit } : { exit, code: 'login-failed' });
+        }),
+    });
+    await listening;
+    const socket = net.connect({ path: paths.socket });
+    await new Promise((resolve) => socket.once('connect', resolve));
+    endRun();
+    for (const deadline = Date.now() + 5_000; state.phase !== 'done' && Date.now() < deadline; )
+      await new Promise((resolve) => setImmediate(resolve));
+    expect(state.phase).toBe('done');
+    const answer = new Promise<Record<string, unknown>>((resolve, reject) => {
+      socket.once('data', (chunk) => resolve(JSON.parse(String(chunk).split('\n')[0] ?? '')));
+      socket.once('error', reject);
+    });
+    socket.write(`${JSON.stringify({ op: 'finish', line: 'http://127.0.0.1:1/?state=s&code=c' })}\n`);
+    const got = await answer;
+    socket.destroy();
+    await supervisor;
+    return got;
+  }
+
+  it('answers a paste after a signed-in end as already arrived, and after a failed end as ended', async () => {
+    expect(await pasteAfterTheEnd(0)).toMatchObject({ ok: false, arrived: true });
+    expect(await pasteAfterTheEnd(4)).toMatchObject({ ok: false, reason: 'the login has already ended' });
   });
 });

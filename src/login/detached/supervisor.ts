@@ -202,8 +202,11 @@ export async function runSupervisor(supervised: SupervisorOptions): Promise<Outc
   };
 
   const finish = (line: string): Promise<FinishAnswer> => {
-    if (state.phase === 'signed-in')
-      return Promise.resolve({ ok: false, arrived: true, reason: 'the sign-in already arrived' });
+    // A paste can reach the socket after the login ended and before the socket closes: a login that ended
+    // signed in is answered as one whose sign-in arrived, not as one that never waited.
+    const signedIn = state.phase === 'signed-in' || (state.phase === 'done' && state.outcome?.exit === EXIT.ok);
+    if (signedIn) return Promise.resolve({ ok: false, arrived: true, reason: 'the sign-in already arrived' });
+    if (state.phase === 'done') return Promise.resolve({ ok: false, reason: 'the login has already ended' });
     if (state.phase !== 'waiting')
       return Promise.resolve({ ok: false, reason: 'the login is not waiting for a redirect yet' });
     return new Promise((resolve) => {
