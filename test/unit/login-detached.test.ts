@@ -25,6 +25,17 @@ const made: string[] = [];
 afterEach(() => {
   for (const d of made.splice(0)) fs.rmSync(d, { recursive: true, force: true });
 });
+/** The record of a login on /srv/a waiting for its redirect. */
+const waitingLogin = (given: Pick<LoginState, 'pid' | 'pidStart'> & Partial<LoginState>): LoginState => ({
+  version: 1,
+  id: 'x',
+  stateDir: '/srv/a',
+  startedAt: Date.now(),
+  deadline: Date.now() + 60_000,
+  endBy: Date.now() + 120_000,
+  phase: 'waiting',
+  ...given,
+});
 const scratch = (): string => {
   const d = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-detached-'));
   made.push(d);
@@ -91,18 +102,7 @@ describe('supervisor liveness', () => {
     const root = scratch();
     const p = recordPaths({ XDG_STATE_HOME: root }, '/srv/a');
     ensureRecordDir(p);
-    const state: LoginState = {
-      version: 1,
-      id: 'x',
-      stateDir: '/srv/a',
-      pid: 2 ** 22 + 12345,
-      pidStart: '1',
-      startedAt: Date.now(),
-      deadline: Date.now() + 60_000,
-      endBy: Date.now() + 120_000,
-      phase: 'waiting',
-      port: 4242,
-    };
+    const state = waitingLogin({ pid: 2 ** 22 + 12345, pidStart: '1', port: 4242 });
     fs.writeFileSync(p.state, JSON.stringify(state));
     expect(isPending(state)).toBe(true);
     const seen = inspect(p);
@@ -192,17 +192,7 @@ describe('the supervisor after the login ended', () => {
     const root = scratch();
     const paths = recordPaths({ XDG_STATE_HOME: root }, '/srv/a');
     ensureRecordDir(paths);
-    const state: LoginState = {
-      version: 1,
-      id: 'x',
-      stateDir: '/srv/a',
-      pid: process.pid,
-      pidStart: undefined,
-      startedAt: Date.now(),
-      deadline: Date.now() + 60_000,
-      endBy: Date.now() + 120_000,
-      phase: 'waiting',
-    };
+    const state = waitingLogin({ pid: process.pid, pidStart: undefined });
     let endRun: () => void = () => undefined;
     let ready: () => void = () => undefined;
     const listening = new Promise<void>((resolve) => {
