@@ -148,12 +148,14 @@ async function backupRun(io: HandlerIO, flags: BackupFlags): Promise<CommandResu
   // With `--archive -` stdout carries only the tar: the summary goes to stderr (and --json was refused).
   const say = archive === '-' ? (line: string) => io.out.info(line) : (line: string) => io.out.print(line);
   if (!io.opts.json) for (const line of renderBackup(report)) say(line);
-  const prover = options.proveCallTimeoutMs === undefined ? undefined : await import('./prove-handler.js');
   const prove =
-    prover && options.proveCallTimeoutMs !== undefined
-      ? await prover.proveSnapshot(io, prover.proveOptions(io, report.snapshot.path, options.proveCallTimeoutMs))
-      : undefined;
-  if (prover && prove && !io.opts.json) for (const line of prover.renderProve(prove)) say(line);
+    options.proveCallTimeoutMs === undefined
+      ? undefined
+      : await (await import('./prove-handler.js')).proveNewSnapshot(io, {
+          snapshotDir: report.snapshot.path,
+          callTimeoutMs: options.proveCallTimeoutMs,
+          say,
+        });
   return {
     exit: report.failed.length > 0 || prove?.ok === false ? EXIT.findings : EXIT.ok,
     data: {

@@ -11,6 +11,7 @@ import { usageError } from '../../../core/errors.js';
 import type { CommandIO } from '../../../core/io.js';
 import { tempRoot } from '../../../core/paths.js';
 import { serverStartOptions } from '../../../profiles/server-start.js';
+import type { HandlerIO } from '../../action.js';
 import { parseDurationOption } from '../../parse-options.js';
 
 /** The flags every --prove command shares. */
@@ -58,6 +59,16 @@ export function proveSnapshot(io: CommandIO, opts: ProveOptions): Promise<ProveR
 }
 
 /** Human lines of a proof (`backup --prove`, `backup verify --prove`, `restore --prove`); --json carries the report as is. */
+/** `backup --prove`: the new snapshot proven in a scratch copy, its lines shown the way the run's own are (`say`). */
+export async function proveNewSnapshot(
+  io: HandlerIO,
+  made: { snapshotDir: string; callTimeoutMs: number; say: (line: string) => void },
+): Promise<ProveReport> {
+  const report = await proveSnapshot(io, proveOptions(io, made.snapshotDir, made.callTimeoutMs));
+  if (!io.opts.json) for (const line of renderProve(report)) made.say(line);
+  return report;
+}
+
 export function renderProve(p: ProveReport): string[] {
   const lines = [
     `${p.ok ? 'proved' : 'NOT proved'}: a fresh server loaded ${p.sessions.filter((s) => s.loaded).length}/${p.sessions.length} session(s)${p.scratch ? ' from a scratch copy' : ''}`,
