@@ -94,8 +94,7 @@ export async function supervisorCommand(
   const { recordPathsIn, checkRecordDir } = await import('../../../login/detached/record.js');
   const { recordProcess } = await import('../../../util/os/process.js');
   const { readFileNoFollow } = await import('../../../util/os/safe-fs.js');
-  const { runSupervisor } = await import('../../../login/detached/supervisor.js');
-  const { signalReady } = await import('../../../login/detached/supervisor.js');
+  const { runSupervisor, signalReady } = await import('../../../login/detached/supervisor.js');
   const paths = recordPathsIn(dir);
   checkRecordDir(paths);
   const req = JSON.parse(readFileNoFollow(paths.request, 'the login request').toString('utf8')) as LoginRequest;

@@ -74,8 +74,7 @@ function stdinCanPaste(stdin: TtyReadable): boolean {
 }
 
 export async function loginCommand(io: HandlerIO, { options }: HandlerArgs<LoginFlags>): Promise<CommandResult> {
-  const { startLogin } = await import('../../../login/detached/foreground.js');
-  const { outcomeError } = await import('../../../login/detached/foreground.js');
+  const { startLogin, outcomeError } = await import('../../../login/detached/foreground.js');
   const { startPrinter } = await import('./printers.js');
   const login = await loginOptionsFrom(io, options);
   if (!login.force) {
