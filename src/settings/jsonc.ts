@@ -165,6 +165,8 @@ const end = (node: JsonNode): number => node.offset + node.length;
 interface Layout {
   indent: string;
   inline: boolean;
+  /** The file's line ending: a CRLF file stays CRLF. */
+  eol: string;
 }
 
 /** A string value to set, at a path of object keys. */
@@ -178,7 +180,7 @@ function nested({ keys, value }: Entry, layout: Layout, base: string): string {
   if (keys.length === 0) return JSON.stringify(value);
   const rest = nested({ keys: keys.slice(1), value }, layout, base + layout.indent);
   if (layout.inline) return `{${JSON.stringify(keys[0])}: ${rest}}`;
-  return `{\n${base}${layout.indent}${JSON.stringify(keys[0])}: ${rest}\n${base}}`;
+  return `{${layout.eol}${base}${layout.indent}${JSON.stringify(keys[0])}: ${rest}${layout.eol}${base}}`;
 }
 
 /**
@@ -194,6 +196,7 @@ export function setStringAt(text: string, keys: readonly string[], value: string
   const layout: Layout = {
     indent: detectIndent(text),
     inline: (root.children ?? []).length > 0 && !text.slice(root.offset, end(root)).includes('\n'),
+    eol: text.includes('\r\n') ? '\r\n' : '\n',
   };
   let obj = root;
   for (let i = 0; i < keys.length; i++) {
@@ -224,6 +227,6 @@ function insertEntry(text: string, obj: JsonNode, entry: Entry, layout: Layout):
     text,
     after,
     0,
-    `,\n${base}${JSON.stringify(key)}: ${nested(inner, { ...layout, inline: false }, base)}`,
+    `,${layout.eol}${base}${JSON.stringify(key)}: ${nested(inner, { ...layout, inline: false }, base)}`,
   );
 }

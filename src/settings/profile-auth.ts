@@ -10,7 +10,7 @@ import { usageError } from '../core/errors.js';
 import type { ProfileId, ServerProfile } from '../profiles/types.js';
 import { writeFileAtomic } from '../util/os/atomic-write.js';
 import { setStringAt } from './jsonc.js';
-import { readSettings, type SettingsFile } from './read.js';
+import { readSettings, removeBomCommand, type SettingsFile } from './read.js';
 import { authTypeOf, rawAuthType } from './validate.js';
 import { setAuthType } from './write.js';
 
@@ -45,10 +45,13 @@ const atKeyPath: AuthTypeAccess = {
   },
   write(profile, stateDir, method) {
     const file: SettingsFile = readSettings(stateDir, { noFollow: true, comments: profile.settingsComments }); // a symlinked settings.json is refused (unsafe-symlink)
-    if (file.unreadable || (file.exists && file.error?.kind === 'syntax')) {
+    // Not JSON, or JSON whose top level is not an object: nothing to splice into.
+    if (file.unreadable || (file.exists && file.error && file.data === undefined)) {
       throw usageError(
         `${file.path} cannot be edited (${file.unreadable ?? file.error?.message}).`,
-        `fix the file, then set ${authTypeKey(profile)} to ${method}`,
+        file.error?.bom
+          ? `remove the byte-order mark (${removeBomCommand(file.path)}), then run the command again`
+          : `fix the file, then set ${authTypeKey(profile)} to ${method}`,
       );
     }
     const text = file.exists && file.raw !== undefined && file.raw.trim() !== '' ? file.raw : '{}\n';

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { AgyError } from '../core/errors.js';
 import { stateFiles } from '../core/paths.js';
 import { openNoFollow, unsafeSymlinkError } from '../util/os/safe-fs.js';
+import { shellQuote } from '../util/shell-quote.js';
 import {
   type JsonNode,
   type JsonOptions,
@@ -24,7 +25,14 @@ export interface SettingsError {
   message: string;
   line: number;
   column: number;
+  /** The file starts with a UTF-8 byte-order mark, which JSON readers refuse: removing it is the fix. */
+  bom?: true;
 }
+
+const BOM = '\ufeff';
+
+/** The command that removes a leading byte-order mark from `file` in place (GNU sed). */
+export const removeBomCommand = (file: string): string => `sed -i '1s/^\\xEF\\xBB\\xBF//' ${shellQuote(file)}`;
 
 export interface SettingsFile {
   /** <stateDir>/settings.json, as the server opens it. */
@@ -166,6 +174,18 @@ export function parseSettingsText(
   raw: string,
   options: JsonOptions = {},
 ): Pick<SettingsFile, 'data' | 'tree' | 'error'> {
+  // JSON forbids a byte-order mark (RFC 8259 section 8.1), and JSON.parse and Python's json refuse one,
+  // so the server may too: the file is named as unusable until the mark is removed.
+  if (raw.startsWith(BOM))
+    return {
+      error: {
+        kind: 'syntax',
+        message: 'the file starts with a byte-order mark (U+FEFF), which JSON does not allow',
+        line: 1,
+        column: 1,
+        bom: true,
+      },
+    };
   let tree: JsonNode;
   try {
     tree = parseJsonTree(raw, options);

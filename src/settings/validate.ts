@@ -5,7 +5,7 @@
  * a secret value.
  */
 import { AUTH_TYPE_LIST, type AuthType, authTypeLabel, envIsSet, neededEnv, normalizeAuthType } from './auth-types.js';
-import type { SettingsFile } from './read.js';
+import { removeBomCommand, type SettingsFile } from './read.js';
 
 export interface Problem {
   /** Stable kebab-case id for scripts (documented in docs/settings.md). */
@@ -228,7 +228,9 @@ export function problemsOf(file: SettingsFile, env: NodeJS.ProcessEnv, uid = pro
       id: file.error.kind === 'syntax' ? 'json-invalid' : 'shape-invalid',
       severity: 'error',
       message: `${file.path}: ${file.error.message} (${where})`,
-      hint: `fix it by hand, or run \`agyctl settings set-auth TYPE --force\` to move it aside and write a fresh file`,
+      hint: file.error.bom
+        ? `remove the byte-order mark: ${removeBomCommand(file.path)}`
+        : `fix it by hand, or run \`agyctl settings set-auth TYPE --force\` to move it aside and write a fresh file`,
       line: file.error.line,
       column: file.error.column,
     });

@@ -18,7 +18,7 @@ import {
   normalizeAuthType,
 } from './auth-types.js';
 import { setStringAt } from './jsonc.js';
-import { readSettings, type SettingsFile } from './read.js';
+import { readSettings, removeBomCommand, type SettingsFile } from './read.js';
 import { gcpOf, locationProblem, projectProblem, rawAuthType } from './validate.js';
 
 /** A new settings.json is private: it may hold project ids and sits beside the credentials. */
@@ -102,7 +102,15 @@ function refuseUnusable(file: SettingsFile, force: boolean): void {
     });
   }
   if (!file.error || force || isBlank(file)) return;
-  const { message, line, column, kind } = file.error;
+  const { message, line, column, kind, bom } = file.error;
+  if (bom) {
+    throw new AgyError(
+      EXIT.usage,
+      'settings-invalid',
+      `${file.path} ${message}; remove it: ${removeBomCommand(file.path)}`,
+      { hint: 'nothing was changed', details: { settings: { path: file.path, line, column, kind } } },
+    );
+  }
   const what = kind === 'syntax' ? 'is not valid JSON' : 'has a shape agyctl cannot edit';
   throw new AgyError(
     EXIT.usage,
@@ -178,15 +186,19 @@ function pick(
   return fromFile === undefined ? undefined : { value: fromFile, source: 'file' };
 }
 
-/** The new file text: the old text with auth.type (and gcp values from flags or env) spliced in; a fresh file otherwise. */
+/**
+ * The new file text: the old text with auth.type (and gcp values from flags or env) spliced in; a fresh file otherwise.
+ * The reader accepted the old text, comments included, so the splice parses it the same way and keeps them.
+ */
 function render(file: SettingsFile, r: Resolved): string {
+  const keep = { comments: file.comments === true };
   let text = file.exists && !file.error ? file.raw! : '{}\n';
-  text = setStringAt(text, ['auth', 'type'], r.type);
+  text = setStringAt(text, ['auth', 'type'], r.type, keep);
   for (const [key, v] of [
     ['project', r.project],
     ['location', r.location],
   ] as const) {
-    if (v && v.source !== 'file') text = setStringAt(text, ['gcp', key], v.value);
+    if (v && v.source !== 'file') text = setStringAt(text, ['gcp', key], v.value, keep);
   }
   return text;
 }
