@@ -110,9 +110,10 @@ async function must(box: SystemdBox, argv: string[]): Promise<string> {
   return String(r.stdout);
 }
 
-function labOrSkip(ctx: { skip: (note?: string) => never }): FleetLab {
+/** The lab with its Debian tree, or a failure naming what is missing (never a skip). */
+function labOrFail(ctx: unknown): FleetLab {
   const lab = requireFleetLab(fx.result(), ctx);
-  if (unavailable) ctx.skip(unavailable);
+  if (unavailable) throw new Error(`the Debian 12 boxes cannot run here: ${unavailable}`);
   return lab;
 }
 
@@ -200,7 +201,7 @@ describe('the role on Debian 12 boxes with systemd and no Node', () => {
   it(
     'installs the .deb and the executable from the controller, and the timers’ units write metrics node_exporter serves',
     async (ctx) => {
-      const lab = labOrSkip(ctx);
+      const lab = labOrFail(ctx);
       for (const h of lab.hosts) {
         const box = boxes.get(h.name)!;
         // No Node on the box, and no route off the lab link.
@@ -267,7 +268,7 @@ describe('the role on Debian 12 boxes with systemd and no Node', () => {
   it(
     'an agyctl whose SQLite binding cannot load passes --version, fails the health check, and is reinstalled',
     async (ctx) => {
-      const lab = labOrSkip(ctx);
+      const lab = labOrFail(ctx);
       const box = boxes.get('h1')!;
       if (release!.standInBinding) {
         // The stand-in's real binding, damaged: `--version` still answers, every use of SQLite fails.
@@ -293,7 +294,7 @@ describe('the role on Debian 12 boxes with systemd and no Node', () => {
   it(
     'a release file that does not match SHA256SUMS fails on the controller, before anything is copied',
     async (ctx) => {
-      const lab = labOrSkip(ctx);
+      const lab = labOrFail(ctx);
       const tampered = path.join(lab.dir, 'tampered');
       fs.mkdirSync(tampered, { recursive: true });
       const deb = path.basename(release!.deb);
@@ -317,7 +318,7 @@ describe('the role on Debian 12 boxes with systemd and no Node', () => {
   it(
     'the textfile directory: one no collector reads fails the host; npm installs name what the box lacks',
     async (ctx) => {
-      const lab = labOrSkip(ctx);
+      const lab = labOrFail(ctx);
       const failsH1 = async (vars: Record<string, string>): Promise<string> => {
         const r = await play(lab, ['--limit', 'h1', '-e', JSON.stringify(vars)]);
         expect(r.recap.get('h1'), r.out).toMatchObject({ failed: 1 });

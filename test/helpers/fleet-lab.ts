@@ -215,8 +215,8 @@ export async function createFleetLab(options: FleetLabOptions = {}): Promise<Fle
   return { lab };
 }
 
-/** The lab, or a printed reason and a runtime skip: only when namespaces cannot be created. */
-export function requireFleetLab(result: FleetLabResult | undefined, ctx: { skip: (note?: string) => never }): FleetLab {
+/** The lab, or a failure naming why namespaces cannot be created here. */
+export function requireFleetLab(result: FleetLabResult | undefined, ctx?: unknown): FleetLab {
   return requireLabOf('fleet lab', result, ctx);
 }
 

@@ -7,7 +7,7 @@
  *
  * Namespace names carry the test worker's pid, so test files running in
  * parallel each get their own pair. Built from ns-lab.ts (shared with the
- * fleet lab), which also says when the lab skips.
+ * fleet lab), which says why a lab cannot be made (a failure, never a skip).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -196,8 +196,8 @@ export async function labSettled(lab: SshLab, timeoutMs: number): Promise<void> 
   );
 }
 
-/** The lab, or a printed reason and a runtime skip: only when namespaces cannot be created. */
-export function requireLab(result: LabResult | undefined, ctx: { skip: (note?: string) => never }): SshLab {
+/** The lab, or a failure naming why namespaces cannot be created here. */
+export function requireLab(result: LabResult | undefined, ctx?: unknown): SshLab {
   return requireLabOf('SSH lab', result, ctx);
 }
 

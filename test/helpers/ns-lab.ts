@@ -3,8 +3,8 @@
  * fleet-lab.ts: N hosts and a laptop): network namespaces, OpenSSH's sshd
  * run in one, commands run in one, and the teardown that leaves no process,
  * namespace or file behind. Needs root and `ip netns`; a lab that cannot get
- * its namespaces says why (namespaceObstacle) and its tests skip with that
- * reason printed. A missing sshd is a failure, not a skip: .ci/run installs
+ * its namespaces says why (namespaceObstacle) and its tests fail with that
+ * reason. A missing sshd is a failure too: scripts/test-deps.sh installs
  * openssh-server.
  */
 import fs from 'node:fs';
@@ -214,16 +214,21 @@ export function isZombie(pid: number): boolean {
   }
 }
 
-/** The lab, or a printed reason and a runtime skip: only when namespaces cannot be created. */
+/**
+ * The lab, or a failure naming why it cannot be made here (root, iproute2):
+ * a test that cannot run fails, it never skips. `ctx` is the test's context,
+ * kept so callers read the same wherever a lab is required.
+ */
 export function requireLabOf<T>(
   what: string,
   result: { lab: T; unavailable?: undefined } | { lab?: undefined; unavailable: string } | undefined,
-  ctx: { skip: (note?: string) => never },
+  _ctx?: unknown,
 ): T {
   if (result?.lab) return result.lab;
   if (!result) throw new Error(`the ${what} was not set up (did beforeAll fail?)`);
-  console.warn(`SKIPPED (${what} unavailable): ${result.unavailable}`);
-  return ctx.skip(result.unavailable);
+  throw new Error(
+    `the ${what} cannot run here: ${result.unavailable}; scripts/test-deps.sh names what the suite needs`,
+  );
 }
 
 /** Wait (bounded) for a condition that a background process brings about. */
