@@ -26,6 +26,12 @@ export function sqliteBinding(): LoadedBinding {
   return loaded;
 }
 
+const OTHER_NODE_HINT = (): string =>
+  `better-sqlite3 was built for another Node (${process.version} runs now): run \`npm rebuild -g agyctl\`, or install the .deb or the single executable, which carry their own Node (docs/install.md).`;
+/** npm 11 runs no install script it was not allowed to: then the binding was never compiled. */
+const NOT_BUILT_HINT =
+  'npm did not build better-sqlite3 (its install script did not run): run `npm rebuild -g agyctl`, or install the .deb or the single executable (docs/install.md).';
+
 function packageBinding(): LoadedBinding {
   const require = createRequire(import.meta.url);
   const file = path.join(
@@ -38,11 +44,7 @@ function packageBinding(): LoadedBinding {
   try {
     process.dlopen(module, file);
   } catch (err) {
-    throw bindingError(
-      file,
-      err,
-      `better-sqlite3 was built for another Node (${process.version} runs now): run \`npm rebuild -g agyctl\`, or install the .deb or the single executable, which carry their own Node (docs/install.md).`,
-    );
+    throw bindingError(file, err, fs.existsSync(file) ? OTHER_NODE_HINT() : NOT_BUILT_HINT);
   }
   return { addon: module.exports, path: file };
 }

@@ -56,6 +56,7 @@ describe('README: try it by hand', () => {
     const script = steps();
     expect(script).toContain('npm install -g ./agyctl-*.tgz');
     expect(script).toContain('agyctl login finish');
+    expect(script).toMatch(/^agyctl version\b/m);
     // mktemp in the steps makes the throwaway HOME under TMPDIR: keep it where the test can remove it.
     const r = await execa('bash', ['-euo', 'pipefail', '-c', `${script}\necho "HOME=$HOME"`], {
       cwd: packDir,
@@ -80,6 +81,8 @@ describe('README: try it by hand', () => {
     expect(home?.startsWith(tmp)).toBe(true);
     // The agyctl that ran is the installed one, not the checkout.
     expect(fs.existsSync(path.join(home!, '.local', 'lib', 'node_modules', 'agyctl', 'bin', 'agyctl.js'))).toBe(true);
+    // npm built the SQLite binding, and `agyctl version` says where it is.
+    expect(r.stdout).toMatch(/^binding \/.*better_sqlite3\.node$/m);
     expect(r.stdout).toContain('proven in a fresh server');
     expect(r.stdout).toMatch(/status: ok/);
     // The backup's proof loaded three conversations with history, recorded them, then compared with the record.
