@@ -25,6 +25,8 @@ import { LineSplitter, RpcConnection } from './rpc.js';
 import { seedConversations } from './seed.js';
 import { registerSessionMethods, shutdownSessions } from './sessions.js';
 
+export { useSqliteAddon } from './store.js';
+
 /** Runs the simulator in this process; `exit` ends it (the launcher passes process.exit). */
 export function runSimulator(exit: (code: number) => never): void {
   const env = process.env as Record<string, string | undefined>;

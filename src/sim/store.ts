@@ -53,8 +53,17 @@ function jsonBlob(v: unknown): Buffer {
   return Buffer.from(JSON.stringify(v), 'utf8');
 }
 
+/** Where the SQLite addon comes from when better-sqlite3 cannot find its own (the single executable carries one). */
+let sqliteAddon: (() => object) | undefined;
+
+/** Open databases with this addon instead of better-sqlite3's file lookup; called before the simulator runs. */
+export function useSqliteAddon(addon: () => object): void {
+  sqliteAddon = addon;
+}
+
 function openWal(path: string, mustExist: boolean): Database.Database {
-  const db = new Database(path, { fileMustExist: mustExist });
+  const binding = sqliteAddon ? { nativeBinding: sqliteAddon() as unknown as string } : {};
+  const db = new Database(path, { fileMustExist: mustExist, ...binding });
   db.pragma('journal_mode = WAL');
   // Never checkpoint while open (see file comment).
   db.pragma('wal_autocheckpoint = 0');

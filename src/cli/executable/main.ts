@@ -2,7 +2,8 @@
  * The single executable's entry: `npm run release` bundles it with esbuild and
  * embeds the bundle in Node's single-executable application (SEA), with the
  * SQLite addon and the snapshot worker's bundle as assets. It registers what
- * the executable carries, then runs main() as bin/agyctl.js does.
+ * the executable carries, then runs main() as bin/agyctl.js does, or, for
+ * `agyctl simulator`, the server simulator (simulator.ts).
  */
 import sea from 'node:sea';
 import { bindingDirs, loadEmbeddedBinding } from '../../backup/embedded-binding.js';
@@ -30,4 +31,11 @@ useBundledRuntime({
   }),
 });
 
-void main();
+/** `agyctl simulator ...`: the server simulator instead of agyctl (docs/simulator.md, "On a box without Node"). */
+const SIMULATOR_ARG = 'simulator';
+
+if (process.argv[2] === SIMULATOR_ARG) {
+  void import('./simulator.js').then(({ runEmbeddedSimulator }) =>
+    runEmbeddedSimulator(() => sqliteBinding().addon as object),
+  );
+} else void main();
