@@ -54,7 +54,7 @@ describe('docs/simulator.md: the checkout commands, as written', () => {
     const r = await asWritten(checkoutCommands()[1]!);
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout.trim().split('\n')).toHaveLength(3);
-    expect(r.stdout).toMatch(/^([0-9a-f-]{36}\n){3}$/);
+    expect(r.stdout).toMatch(/^[0-9a-f-]{36}(\n[0-9a-f-]{36}){2}$/);
   });
 
   it('`agyctl simulator` from the npm entry seeds the same way and answers initialize', async () => {
