@@ -29,10 +29,11 @@ function str(v: unknown): string | undefined {
 }
 
 /** A missing or unparsable settings.json behaves like an empty one. */
-export function readSettings(path: string): Settings {
+export function readSettings(path: string, comments = false): Settings {
   let raw: unknown;
   try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
+    const text = readFileSync(path, 'utf8');
+    raw = JSON.parse(comments ? withoutComments(text) : text);
   } catch {
     raw = {};
   }
@@ -103,4 +104,35 @@ export function startupAuth(
     default:
       return undefined;
   }
+}
+
+/** The text with its line and block comments (outside strings) removed (AGY_SIM_SETTINGS_COMMENTS), as gemini-cli strips them. */
+export function withoutComments(text: string): string {
+  let out = '';
+  let i = 0;
+  while (i < text.length) {
+    const ch = text[i]!;
+    if (ch === '"') {
+      const end = stringEnd(text, i);
+      out += text.slice(i, end);
+      i = end;
+    } else if (text.startsWith('//', i)) {
+      while (i < text.length && text[i] !== '\n') i++;
+    } else if (text.startsWith('/*', i)) {
+      const close = text.indexOf('*/', i + 2);
+      i = close === -1 ? text.length : close + 2;
+      out += ' ';
+    } else {
+      out += ch;
+      i++;
+    }
+  }
+  return out;
+}
+
+/** The offset just past the string that opens at `start` (or the end of the text). */
+function stringEnd(text: string, start: number): number {
+  let i = start + 1;
+  while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+  return Math.min(i + 1, text.length);
 }

@@ -160,6 +160,8 @@ export interface SimConfig {
   hugeLineBytes: number;
   /** Close (and so checkpoint) the conversation DBs on stdin EOF. */
   checkpointOnExit: boolean;
+  /** settings.json may hold line and block comments, skipped as gemini-cli skips them (RC01 is not known to). */
+  settingsComments: boolean;
   /** Where a login keeps its credentials (URL capture area). */
   tokenStore: TokenStore;
   /** An OAuth authenticate rewrites settings.json auth.type as soon as it starts, before any sign-in (URL capture area). */
@@ -270,6 +272,7 @@ export function loadConfig(env: Env): SimConfig {
     ignoreSigterm: ignoresSigterm(env),
     hugeLineBytes: intVar(env, 'AGY_SIM_HUGE_LINE_BYTES', 0) ?? 0,
     checkpointOnExit: flag(env, 'AGY_SIM_CHECKPOINT_ON_EXIT'),
+    settingsComments: flag(env, 'AGY_SIM_SETTINGS_COMMENTS'),
     tokenStore: choice(env, 'AGY_SIM_TOKEN_STORE', TOKEN_STORES, 'file'),
     authStartWritesSettings: flag(env, 'AGY_SIM_AUTH_START_WRITES_SETTINGS'),
 

@@ -75,7 +75,7 @@ export function runSimulator(exit: (code: number) => never): void {
   process.stdout.on('error', () => exit(0));
 
   const paths = statePaths(env, config.tokenStore, config.shapes.conversationNaming, config.shapes.metaShape);
-  const settings = readSettings(paths.settings);
+  const settings = readSettings(paths.settings, config.settingsComments);
   let stdoutClosed = false;
   const rpc = new RpcConnection(config.noise, (chunk) => {
     if (!stdoutClosed) process.stdout.write(chunk);
