@@ -57,6 +57,8 @@ ROWS=(
   'qemu-user-static qemu-aarch64-static  arm64 release tests'
   'binfmt-support   update-binfmts       arm64 release tests'
   'diffoscope-minimal diffoscope         reproducible build test'
+  # The package test lists the collection's files the way the release does (git ls-files).
+  'git              git                  fleet-package test'
   # Resource pressure for the load tests.
   'stress-ng        stress-ng            tests under load'
 )
