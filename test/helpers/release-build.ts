@@ -1,8 +1,8 @@
 /**
  * The `release` project's global setup: the release files in release/, built
- * once per run (`node scripts/release.mjs --fast --skip-npm`: the executable
- * and the .deb, the .deb compressed less) unless release/ already holds an
- * executable and a .deb newer than everything the release script reads (then
+ * once per run (`node scripts/release.mjs --fast`: every release file, the
+ * .deb compressed less) unless release/ already holds an executable, a .deb
+ * and SHA256SUMS newer than everything the release script reads (then
  * a run reuses them, e.g. after `npm run release`, or the previous `npm test`).
  * That is src/ (which it bundles itself), not dist/: `npm test` rewrites
  * dist/ on every run, and a release rebuilt from the same sources is the same.
@@ -10,7 +10,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { DEB, EXE, ROOT } from './cli.js';
+import { DEB, EXE, RELEASE_DIR, ROOT } from './cli.js';
 import { assertFreshBuild } from './fresh-dist.js';
 
 function newest(dir: string): number {
@@ -20,7 +20,7 @@ function newest(dir: string): number {
   }, 0);
 }
 
-/** What scripts/release.mjs builds the executable and the .deb from (the npm package is skipped here). */
+/** What scripts/release.mjs builds the release files from (and dist/, for the npm package: see above). */
 const RELEASE_INPUTS = [
   'src',
   'docs',
@@ -28,13 +28,15 @@ const RELEASE_INPUTS = [
   'LICENSE',
   'package.json',
   'package-lock.json',
+  'ansible',
   path.join('scripts', 'release.mjs'),
 ];
 
 /** Why release/ must be rebuilt, or undefined when it is current. */
 export function staleRelease(): string | undefined {
-  for (const file of [EXE, DEB]) if (!fs.existsSync(file)) return `${path.relative(ROOT, file)} is missing`;
-  const built = Math.min(fs.statSync(EXE).mtimeMs, fs.statSync(DEB).mtimeMs);
+  const files = [EXE, DEB, path.join(RELEASE_DIR, 'SHA256SUMS')];
+  for (const file of files) if (!fs.existsSync(file)) return `${path.relative(ROOT, file)} is missing`;
+  const built = Math.min(...files.map((f) => fs.statSync(f).mtimeMs));
   const inputs = Math.max(
     ...RELEASE_INPUTS.map((rel) => {
       const p = path.join(ROOT, rel);
@@ -49,7 +51,7 @@ export default function setup(): void {
   const stale = staleRelease();
   if (!stale) return;
   process.stderr.write(`release project: building release/ (${stale})\n`);
-  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'release.mjs'), '--fast', '--skip-npm'], {
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'release.mjs'), '--fast'], {
     cwd: ROOT,
     stdio: ['ignore', 'inherit', 'inherit'],
     timeout: 15 * 60_000,
