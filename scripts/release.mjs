@@ -244,7 +244,15 @@ function buildExecutable(addon, nodeVersion) {
   return exe;
 }
 
-/** The npm packages the executable bundles, for the copyright file. */
+/** A package.json's license: `license`, or the older `licenses: [{ type }]` (qrcode-terminal's). */
+const licenseOf = (p) =>
+  typeof p.license === 'string'
+    ? p.license
+    : Array.isArray(p.licenses) && p.licenses.length > 0
+      ? p.licenses.map((l) => l.type ?? l).join(' OR ')
+      : undefined;
+
+/** The npm packages the executable bundles, for the copyright file and the SBOM. */
 function bundledPackages() {
   const meta = JSON.parse(fs.readFileSync(path.join(WORK, 'bundle-meta.json'), 'utf8'));
   const dirs = new Set();
@@ -254,7 +262,7 @@ function bundledPackages() {
   }
   return [...dirs]
     .map((dir) => JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')))
-    .map((p) => ({ name: p.name, version: p.version, spdx: p.license, license: p.license ?? 'see the package' }))
+    .map((p) => ({ name: p.name, version: p.version, spdx: licenseOf(p), license: licenseOf(p) ?? 'see the package' }))
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
@@ -269,7 +277,10 @@ const npmPurl = (name, version) => `pkg:npm/${name.replace(/^@/, '%40')}@${versi
  * its timestamp is SOURCE_DATE_EPOCH: the same source gives the same bytes.
  */
 function writeSbom(version) {
-  const licenses = (expression) => (expression ? [{ expression }] : undefined);
+  // An SPDX expression as such; anything else (qrcode-terminal's "Apache 2.0") by name, as the package gives it.
+  const spdx = /^\(?[A-Za-z0-9.+-]+( (OR|AND|WITH) \(?[A-Za-z0-9.+-]+\)?)*\)?$/;
+  const licenses = (text) =>
+    !text ? undefined : spdx.test(text) ? [{ expression: text }] : [{ license: { name: text } }];
   const bundled = bundledPackages().filter((p) => p.name !== 'better-sqlite3');
   const components = [
     {
