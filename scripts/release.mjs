@@ -487,15 +487,22 @@ function sharedLibraryDepends(exe, addon) {
   }).toString();
   const m = /^shlibs:Depends=(.+)$/m.exec(out);
   if (!m) throw new Error(`dpkg-shlibdeps named no dependencies: ${out.trim()}`);
-  return m[1].trim();
+  const all = m[1].split(',').map((d) => d.trim());
+  // libc6 as Pre-Depends: with a mere Depends, `dpkg -i` on an older libc still unpacks /usr/bin/agyctl
+  // (left unconfigured), and it fails when run; a pre-dependency is checked before anything is unpacked.
+  return {
+    preDepends: all.filter((d) => /^libc6\b/.test(d)).join(', '),
+    depends: all.filter((d) => !/^libc6\b/.test(d)).join(', '),
+  };
 }
 
-function control(installedKiB, depends) {
+function control(installedKiB, { preDepends, depends }) {
   return `Package: agyctl
 Version: ${VERSION}
 Architecture: amd64
 Maintainer: agyctl maintainers <agyctl@users.noreply.github.com>
 Installed-Size: ${installedKiB}
+Pre-Depends: ${preDepends}
 Depends: ${depends}
 Section: admin
 Priority: optional
