@@ -557,15 +557,18 @@ function debianChangelog() {
 `;
 }
 
+/** The checkout's last commit time; outside a git checkout of ROOT, the build stops asking for SOURCE_DATE_EPOCH. */
 function commitTime() {
   let top = '';
   try {
-    top = execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] });
+    top = execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
   } catch {}
-  if (path.resolve(top.toString().trim()) !== ROOT)
-    throw new Error(
-      'not a git checkout: set SOURCE_DATE_EPOCH (seconds since 1970) to the time of the source you build',
-    );
+  if (!top || path.resolve(top) !== ROOT) {
+    log('failed: not a git checkout: set SOURCE_DATE_EPOCH (seconds since 1970) to the time of the source you build');
+    process.exit(1);
+  }
   return execFileSync('git', ['log', '-1', '--format=%ct'], { cwd: ROOT }).toString().trim();
 }
 
