@@ -13,7 +13,9 @@
 // Prints numbers; asserts nothing.
 //
 //   npm run release && node bench/release.mjs
-//   env: BENCH_RUNS (21), BENCH_ROUNDS (3), BENCH_MANY (200), BENCH_MB (0.5), BENCH_DIR (os tmpdir)
+//   env: BENCH_RUNS (21), BENCH_ROUNDS (3), BENCH_MANY (200), BENCH_MB (0.5), BENCH_DIR (os tmpdir),
+//        BENCH_ALSO (another executable to time at start-up beside them, e.g. one built with V8's code
+//        cache, which the release leaves out for reproducibility: docs/install.md)
 import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -43,6 +45,7 @@ if (!fs.existsSync(EXE)) {
 }
 
 const SIDES = { executable: [EXE], node: [process.execPath, BIN] };
+const ALSO = process.env.BENCH_ALSO ? { also: [path.resolve(process.env.BENCH_ALSO)] } : {};
 
 /** A box: settings, a token, a server command on PATH (never started by a static check). */
 function box() {
@@ -67,7 +70,7 @@ function box() {
 }
 
 function run(side, args, env, { rss = false } = {}) {
-  const argv = [...SIDES[side], ...args];
+  const argv = [...({ ...SIDES, ...ALSO }[side] ?? []), ...args];
   const cmd = rss ? '/usr/bin/time' : argv[0];
   const rest = rss ? ['-f', 'MAXRSS_KB %M', ...argv] : argv.slice(1);
   const t0 = performance.now();
@@ -82,12 +85,15 @@ function startup(b) {
   const cases = { '--version': ['--version'], 'static check': ['check', '--json'] };
   console.log(`start-up, median of ${RUNS} (ms):`);
   run('executable', ['version'], b.env); // writes the addon out once, as the first run on a box does
+  const sides = Object.keys({ ...SIDES, ...ALSO });
+  if (ALSO.also) run('also', ['version'], b.env);
   for (const [label, args] of Object.entries(cases)) {
-    const t = { executable: [], node: [] };
-    for (let i = 0; i < RUNS; i += 1) for (const side of Object.keys(SIDES)) t[side].push(run(side, args, b.env).ms);
+    const t = Object.fromEntries(sides.map((side) => [side, []]));
+    for (let i = 0; i < RUNS; i += 1) for (const side of sides) t[side].push(run(side, args, b.env).ms);
     const [e, n] = [median(t.executable), median(t.node)];
+    const also = ALSO.also ? `   BENCH_ALSO ${median(t.also).toFixed(1).padStart(6)}` : '';
     console.log(
-      `  ${label.padEnd(13)} executable ${e.toFixed(1).padStart(6)}   node bin/agyctl.js ${n.toFixed(1).padStart(6)}   ratio ${(e / n).toFixed(2)}x`,
+      `  ${label.padEnd(13)} executable ${e.toFixed(1).padStart(6)}   node bin/agyctl.js ${n.toFixed(1).padStart(6)}   ratio ${(e / n).toFixed(2)}x${also}`,
     );
   }
 }

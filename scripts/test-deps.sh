@@ -52,6 +52,9 @@ ROWS=(
   'python3          python3              release build (node-gyp)'
   'binutils         strip                release build'
   'lintian          lintian              .deb checks'
+  # The release build derives the .deb's Depends with dpkg-shlibdeps; the signature test signs with ssh-keygen.
+  'dpkg-dev         dpkg-shlibdeps       release build (.deb Depends)'
+  'openssh-client   ssh-keygen           release signature test'
   # The arm64 build: a cross compiler, and qemu through binfmt to run what it makes; diffoscope compares builds.
   'g++-aarch64-linux-gnu aarch64-linux-gnu-g++ arm64 release build'
   'qemu-user-static qemu-aarch64-static  arm64 release tests'

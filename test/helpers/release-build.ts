@@ -1,8 +1,8 @@
 /**
  * The `release` project's global setup: the release files in release/, built
- * once per run (`node scripts/release.mjs --fast --skip-npm`: the executable
- * and the .deb, the .deb compressed less) unless release/ already holds an
- * executable and a .deb newer than everything the release script reads (then
+ * once per run (`node scripts/release.mjs --fast --sign-key <a throwaway key>`:
+ * every release file, the .deb compressed less) unless release/ already holds an executable, a .deb
+ * and SHA256SUMS newer than everything the release script reads (then
  * a run reuses them, e.g. after `npm run release`, or the previous `npm test`).
  * That is src/ (which it bundles itself), not dist/: `npm test` rewrites
  * dist/ on every run, and a release rebuilt from the same sources is the same.
@@ -10,7 +10,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { DEB, EXE, ROOT } from './cli.js';
+import { DEB, EXE, RELEASE_DIR, ROOT } from './cli.js';
 import { assertFreshBuild } from './fresh-dist.js';
 
 function newest(dir: string): number {
@@ -20,7 +20,7 @@ function newest(dir: string): number {
   }, 0);
 }
 
-/** What scripts/release.mjs builds the executable and the .deb from (the npm package is skipped here). */
+/** What scripts/release.mjs builds the release files from (and dist/, for the npm package: see above). */
 const RELEASE_INPUTS = [
   'src',
   'docs',
@@ -28,13 +28,60 @@ const RELEASE_INPUTS = [
   'LICENSE',
   'package.json',
   'package-lock.json',
+  'ansible',
   path.join('scripts', 'release.mjs'),
 ];
 
+/**
+ * The throwaway key the tests' release is signed with (`--sign-key`), made once
+ * beside the cached addon; its public half is `${TEST_SIGN_KEY}.pub`.
+ */
+export const TEST_SIGN_KEY = path.join(ROOT, 'node_modules', '.cache', 'agyctl-release', 'test-sign-key');
+
+function testSignKey(): string {
+  if (!fs.existsSync(`${TEST_SIGN_KEY}.pub`)) {
+    fs.mkdirSync(path.dirname(TEST_SIGN_KEY), { recursive: true });
+    fs.rmSync(TEST_SIGN_KEY, { force: true });
+    execFileSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'throwaway test key', '-f', TEST_SIGN_KEY]);
+  }
+  return TEST_SIGN_KEY;
+}
+
+/** Whether release/SHA256SUMS.sig is the test key's signature (a release signed with another key is rebuilt). */
+function signedByTestKey(): boolean {
+  const signers = path.join(RELEASE_DIR, '.test-allowed-signers');
+  try {
+    fs.writeFileSync(signers, `release@agyctl ${fs.readFileSync(`${TEST_SIGN_KEY}.pub`, 'utf8')}`);
+    execFileSync(
+      'ssh-keygen',
+      [
+        '-Y',
+        'verify',
+        '-f',
+        signers,
+        '-I',
+        'release@agyctl',
+        '-n',
+        'agyctl-release',
+        '-s',
+        `${RELEASE_DIR}/SHA256SUMS.sig`,
+      ],
+      { input: fs.readFileSync(path.join(RELEASE_DIR, 'SHA256SUMS')), stdio: ['pipe', 'ignore', 'ignore'] },
+    );
+    return true;
+  } catch {
+    return false;
+  } finally {
+    fs.rmSync(signers, { force: true });
+  }
+}
+
 /** Why release/ must be rebuilt, or undefined when it is current. */
 export function staleRelease(): string | undefined {
-  for (const file of [EXE, DEB]) if (!fs.existsSync(file)) return `${path.relative(ROOT, file)} is missing`;
-  const built = Math.min(fs.statSync(EXE).mtimeMs, fs.statSync(DEB).mtimeMs);
+  const files = [EXE, DEB, path.join(RELEASE_DIR, 'SHA256SUMS'), path.join(RELEASE_DIR, 'SHA256SUMS.sig')];
+  for (const file of files) if (!fs.existsSync(file)) return `${path.relative(ROOT, file)} is missing`;
+  if (!signedByTestKey()) return "SHA256SUMS.sig is not the test key's signature";
+  const built = Math.min(...files.map((f) => fs.statSync(f).mtimeMs));
   const inputs = Math.max(
     ...RELEASE_INPUTS.map((rel) => {
       const p = path.join(ROOT, rel);
@@ -49,7 +96,7 @@ export default function setup(): void {
   const stale = staleRelease();
   if (!stale) return;
   process.stderr.write(`release project: building release/ (${stale})\n`);
-  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'release.mjs'), '--fast', '--skip-npm'], {
+  execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'release.mjs'), '--fast', '--sign-key', testSignKey()], {
     cwd: ROOT,
     stdio: ['ignore', 'inherit', 'inherit'],
     timeout: 15 * 60_000,
