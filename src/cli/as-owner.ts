@@ -205,8 +205,8 @@ async function superviseOwnerChild(
   process.on('exit', killTree);
   try {
     const exited = exitOf(child);
-    const copies = [copyOut(child.stderr!, run.ctx.stderr)];
-    if (run.stdout === 'relay') copies.push(copyOut(child.stdout!, run.ctx.stdout));
+    const copies = [relaySanitized(child.stderr!, run.ctx.stderr)];
+    if (run.stdout === 'relay') copies.push(relaySanitized(child.stdout!, run.ctx.stdout));
     if (run.stdin === 'relay') copyIn(run.ctx.stdin, child.stdin!);
     const reading = run.relays.map((r, i) =>
       (r.consume ?? ((from) => collect(from, r.chunks)))(child.stdio[3 + i] as Readable),
@@ -276,7 +276,7 @@ function ownerNodeFlags(): { args: string[]; nodeOptions?: string } {
 }
 
 /** The child's output on its way to root's stdout or stderr: every control character and escape sequence removed. */
-function copyOut(from: Readable, to: NodeJS.WritableStream): Promise<void> {
+export function relaySanitized(from: Readable, to: NodeJS.WritableStream): Promise<void> {
   const decoder = new StringDecoder('utf8');
   return new Promise((resolve) => {
     from.on('data', (chunk: Buffer) => {
