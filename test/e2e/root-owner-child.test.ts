@@ -198,10 +198,11 @@ describe("the owner's child holds nothing of root's", () => {
     const run = onTerminal(b, ['check', '--live', '--json'], { AGYCTL_SERVER: slowServer(4_000) });
     const child = await waitFor('the owner child', () => ownerChild(b.user));
     const root = proc(child.ppid)!;
-    expect(child.ttyNr, 'controlling terminal of the owner child').toBe(0);
-    expect(child.sid).not.toBe(root.sid);
-    expect(ttyFds(child.pid)).toEqual([]);
-    expect(fs.readlinkSync(`/proc/${child.pid}/cwd`)).toBe(b.home);
+    // Each is checked, whichever fails first.
+    expect.soft(child.ttyNr, 'controlling terminal of the owner child').toBe(0);
+    expect.soft(child.sid, "the owner child's session").not.toBe(root.sid);
+    expect.soft(ttyFds(child.pid), "the owner child's terminal descriptors").toEqual([]);
+    expect.soft(fs.readlinkSync(`/proc/${child.pid}/cwd`), "the owner child's cwd").toBe(b.home);
     process.kill(child.pid, 'SIGUSR1');
     const ports = new Set<number>();
     let done = false;
@@ -213,8 +214,8 @@ describe("the owner's child holds nothing of root's", () => {
       await delay(20);
     }
     const r = await run;
-    expect([...ports], 'ports the user listened on while root ran').not.toContain(9229);
-    expect(String(r.stdout)).not.toMatch(/Debugger|inspector/i);
+    expect.soft([...ports], 'ports the user listened on while root ran').not.toContain(9229);
+    expect.soft(String(r.stdout), "root's terminal").not.toMatch(/Debugger|inspector/i);
     expect([0, 3], String(r.stdout)).toContain(r.exitCode);
   });
 
