@@ -108,12 +108,22 @@ export async function runAsOwner(owner: TreeOwner, run: OwnerRun & { withStdin: 
   const metrics: Relay | undefined = run.prometheus ? { variable: METRICS_FD_VAR, chunks: [] } : undefined;
   const code = await withOwnerChild(
     owner,
-    { ...run, stdin: run.withStdin ? 'relay' : 'ignore', stdout: 'relay', relays: metrics ? [metrics] : [] },
+    { ...run, stdin: run.withStdin && carriesInput(run.ctx.stdin) ? 'relay' : 'ignore', stdout: 'relay', relays: metrics ? [metrics] : [] },
     () => Promise.resolve(),
   );
   const text = Buffer.concat(metrics?.chunks ?? []);
   if (run.prometheus && text.length > 0) writeFileAtomic(run.prometheus, text, { mode: 0o644 });
   return code;
+}
+
+/** Root's stdin can bring something (a terminal, a pipe, a file), unlike `</dev/null`: the child's is then a pipe root feeds. */
+function carriesInput(stdin: Readable & { isTTY?: boolean; fd?: unknown }): boolean {
+  if (stdin.isTTY) return true;
+  try {
+    return typeof stdin.fd !== 'number' || !fs.fstatSync(stdin.fd).isCharacterDevice();
+  } catch {
+    return false; // closed
+  }
 }
 
 /** A pipe from the child that root reads: its descriptor number goes to the child in `variable`. */
