@@ -108,7 +108,12 @@ export async function runAsOwner(owner: TreeOwner, run: OwnerRun & { withStdin: 
   const metrics: Relay | undefined = run.prometheus ? { variable: METRICS_FD_VAR, chunks: [] } : undefined;
   const code = await withOwnerChild(
     owner,
-    { ...run, stdin: run.withStdin && carriesInput(run.ctx.stdin) ? 'relay' : 'ignore', stdout: 'relay', relays: metrics ? [metrics] : [] },
+    {
+      ...run,
+      stdin: run.withStdin && carriesInput(run.ctx.stdin) ? 'relay' : 'ignore',
+      stdout: 'relay',
+      relays: metrics ? [metrics] : [],
+    },
     () => Promise.resolve(),
   );
   const text = Buffer.concat(metrics?.chunks ?? []);
