@@ -73,6 +73,6 @@ for (let i = 0; i < runs; i++) {
 const u = median(asUser);
 const r = median(asRoot);
 console.log(`agyctl: ${bin}`);
-console.log(`check as the user (median of ${runs}):        ${u.toFixed(0)} ms`);
-console.log(`check as root, via the owner's child:        ${r.toFixed(0)} ms`);
-console.log(`the owner's child costs root:                ${(r - u).toFixed(0)} ms`);
+console.log(`check as the user (median of ${runs}): ${u.toFixed(0)} ms`);
+console.log(`check as root, via the owner's child: ${r.toFixed(0)} ms`);
+console.log(`the owner's child costs root: ${(r - u).toFixed(0)} ms`);
