@@ -217,6 +217,8 @@ async function superviseOwnerChild(
     stopChild();
   }, run.deadlineMs);
   run.ctx.signal.addEventListener('abort', stopChild, { once: true });
+  // Root's terminal went away: the child (no longer on it) hears it as it would have, and decides (a login goes on).
+  const releaseHangup = run.ctx.claimHangup?.(() => void child.kill('SIGHUP'));
   process.on('exit', killTree);
   try {
     const exited = exitOf(child);
@@ -240,6 +242,7 @@ async function superviseOwnerChild(
       run.ctx.stdin.pause?.();
     }
     run.ctx.signal.removeEventListener('abort', stopChild);
+    releaseHangup?.();
     process.off('exit', killTree);
     // What is left in the child's group (a detached login's supervisor has a session of its own). A group
     // with a member keeps its id from being reused, so this signal reaches only what the child started.

@@ -14,7 +14,17 @@ import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { execa, type ResultPromise } from 'execa';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { agyctl, agyctlArgv, makeSandbox, parseEvents, parseJson, type Sandbox, simPath } from '../helpers/cli.js';
+import {
+  agyctl,
+  agyctlArgv,
+  makeSandbox,
+  parseEvents,
+  parseJson,
+  type Sandbox,
+  simPath,
+  spawnAgyctl,
+} from '../helpers/cli.js';
+import { EventStream } from '../helpers/ndjson.js';
 import { createUser, type OsUser, requireRoot } from '../helpers/os-user.js';
 import { useReadableApp } from '../helpers/readable-app.js';
 import { makeTaggedDb } from '../helpers/tagged-db.js';
@@ -310,6 +320,22 @@ describe("root's deadline on the owner's child", () => {
     const r = await run;
     expect(r.exitCode, `${r.stdout}${r.stderr}`).toBe(130);
     expect(await userProcessesGone(b.user)).toEqual([]);
+  });
+});
+
+describe("root's terminal hangs up", () => {
+  it('during an attached login: the child hears SIGHUP as it did on the terminal, and the login goes on as the user', async () => {
+    const b = userBox();
+    const run = spawnAgyctl(['login', '--json', '--timeout', '60s'], b, { timeoutMs: 60_000 });
+    const events = new EventStream(run.stdout!);
+    await events.waitFor('waiting', 30_000);
+    run.kill('SIGHUP');
+    const r = await run;
+    expect(r.exitCode, String(r.stderr)).toBe(0);
+    const status = await agyctl(['login', 'status', '--json'], b, { timeoutMs: 60_000 });
+    expect((parseJson(status.stdout).login as { status: string }).status).toBe('pending');
+    const cancel = await agyctl(['login', 'cancel', '--json'], b, { timeoutMs: 60_000 });
+    expect(cancel.exitCode, cancel.stderr).toBe(0);
   });
 });
 
