@@ -25,6 +25,7 @@ const EXECUTABLE_E2E = [
   'login-detach',
   'restore-archive-signal',
   'sessions-export',
+  'root-owner-child',
 ];
 
 /**

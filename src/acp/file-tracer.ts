@@ -5,6 +5,7 @@
  * with O_NOFOLLOW (a symlink is refused: `unsafe-symlink`, exit 2), mode 0600.
  */
 import fs from 'node:fs';
+import { AgyError, EXIT } from '../core/errors.js';
 import type { TraceDirection, Tracer } from '../core/io.js';
 import { openNoFollow } from '../util/os/safe-fs.js';
 import { redact, redactText } from './redact.js';
@@ -24,7 +25,15 @@ export function openTraceFile(file: string): number {
   const fd = openNoFollow(file, O_WRONLY | O_APPEND | O_CREAT, 0o600, 'the --trace file');
   try {
     const st = fs.fstatSync(fd);
-    if (st.isFile() && st.uid === process.getuid?.() && (st.mode & 0o077) !== 0) fs.fchmodSync(fd, 0o600);
+    // Another user's file (pre-created where the trace goes, in /tmp say) would get our lines and keep them theirs.
+    if (st.isFile() && st.uid !== process.getuid?.())
+      throw new AgyError(
+        EXIT.usage,
+        'trace-file-not-yours',
+        `The --trace file ${file} belongs to uid ${st.uid}, not to you: agyctl appends only to a trace file of its own.`,
+        { hint: 'name a new file (or one of yours) for --trace', details: { path: file } },
+      );
+    if (st.isFile() && (st.mode & 0o077) !== 0) fs.fchmodSync(fd, 0o600);
   } catch (err) {
     fs.closeSync(fd);
     throw err;

@@ -1,8 +1,10 @@
 /** Which server to run: --server / AGYCTL_SERVER split like a shell splits words, else the known names on PATH. */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'shell-quote';
 import { AgyError, EXIT, usageError } from '../core/errors.js';
+import { firstClosedDir } from '../util/os/tree-owner.js';
 
 export interface ServerCommand {
   file: string;
@@ -74,6 +76,33 @@ function unterminatedQuote(line: string): string | undefined {
 const notFound = (what: string, profile: ServerDefaults): AgyError =>
   new AgyError(EXIT.server, 'server-not-found', `${what}`, { hint: profile.installHint });
 
+/**
+ * The server command is fine but a directory on its way is closed to this
+ * user (root's 0700 /root, seen by the state dir owner's agyctl): that
+ * directory is the problem, named with its owner and mode.
+ */
+export function closedDirError(command: string, dir: string): AgyError {
+  const st = fs.statSync(dir, { throwIfNoEntry: false });
+  const how = st ? ` (owner uid ${st.uid}, mode ${(st.mode & 0o7777).toString(8).padStart(4, '0')})` : '';
+  return new AgyError(
+    EXIT.usage,
+    'server-dir-closed',
+    `The server command ${command} cannot be reached by ${userName()}: ${dir}${how} is closed to it.`,
+    {
+      hint: `put the server where ${userName()} can run it (not under ${dir}), or open ${dir} to it (chmod o+x ${dir})`,
+      details: { path: dir },
+    },
+  );
+}
+
+const userName = (): string => {
+  try {
+    return os.userInfo().username;
+  } catch {
+    return `uid ${process.getuid?.()}`;
+  }
+};
+
 /** No --server: the profile's known program names on PATH (gemini-cli: `gemini --acp`). */
 export function resolveCommand(
   commandLine: string | undefined,
@@ -94,6 +123,10 @@ export function resolveCommand(
   const [first, ...args] = splitCommandLine(commandLine, env);
   if (!first) throw usageError('--server is empty.', 'pass the server command, e.g. --server /opt/agy/agy_acp_server');
   const file = first.includes('/') ? path.resolve(cwd, first) : findOnPath(first, env);
+  if (file && !isExecutable(file)) {
+    const closed = firstClosedDir(path.dirname(file));
+    if (closed) throw closedDirError(first, closed);
+  }
   if (!file || !isExecutable(file)) throw notFound(`Server command not found or not executable: ${first}`, profile);
   return { file, args, display: commandLine };
 }

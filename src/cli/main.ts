@@ -10,9 +10,9 @@ import { nullTracer, type Tracer } from '../core/io.js';
 import { stateDirProblem } from '../core/paths.js';
 import { agyctlVersion } from '../core/runtime.js';
 import { pendingLoginNotice } from '../login/detached/pending-login.js';
-import { dropToOwner, ownerToBecome, relayFd, TRACE_FD_VAR } from '../util/os/tree-owner.js';
+import { CALLER_CWD_VAR, dropToOwner, ownerToBecome, relayFd, TRACE_FD_VAR } from '../util/os/tree-owner.js';
 import { type ActionFactory, type Handler, type Invocation, invocationOf, type RunContext } from './action.js';
-import { runAsOwner, runsAsOwner } from './as-owner.js';
+import { ownerDeadlineMs, runAsOwner, runsAsOwner } from './as-owner.js';
 import { commandError } from './command-error.js';
 import { COMMANDS } from './commands/index.js';
 import { addGlobalOptions, globalOptionsFrom } from './globals.js';
@@ -74,7 +74,15 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
           typeof input.options.prometheus === 'string' ? path.resolve(ctx.cwd, input.options.prometheus) : undefined;
         if (prometheus) (await import('../check/metrics-target.js')).assertMetricsTarget(prometheus);
         // The child writes the command's whole output; root only passes its exit code on.
-        exit = await runAsOwner(owner, { argv, ctx, opts, ...(prometheus ? { prometheus } : {}) });
+        exit = await runAsOwner(owner, {
+          argv,
+          ctx,
+          opts,
+          deadlineMs: ownerDeadlineMs(input.options.timeout),
+          // Only a login reads its stdin (a pasted address); the others get an empty one.
+          withStdin: isLoginCommand(command) && input.options.detach !== true,
+          ...(prometheus ? { prometheus } : {}),
+        });
         return;
       }
     }
@@ -158,8 +166,11 @@ function reportError(err: AgyError, out: Output, streaming: boolean): ExitCode {
 /** Entry point for bin/agyctl.js: wires the real process to run(). */
 export async function main(): Promise<void> {
   // Started by root to work in a user's tree (as-owner.ts): become that user before anything else.
+  let callerCwd: string | undefined;
   try {
-    dropToOwner(process.env);
+    // The child runs in the owner's home; root's cwd only resolves the relative paths root was given.
+    if (dropToOwner(process.env)) callerCwd = process.env[CALLER_CWD_VAR];
+    delete process.env[CALLER_CWD_VAR];
   } catch (err) {
     process.stderr.write(`Error: could not act as the state dir's owner: ${(err as Error).message}\n`);
     process.exit(EXIT.internal);
@@ -207,7 +218,7 @@ export async function main(): Promise<void> {
     });
   const ctx: RunContext = {
     env: process.env,
-    cwd: process.cwd(),
+    cwd: callerCwd ?? process.cwd(),
     stdin: process.stdin,
     stdout: process.stdout,
     stderr: process.stderr,

@@ -18,6 +18,7 @@ import type { StartOptions } from '../acp/lifecycle.js';
 import { resolveCommand, type ServerCommand } from '../acp/resolve.js';
 import type { CommandIO } from '../core/io.js';
 import { agyctlVersion } from '../core/runtime.js';
+import { enterableCwd } from '../util/os/tree-owner.js';
 import { antigravity } from './antigravity.js';
 import { findUrls, looksLikeSignInUrl } from './auth-url.js';
 import { assertServerCanUse } from './guard.js';
@@ -45,7 +46,8 @@ export function serverStartOptions(io: CommandIO, extras: ServerStartExtras = {}
     env,
     serverEnv: profile.serverEnv,
     stateDir: io.opts.stateDir,
-    cwd: io.ctx.cwd,
+    // Relative paths go by the caller's cwd; the server runs where it can enter (the owner's child may not enter root's).
+    cwd: enterableCwd(io.ctx.cwd),
     tracer: io.tracer,
     signal: io.ctx.signal,
     initTimeoutMs: extras.initTimeoutMs ?? DEFAULT_INIT_TIMEOUT_MS,

@@ -46,6 +46,8 @@ export function runAgyctlFrom(app: { argv: string[]; sim: string }): void {
   current.argv = [...app.argv];
   current.sim = app.sim;
 }
+/** The command line the helpers run agyctl with (AGYCTL_ARGV, or its readable copy's). */
+export const agyctlArgv = (): string[] => [...current.argv];
 /** The simulator's launcher the helpers use (SIM, or its readable copy). */
 export const simPath = (): string => current.sim;
 

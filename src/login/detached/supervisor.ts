@@ -24,6 +24,7 @@ import { signalGroup } from '../../acp/children.js';
 import { AgyError, EXIT } from '../../core/errors.js';
 import { agyctlEntryArgs } from '../../core/runtime.js';
 import { isRecordedProcess, procStat, recordProcess } from '../../util/os/process.js';
+import { enterableCwd, relayFd, TRACE_FD_VAR } from '../../util/os/tree-owner.js';
 import { liveShimDirs } from '../shims.js';
 import { ANSWER_EVENTS, type FinishAnswer, type LoginEvent, type LoginRequest } from './contract.js';
 import { type Frame, onJsonLines, type Request, sendLine } from './ipc.js';
@@ -76,13 +77,16 @@ export async function spawnSupervisor(spawned: SpawnOptions): Promise<number> {
   fs.writeFileSync(paths.request, `${JSON.stringify(spawned.request)}\n`, { mode: 0o600 });
   fs.chmodSync(paths.request, 0o600);
   const logFd = fs.openSync(paths.log, 'w', 0o600);
+  // Root's --trace file, handed to the owner's agyctl as a descriptor (root's path may be closed to it), goes on to the supervisor.
+  const traceFd = relayFd(spawned.env, TRACE_FD_VAR);
+  const env = traceFd === undefined ? spawned.env : { ...spawned.env, [TRACE_FD_VAR]: String(READY_FD + 1) };
   let child: ChildProcess;
   try {
     child = spawn(process.execPath, [...agyctlEntryArgs(), SUPERVISOR_COMMAND, '--record', paths.dir], {
       detached: true,
-      stdio: ['ignore', logFd, logFd, 'pipe'],
-      env: spawned.env,
-      cwd: spawned.cwd,
+      stdio: ['ignore', logFd, logFd, 'pipe', ...(traceFd === undefined ? [] : [traceFd])],
+      env,
+      cwd: enterableCwd(spawned.cwd),
     });
   } finally {
     fs.closeSync(logFd);

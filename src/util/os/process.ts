@@ -27,6 +27,7 @@ export interface ProcessIdentity {
 interface ProcStat {
   /** The state letter: R, S, D, Z (zombie), ... */
   state: string;
+  ppid: number;
   pgid: number;
   start: string;
 }
@@ -36,10 +37,33 @@ export function procStat(pid: number): ProcStat | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { state: fields[0] ?? '', pgid: Number(fields[2]), start: fields[19] ?? '' };
+    return { state: fields[0] ?? '', ppid: Number(fields[1]), pgid: Number(fields[2]), start: fields[19] ?? '' };
   } catch {
     return undefined;
   }
+}
+
+/** The processes below `pid` now (its children, theirs, ...), from /proc's parent links. */
+export function descendantsOf(pid: number): number[] {
+  const children = new Map<number, number[]>();
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync('/proc');
+  } catch {
+    return [];
+  }
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    const st = procStat(Number(name));
+    if (st) children.set(st.ppid, [...(children.get(st.ppid) ?? []), Number(name)]);
+  }
+  const found: number[] = [];
+  for (let queue = [pid]; queue.length > 0; ) {
+    const below = children.get(queue.shift()!) ?? [];
+    found.push(...below);
+    queue.push(...below);
+  }
+  return found;
 }
 
 /** The kernel's start time of a process (clock ticks since boot), a zombie's too; undefined when it is gone or unknown. */

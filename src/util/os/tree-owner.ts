@@ -23,6 +23,8 @@ export interface TreeOwner {
   gid: number;
   name: string;
   home: string;
+  /** The account's login shell (SHELL in its environment). */
+  shell: string;
 }
 
 const refuse = (message: string, hint: string, dir: string): AgyError =>
@@ -113,7 +115,7 @@ export function accountOf(uid: number, stateDir: string): TreeOwner {
       `chown -R USER: ${path.resolve(stateDir)} to give it to an existing user, or run agyctl as its owner`,
       stateDir,
     );
-  return { uid, gid, name: f[0], home: f[5] ?? '/' };
+  return { uid, gid, name: f[0], home: f[5] || '/', shell: f[6] || '/bin/sh' };
 }
 
 /**
@@ -138,6 +140,11 @@ export const ARCHIVE_FD_VAR = 'AGYCTL_ARCHIVE_FD';
 /** What the child's `restore --archive -` names as its source: the snapshot or file root streams to it. */
 export const ARCHIVE_SHOWN_VAR = 'AGYCTL_ARCHIVE_SHOWN';
 
+/** Root's working directory, for the child's relative paths only: the child itself runs in the owner's home. */
+export const CALLER_CWD_VAR = 'AGYCTL_CALLER_CWD';
+/** The node flag root's child was started with through NODE_OPTIONS (the executable), taken out before it starts anything. */
+export const OWNER_NODE_OPTIONS = '--disable-sigusr1';
+
 /** The descriptor a relay variable names, if set. */
 export function relayFd(
   env: NodeJS.ProcessEnv,
@@ -153,10 +160,14 @@ export function relayFd(
  * check that there is no way back to root. libuv's spawn uid/gid would leave
  * the supplementary groups empty, hence the drop here.
  */
-export function dropToOwner(env: NodeJS.ProcessEnv): void {
+export function dropToOwner(env: NodeJS.ProcessEnv): boolean {
   const spec = env[AS_OWNER_VAR];
-  if (spec === undefined) return;
+  if (spec === undefined) return false;
   delete env[AS_OWNER_VAR];
+  // Node opens its inspector on SIGUSR1 unless a listener holds the signal; once this process is the
+  // owner's, the owner may send it. The listener is set before the drop and kept for the whole run.
+  process.on('SIGUSR1', () => undefined);
+  if (env.NODE_OPTIONS === OWNER_NODE_OPTIONS) delete env.NODE_OPTIONS; // not for the servers it starts
   const [uidText, gidText, ...nameParts] = spec.split(':');
   const uid = Number(uidText);
   const gid = Number(gidText);
@@ -178,4 +189,36 @@ export function dropToOwner(env: NodeJS.ProcessEnv): void {
     /* expected: no way back */
   }
   if (regained) throw new Error('dropped privileges could be regained');
+  return true;
+}
+
+/**
+ * The first directory on the way to `target` (itself included when it is
+ * one) that this process may not enter: what a permission error is about
+ * when the path is fine but a directory above it is closed (root's 0700
+ * /root seen by the owner's child). Undefined when every one can be entered.
+ */
+export function firstClosedDir(target: string): string | undefined {
+  let at = '/';
+  for (const part of ['', ...path.resolve(target).split(path.sep).filter(Boolean)]) {
+    at = path.join(at, part);
+    const st = fs.statSync(at, { throwIfNoEntry: false });
+    if (!st?.isDirectory()) return undefined;
+    try {
+      fs.accessSync(at, fs.constants.X_OK);
+    } catch {
+      return at;
+    }
+  }
+  return undefined;
+}
+
+/** The working directory for a process this one starts: `cwd` when it can be entered, else this process's own. */
+export function enterableCwd(cwd: string): string {
+  try {
+    fs.accessSync(cwd, fs.constants.X_OK);
+    return cwd;
+  } catch {
+    return process.cwd();
+  }
 }

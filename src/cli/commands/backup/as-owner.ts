@@ -57,6 +57,7 @@ export function snapshotFromOwner(
   io: HandlerIO,
   owner: TreeOwner,
   options: Pick<BackupOptions, 'sessionIds' | 'busyBudgetMs' | 'jobs'>,
+  deadlineMs: number,
 ): (work: string) => Promise<Manifest> {
   return async (work) => {
     const argv = [
@@ -84,7 +85,15 @@ export function snapshotFromOwner(
     const doc: Buffer[] = [];
     const exit = await withOwnerChild(
       owner,
-      { argv, ctx: io.ctx, opts: { ...io.opts, json: true }, stdin: 'ignore', stdout: 'pipe', relays: [archive] },
+      {
+        argv,
+        ctx: io.ctx,
+        opts: { ...io.opts, json: true },
+        stdin: 'ignore',
+        stdout: 'pipe',
+        relays: [archive],
+        deadlineMs,
+      },
       (child) => collect(child.stdout!, doc),
     );
     const answer = parseDoc(doc);

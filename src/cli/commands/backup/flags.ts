@@ -14,6 +14,8 @@ export interface BackupFlags {
   prometheus?: string;
   prove?: boolean;
   proveTimeout?: string;
+  /** The deadline of the owner's side (root on a user's state dir). */
+  timeout?: string;
 }
 
 /** `agyctl backup verify`'s flags. */

@@ -114,6 +114,9 @@ function freshBackup(io: HandlerIO, options: BackupOptions): CommandResult {
   return { exit: EXIT.ok, data: fresh.json };
 }
 
+/** Root's deadline on the snapshot taken as the state dir's owner. */
+const ownerDeadline = (flags: BackupFlags): number => parseDurationOption('--timeout', flags.timeout ?? '1h');
+
 async function backupRun(io: HandlerIO, flags: BackupFlags): Promise<CommandResult> {
   const options = await backupOptions(io, flags);
   // Root on a user's state dir: the snapshot is taken as that user and streamed to root's backup dir.
@@ -136,7 +139,9 @@ async function backupRun(io: HandlerIO, flags: BackupFlags): Promise<CommandResu
       signal: io.ctx.signal,
       out: io.out,
       progress: (sessions, bytes) => new Progress(io.out, sessions, bytes),
-      ...(owner && fromOwner ? { snapshotFrom: fromOwner.snapshotFromOwner(io, owner, options) } : {}),
+      ...(owner && fromOwner
+        ? { snapshotFrom: fromOwner.snapshotFromOwner(io, owner, options, ownerDeadline(flags)) }
+        : {}),
     });
     if (archive) await shipArchive(io, report.snapshot.path, archive);
   } catch (err) {

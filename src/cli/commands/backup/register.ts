@@ -33,6 +33,11 @@ export function register(program: Command, action: ActionFactory): void {
       'then prove the new snapshot as `backup verify --prove` does, and record what the server replayed (replay.json)',
     )
     .option('--prove-timeout <duration>', 'deadline of each server call while proving (default 60s)')
+    .option(
+      '--timeout <duration>',
+      "as root on another user's state dir: deadline of the snapshot taken as that user (then it is stopped, exit 5)",
+      '1h',
+    )
     .action(
       action<BackupFlags>(
         async (io, { options }) => {

@@ -4,6 +4,7 @@ import { asExitCode, EXIT, InterruptedError, TimeoutError } from '../../../core/
 import { nullTracer, type Tracer } from '../../../core/io.js';
 import { asLoginEvent, type LoginEvent, type LoginRequest } from '../../../login/detached/contract.js';
 import type { LoginStreams } from '../../../login/detached/supervisor.js';
+import { relayFd, TRACE_FD_VAR } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerArgs, HandlerIO, RunContext, TtyWritable } from '../../action.js';
 import { commandError } from '../../command-error.js';
 import { loadPalette, Output } from '../../terminal/output.js';
@@ -46,7 +47,7 @@ async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, streams: LoginS
   try {
     if (req.opts.trace) {
       const { FileTracer } = await import('../../../acp/file-tracer.js');
-      tracer = new FileTracer(req.opts.trace);
+      tracer = new FileTracer(relayFd(env, TRACE_FD_VAR) ?? req.opts.trace);
     }
     const io: HandlerIO = { ctx, opts: { ...req.opts }, out, tracer };
     const { runLogin } = await import('../../../login/run-login.js');

@@ -13,7 +13,12 @@ import type { CommandResult, HandlerIO } from '../../action.js';
 import { globalArgv, withOwnerChild } from '../../as-owner.js';
 
 /** `input.source`: a snapshot directory root reads, or an archive: a file root reads, or `-` (root's stdin, handed over). */
-export async function restoreAsOwner(io: HandlerIO, owner: TreeOwner, input: RestoreOptions): Promise<CommandResult> {
+export async function restoreAsOwner(
+  io: HandlerIO,
+  owner: TreeOwner,
+  input: RestoreOptions,
+  deadlineMs: number,
+): Promise<CommandResult> {
   const argv = [
     ...globalArgv(io.opts),
     'restore',
@@ -33,9 +38,10 @@ export async function restoreAsOwner(io: HandlerIO, owner: TreeOwner, input: Res
       argv,
       ctx: { ...io.ctx, env },
       opts: io.opts,
-      stdin: fromStdin ? 'inherit' : 'pipe',
-      stdout: 'inherit',
+      stdin: fromStdin ? 'relay' : 'pipe',
+      stdout: 'relay',
       relays: [],
+      deadlineMs,
     },
     async (child) => {
       if (fromStdin || !child.stdin) return;

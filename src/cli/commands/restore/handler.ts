@@ -21,6 +21,8 @@ export interface RestoreFlags {
   dryRun?: boolean;
   prove?: boolean;
   proveTimeout: string;
+  /** The deadline of the owner's side (root on a user's state dir). */
+  timeout: string;
 }
 
 export function restoreCommand(
@@ -29,7 +31,7 @@ export function restoreCommand(
   flags: RestoreFlags,
 ): Promise<CommandResult> {
   return withFsErrors(fsContext(io, dirOption(io, flags.from), '--from', { to: io.opts.stateDir }), () =>
-    restoreRun(io, restoreOptions(io, snapshot, flags)),
+    restoreRun(io, restoreOptions(io, snapshot, flags), flags.timeout),
   );
 }
 
@@ -65,10 +67,16 @@ function restoreOptions(io: HandlerIO, snapshot: string | undefined, flags: Rest
   return { ...common, source: { archive } };
 }
 
-async function restoreRun(io: HandlerIO, options: RestoreOptions): Promise<CommandResult> {
+async function restoreRun(io: HandlerIO, options: RestoreOptions, timeout: string): Promise<CommandResult> {
   // Root on a user's state dir: the restore itself runs as that user, fed the archive through a pipe.
   const owner = ownerToBecome(options.stateDir);
-  if (owner) return (await import('./as-owner.js')).restoreAsOwner(io, owner, options);
+  if (owner)
+    return (await import('./as-owner.js')).restoreAsOwner(
+      io,
+      owner,
+      options,
+      parseDurationOption('--timeout', timeout),
+    );
   if ('dir' in options.source) return restoreFrom(io, options.source.dir, options);
   const archive = options.source.archive;
   const { withArchiveSnapshot } = await import('../../../backup/archive-restore.js');

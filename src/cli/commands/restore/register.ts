@@ -25,6 +25,11 @@ export function register(program: Command, action: ActionFactory): void {
       'after restoring, have a fresh server load every restored session and check its replayed history (exit 6 if any fails)',
     )
     .option('--prove-timeout <duration>', 'deadline of each server call while proving', '60s')
+    .option(
+      '--timeout <duration>',
+      "as root on another user's state dir: deadline of the restore run as that user (then it is stopped, exit 5)",
+      '1h',
+    )
     .action(
       action<RestoreFlags>(async (io, { args, options }) => {
         (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'restore');
