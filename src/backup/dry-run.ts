@@ -10,6 +10,7 @@ import { discoverSessions, noConversationsDirectory } from './discover.js';
 import { freshName, snapshotName } from './layout.js';
 import type { RetentionPolicy } from './retention.js';
 import { dryRunRetention, type RetentionResult } from './retention.js';
+import { sourceOf } from './source.js';
 
 export interface DryRunReport {
   dryRun: true;
@@ -43,6 +44,6 @@ export function dryRunBackup(opts: {
   const created = opts.now ?? new Date();
   const createsBackupDir = !fs.existsSync(opts.backupDir);
   const name = createsBackupDir ? snapshotName(created) : freshName(opts.backupDir, created);
-  const retention = dryRunRetention(opts.backupDir, opts.retention, { name, dir: '', created, sessions });
+  const retention = dryRunRetention({ backupDir: opts.backupDir, source: sourceOf(opts.stateDir) }, opts.retention, { name, dir: '', created, sessions });
   return { dryRun: true, backupDir: opts.backupDir, createsBackupDir, wouldCreate: name, sessions, retention };
 }

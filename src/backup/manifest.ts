@@ -45,6 +45,9 @@ export interface Manifest {
   host: string;
   agyctlVersion: string;
   sourceStateDir: string;
+  /** The state dir's realpath and its owner's uid (with `host`: which state dir this is a snapshot of; source.ts). Absent before they were recorded: an unknown source. */
+  sourceRealpath?: string;
+  sourceUid?: number;
   sessions: ManifestSession[];
   failed: ManifestFailure[];
 }

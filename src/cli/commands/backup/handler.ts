@@ -7,20 +7,29 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { noConversationsYet } from '../../../backup/discover.js';
 import { errorText } from '../../../backup/error-text.js';
+import { keyedBackupDir, sourceOf } from '../../../backup/source.js';
 import type { RetentionPolicy } from '../../../backup/retention.js';
 import type { BackupOptions, BackupReport } from '../../../backup/run-backup.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { defaultBackupDir, expandTilde } from '../../../core/paths.js';
 import { type FsErrorContext, withFsErrors } from '../../../util/fs-errors.js';
-import { ownerToBecome } from '../../../util/os/tree-owner.js';
+import { ownerToBecome, treeOwnerUid } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerIO } from '../../action.js';
 import { parseCountOption, parseDurationOption } from '../../parse-options.js';
 import type { BackupFlags } from './flags.js';
 import { Progress } from './progress.js';
 import { backupJson, noConversationsBackup, renderBackup, renderDryRun } from './render.js';
 
+/**
+ * --to/--from, or the default backup directory; as root on a state dir in a
+ * user's tree, the default's subdirectory for that state dir (source.ts), so
+ * `latest`, reuse and retention never mix two users' snapshots.
+ */
 export function dirOption(io: HandlerIO, value: string | undefined): string {
-  return value !== undefined ? path.resolve(io.ctx.cwd, expandTilde(value, io.ctx.env)) : defaultBackupDir(io.ctx.env);
+  if (value !== undefined) return path.resolve(io.ctx.cwd, expandTilde(value, io.ctx.env));
+  const owner = process.geteuid?.() === 0 ? treeOwnerUid(io.opts.stateDir) : undefined;
+  if (owner === undefined) return defaultBackupDir(io.ctx.env);
+  return keyedBackupDir(defaultBackupDir(io.ctx.env), { ...sourceOf(io.opts.stateDir), uid: owner });
 }
 
 function retentionFrom(flags: BackupFlags): RetentionPolicy {

@@ -1,5 +1,6 @@
 /** `agyctl backup verify SNAPSHOT [--prove]`: its flags checked once into VerifyOptions, the report out, the exit code decided. */
 import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
+import { sourceOf } from '../../../backup/source.js';
 import type { VerifyOptions, VerifyReport } from '../../../backup/verify.js';
 import { EXIT, usageError } from '../../../core/errors.js';
 import { withFsErrors } from '../../../util/fs-errors.js';
@@ -36,7 +37,7 @@ export function verifyCommand(io: HandlerIO, snapshot: string, flags: VerifyFlag
 
 /** Every flag checked here, once, before anything is read. */
 async function verifyOptions(io: HandlerIO, snapshot: string, flags: VerifyFlags): Promise<VerifyOptions> {
-  const snapshotDir = resolveSnapshot(snapshot, dirOption(io, flags.from), io.ctx.cwd);
+  const snapshotDir = resolveSnapshot(snapshot, dirOption(io, flags.from), io.ctx.cwd, sourceOf(io.opts.stateDir));
   return {
     snapshotDir,
     proveCallTimeoutMs: flags.prove ? (await import('./prove-handler.js')).proveCallTimeout(io, flags) : undefined,

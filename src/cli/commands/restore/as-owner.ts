@@ -22,6 +22,7 @@ export async function restoreAsOwner(io: HandlerIO, owner: TreeOwner, input: Res
     ...input.sessionIds.flatMap((id) => ['--session', id]),
     ...(input.force ? ['--force'] : []),
     ...(input.dryRun ? ['--dry-run'] : []),
+    ...(input.fromOtherSource ? ['--from-other-source'] : []),
     ...(input.proveCallTimeoutMs === undefined ? [] : ['--prove', '--prove-timeout', `${input.proveCallTimeoutMs}ms`]),
   ];
   const fromStdin = 'archive' in input.source && input.source.archive === '-';

@@ -2,6 +2,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
+import { assertSameSource, sourceOf } from '../../../backup/source.js';
+import { type Manifest, readManifest } from '../../../backup/manifest.js';
 import type { RestoreOptions } from '../../../backup/restore.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { expandTilde, tempRoot } from '../../../core/paths.js';
@@ -21,6 +23,7 @@ export interface RestoreFlags {
   dryRun?: boolean;
   prove?: boolean;
   proveTimeout: string;
+  fromOtherSource?: boolean;
 }
 
 export function restoreCommand(
@@ -48,9 +51,10 @@ function restoreOptions(io: HandlerIO, snapshot: string | undefined, flags: Rest
     force: flags.force === true,
     dryRun: flags.dryRun === true,
     proveCallTimeoutMs: flags.prove ? parseDurationOption('--prove-timeout', flags.proveTimeout) : undefined,
+    fromOtherSource: flags.fromOtherSource === true,
   };
   if (flags.archive === undefined)
-    return { ...common, source: { dir: resolveSnapshot(snapshot!, dirOption(io, flags.from), io.ctx.cwd) } };
+    return { ...common, source: { dir: resolveSnapshot(snapshot!, dirOption(io, flags.from), io.ctx.cwd, sourceOf(io.opts.stateDir)) } };
   const archive = flags.archive === '-' ? '-' : path.resolve(io.ctx.cwd, expandTilde(flags.archive, io.ctx.env));
   if (archive !== '-' && !fs.existsSync(archive))
     throw usageError(
@@ -92,6 +96,18 @@ async function restoreRun(io: HandlerIO, options: RestoreOptions): Promise<Comma
   }
 }
 
+/** A snapshot of another state dir is refused (exit 2) unless --from-other-source; a manifest that cannot be read is the restore's to report. */
+function assertSnapshotOfThis(io: HandlerIO, dir: string, options: RestoreOptions, archive?: string): void {
+  let manifest: Manifest;
+  try {
+    manifest = readManifest(dir);
+  } catch {
+    return;
+  }
+  const shown = archive === undefined ? dir : archive === '-' ? (io.ctx.env[ARCHIVE_SHOWN_VAR] ?? 'the archive on stdin') : archive;
+  assertSameSource(manifest, sourceOf(options.stateDir), shown, options.fromOtherSource === true);
+}
+
 async function restoreFrom(
   io: HandlerIO,
   dir: string,
@@ -99,6 +115,7 @@ async function restoreFrom(
   archive?: string,
 ): Promise<CommandResult> {
   const { runRestore, selectSessions } = await import('../../../backup/restore.js');
+  assertSnapshotOfThis(io, dir, options, archive);
   if (options.dryRun) {
     const { planRestore } = await import('../../../backup/restore-plan.js');
     const shown = archive === '-' ? io.ctx.env[ARCHIVE_SHOWN_VAR] : undefined;

@@ -25,6 +25,10 @@ export function register(program: Command, action: ActionFactory): void {
       'after restoring, have a fresh server load every restored session and check its replayed history (exit 6 if any fails)',
     )
     .option('--prove-timeout <duration>', 'deadline of each server call while proving', '60s')
+    .option(
+      '--from-other-source',
+      'restore a snapshot taken of another state dir (another path, user or host), e.g. when moving to a new box; refused without it',
+    )
     .action(
       action<RestoreFlags>(async (io, { args, options }) => {
         (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'restore');
