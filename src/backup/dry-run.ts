@@ -44,6 +44,11 @@ export function dryRunBackup(opts: {
   const created = opts.now ?? new Date();
   const createsBackupDir = !fs.existsSync(opts.backupDir);
   const name = createsBackupDir ? snapshotName(created) : freshName(opts.backupDir, created);
-  const retention = dryRunRetention({ backupDir: opts.backupDir, source: sourceOf(opts.stateDir) }, opts.retention, { name, dir: '', created, sessions });
+  const retention = dryRunRetention({ backupDir: opts.backupDir, source: sourceOf(opts.stateDir) }, opts.retention, {
+    name,
+    dir: '',
+    created,
+    sessions,
+  });
   return { dryRun: true, backupDir: opts.backupDir, createsBackupDir, wouldCreate: name, sessions, retention };
 }

@@ -42,7 +42,10 @@ export function sourceOf(stateDir: string): SnapshotSource {
 export type SourceMatch = 'same' | 'other' | 'unknown';
 
 /** Whether `m` was taken of `source`: 'unknown' for a manifest without sourceRealpath/sourceUid whose old fields agree. */
-export function matchSource(m: Pick<Manifest, 'sourceStateDir' | 'host' | 'sourceRealpath' | 'sourceUid'>, source: SnapshotSource): SourceMatch {
+export function matchSource(
+  m: Pick<Manifest, 'sourceStateDir' | 'host' | 'sourceRealpath' | 'sourceUid'>,
+  source: SnapshotSource,
+): SourceMatch {
   if (m.host !== source.host) return 'other';
   if (typeof m.sourceRealpath !== 'string' || typeof m.sourceUid !== 'number')
     return path.resolve(String(m.sourceStateDir)) === source.stateDir || m.sourceStateDir === source.realpath

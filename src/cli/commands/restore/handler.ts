@@ -1,10 +1,10 @@
 /** The handler behind `restore`: flags checked once, the restore (or its dry run) run, exit code decided. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
-import { assertSameSource, sourceOf } from '../../../backup/source.js';
 import { type Manifest, readManifest } from '../../../backup/manifest.js';
+import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
 import type { RestoreOptions } from '../../../backup/restore.js';
+import { assertSameSource, sourceOf } from '../../../backup/source.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { expandTilde, tempRoot } from '../../../core/paths.js';
 import { withFsErrors } from '../../../util/fs-errors.js';
@@ -54,7 +54,10 @@ function restoreOptions(io: HandlerIO, snapshot: string | undefined, flags: Rest
     fromOtherSource: flags.fromOtherSource === true,
   };
   if (flags.archive === undefined)
-    return { ...common, source: { dir: resolveSnapshot(snapshot!, dirOption(io, flags.from), io.ctx.cwd, sourceOf(io.opts.stateDir)) } };
+    return {
+      ...common,
+      source: { dir: resolveSnapshot(snapshot!, dirOption(io, flags.from), io.ctx.cwd, sourceOf(io.opts.stateDir)) },
+    };
   const archive = flags.archive === '-' ? '-' : path.resolve(io.ctx.cwd, expandTilde(flags.archive, io.ctx.env));
   if (archive !== '-' && !fs.existsSync(archive))
     throw usageError(
@@ -104,7 +107,8 @@ function assertSnapshotOfThis(io: HandlerIO, dir: string, options: RestoreOption
   } catch {
     return;
   }
-  const shown = archive === undefined ? dir : archive === '-' ? (io.ctx.env[ARCHIVE_SHOWN_VAR] ?? 'the archive on stdin') : archive;
+  const shown =
+    archive === undefined ? dir : archive === '-' ? (io.ctx.env[ARCHIVE_SHOWN_VAR] ?? 'the archive on stdin') : archive;
   assertSameSource(manifest, sourceOf(options.stateDir), shown, options.fromOtherSource === true);
 }
 
