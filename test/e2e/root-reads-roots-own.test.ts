@@ -7,8 +7,9 @@
  *
  * @module-tag root
  */
-import crypto from 'node:crypto';
+
 import { execFileSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -178,5 +179,27 @@ describe("two users' snapshots in one backup directory", () => {
     expect(dirs[1]!.startsWith(`${base}/${mallory.uid}-`)).toBe(true);
     const list = await agyctl(['--state-dir', malBox.stateDir, 'backup', 'list', '--json'], malBox, { env });
     expect(list.stdout).toContain(dirs[1]!);
+  });
+});
+
+describe("names and fields from the user's side", () => {
+  it("a brain/ file name with escape codes never reaches root's terminal raw through backup and backup verify", async () => {
+    const sb = userBox(mallory, MAL_ID, 'mallory');
+    const files = path.join(sb.stateDir, 'brain', MAL_ID);
+    fs.mkdirSync(files, { recursive: true, mode: 0o700 });
+    const evil = 'plan\x1b]0;PWNED\x07\x1b[2J\x9b31m.md';
+    fs.writeFileSync(path.join(files, 'ok.md'), 'fine\n');
+    fs.writeFileSync(path.join(files, evil), 'evil\n');
+    for (const p of [path.join(sb.stateDir, 'brain'), files, path.join(files, 'ok.md'), path.join(files, evil)])
+      fs.lchownSync(p, mallory.uid, mallory.gid);
+    const bk = path.join(sb.root, 'bk');
+    const b = await agyctl(['backup', '--to', bk], sb);
+    const v = await agyctl(['backup', 'verify', 'latest', '--from', bk], sb);
+    for (const r of [b, v]) {
+      expect(r.exitCode, `${r.stdout}${r.stderr}`).toBe(0);
+      // eslint-disable-next-line no-control-regex
+      expect(`${r.stdout}${r.stderr}`).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f\x9b]/);
+    }
+    expect(b.stderr).toContain('ok.md'.length > 0 ? 'skipped' : '');
   });
 });

@@ -1,9 +1,11 @@
 /** `agyctl backup verify SNAPSHOT [--prove]`: its flags checked once into VerifyOptions, the report out, the exit code decided. */
+
 import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
 import { sourceOf } from '../../../backup/source.js';
 import type { VerifyOptions, VerifyReport } from '../../../backup/verify.js';
 import { EXIT, usageError } from '../../../core/errors.js';
 import { withFsErrors } from '../../../util/fs-errors.js';
+import { sanitizeForTerminal } from '../../../util/terminal-text.js';
 import type { CommandResult, HandlerIO } from '../../action.js';
 import type { VerifyFlags } from './flags.js';
 import { dirOption, fsContext } from './handler.js';
@@ -77,5 +79,6 @@ export function renderVerify(r: VerifyReport): string[] {
   if (r.replay?.problem) lines.push(`  BAD      replay.json: ${r.replay.problem}`);
   else if (r.replay?.note) lines.push(`  note     replay.json: ${r.replay.note}`);
   else if (r.replay) lines.push(`  ok       replay.json: a recorded replay of ${r.replay.sessions} session(s)`);
-  return lines;
+  // Reasons and names come from a manifest someone else may have written: one line each, no control characters.
+  return lines.map((line) => sanitizeForTerminal(line, { singleLine: true }));
 }
