@@ -163,7 +163,12 @@ describe('restic round trip', () => {
     };
     const back = await execa(
       'bash',
-      ['-o', 'pipefail', '-c', `restic dump latest agy.tar | node ${JSON.stringify(BIN)} restore --archive - --prove --from-other-source`],
+      [
+        '-o',
+        'pipefail',
+        '-c',
+        `restic dump latest agy.tar | node ${JSON.stringify(BIN)} restore --archive - --prove --from-other-source`,
+      ],
       { env: toEnv, extendEnv: false, cwd: to.root, reject: false, timeout: 60_000 },
     );
     expect(back.exitCode, back.stderr).toBe(0);
