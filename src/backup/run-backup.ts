@@ -64,7 +64,12 @@ export interface BackupOptions {
   prometheus: string | undefined;
   /** --prove: each server call's deadline while proving the new snapshot; undefined without --prove. */
   proveCallTimeoutMs: number | undefined;
+  /** --max-bytes: what root takes from a user's side in one run, at most (the stream's declared bytes). */
+  maxBytes?: number;
 }
+
+/** --max-bytes' default: 16 GiB. */
+export const DEFAULT_MAX_BYTES = 16 * 1024 ** 3;
 
 /** What a run adds to its options: how it is stopped, where it reports, and where its snapshot comes from. */
 export interface BackupRun {

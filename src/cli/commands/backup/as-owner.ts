@@ -8,7 +8,7 @@
  */
 import fs from 'node:fs';
 import type { Readable } from 'node:stream';
-import { ArchiveError, readArchive } from '../../../backup/archive-read.js';
+import { ArchiveError, ArchiveTooBig, readArchive } from '../../../backup/archive-read.js';
 import { writeArchive } from '../../../backup/archive-write.js';
 import { noConversationsYet } from '../../../backup/discover.js';
 import type { Manifest } from '../../../backup/manifest.js';
@@ -21,7 +21,7 @@ import type { CommandResult, HandlerIO } from '../../action.js';
 import { collect, globalArgv, type Relay, withOwnerChild } from '../../as-owner.js';
 import { parseCountOption, parseDurationOption } from '../../parse-options.js';
 import type { SnapshotArchiveFlags } from './flags.js';
-import { Progress } from './progress.js';
+import { formatBytes, Progress } from './progress.js';
 
 /** The owner's side: a snapshot in a scratch dir of the owner's, streamed to root's side through ARCHIVE_FD_VAR. */
 export async function snapshotArchiveCommand(io: HandlerIO, flags: SnapshotArchiveFlags): Promise<CommandResult> {
@@ -56,7 +56,7 @@ export class NoConversationsYet extends Error {}
 export function snapshotFromOwner(
   io: HandlerIO,
   owner: TreeOwner,
-  options: Pick<BackupOptions, 'sessionIds' | 'busyBudgetMs' | 'jobs'>,
+  options: Pick<BackupOptions, 'sessionIds' | 'busyBudgetMs' | 'jobs' | 'maxBytes'>,
 ): (work: string) => Promise<Manifest> {
   return async (work) => {
     const argv = [
@@ -74,7 +74,7 @@ export function snapshotFromOwner(
       chunks: [],
       consume: async (from: Readable) => {
         try {
-          manifest = await readArchive(from, work, io.ctx.signal);
+          manifest = await readArchive(from, work, io.ctx.signal, options.maxBytes);
         } catch (err) {
           rejected = err;
           from.destroy();
@@ -88,6 +88,7 @@ export function snapshotFromOwner(
       (child) => collect(child.stdout!, doc),
     );
     const answer = parseDoc(doc);
+    if (rejected instanceof ArchiveTooBig) throw overCap(rejected); // the owner's side then fails on a closed pipe
     if (exit !== EXIT.ok) throw childError(exit, answer);
     if (answer.noConversations === true) throw new NoConversationsYet();
     if (!manifest) throw streamRejected(rejected);
@@ -111,6 +112,18 @@ function childError(exit: number, answer: Record<string, unknown>): AgyError {
     typeof error.code === 'string' ? error.code : 'internal',
     typeof error.message === 'string' ? error.message : `the snapshot as the state dir's owner failed (exit ${exit})`,
     typeof error.hint === 'string' ? { hint: error.hint } : {},
+  );
+}
+
+function overCap(err: ArchiveTooBig): AgyError {
+  return new AgyError(
+    EXIT.findings,
+    'backup-over-cap',
+    `The state dir's owner sent a snapshot of ${formatBytes(err.declared)}, more than --max-bytes ${formatBytes(err.cap)}; nothing was written and no snapshot was made.`,
+    {
+      hint: 'check what fills that state dir (agyctl sessions; sparse or huge brain/ files), or raise the cap: agyctl backup --max-bytes 64G',
+      details: { declaredBytes: err.declared, maxBytes: err.cap },
+    },
   );
 }
 

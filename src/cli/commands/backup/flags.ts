@@ -14,6 +14,7 @@ export interface BackupFlags {
   prometheus?: string;
   prove?: boolean;
   proveTimeout?: string;
+  maxBytes?: string;
 }
 
 /** `agyctl backup verify`'s flags. */

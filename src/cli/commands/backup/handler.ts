@@ -8,14 +8,14 @@ import path from 'node:path';
 import { noConversationsYet } from '../../../backup/discover.js';
 import { errorText } from '../../../backup/error-text.js';
 import type { RetentionPolicy } from '../../../backup/retention.js';
-import type { BackupOptions, BackupReport } from '../../../backup/run-backup.js';
+import { type BackupOptions, type BackupReport, DEFAULT_MAX_BYTES } from '../../../backup/run-backup.js';
 import { keyedBackupDir, sourceOf } from '../../../backup/source.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { defaultBackupDir, expandTilde } from '../../../core/paths.js';
 import { type FsErrorContext, withFsErrors } from '../../../util/fs-errors.js';
 import { ownerToBecome, treeOwnerUid } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerIO } from '../../action.js';
-import { parseCountOption, parseDurationOption } from '../../parse-options.js';
+import { parseCountOption, parseDurationOption, parseSizeOption } from '../../parse-options.js';
 import type { BackupFlags } from './flags.js';
 import { Progress } from './progress.js';
 import { backupJson, noConversationsBackup, renderBackup, renderDryRun } from './render.js';
@@ -109,6 +109,7 @@ async function backupOptions(io: HandlerIO, flags: BackupFlags): Promise<BackupO
     archive: archiveTarget(io, flags.archive),
     prometheus: flags.prometheus === undefined ? undefined : path.resolve(io.ctx.cwd, flags.prometheus),
     proveCallTimeoutMs: flags.prove ? (await import('./prove-handler.js')).proveCallTimeout(io, flags) : undefined,
+    maxBytes: flags.maxBytes === undefined ? DEFAULT_MAX_BYTES : parseSizeOption('--max-bytes', flags.maxBytes),
   };
   if (flags.dryRun && flags.prove)
     throw usageError('--dry-run and --prove cannot be combined: a dry run writes no snapshot to prove.');

@@ -27,6 +27,10 @@ export function register(program: Command, action: ActionFactory): void {
       '--archive <file|->',
       'also write the new snapshot as one tar stream to FILE or stdout (-), e.g. for restic backup --stdin',
     )
+    .option(
+      '--max-bytes <size>',
+      "as root on a user's state dir: the most one run takes from the user's side (e.g. 500M, 64G; default 16G)",
+    )
     .option('--prometheus <file>', "write backup metrics to FILE for node_exporter's textfile collector")
     .option(
       '--prove',
