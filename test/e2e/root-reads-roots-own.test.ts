@@ -207,3 +207,24 @@ describe("a user's sparse files and root's disk", () => {
     expect(copy.blocks * 512).toBeLessThan(1024 * 1024); // the holes stayed holes in root's backup dir
   });
 });
+
+describe('backup --dry-run as root on a user state dir', () => {
+  it("plans as the owner: a planted link into a root-only directory shows nothing of root's, as the real run", async () => {
+    const sb = userBox(mallory, MAL_ID, 'mallory');
+    // Root's own conversations, in a root-only directory.
+    const rootConv = path.join(sb.root, 'root-conversations');
+    fs.mkdirSync(rootConv, { mode: 0o700 });
+    const ROOT_ID = '66666666-6666-4666-8666-666666666666';
+    makeTaggedDb(path.join(rootConv, `${ROOT_ID}.db`), 'root', 5, { uid: 0, gid: 0 });
+    // Mallory's conversations/ becomes a link to it.
+    fs.rmSync(sb.conv, { recursive: true });
+    fs.symlinkSync(rootConv, sb.conv);
+    fs.lchownSync(sb.conv, mallory.uid, mallory.gid);
+    const bk = path.join(sb.root, 'bk');
+    const dry = await agyctl(['backup', '--to', bk, '--dry-run', '--json'], sb);
+    const real = await agyctl(['backup', '--to', bk, '--json'], sb);
+    expect(`${dry.stdout}${dry.stderr}`).not.toContain(ROOT_ID);
+    expect(`${real.stdout}${real.stderr}`).not.toContain(ROOT_ID);
+    expect(dry.exitCode, `${dry.stdout}${dry.stderr}`).toBe(real.exitCode);
+  });
+});

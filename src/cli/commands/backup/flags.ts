@@ -33,6 +33,8 @@ export interface ListFlags {
 
 /** `agyctl __snapshot-archive`'s flags: the part of `backup`'s that reads the state dir. */
 export interface SnapshotArchiveFlags {
+  /** Only list the sessions a run would back up (root's `backup --dry-run`), as JSON on stdout. */
+  plan?: boolean;
   session?: string[];
   busyTimeout: string;
   jobs?: string;

@@ -127,13 +127,16 @@ function freshBackup(io: HandlerIO, options: BackupOptions): CommandResult {
 async function backupRun(io: HandlerIO, flags: BackupFlags): Promise<CommandResult> {
   const options = await backupOptions(io, flags);
   // Root on a user's state dir: the snapshot is taken as that user and streamed to root's backup dir.
-  const owner = options.dryRun ? undefined : ownerToBecome(options.stateDir);
+  const owner = ownerToBecome(options.stateDir);
   const fromOwner = owner ? await import('./as-owner.js') : undefined;
   if (!owner && options.sessionIds.length === 0 && noConversationsYet(options.stateDir))
     return freshBackup(io, options);
   if (options.dryRun) {
     const { dryRunBackup } = await import('../../../backup/dry-run.js');
-    const report = dryRunBackup(options);
+    // Root on a user's state dir: the sessions are read as the owner, by the same child as the real run.
+    const sessions = owner && fromOwner ? await fromOwner.planFromOwner(io, owner, options.sessionIds) : undefined;
+    if (owner && sessions === undefined) return freshBackup(io, options);
+    const report = dryRunBackup({ ...options, ...(sessions ? { sessions } : {}) });
     if (!io.opts.json) for (const line of renderDryRun(report)) io.out.print(line);
     return { exit: EXIT.ok, data: { ...report } };
   }

@@ -61,6 +61,7 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--session <id>', 'only this conversation (repeatable)', collect)
     .option('--busy-timeout <duration>', 'how long to retry a locked database', '10s')
     .option('--jobs <n>', 'sessions snapshotted at once')
+    .option('--plan', 'only list the sessions a run would back up')
     .action(
       action<SnapshotArchiveFlags>(async (io, { options }) =>
         (await import('./as-owner.js')).snapshotArchiveCommand(io, options),
