@@ -22,6 +22,20 @@ const SHA256 = /^[0-9a-f]{64}$/;
 
 export class ArchiveError extends Error {}
 
+/** The archive's manifest declares more bytes than the reader's cap (`backup --max-bytes`): refused before any file is read. */
+export class ArchiveTooBig extends ArchiveError {
+  constructor(
+    readonly declared: number,
+    readonly cap: number,
+  ) {
+    super(`the snapshot holds ${declared} bytes, more than the cap of ${cap}`);
+  }
+}
+
+/** Runs of zeros this long are left as holes: a sparse file stays sparse, and costs what it holds. */
+const HOLE = 64 * 1024;
+const ZEROS = Buffer.alloc(HOLE);
+
 /** Pulls exact byte counts out of a chunked stream. */
 class StreamReader {
   private buf = Buffer.alloc(0);
@@ -173,6 +187,16 @@ async function readManifestEntry(r: StreamReader, staging: string): Promise<Mani
   return manifest;
 }
 
+/** Writes `piece` at `position`, skipping every aligned 64 KB run of zeros (left a hole). */
+function writeSparse(fd: number, piece: Buffer, position: number): void {
+  for (let off = 0; off < piece.length; ) {
+    const len = Math.min(HOLE - ((position + off) % HOLE), piece.length - off);
+    const run = piece.subarray(off, off + len);
+    if (!run.equals(ZEROS.subarray(0, len))) fs.writeSync(fd, run, 0, len, position + off);
+    off += len;
+  }
+}
+
 async function readFileEntry(r: StreamReader, header: TarHeader, want: Expected, staging: string): Promise<void> {
   const hash = crypto.createHash('sha256');
   const target = path.join(staging, ...header.name.split('/'));
@@ -184,10 +208,13 @@ async function readFileEntry(r: StreamReader, header: TarHeader, want: Expected,
     0o600,
   );
   try {
+    let at = 0;
     await r.stream(header.size, header.name, (piece) => {
       hash.update(piece);
-      fs.writeSync(fd, piece);
+      writeSparse(fd, piece, at);
+      at += piece.length;
     });
+    fs.ftruncateSync(fd, header.size); // a file that ends in a hole
   } finally {
     fs.closeSync(fd);
   }
@@ -195,7 +222,8 @@ async function readFileEntry(r: StreamReader, header: TarHeader, want: Expected,
   const actual = hash.digest('hex');
   if (actual !== want.sha256)
     throw new ArchiveError(
-      `${header.name} in the archive does not match its manifest hash (sha256 ${actual}, manifest ${want.sha256})`,
+      // No hash of what was read: the bytes may be someone else's (root streams for another user).
+      `${header.name} in the archive does not match its manifest hash`,
     );
 }
 
@@ -204,10 +232,18 @@ async function readFileEntry(r: StreamReader, header: TarHeader, want: Expected,
  * returns its manifest; on any problem throws ArchiveError (the caller
  * removes the staging directory).
  */
-export async function readArchive(input: Readable, staging: string, signal?: AbortSignal): Promise<Manifest> {
+export async function readArchive(
+  input: Readable,
+  staging: string,
+  signal?: AbortSignal,
+  maxBytes = Number.POSITIVE_INFINITY,
+): Promise<Manifest> {
   const r = new StreamReader(input, signal);
   const manifest = await readManifestEntry(r, staging);
   const expected = expectedFiles(manifest);
+  // Every entry must be exactly its declared size: the declared total bounds what is written.
+  const declared = [...expected.values()].reduce((n, e) => n + e.bytes, 0);
+  if (declared > maxBytes) throw new ArchiveTooBig(declared, maxBytes);
   for (let header = await nextHeader(r); header; header = await nextHeader(r)) {
     signal?.throwIfAborted();
     const want = expected.get(header.name);

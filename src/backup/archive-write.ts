@@ -5,6 +5,7 @@
  * `restic backup --stdin` or `rclone rcat`. The manifest comes first so a
  * reader knows every name, size and hash before any file arrives.
  */
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
@@ -30,8 +31,17 @@ function write(out: Writable, data: Buffer): Promise<void> {
   });
 }
 
-async function writeFile(out: Writable, file: string, name: string, mtimeSec: number): Promise<number> {
-  const handle = await fs.promises.open(file, 'r');
+/** How a file of the snapshot is opened (root on another user's behalf: only root's own, no links: util/os/roots-own.ts). */
+type Opener = (dir: string, name: string) => Promise<fs.promises.FileHandle>;
+
+const openPlain: Opener = (dir, name) => fs.promises.open(path.join(dir, ...name.split('/')), 'r');
+
+async function writeFile(
+  out: Writable,
+  handle: fs.promises.FileHandle,
+  name: string,
+  mtimeSec: number,
+): Promise<number> {
   try {
     const size = (await handle.stat()).size;
     await write(out, fileHeader(name, size, mtimeSec));
@@ -50,25 +60,71 @@ async function writeFile(out: Writable, file: string, name: string, mtimeSec: nu
   }
 }
 
+/** The sha256 and size of what `handle` holds (read from the start). */
+async function hashOf(handle: fs.promises.FileHandle): Promise<{ sha256: string; bytes: number }> {
+  const hash = crypto.createHash('sha256');
+  const buf = Buffer.allocUnsafe(CHUNK);
+  let bytes = 0;
+  for (;;) {
+    const { bytesRead } = await handle.read(buf, 0, buf.length, bytes);
+    if (bytesRead === 0) return { sha256: hash.digest('hex'), bytes };
+    hash.update(buf.subarray(0, bytesRead));
+    bytes += bytesRead;
+  }
+}
+
 /** Streams the snapshot in `dir` to `out`; returns the bytes of file content written. */
-export async function writeArchive(dir: string, out: Writable, signal?: AbortSignal): Promise<number> {
+export async function writeArchive(
+  dir: string,
+  out: Writable,
+  signal?: AbortSignal,
+  open: Opener = openPlain,
+): Promise<number> {
   const manifest = readManifest(dir);
   const mtime = Date.parse(manifest.created) / 1000;
   // An error between two writes (EPIPE while a file is read) must not be an uncaught 'error' event: the next write reports it.
   const ignore = (): void => {};
   out.on('error', ignore);
   try {
-    let bytes = await writeFile(out, path.join(dir, MANIFEST), MANIFEST, mtime);
+    let bytes = await writeFile(out, await open(dir, MANIFEST), MANIFEST, mtime);
     for (const s of manifest.sessions) {
       for (const { name } of sessionFiles(s)) {
         signal?.throwIfAborted();
-        bytes += await writeFile(out, path.join(dir, ...name.split('/')), name, mtime);
+        bytes += await writeFile(out, await open(dir, name), name, mtime);
       }
     }
     await write(out, END);
     return bytes;
   } finally {
     out.off('error', ignore);
+  }
+}
+
+/** A file of the snapshot does not match its manifest (named, never with the hash of what was read). */
+export class SnapshotMismatch extends Error {}
+
+/**
+ * Root streaming its own snapshot into another user's restore: every file is
+ * opened as root's own (no links, root-owned, regular: `open`) and hashed
+ * against the manifest before the stream starts, so the user's side never
+ * holds a byte the manifest does not vouch for. Throws the opener's error, or
+ * SnapshotMismatch.
+ */
+export async function verifySnapshotFiles(dir: string, open: Opener, signal?: AbortSignal): Promise<void> {
+  await (await open(dir, MANIFEST)).close();
+  const manifest = readManifest(dir);
+  for (const s of manifest.sessions) {
+    for (const f of sessionFiles(s)) {
+      signal?.throwIfAborted();
+      const handle = await open(dir, f.name);
+      try {
+        const got = await hashOf(handle);
+        if (got.sha256 !== f.sha256 || got.bytes !== f.bytes)
+          throw new SnapshotMismatch(`${f.name} does not match the snapshot's manifest`);
+      } finally {
+        await handle.close();
+      }
+    }
   }
 }
 

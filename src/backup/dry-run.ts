@@ -10,6 +10,7 @@ import { discoverSessions, noConversationsDirectory } from './discover.js';
 import { freshName, snapshotName } from './layout.js';
 import type { RetentionPolicy } from './retention.js';
 import { dryRunRetention, type RetentionResult } from './retention.js';
+import { sourceOf } from './source.js';
 
 export interface DryRunReport {
   dryRun: true;
@@ -23,26 +24,35 @@ export interface DryRunReport {
   retention: RetentionResult | null;
 }
 
+/** The sessions a run now would back up (read where the run reads: as the state dir's owner when root is on a user's state dir). */
+export function plannedSessions(stateDir: string, sessionIds: string[]): string[] {
+  const all = discoverSessions(stateDir);
+  if (all === undefined) throw noConversationsDirectory(stateDir);
+  const wanted = [...new Set(sessionIds)];
+  const missing = wanted.filter((id) => !all.some((s) => s.id === id));
+  if (missing.length > 0)
+    throw usageError(`No conversation ${missing.join(', ')} in ${stateDir}.`, 'run `agyctl sessions` to list the ids');
+  return all.filter((s) => s.readable && (wanted.length === 0 || wanted.includes(s.id))).map((s) => s.id);
+}
+
+/** `sessions`: the plan's sessions when they were read elsewhere (the owner's side); otherwise read here. */
 export function dryRunBackup(opts: {
   stateDir: string;
   backupDir: string;
   sessionIds: string[];
   retention: RetentionPolicy;
   now?: Date;
+  sessions?: string[];
 }): DryRunReport {
-  const all = discoverSessions(opts.stateDir);
-  if (all === undefined) throw noConversationsDirectory(opts.stateDir);
-  const wanted = [...new Set(opts.sessionIds)];
-  const missing = wanted.filter((id) => !all.some((s) => s.id === id));
-  if (missing.length > 0)
-    throw usageError(
-      `No conversation ${missing.join(', ')} in ${opts.stateDir}.`,
-      'run `agyctl sessions` to list the ids',
-    );
-  const sessions = all.filter((s) => s.readable && (wanted.length === 0 || wanted.includes(s.id))).map((s) => s.id);
+  const sessions = opts.sessions ?? plannedSessions(opts.stateDir, opts.sessionIds);
   const created = opts.now ?? new Date();
   const createsBackupDir = !fs.existsSync(opts.backupDir);
   const name = createsBackupDir ? snapshotName(created) : freshName(opts.backupDir, created);
-  const retention = dryRunRetention(opts.backupDir, opts.retention, { name, dir: '', created, sessions });
+  const retention = dryRunRetention({ backupDir: opts.backupDir, source: sourceOf(opts.stateDir) }, opts.retention, {
+    name,
+    dir: '',
+    created,
+    sessions,
+  });
   return { dryRun: true, backupDir: opts.backupDir, createsBackupDir, wouldCreate: name, sessions, retention };
 }

@@ -9,10 +9,20 @@
  *
  * A read-only HOME (systemd's ProtectHome=read-only) falls through to the
  * unit's runtime directory or its private /tmp; a noexec mount to the next.
+ *
+ * A directory is used only when it and every directory and link on the way
+ * to it belong to root or to this user and no one else can write them (a
+ * sticky /tmp on the way is fine: util/os/roots-own.ts), so no other user can
+ * swap the file between its hash and its load; as root, a HOME, XDG or
+ * TMPDIR inside a user's directory is skipped that way. The addon is loaded
+ * from the descriptor that was hashed (/proc/self/fd/N), not by its name.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import type { LoadedBinding } from '../core/runtime.js';
 import { contentAddressedFile } from '../util/content-file.js';
+import { sha256 } from '../util/os/file-hash.js';
+import { whyNotRootsOwn } from '../util/os/roots-own.js';
 import { bindingError } from './sqlite.js';
 
 /** Where the addon may be written, in order of preference. */
@@ -42,8 +52,13 @@ export function loadEmbeddedBinding(bytes: Uint8Array, dirs: string[]): LoadedBi
       tried.push(`${dir}: ${(err as NodeJS.ErrnoException).code ?? firstLine(err)}`);
       continue;
     }
+    const notOurs = whyNotRootsOwn(dir);
+    if (notOurs !== undefined) {
+      tried.push(`${dir}: not used, ${notOurs}`);
+      continue;
+    }
     try {
-      return { addon: dlopen(file), path: file };
+      return { addon: dlopenHashed(file, bytes), path: file };
     } catch (err) {
       // A noexec mount refuses to map it; another directory may not.
       const why = firstLine(err);
@@ -60,14 +75,27 @@ export function loadEmbeddedBinding(bytes: Uint8Array, dirs: string[]): LoadedBi
   throw bindingError(
     dirs.join(', '),
     new Error(`no directory could hold it (${tried.join('; ')})`),
-    'Set AGYCTL_CACHE_DIR (or XDG_CACHE_HOME or TMPDIR) to a directory this user can write that is not mounted noexec (docs/install.md).',
+    'Set AGYCTL_CACHE_DIR (or XDG_CACHE_HOME or TMPDIR) to a directory of this user (or root) that no one else can write and that is not mounted noexec (docs/install.md).',
   );
 }
 
-function dlopen(file: string): object {
-  const module = { exports: {} };
-  process.dlopen(module, file);
-  return module.exports;
+/**
+ * dlopen(3) of the descriptor whose bytes were checked to be `bytes`: a file
+ * swapped after the check is never loaded. The descriptor of a loaded addon
+ * stays open: dlopen knows a library by its name, and /proc/self/fd/N must
+ * never name another file while this one is loaded.
+ */
+function dlopenHashed(file: string, bytes: Uint8Array): object {
+  const fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+  try {
+    if (sha256(fs.readFileSync(fd)) !== sha256(bytes)) throw new Error(`${file} changed after it was written`);
+    const module = { exports: {} };
+    process.dlopen(module, `/proc/self/fd/${fd}`);
+    return module.exports;
+  } catch (err) {
+    fs.closeSync(fd);
+    throw err;
+  }
 }
 
 /** dlopen's message spans lines; one line of it. */

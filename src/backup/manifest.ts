@@ -45,6 +45,9 @@ export interface Manifest {
   host: string;
   agyctlVersion: string;
   sourceStateDir: string;
+  /** The state dir's realpath and its owner's uid (with `host`: which state dir this is a snapshot of; source.ts). Absent before they were recorded: an unknown source. */
+  sourceRealpath?: string;
+  sourceUid?: number;
   sessions: ManifestSession[];
   failed: ManifestFailure[];
 }
@@ -125,11 +128,45 @@ export function checkManifest(parsed: unknown, file: string): Manifest {
       !plainName(s.file) ||
       (s.meta != null && !plainName(s.meta.file)) ||
       (s.brain != null && !wellFormedBrain(s.id, s.brain));
-    if (bad) {
+    if (bad || !boundedSessionFields(s)) {
       throw new ManifestError(`${file} has a malformed session entry`);
     }
   }
-  return { ...m, failed: Array.isArray(m.failed) ? m.failed : [] } as Manifest;
+  const failed = Array.isArray(m.failed) ? m.failed : [];
+  if (!failed.every(wellFormedFailure)) throw new ManifestError(`${file} has a malformed failed entry`);
+  if (!boundedSource(m))
+    throw new ManifestError(`${file} has a malformed source (sourceStateDir, host, sourceRealpath or sourceUid)`);
+  return { ...m, failed } as Manifest;
+}
+
+/** Longest text field a manifest may carry (a path, a reason): what a user's side sends root is bounded. */
+export const MANIFEST_TEXT_MAX = 4096;
+
+const boundedText = (v: unknown, max = MANIFEST_TEXT_MAX): boolean => typeof v === 'string' && v.length <= max;
+const count = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 0;
+
+/** Texts are bounded strings, row counts are counts, a cwd is a path or null (sizes and hashes: archive-read.ts and verify.ts). */
+function boundedSessionFields(s: ManifestSession): boolean {
+  if (s.cwd != null && !boundedText(s.cwd)) return false;
+  if (s.integrity !== undefined && !boundedText(s.integrity)) return false;
+  if (s.rows !== undefined && (typeof s.rows !== 'object' || s.rows === null || !Object.values(s.rows).every(count)))
+    return false;
+  const skipped = s.brain?.skipped ?? [];
+  return skipped.length <= 100_000 && skipped.every((k) => k && boundedText(k.path) && boundedText(k.reason));
+}
+
+function wellFormedFailure(f: unknown): boolean {
+  const e = f as Partial<ManifestFailure> | null;
+  return !!e && typeof e === 'object' && boundedText(e.id, 256) && boundedText(e.reason);
+}
+
+function boundedSource(m: Partial<Manifest>): boolean {
+  return (
+    (m.sourceStateDir === undefined || boundedText(m.sourceStateDir)) &&
+    (m.host === undefined || boundedText(m.host, 255)) &&
+    (m.sourceRealpath === undefined || boundedText(m.sourceRealpath)) &&
+    (m.sourceUid === undefined || count(m.sourceUid))
+  );
 }
 
 /** Files named in a manifest stay inside the snapshot directory: no separators, no `..`. */

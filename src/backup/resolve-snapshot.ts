@@ -4,15 +4,19 @@ import path from 'node:path';
 import { usageError } from '../core/errors.js';
 import { listSnapshots } from './layout.js';
 import { MANIFEST } from './manifest.js';
+import { type SnapshotSource, snapshotsOf } from './source.js';
 
-export function resolveSnapshot(arg: string, backupDir: string, cwd: string): string {
+/** `latest` is the newest snapshot of `source` (the state dir the command works on): another state dir's never counts. */
+export function resolveSnapshot(arg: string, backupDir: string, cwd: string, source: SnapshotSource): string {
   if (arg === 'latest') {
-    const newest = listSnapshots(backupDir)[0];
-    if (!newest)
+    const newest = snapshotsOf(backupDir, source)[0];
+    if (!newest) {
+      const others = listSnapshots(backupDir).length;
       throw usageError(
-        `No complete snapshot in ${backupDir}.`,
+        `No complete snapshot of ${source.stateDir} in ${backupDir}${others > 0 ? ` (${others} of other state dirs)` : ''}.`,
         'run `agyctl backup` first, or name the snapshot directory',
       );
+    }
     return newest.dir;
   }
   const candidates = [path.resolve(cwd, arg), path.join(backupDir, arg)];

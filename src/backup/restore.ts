@@ -33,6 +33,8 @@ export interface RestoreOptions {
   dryRun: boolean;
   /** --prove: each server call's deadline while proving the restored sessions; undefined without --prove. */
   proveCallTimeoutMs: number | undefined;
+  /** --from-other-source: restore a snapshot of another state dir (source.ts) on purpose. */
+  fromOtherSource?: boolean;
 }
 
 /** What a restore adds to its options: the snapshot directory it reads (an archive is unpacked into one first), its stop signal and reporter. */

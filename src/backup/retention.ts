@@ -25,7 +25,8 @@ import type { Reporter } from '../core/io.js';
 import { fsyncDir } from '../util/os/atomic-write.js';
 import { errorText } from './error-text.js';
 import { deletingName, listSnapshots, type SnapshotRef } from './layout.js';
-import { readManifest } from './manifest.js';
+import { type Manifest, readManifest } from './manifest.js';
+import { matchSource, type SnapshotSource, sourceOf } from './source.js';
 
 export interface RetentionPolicy {
   keepLast?: number | undefined;
@@ -152,14 +153,23 @@ export interface RetentionResult {
   wouldRemove?: string[];
 }
 
-/** Every complete snapshot with the sessions its manifest lists (null: unreadable, so kept). */
-export function snapshotContents(backupDir: string): SnapshotContents[] {
-  return listSnapshots(backupDir).map((snap) => ({ ...snap, sessions: sessionsOf(snap) }));
+/**
+ * Every complete snapshot of `source` with the sessions its manifest lists.
+ * Another state dir's snapshots in the same directory are not this run's to
+ * keep or remove; nor is one whose manifest cannot be read (whose it is is unknown).
+ */
+export function snapshotContents(backupDir: string, source: SnapshotSource): SnapshotContents[] {
+  const out: SnapshotContents[] = [];
+  for (const snap of listSnapshots(backupDir)) {
+    const m = manifestOf(snap);
+    if (m && matchSource(m, source) !== 'other') out.push({ ...snap, sessions: m.sessions.map((s) => s.id) });
+  }
+  return out;
 }
 
-function sessionsOf(snap: SnapshotRef): string[] | null {
+function manifestOf(snap: SnapshotRef): Manifest | null {
   try {
-    return readManifest(snap.dir).sessions.map((s) => s.id);
+    return readManifest(snap.dir);
   } catch {
     return null;
   }
@@ -167,18 +177,18 @@ function sessionsOf(snap: SnapshotRef): string[] | null {
 
 /** The plan for the snapshots as they are, plus (for a dry run) the snapshot this run would add. */
 export function planPrune(
-  backupDir: string,
+  { backupDir, source }: { backupDir: string; source: SnapshotSource },
   policy: RetentionPolicy,
   newest: string,
   planned?: SnapshotContents,
 ): RetentionPlan {
-  const all = snapshotContents(backupDir);
+  const all = snapshotContents(backupDir, source);
   return planSessionRetention(planned ? [...all, planned] : all, policy, newest);
 }
 
 /** After a run: the run's backup directory and policy (its options), the snapshot it just wrote and how many sessions failed in it. */
 export function applyRetention(
-  { backupDir, retention: policy }: { backupDir: string; retention: RetentionPolicy },
+  { backupDir, stateDir, retention: policy }: { backupDir: string; stateDir: string; retention: RetentionPolicy },
   newest: { name: string; failures: number },
   out: Reporter,
 ): RetentionResult | null {
@@ -188,7 +198,7 @@ export function applyRetention(
     out.warn(`retention skipped: ${why}; no snapshot was deleted`);
     return { applied: false, skippedBecause: why, kept: [], removed: [] };
   }
-  const plan = planPrune(backupDir, policy, newest.name);
+  const plan = planPrune({ backupDir, source: sourceOf(stateDir) }, policy, newest.name);
   const removed: string[] = [];
   for (const snap of plan.remove) {
     // Rename first: a run killed mid-delete leaves a `.deleting` leftover, never a half snapshot that looks whole.
@@ -207,11 +217,11 @@ export function applyRetention(
 
 /** `backup --dry-run`: the plan for a run now, as if every selected session were snapshotted; nothing is written or removed. */
 export function dryRunRetention(
-  backupDir: string,
+  where: { backupDir: string; source: SnapshotSource },
   policy: RetentionPolicy,
   planned: SnapshotContents,
 ): RetentionResult | null {
   if (!hasPolicy(policy)) return null;
-  const plan = planPrune(backupDir, policy, planned.name, planned);
+  const plan = planPrune(where, policy, planned.name, planned);
   return { applied: false, dryRun: true, kept: plan.keep, removed: [], wouldRemove: plan.remove.map((s) => s.name) };
 }

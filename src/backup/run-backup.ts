@@ -19,7 +19,7 @@ import { backupSession, type Previous, type SnapshotInProgress } from './backup-
 import { conversationsDir, discoverSessions, noConversationsDirectory, type SessionInfo } from './discover.js';
 import { errorText, isNoSpace, noSpaceText } from './error-text.js';
 import { sameIdentity } from './file-identity.js';
-import { acquireLock, freshName, listSnapshots, partialName, removeLeftovers } from './layout.js';
+import { acquireLock, freshName, partialName, removeLeftovers } from './layout.js';
 import {
   MANIFEST_SCHEMA,
   type Manifest,
@@ -32,6 +32,7 @@ import {
 import type { RetentionPolicy } from './retention.js';
 import { applyRetention, type RetentionResult } from './retention.js';
 import { SyncBatch } from './snapshot-files.js';
+import { type SnapshotSource, snapshotsOf, sourceOf } from './source.js';
 import { runBounded, WorkerPool } from './worker-pool.js';
 
 /** One worker per core (more only add contention), at most 8 (memory, and the disk is shared anyway). */
@@ -63,7 +64,12 @@ export interface BackupOptions {
   prometheus: string | undefined;
   /** --prove: each server call's deadline while proving the new snapshot; undefined without --prove. */
   proveCallTimeoutMs: number | undefined;
+  /** --max-bytes: what root takes from a user's side in one run, at most (the stream's declared bytes). */
+  maxBytes?: number;
 }
+
+/** --max-bytes' default: 16 GiB. */
+export const DEFAULT_MAX_BYTES = 16 * 1024 ** 3;
 
 /** What a run adds to its options: how it is stopped, where it reports, and where its snapshot comes from. */
 export interface BackupRun {
@@ -102,7 +108,7 @@ export async function runBackup(options: SnapshotOptions, run: BackupRun): Promi
   const lock = acquireLock(options.backupDir);
   try {
     const cleanedUp = removeLeftovers(options.backupDir);
-    const previous = loadPrevious(options.backupDir, run.out);
+    const previous = loadPrevious(options.backupDir, sourceOf(options.stateDir), run.out);
     const created = new Date();
     const name = freshName(options.backupDir, created);
     const manifest = await writeSnapshot({ options, run, previous, name, created }, sessions);
@@ -159,8 +165,8 @@ export interface SessionProgress {
 }
 
 /** The newest complete snapshot whose manifest reads, for reuse. */
-function loadPrevious(backupDir: string, out: Reporter): Previous | undefined {
-  for (const snap of listSnapshots(backupDir)) {
+function loadPrevious(backupDir: string, source: SnapshotSource, out: Reporter): Previous | undefined {
+  for (const snap of snapshotsOf(backupDir, source)) {
     try {
       const m = readManifest(snap.dir);
       return { name: snap.name, dir: snap.dir, sessions: new Map(m.sessions.map((s) => [s.id, s])) };
@@ -186,7 +192,7 @@ async function writeSnapshot(snap: NewSnapshot, sessions: SessionInfo[]): Promis
   fs.mkdirSync(work, { mode: 0o700 });
   try {
     const manifest = run.snapshotFrom
-      ? await received(run.snapshotFrom, work)
+      ? { ...(await received(run.snapshotFrom, work)), ...sourceFields(options.stateDir) }
       : newManifest(options.stateDir, snap.created);
     if (!run.snapshotFrom) {
       const sync = new SyncBatch();
@@ -302,11 +308,21 @@ function newManifest(stateDir: string, created: Date): Manifest {
     schemaVersion: MANIFEST_SCHEMA,
     kind: 'agyctl-backup',
     created: created.toISOString(),
-    host: os.hostname(),
     agyctlVersion: agyctlVersion(),
-    sourceStateDir: stateDir,
+    ...sourceFields(stateDir),
     sessions: [],
     failed: [],
+  };
+}
+
+/** The manifest's record of which state dir this is a snapshot of (source.ts); root sets it itself for an owner's snapshot. */
+function sourceFields(stateDir: string): Pick<Manifest, 'sourceStateDir' | 'sourceRealpath' | 'sourceUid' | 'host'> {
+  const source = sourceOf(stateDir);
+  return {
+    sourceStateDir: source.stateDir,
+    sourceRealpath: source.realpath,
+    ...(source.uid === -1 ? {} : { sourceUid: source.uid }),
+    host: source.host,
   };
 }
 

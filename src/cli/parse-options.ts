@@ -32,5 +32,19 @@ export function parseCountOption(flag: string, value: string): number {
   return Number(value);
 }
 
+const SIZE_UNITS: Record<string, number> = { '': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4 };
+
+/** A size flag in bytes: a whole number with an optional binary unit K, M, G or T (as `du`/`truncate` read them). */
+export function parseSizeOption(flag: string, value: string): number {
+  const m = /^(\d+)\s*([KMGT]?)(?:i?B)?$/i.exec(value.trim());
+  const bytes = m ? Number(m[1]) * SIZE_UNITS[m[2]!.toUpperCase()]! : Number.NaN;
+  if (!Number.isSafeInteger(bytes) || bytes <= 0)
+    throw usageError(
+      `${flag} must be a size like 500M or 20G (got ${JSON.stringify(value)}).`,
+      'a whole number of bytes, or with K, M, G or T (powers of 1024)',
+    );
+  return bytes;
+}
+
 /** commander's argParser for a repeatable option (`--session A --session B` -> ['A', 'B']). */
 export const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];

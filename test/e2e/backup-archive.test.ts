@@ -42,7 +42,7 @@ describe('backup --archive FILE / restore --archive FILE', () => {
     );
 
     const to = box();
-    const r = await agyctl(['restore', '--archive', tar, '--prove', '--json'], to);
+    const r = await agyctl(['restore', '--archive', tar, '--prove', '--json', '--from-other-source'], to);
     expect(r.exitCode).toBe(0);
     const doc = parseJson(r.stdout) as any;
     expect(doc.restore.snapshot).toBe(tar);
@@ -163,7 +163,12 @@ describe('restic round trip', () => {
     };
     const back = await execa(
       'bash',
-      ['-o', 'pipefail', '-c', `restic dump latest agy.tar | node ${JSON.stringify(BIN)} restore --archive - --prove`],
+      [
+        '-o',
+        'pipefail',
+        '-c',
+        `restic dump latest agy.tar | node ${JSON.stringify(BIN)} restore --archive - --prove --from-other-source`,
+      ],
       { env: toEnv, extendEnv: false, cwd: to.root, reject: false, timeout: 60_000 },
     );
     expect(back.exitCode, back.stderr).toBe(0);

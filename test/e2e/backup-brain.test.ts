@@ -98,10 +98,11 @@ describe('brain/<id>/ is part of the session', () => {
     expect(listing.join('\n')).not.toMatch(/escape|pipe|secret/);
 
     const to = box();
-    const dry = await agyctl(['restore', '--archive', tar, '--dry-run', '--json'], to);
+    // Another box's state dir: restored on purpose.
+    const dry = await agyctl(['restore', '--archive', tar, '--dry-run', '--json', '--from-other-source'], to);
     expect(dry.exitCode).toBe(0);
     expect((parseJson(dry.stdout) as any).restorePlan.sessions[0]).toMatchObject({ id, brainFiles: 3 });
-    const r = await agyctl(['restore', '--archive', tar, '--json'], to);
+    const r = await agyctl(['restore', '--archive', tar, '--json', '--from-other-source'], to);
     expect(r.exitCode, r.stderr).toBe(0);
     expect((parseJson(r.stdout) as any).restore.sessions[0]).toMatchObject({ id, restored: true, brainFiles: 3 });
     const back = tree(path.join(to.stateDir, 'brain', id));

@@ -113,6 +113,21 @@ describe('loadEmbeddedBinding', () => {
     expect(err.hint).toMatch(/AGYCTL_CACHE_DIR/);
   });
 
+  it('passes over a cache dir below a directory others can write (not sticky), and says so when none is left', () => {
+    const open = path.join(tmp(), 'open');
+    fs.mkdirSync(path.join(open, 'cache'), { recursive: true });
+    fs.chmodSync(open, 0o777); // anyone may rename cache/ away and put their own in its place
+    const planted = path.join(open, 'cache', 'agyctl');
+    const dir = path.join(tmp(), 'cache');
+    const loaded = loadEmbeddedBinding(bytes(), [planted, dir]);
+    expect(path.dirname(loaded.path)).toBe(dir);
+    const err = catchError(() => loadEmbeddedBinding(bytes(), [planted]));
+    expect(err.code).toBe('sqlite-binding');
+    expect(err.message).toContain(`${open} can be written by users other than root`);
+    expect(err.message).not.toContain('\n');
+    expect(err.hint).toMatch(/AGYCTL_CACHE_DIR .*no one else can write/);
+  });
+
   it('says the executable is damaged when the bytes it carries do not load', () => {
     const damaged = bytes();
     damaged.write('\0\0\0\0', 0); // no ELF magic

@@ -8,23 +8,25 @@
  */
 import fs from 'node:fs';
 import type { Readable } from 'node:stream';
-import { ArchiveError, readArchive } from '../../../backup/archive-read.js';
+import { ArchiveError, ArchiveTooBig, readArchive } from '../../../backup/archive-read.js';
 import { writeArchive } from '../../../backup/archive-write.js';
-import { noConversationsYet } from '../../../backup/discover.js';
+import { noConversationsYet, SESSION_ID } from '../../../backup/discover.js';
 import type { Manifest } from '../../../backup/manifest.js';
 import { type BackupOptions, runBackup } from '../../../backup/run-backup.js';
 import { withScratchDir } from '../../../backup/scratch-dir.js';
 import { AgyError, asExitCode, EXIT, usageError } from '../../../core/errors.js';
 import { tempRoot } from '../../../core/paths.js';
 import { ARCHIVE_FD_VAR, relayFd, type TreeOwner } from '../../../util/os/tree-owner.js';
+import { sanitizeForTerminal } from '../../../util/terminal-text.js';
 import type { CommandResult, HandlerIO } from '../../action.js';
 import { collect, globalArgv, type Relay, withOwnerChild } from '../../as-owner.js';
 import { parseCountOption, parseDurationOption } from '../../parse-options.js';
 import type { SnapshotArchiveFlags } from './flags.js';
-import { Progress } from './progress.js';
+import { formatBytes, Progress } from './progress.js';
 
 /** The owner's side: a snapshot in a scratch dir of the owner's, streamed to root's side through ARCHIVE_FD_VAR. */
 export async function snapshotArchiveCommand(io: HandlerIO, flags: SnapshotArchiveFlags): Promise<CommandResult> {
+  if (flags.plan) return planCommand(io, flags.session ?? []);
   const fd = relayFd(io.ctx.env, ARCHIVE_FD_VAR);
   if (fd === undefined) throw usageError('__snapshot-archive is internal: `agyctl backup` runs it as root.');
   const sessionIds = flags.session ?? [];
@@ -49,6 +51,55 @@ export async function snapshotArchiveCommand(io: HandlerIO, flags: SnapshotArchi
   });
 }
 
+/** The owner's side of root's `backup --dry-run`: the sessions a run would back up, read as the owner. */
+async function planCommand(io: HandlerIO, sessionIds: string[]): Promise<CommandResult> {
+  if (sessionIds.length === 0 && noConversationsYet(io.opts.stateDir))
+    return { exit: EXIT.ok, data: { noConversations: true } };
+  const { plannedSessions } = await import('../../../backup/dry-run.js');
+  return { exit: EXIT.ok, data: { plan: { sessions: plannedSessions(io.opts.stateDir, sessionIds) } } };
+}
+
+/**
+ * Root's `backup --dry-run` on a user's state dir: the sessions come from the
+ * owner's side (the same child as the real run, so the plan agrees with it
+ * and root follows none of the user's links); undefined when the state dir
+ * has no conversations yet. Every id is checked to be a session id.
+ */
+export async function planFromOwner(
+  io: HandlerIO,
+  owner: TreeOwner,
+  sessionIds: string[],
+  deadlineMs: number,
+): Promise<string[] | undefined> {
+  const argv = [
+    ...globalArgv({ ...io.opts, json: true }),
+    '__snapshot-archive',
+    '--plan',
+    ...sessionIds.flatMap((id) => ['--session', id]),
+  ];
+  const doc: Buffer[] = [];
+  const exit = await withOwnerChild(
+    owner,
+    { argv, ctx: io.ctx, opts: { ...io.opts, json: true }, stdin: 'ignore', stdout: 'pipe', relays: [], deadlineMs },
+    (child) => collect(child.stdout!, doc),
+  );
+  const answer = parseDoc(doc);
+  if (exit !== EXIT.ok) throw childError(exit, answer);
+  if (answer.noConversations === true) return undefined;
+  const sessions = (answer.plan as { sessions?: unknown } | undefined)?.sessions;
+  if (
+    !Array.isArray(sessions) ||
+    sessions.length > 1_000_000 ||
+    !sessions.every((id) => typeof id === 'string' && SESSION_ID.test(id))
+  )
+    throw new AgyError(
+      EXIT.internal,
+      'internal',
+      "the state dir's owner sent a plan that is not a list of session ids",
+    );
+  return sessions as string[];
+}
+
 /** The owner's state dir has no conversations yet: root's backup says so, as for its own state dir. */
 export class NoConversationsYet extends Error {}
 
@@ -56,7 +107,7 @@ export class NoConversationsYet extends Error {}
 export function snapshotFromOwner(
   io: HandlerIO,
   owner: TreeOwner,
-  options: Pick<BackupOptions, 'sessionIds' | 'busyBudgetMs' | 'jobs'>,
+  options: Pick<BackupOptions, 'sessionIds' | 'busyBudgetMs' | 'jobs' | 'maxBytes'>,
   deadlineMs: number,
 ): (work: string) => Promise<Manifest> {
   return async (work) => {
@@ -75,7 +126,7 @@ export function snapshotFromOwner(
       chunks: [],
       consume: async (from: Readable) => {
         try {
-          manifest = await readArchive(from, work, io.ctx.signal);
+          manifest = await readArchive(from, work, io.ctx.signal, options.maxBytes);
         } catch (err) {
           rejected = err;
           from.destroy();
@@ -97,12 +148,16 @@ export function snapshotFromOwner(
       (child) => collect(child.stdout!, doc),
     );
     const answer = parseDoc(doc);
+    if (rejected instanceof ArchiveTooBig) throw overCap(rejected); // the owner's side then fails on a closed pipe
     if (exit !== EXIT.ok) throw childError(exit, answer);
     if (answer.noConversations === true) throw new NoConversationsYet();
     if (!manifest) throw streamRejected(rejected);
     return manifest;
   };
 }
+
+/** Text the owner's side sends root to show: one line, no control characters, at most 2000 characters. */
+const fromOwner = (text: string): string => sanitizeForTerminal(text, { singleLine: true }).slice(0, 2000);
 
 function parseDoc(doc: Buffer[]): Record<string, unknown> {
   try {
@@ -118,8 +173,22 @@ function childError(exit: number, answer: Record<string, unknown>): AgyError {
   return new AgyError(
     asExitCode(exit, EXIT.internal),
     typeof error.code === 'string' ? error.code : 'internal',
-    typeof error.message === 'string' ? error.message : `the snapshot as the state dir's owner failed (exit ${exit})`,
-    typeof error.hint === 'string' ? { hint: error.hint } : {},
+    typeof error.message === 'string'
+      ? fromOwner(error.message)
+      : `the snapshot as the state dir's owner failed (exit ${exit})`,
+    typeof error.hint === 'string' ? { hint: fromOwner(error.hint) } : {},
+  );
+}
+
+function overCap(err: ArchiveTooBig): AgyError {
+  return new AgyError(
+    EXIT.findings,
+    'backup-over-cap',
+    `The state dir's owner sent a snapshot of ${formatBytes(err.declared)}, more than --max-bytes ${formatBytes(err.cap)}; nothing was written and no snapshot was made.`,
+    {
+      hint: 'check what fills that state dir (agyctl sessions; sparse or huge brain/ files), or raise the cap: agyctl backup --max-bytes 64G',
+      details: { declaredBytes: err.declared, maxBytes: err.cap },
+    },
   );
 }
 

@@ -16,6 +16,7 @@ export interface BackupFlags {
   proveTimeout?: string;
   /** The deadline of the owner's side (root on a user's state dir). */
   timeout?: string;
+  maxBytes?: string;
 }
 
 /** `agyctl backup verify`'s flags. */
@@ -34,6 +35,8 @@ export interface ListFlags {
 
 /** `agyctl __snapshot-archive`'s flags: the part of `backup`'s that reads the state dir. */
 export interface SnapshotArchiveFlags {
+  /** Only list the sessions a run would back up (root's `backup --dry-run`), as JSON on stdout. */
+  plan?: boolean;
   session?: string[];
   busyTimeout: string;
   jobs?: string;

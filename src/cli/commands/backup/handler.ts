@@ -8,19 +8,28 @@ import path from 'node:path';
 import { noConversationsYet } from '../../../backup/discover.js';
 import { errorText } from '../../../backup/error-text.js';
 import type { RetentionPolicy } from '../../../backup/retention.js';
-import type { BackupOptions, BackupReport } from '../../../backup/run-backup.js';
+import { type BackupOptions, type BackupReport, DEFAULT_MAX_BYTES } from '../../../backup/run-backup.js';
+import { keyedBackupDir, sourceOf } from '../../../backup/source.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { defaultBackupDir, expandTilde } from '../../../core/paths.js';
 import { type FsErrorContext, withFsErrors } from '../../../util/fs-errors.js';
-import { ownerToBecome } from '../../../util/os/tree-owner.js';
+import { ownerToBecome, treeOwnerUid } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerIO } from '../../action.js';
-import { parseCountOption, parseDurationOption } from '../../parse-options.js';
+import { parseCountOption, parseDurationOption, parseSizeOption } from '../../parse-options.js';
 import type { BackupFlags } from './flags.js';
 import { Progress } from './progress.js';
 import { backupJson, noConversationsBackup, renderBackup, renderDryRun } from './render.js';
 
+/**
+ * --to/--from, or the default backup directory; as root on a state dir in a
+ * user's tree, the default's subdirectory for that state dir (source.ts), so
+ * `latest`, reuse and retention never mix two users' snapshots.
+ */
 export function dirOption(io: HandlerIO, value: string | undefined): string {
-  return value !== undefined ? path.resolve(io.ctx.cwd, expandTilde(value, io.ctx.env)) : defaultBackupDir(io.ctx.env);
+  if (value !== undefined) return path.resolve(io.ctx.cwd, expandTilde(value, io.ctx.env));
+  const owner = process.geteuid?.() === 0 ? treeOwnerUid(io.opts.stateDir) : undefined;
+  if (owner === undefined) return defaultBackupDir(io.ctx.env);
+  return keyedBackupDir(defaultBackupDir(io.ctx.env), { ...sourceOf(io.opts.stateDir), uid: owner });
 }
 
 function retentionFrom(flags: BackupFlags): RetentionPolicy {
@@ -100,6 +109,7 @@ async function backupOptions(io: HandlerIO, flags: BackupFlags): Promise<BackupO
     archive: archiveTarget(io, flags.archive),
     prometheus: flags.prometheus === undefined ? undefined : path.resolve(io.ctx.cwd, flags.prometheus),
     proveCallTimeoutMs: flags.prove ? (await import('./prove-handler.js')).proveCallTimeout(io, flags) : undefined,
+    maxBytes: flags.maxBytes === undefined ? DEFAULT_MAX_BYTES : parseSizeOption('--max-bytes', flags.maxBytes),
   };
   if (flags.dryRun && flags.prove)
     throw usageError('--dry-run and --prove cannot be combined: a dry run writes no snapshot to prove.');
@@ -120,13 +130,19 @@ const ownerDeadline = (flags: BackupFlags): number => parseDurationOption('--tim
 async function backupRun(io: HandlerIO, flags: BackupFlags): Promise<CommandResult> {
   const options = await backupOptions(io, flags);
   // Root on a user's state dir: the snapshot is taken as that user and streamed to root's backup dir.
-  const owner = options.dryRun ? undefined : ownerToBecome(options.stateDir);
+  const owner = ownerToBecome(options.stateDir);
   const fromOwner = owner ? await import('./as-owner.js') : undefined;
   if (!owner && options.sessionIds.length === 0 && noConversationsYet(options.stateDir))
     return freshBackup(io, options);
   if (options.dryRun) {
     const { dryRunBackup } = await import('../../../backup/dry-run.js');
-    const report = dryRunBackup(options);
+    // Root on a user's state dir: the sessions are read as the owner, by the same child as the real run.
+    const sessions =
+      owner && fromOwner
+        ? await fromOwner.planFromOwner(io, owner, options.sessionIds, ownerDeadline(flags))
+        : undefined;
+    if (owner && sessions === undefined) return freshBackup(io, options);
+    const report = dryRunBackup({ ...options, ...(sessions ? { sessions } : {}) });
     if (!io.opts.json) for (const line of renderDryRun(report)) io.out.print(line);
     return { exit: EXIT.ok, data: { ...report } };
   }

@@ -27,6 +27,10 @@ export function register(program: Command, action: ActionFactory): void {
       '--archive <file|->',
       'also write the new snapshot as one tar stream to FILE or stdout (-), e.g. for restic backup --stdin',
     )
+    .option(
+      '--max-bytes <size>',
+      "as root on a user's state dir: the most one run takes from the user's side (e.g. 500M, 64G; default 16G)",
+    )
     .option('--prometheus <file>', "write backup metrics to FILE for node_exporter's textfile collector")
     .option(
       '--prove',
@@ -62,6 +66,7 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--session <id>', 'only this conversation (repeatable)', collect)
     .option('--busy-timeout <duration>', 'how long to retry a locked database', '10s')
     .option('--jobs <n>', 'sessions snapshotted at once')
+    .option('--plan', 'only list the sessions a run would back up')
     .action(
       action<SnapshotArchiveFlags>(async (io, { options }) =>
         (await import('./as-owner.js')).snapshotArchiveCommand(io, options),

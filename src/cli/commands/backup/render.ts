@@ -1,8 +1,10 @@
 /** Human lines and --json shapes of `agyctl backup` and its dry run (shapes documented in docs/json.md). */
 
 import type { DryRunReport } from '../../../backup/dry-run.js';
+import { type ManifestSession, sessionFiles } from '../../../backup/manifest.js';
 import type { BackupReport } from '../../../backup/run-backup.js';
 import { formatDuration } from '../../../util/duration.js';
+import { sanitizeForTerminal } from '../../../util/terminal-text.js';
 import { formatBytes } from './progress.js';
 
 export function backupJson(r: BackupReport): Record<string, unknown> {
@@ -55,9 +57,15 @@ export function noConversationsBackup(
   };
 }
 
+/** Every line shown on root's terminal from what a user's side may have named: one line, no control characters. */
+const shown = (line: string): string => sanitizeForTerminal(line, { singleLine: true });
+
+/** The bytes a session's snapshot holds: database, .meta and brain files. */
+const sessionBytes = (s: ManifestSession): number => sessionFiles(s).reduce((n, f) => n + f.bytes, 0);
+
 export function renderBackup(r: BackupReport): string[] {
   const reused = r.sessions.filter((s) => s.reused).length;
-  const bytes = r.sessions.reduce((n, s) => n + s.bytes, 0);
+  const bytes = r.sessions.reduce((n, s) => n + sessionBytes(s), 0);
   const lines = [
     `snapshot ${r.snapshot.path}`,
     `  ${r.sessions.length + r.failed.length} session(s): ${r.sessions.length - reused} snapshotted, ${reused} reused, ${r.failed.length} failed; ${formatBytes(bytes)} in ${formatDuration(r.elapsedMs)}`,
@@ -69,7 +77,7 @@ export function renderBackup(r: BackupReport): string[] {
       `retention: kept ${r.retention.kept.length}, removed ${r.retention.removed.length}${r.retention.removed.length > 0 ? ` (${r.retention.removed.join(', ')})` : ''}`,
     );
   if (r.retention && !r.retention.applied) lines.push(`retention skipped: ${r.retention.skippedBecause}`);
-  return lines;
+  return lines.map(shown);
 }
 
 export function renderDryRun(r: DryRunReport): string[] {

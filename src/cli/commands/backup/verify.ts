@@ -1,8 +1,11 @@
 /** `agyctl backup verify SNAPSHOT [--prove]`: its flags checked once into VerifyOptions, the report out, the exit code decided. */
+
 import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
+import { sourceOf } from '../../../backup/source.js';
 import type { VerifyOptions, VerifyReport } from '../../../backup/verify.js';
 import { EXIT, usageError } from '../../../core/errors.js';
 import { withFsErrors } from '../../../util/fs-errors.js';
+import { sanitizeForTerminal } from '../../../util/terminal-text.js';
 import type { CommandResult, HandlerIO } from '../../action.js';
 import type { VerifyFlags } from './flags.js';
 import { dirOption, fsContext } from './handler.js';
@@ -36,7 +39,7 @@ export function verifyCommand(io: HandlerIO, snapshot: string, flags: VerifyFlag
 
 /** Every flag checked here, once, before anything is read. */
 async function verifyOptions(io: HandlerIO, snapshot: string, flags: VerifyFlags): Promise<VerifyOptions> {
-  const snapshotDir = resolveSnapshot(snapshot, dirOption(io, flags.from), io.ctx.cwd);
+  const snapshotDir = resolveSnapshot(snapshot, dirOption(io, flags.from), io.ctx.cwd, sourceOf(io.opts.stateDir));
   return {
     snapshotDir,
     proveCallTimeoutMs: flags.prove ? (await import('./prove-handler.js')).proveCallTimeout(io, flags) : undefined,
@@ -76,5 +79,6 @@ export function renderVerify(r: VerifyReport): string[] {
   if (r.replay?.problem) lines.push(`  BAD      replay.json: ${r.replay.problem}`);
   else if (r.replay?.note) lines.push(`  note     replay.json: ${r.replay.note}`);
   else if (r.replay) lines.push(`  ok       replay.json: a recorded replay of ${r.replay.sessions} session(s)`);
-  return lines;
+  // Reasons and names come from a manifest someone else may have written: one line each, no control characters.
+  return lines.map((line) => sanitizeForTerminal(line, { singleLine: true }));
 }

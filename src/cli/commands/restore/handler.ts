@@ -1,8 +1,10 @@
 /** The handler behind `restore`: flags checked once, the restore (or its dry run) run, exit code decided. */
 import fs from 'node:fs';
 import path from 'node:path';
+import { type Manifest, readManifest } from '../../../backup/manifest.js';
 import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
 import type { RestoreOptions } from '../../../backup/restore.js';
+import { assertSameSource, sourceOf } from '../../../backup/source.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { expandTilde, tempRoot } from '../../../core/paths.js';
 import { withFsErrors } from '../../../util/fs-errors.js';
@@ -23,6 +25,7 @@ export interface RestoreFlags {
   proveTimeout: string;
   /** The deadline of the owner's side (root on a user's state dir). */
   timeout: string;
+  fromOtherSource?: boolean;
 }
 
 export function restoreCommand(
@@ -50,9 +53,13 @@ function restoreOptions(io: HandlerIO, snapshot: string | undefined, flags: Rest
     force: flags.force === true,
     dryRun: flags.dryRun === true,
     proveCallTimeoutMs: flags.prove ? parseDurationOption('--prove-timeout', flags.proveTimeout) : undefined,
+    fromOtherSource: flags.fromOtherSource === true,
   };
   if (flags.archive === undefined)
-    return { ...common, source: { dir: resolveSnapshot(snapshot!, dirOption(io, flags.from), io.ctx.cwd) } };
+    return {
+      ...common,
+      source: { dir: resolveSnapshot(snapshot!, dirOption(io, flags.from), io.ctx.cwd, sourceOf(io.opts.stateDir)) },
+    };
   const archive = flags.archive === '-' ? '-' : path.resolve(io.ctx.cwd, expandTilde(flags.archive, io.ctx.env));
   if (archive !== '-' && !fs.existsSync(archive))
     throw usageError(
@@ -100,6 +107,19 @@ async function restoreRun(io: HandlerIO, options: RestoreOptions, timeout: strin
   }
 }
 
+/** A snapshot of another state dir is refused (exit 2) unless --from-other-source; a manifest that cannot be read is the restore's to report. */
+function assertSnapshotOfThis(io: HandlerIO, dir: string, options: RestoreOptions, archive?: string): void {
+  let manifest: Manifest;
+  try {
+    manifest = readManifest(dir);
+  } catch {
+    return;
+  }
+  const shown =
+    archive === undefined ? dir : archive === '-' ? (io.ctx.env[ARCHIVE_SHOWN_VAR] ?? 'the archive on stdin') : archive;
+  assertSameSource(manifest, sourceOf(options.stateDir), shown, options.fromOtherSource === true);
+}
+
 async function restoreFrom(
   io: HandlerIO,
   dir: string,
@@ -107,6 +127,7 @@ async function restoreFrom(
   archive?: string,
 ): Promise<CommandResult> {
   const { runRestore, selectSessions } = await import('../../../backup/restore.js');
+  assertSnapshotOfThis(io, dir, options, archive);
   if (options.dryRun) {
     const { planRestore } = await import('../../../backup/restore-plan.js');
     const shown = archive === '-' ? io.ctx.env[ARCHIVE_SHOWN_VAR] : undefined;

@@ -30,6 +30,10 @@ export function register(program: Command, action: ActionFactory): void {
       "as root on another user's state dir: deadline of the restore run as that user (then it is stopped, exit 5)",
       '1h',
     )
+    .option(
+      '--from-other-source',
+      'restore a snapshot taken of another state dir (another path, user or host), e.g. when moving to a new box; refused without it',
+    )
     .action(
       action<RestoreFlags>(async (io, { args, options }) => {
         (await import('../../../profiles/guard.js')).assertCommandApplies(io, 'restore');

@@ -57,7 +57,15 @@ async function exportOptions(io: HandlerIO, snapshot: string | undefined, flags:
     const from = flags.from
       ? path.resolve(io.ctx.cwd, expandTilde(flags.from, io.ctx.env))
       : defaultBackupDir(io.ctx.env);
-    source = { kind: 'snapshot', dir: resolveSnapshot(snapshot, from, io.ctx.cwd) };
+    source = {
+      kind: 'snapshot',
+      dir: resolveSnapshot(
+        snapshot,
+        from,
+        io.ctx.cwd,
+        (await import('../../../backup/source.js')).sourceOf(io.opts.stateDir),
+      ),
+    };
   }
   const sessionIds = flags.session ?? [];
   return { source, stateDir: io.opts.stateDir, sessionIds, format, target, busyBudgetMs, callTimeoutMs };
