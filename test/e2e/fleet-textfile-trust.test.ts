@@ -176,9 +176,10 @@ describe("agyctl_textfile_info never believes a user's node_exporter", () => {
       const withDir = startFake([`--collector.textfile.directory=${home}/x`]);
       const fromUserDir = startFake(['--web.listen-address=127.0.0.1:0'], true);
       const r = await textfileInfo();
-      expect(fs.existsSync(proof), `root ran the fake: ${fs.existsSync(proof) ? fs.readFileSync(proof, 'utf8') : ''}`).toBe(
-        false,
-      );
+      expect(
+        fs.existsSync(proof),
+        `root ran the fake: ${fs.existsSync(proof) ? fs.readFileSync(proof, 'utf8') : ''}`,
+      ).toBe(false);
       expect(r.directories.filter((d) => d.startsWith(home))).toEqual([]);
       const readers = r.readers.map((x) => x.source);
       for (const pid of [byUser, withDir, fromUserDir]) expect(readers).not.toContain(`process ${pid}`);
@@ -230,7 +231,7 @@ describe("agyctl_textfile_info never believes a user's node_exporter", () => {
   );
 });
 
-describe("metrics.yml never manages, as root, a path the user controls", () => {
+describe('metrics.yml never manages, as root, a path the user controls', () => {
   it(
     "refuses a textfile directory in the user's home, and a link where agyctl's directory goes; root's directory stays root's",
     async () => {
