@@ -118,6 +118,8 @@ describe("ansible/README.md's inventory", () => {
       const settings = `${box!.root}/home/${USER}/.gemini/antigravity-acp/settings.json`;
       expect(JSON.parse(fs.readFileSync(settings, 'utf8'))).toMatchObject({ auth: { type: 'oauth-personal' } });
 
+      // The server agyctl looks after (health's static check finds it on PATH; it is not started).
+      fs.writeFileSync(`${box!.root}/usr/local/bin/agy_acp_server`, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
       // Signed in as agy only: root has no state dir, so a health check of root's would fail.
       const state = `${box!.root}/home/${USER}/.gemini/antigravity-acp`;
       fs.writeFileSync(
