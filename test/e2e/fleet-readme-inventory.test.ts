@@ -115,6 +115,10 @@ describe("ansible/README.md's inventory", () => {
       expect(await must(['systemctl', 'is-enabled', 'agyctl-check.timer', 'agyctl-backup.timer'])).toBe(
         'enabled\nenabled',
       );
+      // agyctl_user left to its default is the user Ansible logs in as (agy), not root, although it becomes root.
+      const byDefault = await ansiblePlay(options, path.join(PLAYBOOKS, 'site.yml'), ['-e', '{"agyctl_user": ""}']);
+      expect(byDefault.code, byDefault.out).toBe(0);
+      expect(fs.readFileSync(`${box!.root}/etc/systemd/system/agyctl-check.service`, 'utf8')).toMatch(/^User=agy$/m);
       const settings = `${box!.root}/home/${USER}/.gemini/antigravity-acp/settings.json`;
       expect(JSON.parse(fs.readFileSync(settings, 'utf8'))).toMatchObject({ auth: { type: 'oauth-personal' } });
 
