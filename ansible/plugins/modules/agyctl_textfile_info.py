@@ -26,7 +26,7 @@ description:
     C(/usr/bin/prometheus-node-exporter) reads C(/var/lib/prometheus/node-exporter); upstream's binary reads none).
     Drop-in overrides of the units are not read.
   - A collector switched off with C(--no-collector.textfile) reads nothing.
-  - Without C(path), readers that disagree fail the task, naming C(agyctl_textfile_dir): the module does not guess.
+  - Without C(path), readers that disagree fail the task, naming C(agyctl_textfile_dir); the module does not guess.
 options:
   path:
     description: The directory the caller would write; C(reads) then says whether any collector found reads it.
