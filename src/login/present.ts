@@ -3,9 +3,11 @@
  * here, fields in the contract's order).
  */
 import type { CommandIO } from '../core/io.js';
-import type { AuthUrl } from '../profiles/auth-url.js';
+import { type AuthUrl, unexpectedClient } from '../profiles/auth-url.js';
 import type { LoginStep, UrlOrigin } from './steps.js';
 import { type TunnelTarget, tunnelCommand } from './tunnel.js';
+
+type UrlStep = Extract<LoginStep, { step: 'url' }>;
 
 /** The auth method being signed in goes on the `url` event, so `login status` knows it before the sign-in ends. */
 const methodField = (method: string | undefined) => (method ? { method } : {});
@@ -17,7 +19,7 @@ export function loopbackUrlStep(
   auth: AuthUrl,
   how: { target: TunnelTarget; method?: string | undefined },
   origin?: UrlOrigin,
-): Extract<LoginStep, { step: 'url' }> {
+): UrlStep {
   const event = {
     event: 'url',
     url: auth.url,
@@ -31,7 +33,7 @@ export function loopbackUrlStep(
 }
 
 /** A device-code or verification page: no tunnel and nothing to paste (the server follows it itself). */
-export function devicePageStep(auth: AuthUrl, method: string | undefined, origin: UrlOrigin): LoginStep {
+export function devicePageStep(auth: AuthUrl, method: string | undefined, origin: UrlOrigin): UrlStep {
   const { url, redirectUri } = auth;
   const event = {
     event: 'url',
@@ -45,7 +47,7 @@ export function devicePageStep(auth: AuthUrl, method: string | undefined, origin
 }
 
 /** gemini-cli's code entry; `retry`: a new URL after a code the server could not use. */
-export function codeEntryStep(auth: AuthUrl, method: string | undefined, retry = false): LoginStep {
+export function codeEntryStep(auth: AuthUrl, method: string | undefined, retry = false): UrlStep {
   const event = {
     event: 'url',
     mode: 'code-entry',
@@ -54,6 +56,12 @@ export function codeEntryStep(auth: AuthUrl, method: string | undefined, retry =
     ...methodField(method),
   } as const;
   return { step: 'url', event, ...(retry ? { retry } : {}) };
+}
+
+/** The step with `unexpectedClient` set when its URL names a client or scopes the profile does not know. */
+export function withClientCheck(step: UrlStep, known: Parameters<typeof unexpectedClient>[1]): UrlStep {
+  const found = unexpectedClient(step.event.url, known);
+  return found ? { ...step, event: { ...step.event, unexpectedClient: found } } : step;
 }
 
 /** --open: only when this shell has a display of its own (the server's DISPLAY may be our placeholder). */

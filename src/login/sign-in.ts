@@ -23,7 +23,7 @@ import { type Candidate, describeCandidate, noSignInUrlError } from './capture/e
 import { type CapturedUrl, UrlCapture } from './capture/pipeline.js';
 import { Secrets, scrubbingTracer, waitForCode } from './code-entry.js';
 import type { LoginOptions } from './detached/contract.js';
-import { codeEntryStep, devicePageStep, loopbackUrlStep, openInBrowser } from './present.js';
+import { codeEntryStep, devicePageStep, loopbackUrlStep, openInBrowser, withClientCheck } from './present.js';
 import { createShimDir, loginServerEnv, recordOwner, sweepStaleLoginDirs } from './shims.js';
 import { type Ready, startForSignIn } from './startup.js';
 import type { ShowLoginStep } from './steps.js';
@@ -125,13 +125,13 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
       const wait = { server, auth: first.auth, authenticate: auth, deadline, startedAt, show: options.show };
       const origin = { source: first.source, via: first.via, message: first.elicitation?.message };
       if (first.kind === 'device') {
-        await options.show(devicePageStep(first.auth, options.method, origin));
+        await options.show(withClientCheck(devicePageStep(first.auth, options.method, origin), profile.oauthClient));
         if (options.open) await openInBrowser(io, first.auth.url);
         await waitForServerSignIn(io, wait);
         return ok({ url: first, tunnel: undefined });
       }
       if (first.kind === 'code-entry') {
-        await options.show(codeEntryStep(first.auth, options.method));
+        await options.show(withClientCheck(codeEntryStep(first.auth, options.method), profile.oauthClient));
         if (options.open) await openInBrowser(io, first.auth.url);
         const watchOutput = (w: (line: string) => void): (() => void) => {
           watchers.add(w);
@@ -151,7 +151,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
         io.out.verbose(
           `the redirect path ${first.auth.redirectPath} is not the ${profile.id} profile's ${profile.redirectPath}; using the server's`,
         );
-      const shown = loopbackUrlStep(first.auth, options, origin);
+      const shown = withClientCheck(loopbackUrlStep(first.auth, options, origin), profile.oauthClient);
       await options.show(shown);
       const tunnel = shown.event.tunnel;
       if (options.open) await openInBrowser(io, first.auth.url);

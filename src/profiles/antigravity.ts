@@ -36,6 +36,14 @@ export const antigravity: ServerProfile = {
   // The probe starts a personal sign-in whatever settings.json says: it only needs to see one start.
   signInFollowsSettings: false,
   redirectPath: '/',
+  oauthClient: {
+    clientId: '1071006060591-tmhssin2h21lcre235vtolojh4g403ep.apps.googleusercontent.com',
+    scopes: [
+      'https://www.googleapis.com/auth/cloud-platform',
+      'https://www.googleapis.com/auth/userinfo.email',
+      'https://www.googleapis.com/auth/aicode',
+    ],
+  },
   unsupported: {},
   quirks: {
     codeEntryFallback: false,

@@ -30,7 +30,17 @@ export function looksLikeSignInUrl(candidate: string): boolean {
   }
 }
 
-/** A URL to show a person: it parses and is https. */
+/**
+ * `https://accounts.google.com@evil.example/` reads as Google's to a person;
+ * no sign-in URL (nor its redirect_uri) has a reason to carry a user name.
+ */
+function hasUserinfo(url: URL): boolean {
+  return url.username !== '' || url.password !== '';
+}
+
+const USERINFO = 'the URL carries a user name (user@ before the host), which no sign-in URL has';
+
+/** A URL to show a person: it parses, is https and carries no user name. */
 function httpsUrl(text: string): Validation<URL> {
   let url: URL;
   try {
@@ -40,6 +50,7 @@ function httpsUrl(text: string): Validation<URL> {
   }
   if (url.protocol !== 'https:')
     return { ok: false, reason: `scheme is ${url.protocol.replace(':', '')}, expected https` };
+  if (hasUserinfo(url)) return { ok: false, reason: USERINFO };
   return { ok: true, value: url };
 }
 
@@ -60,6 +71,7 @@ export function validateAuthUrl(text: string): Validation<AuthUrl> {
   }
   if (r.protocol !== 'http:' || !LOOPBACK_HOSTS.has(r.hostname))
     return { ok: false, reason: `redirect_uri ${redirect} is not on 127.0.0.1 or localhost` };
+  if (hasUserinfo(r)) return { ok: false, reason: `redirect_uri: ${USERINFO}` };
   if (!r.port) return { ok: false, reason: `redirect_uri ${redirect} has no port` };
   return {
     ok: true,
@@ -87,6 +99,7 @@ export function validateCodeEntryUrl(text: string): Validation<AuthUrl> {
   }
   if (url.protocol !== 'https:' || !GOOGLE_AUTH_HOSTS.has(url.hostname))
     return { ok: false, reason: 'not a Google sign-in URL' };
+  if (hasUserinfo(url)) return { ok: false, reason: USERINFO };
   if (url.searchParams.get('response_type') !== 'code') return { ok: false, reason: 'response_type is not "code"' };
   let r: URL;
   try {
@@ -96,6 +109,7 @@ export function validateCodeEntryUrl(text: string): Validation<AuthUrl> {
   }
   if (r.protocol !== 'https:' || LOOPBACK_HOSTS.has(r.hostname))
     return { ok: false, reason: `redirect_uri ${r.toString()} is not a code-display page` };
+  if (hasUserinfo(r)) return { ok: false, reason: `redirect_uri: ${USERINFO}` };
   return {
     ok: true,
     value: {
@@ -117,9 +131,29 @@ export function validateCodeEntryUrl(text: string): Validation<AuthUrl> {
  */
 export type ElicitedUrl = { kind: 'loopback'; auth: AuthUrl } | { kind: 'device'; auth: AuthUrl };
 
-/** Google's device-code verification page (www.google.com/device) and its sign-in host. */
-const DEVICE_PAGE_HOSTS = new Set(['www.google.com', 'google.com']);
-const DEVICE_PATH = /^\/device(?:\/|$)/;
+/**
+ * Google's device-code pages, host and path exactly: www.google.com/device
+ * (what Google's device flow names as verification_url) and the sign-in
+ * host's own device page. Any other page of the sign-in host could forward
+ * the user elsewhere (`continue=`), so it is not a device page.
+ */
+const DEVICE_PAGES: ReadonlyMap<string, RegExp> = new Map([
+  ['www.google.com', /^\/device\/?$/],
+  ['google.com', /^\/device\/?$/],
+  ['accounts.google.com', /^\/(?:device|o\/oauth2\/device\/usercode)\/?$/],
+]);
+/** What a device page's query may say: the code to enter and the page's language. */
+const DEVICE_QUERY = new Set(['user_code', 'hl']);
+
+function devicePageProblem(url: URL): string | undefined {
+  const path = DEVICE_PAGES.get(url.hostname);
+  if (!path)
+    return `host ${url.hostname} is not Google's sign-in host (accounts.google.com) or device page (www.google.com/device)`;
+  if (!path.test(url.pathname)) return `${url.hostname}${url.pathname} is not one of Google's device-code pages`;
+  const extra = [...url.searchParams.keys()].filter((k) => !DEVICE_QUERY.has(k));
+  if (extra.length > 0) return `a device-code page takes no ${extra.join(', ')}`;
+  return undefined;
+}
 
 export function validateElicitedUrl(text: string): Validation<ElicitedUrl> {
   const loopback = validateAuthUrl(text);
@@ -127,16 +161,11 @@ export function validateElicitedUrl(text: string): Validation<ElicitedUrl> {
   const parsed = httpsUrl(text);
   if (!parsed.ok) return parsed;
   const url = parsed.value;
-  const device = DEVICE_PAGE_HOSTS.has(url.hostname) && DEVICE_PATH.test(url.pathname);
-  if (!GOOGLE_AUTH_HOSTS.has(url.hostname) && !device)
-    return {
-      ok: false,
-      reason: `host ${url.hostname} is not Google's sign-in host (accounts.google.com) or device page (www.google.com/device)`,
-    };
-  if (url.username !== '' || url.password !== '') return { ok: false, reason: 'the URL carries a user name' };
-  const redirect = url.searchParams.get('redirect_uri');
   // A loopback redirect that failed validateAuthUrl, or a code-display page whose code would have nowhere to go.
-  if (redirect !== null) return { ok: false, reason: loopback.reason };
+  if (url.searchParams.get('redirect_uri') !== null && GOOGLE_AUTH_HOSTS.has(url.hostname))
+    return { ok: false, reason: loopback.reason };
+  const problem = devicePageProblem(url);
+  if (problem) return { ok: false, reason: problem };
   return {
     ok: true,
     value: {
@@ -144,6 +173,37 @@ export function validateElicitedUrl(text: string): Validation<ElicitedUrl> {
       auth: { url: url.toString(), port: 0, redirectUri: '', redirectPath: '', state: undefined },
     },
   };
+}
+
+/** What a sign-in URL asks for beyond the profile's known OAuth client: another client_id, or scopes it does not use. */
+export interface UnexpectedClient {
+  clientId?: string;
+  scopes?: string[];
+}
+
+/**
+ * A sign-in URL naming a client_id or scopes other than the profile's known
+ * ones may be a server asking the user to grant someone else access. Only
+ * warned about: a new server build may change them (docs/assumptions.md).
+ */
+export function unexpectedClient(
+  url: string,
+  known: { clientId: string; scopes: readonly string[] } | undefined,
+): UnexpectedClient | undefined {
+  if (!known) return undefined;
+  let params: URLSearchParams;
+  try {
+    params = new URL(url).searchParams;
+  } catch {
+    return undefined;
+  }
+  const clientId = params.get('client_id');
+  const scopes = (params.get('scope') ?? '').split(/\s+/).filter((s) => s !== '' && !known.scopes.includes(s));
+  const found: UnexpectedClient = {
+    ...(clientId !== null && clientId !== known.clientId ? { clientId } : {}),
+    ...(scopes.length > 0 ? { scopes } : {}),
+  };
+  return Object.keys(found).length > 0 ? found : undefined;
 }
 
 export interface PastedRedirect {

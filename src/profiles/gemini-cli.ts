@@ -45,6 +45,8 @@ export const geminiCli: ServerProfile = {
   defaultSignInMethod: 'oauth-personal',
   signInFollowsSettings: true,
   redirectPath: '/oauth2callback',
+  // Not measured here: no warning rather than a guessed one.
+  oauthClient: undefined,
   unsupported: { backup: NO_BACKUP, restore: NO_BACKUP, sessions: NO_BACKUP, settings: NO_SETTINGS },
   quirks: {
     codeEntryFallback: true,

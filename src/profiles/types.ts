@@ -65,6 +65,11 @@ export interface ServerProfile {
   signInFollowsSettings: boolean;
   /** The OAuth redirect path on the loopback listener. */
   redirectPath: string;
+  /**
+   * The OAuth client its sign-in URLs name, as measured (acp-protocol-reference.md, "Captured URL anatomy");
+   * a URL naming another client or more scopes gets a warning, never a refusal. undefined: not measured.
+   */
+  oauthClient: { clientId: string; scopes: readonly string[] } | undefined;
   /** Commands that do not apply (the conversation backup family, antigravity's settings editor): why, and what to do instead. */
   unsupported: Readonly<Record<string, { why: string; instead: string }>>;
   quirks: ProfileQuirks;

@@ -61,6 +61,8 @@ function elicitationSwitches(env: Env) {
     deviceApproveMs: intVar(env, 'AGY_SIM_DEVICE_APPROVE_MS', 0) ?? 500,
     /** Send elicitation/complete right after the client accepts, before the sign-in has ended. */
     completeEarly: flag(env, 'AGY_SIM_ELICITATION_COMPLETE_EARLY'),
+    /** A hostile server's sign-in: bidi and zero-width characters and a lookalike URL in the message, another OAuth client and scope in the URL. */
+    hostile: flag(env, 'AGY_SIM_HOSTILE_SIGN_IN'),
   };
 }
 export type ElicitationSwitches = ReturnType<typeof elicitationSwitches>;

@@ -136,10 +136,56 @@ describe('login: ACP URL elicitation', () => {
     expect(result.exitCode, String(result.stderr)).toBe(0);
     const stderr = String(result.stderr);
     expect(stderr).toContain(
-      'The server asks you to open a page on accounts.google.com (ACP URL elicitation): "Sign in with your Google account to use Antigravity."',
+      'The server asks you to open a page on accounts.google.com (ACP URL elicitation); its own words, not checked by agyctl: "Sign in with your Google account to use Antigravity."',
     );
     expect(stderr).toMatch(/the server asked elicitation\/create: accepted: the sign-in URL is shown to the user/);
     expect(stderr).toMatch(/elicitation\/complete/);
+  });
+
+  it("a hostile server's sign-in: no bidi or zero-width character, no link in its words, and a warning for another app's client and scope", async () => {
+    sandbox = makeSandbox();
+    const child = spawnAgyctl(['login', '--timeout', '30s'], sandbox, {
+      env: { AGY_SIM_ELICITATION: 'only', AGY_SIM_LAUNCH: 'none', AGY_SIM_HOSTILE_SIGN_IN: '1' },
+    });
+    let stdout = '';
+    const url = await new Promise<string>((resolve) =>
+      child.stdout!.on('data', (b: Buffer) => {
+        stdout += b.toString();
+        const m = /^(https:\/\/accounts\.google\.com\/\S+)$/m.exec(stdout);
+        if (m) resolve(m[1]!);
+      }),
+    );
+    expect(await httpGet(redirectFor(url))).toBe(200);
+    const result = await child;
+    expect(result.exitCode, String(result.stderr)).toBe(0);
+    const stderr = String(result.stderr);
+    expect(stderr).not.toMatch(/\p{Cf}/u);
+    expect(stderr).toContain(
+      '"Sign in at https[:]//accounts.google.com.evil.example/signin moc.elgoog to keep your work."',
+    );
+    expect(stderr).not.toContain('https://accounts.google.com.evil.example');
+    expect(stderr).toMatch(
+      /warning: this sign-in URL names the OAuth client 999999999999-someoneelse\.apps\.googleusercontent\.com and the scope\(s\) https:\/\/www\.googleapis\.com\/auth\/drive/,
+    );
+
+    fs.rmSync(path.join(sandbox.stateDir, 'acp_token.json'));
+    const json = spawnAgyctl(['login', '--json', '--timeout', '30s'], sandbox, {
+      env: { AGY_SIM_ELICITATION: 'only', AGY_SIM_LAUNCH: 'none', AGY_SIM_HOSTILE_SIGN_IN: '1' },
+    });
+    let out = '';
+    const event = await new Promise<Record<string, unknown>>((resolve) =>
+      json.stdout!.on('data', (b: Buffer) => {
+        out += b.toString();
+        const line = out.split('\n').find((l) => l.includes('"event":"url"'));
+        if (line) resolve(JSON.parse(line) as Record<string, unknown>);
+      }),
+    );
+    expect(event.unexpectedClient).toEqual({
+      clientId: '999999999999-someoneelse.apps.googleusercontent.com',
+      scopes: ['https://www.googleapis.com/auth/drive'],
+    });
+    expect(await httpGet(redirectFor(String(event.url)))).toBe(200);
+    expect((await json).exitCode).toBe(0);
   });
 
   it('a device-code page: shown as it is, no tunnel, no paste prompt; the server finishes it, exit 0', async () => {

@@ -24,6 +24,8 @@ const PACKAGES = [
   'dbus',
   'openssh-server',
   'python3',
+  // ansible/README.md's inventory logs in as the service user and becomes root with sudo.
+  'sudo',
   'prometheus-node-exporter',
   'iproute2',
 ];

@@ -35,9 +35,9 @@ describe('validateElicitedUrl', () => {
 
   it.each([
     ['http://www.google.com/device', /scheme is http/],
-    ['https://www.google.com/search?q=device', /not Google's sign-in host/],
+    ['https://www.google.com/search?q=device', /not one of Google's device-code pages/],
     ['https://accounts.google.com.evil.example/device', /host accounts\.google\.com\.evil\.example/],
-    ['https://accounts.google.com@evil.example/device', /host evil\.example/],
+    ['https://accounts.google.com@evil.example/device', /user name/],
     ['https://user@accounts.google.com/device', /user name/],
     // Cyrillic о in "gооgle": the parser turns it into punycode, which never matches.
     ['https://accounts.g\u043e\u043egle.com/o/oauth2/v2/auth', /host accounts\.xn--/],

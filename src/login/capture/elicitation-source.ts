@@ -26,9 +26,18 @@ export type ElicitationAnswer = 'accept' | 'cancel';
 /** An agent's message is shown; bounded so a long one cannot bury the URL. */
 const MAX_MESSAGE = 300;
 
-/** Server text for a person: one line, no control characters, secrets redacted, bounded. */
+/**
+ * A URL in the server's words is not a link: `https://x` becomes
+ * `https[:]//x`, which terminals do not turn into something to click, so the
+ * only URL a person can open is the one agyctl checked and shows on its own.
+ */
+function unlinked(text: string): string {
+  return text.replace(/\b([a-z][a-z0-9+.-]*):\/\//gi, '$1[:]//');
+}
+
+/** Server text for a person: one line, no control or format characters, secrets redacted, no links, bounded. */
 export function shownMessage(message: unknown): string {
-  const text = serverText(typeof message === 'string' ? message : '', { singleLine: true }).trim();
+  const text = unlinked(serverText(typeof message === 'string' ? message : '', { singleLine: true })).trim();
   return text.length <= MAX_MESSAGE ? text : `${text.slice(0, MAX_MESSAGE - 1)}…`;
 }
 

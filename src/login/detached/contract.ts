@@ -5,7 +5,9 @@
  * record, answered by `login finish`, relayed by `connect`, and printed as
  * NDJSON with --json (docs/json.md). One type each, used by every reader.
  */
+
 import type { ServerTarget } from '../../core/io.js';
+import type { UnexpectedClient } from '../../profiles/auth-url.js';
 import type { TerminalSize } from '../qr.js';
 import type { TunnelTarget } from '../tunnel.js';
 
@@ -79,6 +81,8 @@ export type LoginEvent =
       method?: string;
       source?: UrlSource;
       via?: string;
+      /** The URL names a client_id or scopes that are not the profile's known ones (shown as a warning). */
+      unexpectedClient?: UnexpectedClient;
     }
   | { event: 'url-rejected'; source: UrlSource; reason: string; loud?: boolean; via?: string; url?: string }
   | { event: 'no-url-yet'; afterS: number }

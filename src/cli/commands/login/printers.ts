@@ -13,6 +13,7 @@ import { fitQr, qrLines, screenOf } from '../../../login/qr.js';
 import type { LoginReport } from '../../../login/run-login.js';
 import type { LoginStep, StartStep, UrlOrigin } from '../../../login/steps.js';
 import { tunnelExplanation } from '../../../login/tunnel.js';
+import type { UnexpectedClient } from '../../../profiles/auth-url.js';
 import type { Output } from '../../terminal/output.js';
 import { printValue } from '../../terminal/output.js';
 
@@ -57,6 +58,15 @@ interface ShownLine {
   text: string;
 }
 
+/** The warning for a URL naming another OAuth client or more scopes than the server's known ones. */
+export function unexpectedClientWarning(u: UnexpectedClient, what: string): string {
+  const asks = [
+    ...(u.clientId !== undefined ? [`the OAuth client ${u.clientId}`] : []),
+    ...(u.scopes ? [`the scope(s) ${u.scopes.join(' ')}`] : []),
+  ];
+  return `this ${what} names ${asks.join(' and ')}, which this server's known sign-in does not use: check on Google's consent page which app asks for what before you allow it`;
+}
+
 /** What a person is told in both modes: warnings and notes on stderr, and --verbose detail. */
 function notes(out: Output, step: LoginStep): void {
   switch (step.step) {
@@ -64,6 +74,8 @@ function notes(out: Output, step: LoginStep): void {
       const { origin } = step;
       const what = step.event.mode === 'device' ? 'sign-in page' : 'sign-in URL';
       if (origin) out.verbose(`${what} caught on ${origin.source}${origin.via ? ` (${origin.via})` : ''}`);
+      const unexpected = step.event.unexpectedClient;
+      if (unexpected) out.warn(unexpectedClientWarning(unexpected, what));
       return;
     }
     case 'method-mismatch': {
@@ -242,7 +254,8 @@ class TextLoginPrinter implements LoginPrinter {
 function elicitedLines(url: string, origin: UrlOrigin | undefined): ShownLine[] {
   if (origin?.source !== 'elicitation') return [];
   const host = new URL(url).hostname;
-  const said = origin.message ? `: "${origin.message}"` : '';
+  // The server's words, quoted as such: only the URL above was checked.
+  const said = origin.message ? `; its own words, not checked by agyctl: "${origin.message}"` : '';
   return [{ kind: 'info', text: `The server asks you to open a page on ${host} (ACP URL elicitation)${said}` }];
 }
 
