@@ -20,6 +20,8 @@ export type CaptureLaunchMode =
   | 'error-data'
   | 'split-lines'
   | 'split-write'
+  | 'box'
+  | 'box-ascii'
   | FileLaunchMode;
 /** Launchers handed a local file that leads to the URL instead of the URL: an HTML page by path or file:// URL, a .desktop or .url file. */
 export type FileLaunchMode = 'html-file' | 'html-file-url' | 'desktop-file' | 'url-file';
@@ -36,6 +38,8 @@ export const CAPTURE_LAUNCH_MODES: readonly CaptureLaunchMode[] = [
   'error-data',
   'split-lines',
   'split-write',
+  'box',
+  'box-ascii',
   'html-file',
   'html-file-url',
   'desktop-file',
