@@ -7,6 +7,7 @@ import { execa, type ResultPromise } from 'execa';
 import { AgyError, EXIT } from '../core/errors.js';
 import { nullTracer, type Tracer } from '../core/io.js';
 import { serverHomeFor } from '../core/paths.js';
+import { isPersonalAccountRefusal, personalAccountRefused } from './account-refusal.js';
 import { groupAlive, registerGroup, signalGroup, unregisterGroup, waitGroupGone } from './children.js';
 import { Connection, type ServerMessageHandler } from './connection.js';
 import { LineSplitter, stripAnsi } from './framing.js';
@@ -196,6 +197,7 @@ export class AcpServer {
   /** The error every pending call gets when the process goes away. */
   exitError(info: ServerExit): AgyError {
     const tail = this.stderrTail();
+    if (!this.stopping && isPersonalAccountRefusal(tail)) return personalAccountRefused();
     const how = info.spawnError
       ? `could not be started: ${info.spawnError}`
       : info.signal
