@@ -189,6 +189,24 @@ export interface SimConfig {
 
   /** ACP URL elicitation: builds that show the sign-in page through `elicitation/create`. */
   elicitation: ElicitationSwitches;
+
+  /** ACP v2 and typed auth methods (src/sim/protocol-v2.ts). */
+  protocol: ProtocolSwitches;
+}
+
+// --- ACP v2: the version the sim answers, and typed auth methods ---
+/** v1: RC01. v2: only ACP v2's names (auth/login, auth/logout, session/resume, capabilities, info, methodId). v3: answers 3. */
+export type ProtocolMode = 'v1' | 'v2' | 'v3';
+export interface ProtocolSwitches {
+  mode: ProtocolMode;
+  /** Also advertise a `terminal` and an `env_var` method; each method carries its `type`. */
+  methodTypes: boolean;
+}
+function protocolSwitches(env: Env): ProtocolSwitches {
+  return {
+    mode: choice(env, 'AGY_SIM_PROTOCOL', ['v1', 'v2', 'v3'] as const, 'v1'),
+    methodTypes: flag(env, 'AGY_SIM_METHOD_TYPES'),
+  };
 }
 
 export type LeakMode = 'off' | 'session' | 'init';
@@ -292,6 +310,8 @@ export function loadConfig(env: Env): SimConfig {
     proofs: proofSwitches(env),
 
     elicitation: elicitationSwitches(env),
+
+    protocol: protocolSwitches(env),
   };
 }
 

@@ -20,6 +20,7 @@ import { advertisesUrlElicitation } from './elicitation.js';
 import { missingField } from './errors.js';
 import { leakAndDie, leakAtStart } from './leak.js';
 import { statePaths } from './paths.js';
+import { refuseClientSideMethods, renameForV2, shapeInitialize } from './protocol-v2.js';
 import { writeRawLine } from './raw-line.js';
 import { LineSplitter, RpcConnection } from './rpc.js';
 import { seedConversations } from './seed.js';
@@ -98,10 +99,15 @@ export function runSimulator(exit: (code: number) => never): void {
     if (config.leakSecrets === 'init') leakAndDie(die);
     if (p.protocolVersion === undefined) throw missingField('protocolVersion');
     ctx.clientElicitsUrl = advertisesUrlElicitation(p.clientCapabilities);
-    return initializeResult(config.version, config.hugeLineBytes, config.shapes.initShape);
+    return shapeInitialize(
+      initializeResult(config.version, config.hugeLineBytes, config.shapes.initShape),
+      config.protocol,
+    );
   });
   registerAuthMethods(ctx);
   registerSessionMethods(ctx);
+  if (config.protocol.mode === 'v2') renameForV2(rpc);
+  if (config.protocol.methodTypes) refuseClientSideMethods(rpc);
   // --- trust-io: a hostile server's output ---
   leakAtStart(config.leakSecrets, rpc);
   if (config.leakSecrets === 'session') rpc.on('session/new', () => leakAndDie(die));
