@@ -239,6 +239,46 @@ export function supportsLogout(init: InitializeResult): boolean {
   return v2Spelled.has(init) && Array.isArray(init.authMethods) && init.authMethods.length > 0;
 }
 
+/** Whether the server answers `auth/status` (v1 `agentCapabilities.auth.status`; v2 `capabilities.auth.status`). */
+export function supportsAuthStatus(init: InitializeResult): boolean {
+  const auth = init.agentCapabilities?.auth;
+  return Boolean(auth && typeof auth === 'object' && auth.status !== undefined && auth.status !== null);
+}
+
+export type AuthState = 'authenticated' | 'unauthenticated' | 'not_required' | 'unknown';
+const AUTH_STATES: readonly string[] = ['authenticated', 'unauthenticated', 'not_required', 'unknown'];
+
+/** The account an auth status names: for display only (the email is personal data: shown, never traced or a label). */
+export interface AuthAccount {
+  label: string;
+  email: string | undefined;
+}
+
+export interface AuthStatus {
+  /** A state agyctl does not know reads as `unknown` (the schema says so). */
+  state: AuthState;
+  account: AuthAccount | undefined;
+}
+
+const shownField = (v: unknown): string | undefined =>
+  typeof v === 'string' && v.trim() !== '' ? serverText(v, { singleLine: true }).slice(0, 200) : undefined;
+
+/** `auth/status` or its push (`auth/status_update`, vendors' `_auth/status_update`): the state and the account in effect. */
+export function readAuthStatus(raw: unknown): AuthStatus {
+  const r = (raw && typeof raw === 'object' ? raw : {}) as { state?: unknown; accounts?: unknown };
+  const state = typeof r.state === 'string' && AUTH_STATES.includes(r.state) ? (r.state as AuthState) : 'unknown';
+  const accounts = Array.isArray(r.accounts) ? r.accounts.filter((a) => a && typeof a === 'object') : [];
+  const chosen = (accounts.find((a) => (a as { active?: unknown }).active === true) ?? accounts[0]) as
+    | { label?: unknown; email?: unknown }
+    | undefined;
+  const label = shownField(chosen?.label);
+  return { state, account: label ? { label, email: shownField(chosen?.email) } : undefined };
+}
+
+/** Asks the state without changing it (the schema forbids answering it with auth_required). */
+export const authStatus = async (c: Connection, call: CallOptions): Promise<AuthStatus> =>
+  readAuthStatus(await c.request('auth/status', {}, call));
+
 /** The model a session is using, from `models.currentModelId` or the `model` config option. */
 export function currentModel(result: NewSessionResult): string | undefined {
   if (result.models?.currentModelId) return result.models.currentModelId;

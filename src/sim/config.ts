@@ -201,11 +201,14 @@ export interface ProtocolSwitches {
   mode: ProtocolMode;
   /** Also advertise a `terminal` and an `env_var` method; each method carries its `type`. */
   methodTypes: boolean;
+  /** off: no auth/status. on: advertised and answered from the sim's sign-in. unknown / unauthenticated: always that state. */
+  authStatus: 'off' | 'on' | 'unknown' | 'unauthenticated';
 }
 function protocolSwitches(env: Env): ProtocolSwitches {
   return {
     mode: choice(env, 'AGY_SIM_PROTOCOL', ['v1', 'v2', 'v3'] as const, 'v1'),
     methodTypes: flag(env, 'AGY_SIM_METHOD_TYPES'),
+    authStatus: choice(env, 'AGY_SIM_AUTH_STATUS', ['off', 'on', 'unknown', 'unauthenticated'] as const, 'off'),
   };
 }
 

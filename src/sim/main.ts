@@ -20,7 +20,7 @@ import { advertisesUrlElicitation } from './elicitation.js';
 import { missingField } from './errors.js';
 import { leakAndDie, leakAtStart } from './leak.js';
 import { statePaths } from './paths.js';
-import { refuseClientSideMethods, renameForV2, shapeInitialize } from './protocol-v2.js';
+import { refuseClientSideMethods, registerAuthStatus, renameForV2, shapeInitialize } from './protocol-v2.js';
 import { writeRawLine } from './raw-line.js';
 import { LineSplitter, RpcConnection } from './rpc.js';
 import { seedConversations } from './seed.js';
@@ -108,6 +108,7 @@ export function runSimulator(exit: (code: number) => never): void {
   registerSessionMethods(ctx);
   if (config.protocol.mode === 'v2') renameForV2(rpc);
   if (config.protocol.methodTypes) refuseClientSideMethods(rpc);
+  registerAuthStatus(rpc, config.protocol, () => ctx.auth !== undefined && !ctx.auth.revoked);
   // --- trust-io: a hostile server's output ---
   leakAtStart(config.leakSecrets, rpc);
   if (config.leakSecrets === 'session') rpc.on('session/new', () => leakAndDie(die));

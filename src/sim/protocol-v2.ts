@@ -24,7 +24,8 @@ const V2_NAMES: ReadonlyArray<readonly [v1: string, v2: string]> = [
 type Init = Record<string, unknown> & { authMethods?: Array<Record<string, unknown>> };
 
 /** The initialize answer under these switches (the RC01 answer when both are off). */
-export function shapeInitialize(init: Init, sw: ProtocolSwitches): Record<string, unknown> {
+export function shapeInitialize(raw: Init, sw: ProtocolSwitches): Record<string, unknown> {
+  const init = sw.authStatus === 'off' ? raw : withAuthStatusCapability(raw);
   let methods = init.authMethods ?? [];
   if (sw.methodTypes || sw.mode === 'v2') methods = methods.map((m) => ({ ...m, type: 'agent' }));
   if (sw.methodTypes) methods = [...methods, { ...TERMINAL_METHOD }, { ...ENV_VAR_METHOD }];
@@ -66,5 +67,23 @@ export function refuseClientSideMethods(rpc: RpcConnection): void {
     if (p.methodId === TERMINAL_METHOD.id || p.methodId === ENV_VAR_METHOD.id)
       throw new RpcError(-32600, `sim: ${String(p.methodId)} is a client-side method, never to be sent to ${name}`);
     return inner?.(p, id);
+  });
+}
+
+/** The account the sim reports once signed in (personal data: agyctl shows it, never traces it). */
+export const SIM_ACCOUNT = { label: 'Google account', email: 'sim-user@example.com', active: true } as const;
+
+function withAuthStatusCapability(init: Init): Init {
+  const caps = (init.agentCapabilities ?? {}) as Record<string, unknown>;
+  const auth = (caps.auth ?? {}) as Record<string, unknown>;
+  return { ...init, agentCapabilities: { ...caps, auth: { ...auth, status: {} } } };
+}
+
+/** `auth/status`: the sim's sign-in as ACP's auth state (or the state the switch forces). */
+export function registerAuthStatus(rpc: RpcConnection, sw: ProtocolSwitches, signedIn: () => boolean): void {
+  if (sw.authStatus === 'off') return;
+  rpc.on('auth/status', () => {
+    if (sw.authStatus !== 'on') return { state: sw.authStatus, accounts: [] };
+    return signedIn() ? { state: 'authenticated', accounts: [{ ...SIM_ACCOUNT }] } : { state: 'unauthenticated' };
   });
 }

@@ -5,6 +5,7 @@
  * (v3), and one whose methods carry types a client must run itself
  * (AGY_SIM_METHOD_TYPES=1).
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { httpGet, redirectFor, waitForEvent } from '../helpers/browser.js';
@@ -110,5 +111,54 @@ describe('typed auth methods', () => {
     expect(last).toMatchObject({ event: 'error', code: 'method-not-supported', exit: 2 });
     expect(String(last.message)).toContain(`it is a ${type} method`);
     expect(await waitNoProcesses(sandbox)).toEqual([]);
+  });
+});
+
+describe('auth/status in check --live', () => {
+  interface Check {
+    id: string;
+    ok: boolean;
+    result: string;
+    message: string;
+  }
+  const checksOf = (stdout: string): Check[] => parseJson(stdout).checks as Check[];
+
+  it.each([
+    ['v1', {}],
+    ['v2', V2],
+  ])(
+    '%s: signed in: asked first, names the account on the terminal and in --json, never in the trace',
+    async (_v, env) => {
+      sandbox = authedSandbox({ AGY_SIM_AUTH_STATUS: 'on', ...env });
+      const trace = path.join(sandbox.root, 'trace.jsonl');
+      const r = await agyctl(['check', '--live', '--json', '--trace', trace], sandbox);
+      expect(r.exitCode, r.stdout).toBe(0);
+      const status = checksOf(r.stdout).find((c) => c.id === 'auth-status');
+      expect(status).toMatchObject({ ok: true, result: 'pass' });
+      expect(status?.message).toContain('Google account <sim-user@example.com>');
+      const traced = fs.readFileSync(trace, 'utf8');
+      expect(traced).toContain('auth/status');
+      expect(traced).not.toContain('sim-user@example.com');
+      const human = await agyctl(['check', '--live'], sandbox);
+      expect(human.stdout).toContain('sim-user@example.com');
+    },
+  );
+
+  it('unauthenticated while a token file exists: exit 3, and no session was opened', async () => {
+    sandbox = authedSandbox({ AGY_SIM_AUTH_STATUS: 'unauthenticated' });
+    const r = await agyctl(['check', '--live', '--json'], sandbox);
+    expect(r.exitCode, r.stdout).toBe(3);
+    const doc = parseJson(r.stdout);
+    expect(doc.status).toBe('not-authenticated');
+    expect(checksOf(r.stdout).find((c) => c.id === 'token-file')).toMatchObject({ ok: true });
+    expect(checksOf(r.stdout).find((c) => c.id === 'live')?.message).toMatch(/auth\/status: unauthenticated/);
+    expect(fs.existsSync(path.join(sandbox.stateDir, 'conversations'))).toBe(false);
+  });
+
+  it('unknown is a note: the session check decides (exit 0)', async () => {
+    sandbox = authedSandbox({ AGY_SIM_AUTH_STATUS: 'unknown' });
+    const r = await agyctl(['check', '--live', '--json'], sandbox);
+    expect(r.exitCode, r.stdout).toBe(0);
+    expect(checksOf(r.stdout).find((c) => c.id === 'auth-status')).toMatchObject({ ok: false, result: 'warning' });
   });
 });
