@@ -74,6 +74,19 @@ export function killAfterFor(deadlineAt: number | undefined, now = Date.now()): 
   return Math.min(KILL_AFTER_MS, Math.max(MIN_KILL_AFTER_MS, left));
 }
 
+/**
+ * Variables that say "this is an SSH session". Some Google builds pick their token store by them (a file when set,
+ * the OS keyring otherwise), so a login over SSH and the role's systemd timer would look in different places.
+ * Every server agyctl starts runs without them, whoever starts it and however (docs/assumptions.md, `start.ssh-env`).
+ */
+export const SSH_SESSION_VARS = ['SSH_CONNECTION', 'SSH_CLIENT', 'SSH_TTY'] as const;
+
+export function withoutSshSession(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out = { ...env };
+  for (const k of SSH_SESSION_VARS) delete out[k];
+  return out;
+}
+
 export function serverEnv(base: NodeJS.ProcessEnv, stateDir: string): NodeJS.ProcessEnv {
   const home = serverHomeFor(stateDir);
   return home ? { ...base, HOME: home } : { ...base };
@@ -168,7 +181,7 @@ export class AcpServer {
     const startedAt = Date.now();
     const child = execa(command.file, command.args, {
       cwd: options.cwd,
-      env: (options.serverEnv ?? serverEnv)(options.env, options.stateDir),
+      env: withoutSshSession((options.serverEnv ?? serverEnv)(options.env, options.stateDir)),
       extendEnv: false,
       detached: true, // its own process group, so we can signal the whole tree
       stdin: 'pipe',

@@ -45,9 +45,22 @@ export const CAPTURE_LAUNCH_MODES: readonly CaptureLaunchMode[] = [
   'desktop-file',
   'url-file',
 ];
-/** file: acp_token.json in the state dir. keyring: a file under $HOME/.local/share/agy-sim-keyring/ (like an OS keyring: outside the state dir). */
-export type TokenStore = 'file' | 'keyring';
-const TOKEN_STORES: readonly TokenStore[] = ['file', 'keyring'];
+/**
+ * file: acp_token.json in the state dir. keyring: a file under $HOME/.local/share/agy-sim-keyring/ (like an OS
+ * keyring: outside the state dir). ssh-aware: like Google's `agy` CLI, the file when SSH_CONNECTION, SSH_CLIENT or
+ * SSH_TTY is set, the keyring otherwise, and a keyring write that fails silently without D-Bus.
+ */
+export type TokenStore = 'file' | 'keyring' | 'ssh-aware';
+const TOKEN_STORES: readonly TokenStore[] = ['file', 'keyring', 'ssh-aware'];
+
+const SSH_SESSION_VARS = ['SSH_CONNECTION', 'SSH_CLIENT', 'SSH_TTY'] as const;
+
+/** Where this process keeps its token, and whether a write there persists (ssh-aware: the keyring needs D-Bus). */
+export function resolveTokenStore(store: TokenStore, env: Env): { store: 'file' | 'keyring'; writeFails: boolean } {
+  if (store !== 'ssh-aware') return { store, writeFails: false };
+  if (SSH_SESSION_VARS.some((k) => (env[k] ?? '') !== '')) return { store: 'file', writeFails: false };
+  return { store: 'keyring', writeFails: (env.DBUS_SESSION_BUS_ADDRESS ?? '') === '' };
+}
 // --- end URL capture area ---
 export type NoiseMode = 'off' | 'garbage' | 'ansi' | 'both';
 

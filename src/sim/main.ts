@@ -14,7 +14,7 @@ import { checkArgs, USAGE, UsageError } from './args.js';
 import { registerAuthMethods } from './auth-methods.js';
 import { readSettings, startupAuth } from './auth-state.js';
 import { initializeResult } from './catalog.js';
-import { ConfigError, loadConfig, type SimConfig } from './config.js';
+import { ConfigError, loadConfig, resolveTokenStore, type SimConfig } from './config.js';
 import type { SimContext } from './context.js';
 import { advertisesUrlElicitation } from './elicitation.js';
 import { missingField } from './errors.js';
@@ -73,7 +73,11 @@ export function runSimulator(exit: (code: number) => never): void {
   // The client went away: nothing left to talk to.
   process.stdout.on('error', () => exit(0));
 
-  const paths = statePaths(env, config.tokenStore, config.shapes.conversationNaming, config.shapes.metaShape);
+  const tokenStore = resolveTokenStore(config.tokenStore, env);
+  const paths = {
+    ...statePaths(env, tokenStore.store, config.shapes.conversationNaming, config.shapes.metaShape),
+    tokenWriteFails: tokenStore.writeFails,
+  };
   const settings = readSettings(paths.settings);
   let stdoutClosed = false;
   const rpc = new RpcConnection(config.noise, (chunk) => {
@@ -149,7 +153,12 @@ export function runSimulator(exit: (code: number) => never): void {
 
 /** `--seed-conversations`: the conversations' ids and where they are, on stdout; nothing is served. */
 function seedAndExit(env: Record<string, string | undefined>, config: SimConfig, exit: (code: number) => never): never {
-  const paths = statePaths(env, config.tokenStore, config.shapes.conversationNaming, config.shapes.metaShape);
+  const paths = statePaths(
+    env,
+    resolveTokenStore(config.tokenStore, env).store,
+    config.shapes.conversationNaming,
+    config.shapes.metaShape,
+  );
   const ids = seedConversations(paths, config);
   process.stdout.write(`${ids.map((id) => `${id}\n`).join('')}`);
   process.stderr.write(`agy-acp-sim: ${ids.length} conversations with history written to ${paths.conversations}\n`);
