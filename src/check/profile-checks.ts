@@ -95,13 +95,14 @@ export function runProfileStaticChecks(input: StaticInput & { profile: ServerPro
     }),
   );
   const method = verdict.method;
-  const encrypted = profile.id === 'gemini-cli' && usesEncryptedStore(input.env);
+  const records = profile.quirks.localSignInRecords === true;
+  const encrypted = records && usesEncryptedStore(input.env);
   if (method && profile.browserMethods.includes(method) && encrypted)
     out.checks.push(timed('token-file', () => encryptedStoreFinding(input.stateDir)));
   else if (method && profile.browserMethods.includes(method))
     tokenChecks(profile.files(input.stateDir).token, input.now, out, input.live);
   else if (method) out.checks.push(timed('env', () => envFinding(method, input.env)));
-  const account = profile.id === 'gemini-cli' ? accountFinding(input.stateDir) : undefined;
+  const account = records ? accountFinding(input.stateDir) : undefined;
   if (account) out.checks.push(timed('account', () => account));
   out.checks.push(timed('server-command', () => serverFinding(input, out)));
   return out;

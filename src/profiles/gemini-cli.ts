@@ -53,5 +53,6 @@ export const geminiCli: ServerProfile = {
     authWindowMs: 5 * 60_000,
     writesAuthTypeOnLogin: true,
     listenerGoneGraceMs: 120_000,
+    localSignInRecords: true,
   },
 };
