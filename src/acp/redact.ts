@@ -9,7 +9,7 @@
 import { sanitizeForTerminal } from '../util/terminal-text.js';
 
 const SECRET_KEY =
-  /^(code|state|code_verifier|code_challenge)$|token|secret|password|passwd|credential|api[-_]?key|apikey|^key$|[-_]key$|authorization|cookie/i;
+  /^(code|state|code_verifier|code_challenge|e-?mail)$|token|secret|password|passwd|credential|api[-_]?key|apikey|^key$|[-_]key$|authorization|cookie/i;
 export const REDACTED = '[REDACTED]';
 
 /** Query parameters (and fragment parameters) whose values are secrets. */

@@ -7,6 +7,7 @@ import { execa, type ResultPromise } from 'execa';
 import { AgyError, EXIT } from '../core/errors.js';
 import { nullTracer, type Tracer } from '../core/io.js';
 import { serverHomeFor } from '../core/paths.js';
+import { isPersonalAccountRefusal, personalAccountRefused } from './account-refusal.js';
 import { groupAlive, registerGroup, signalGroup, unregisterGroup, waitGroupGone } from './children.js';
 import { Connection, type ServerMessageHandler } from './connection.js';
 import { LineSplitter, stripAnsi } from './framing.js';
@@ -71,6 +72,19 @@ export function killAfterFor(deadlineAt: number | undefined, now = Date.now()): 
   const left = deadlineAt - now;
   if (left <= 0) return KILL_AFTER_LATE_MS;
   return Math.min(KILL_AFTER_MS, Math.max(MIN_KILL_AFTER_MS, left));
+}
+
+/**
+ * Variables that say "this is an SSH session". Some Google builds pick their token store by them (a file when set,
+ * the OS keyring otherwise), so a login over SSH and the role's systemd timer would look in different places.
+ * Every server agyctl starts runs without them, whoever starts it and however (docs/assumptions.md, `start.ssh-env`).
+ */
+export const SSH_SESSION_VARS = ['SSH_CONNECTION', 'SSH_CLIENT', 'SSH_TTY'] as const;
+
+export function withoutSshSession(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out = { ...env };
+  for (const k of SSH_SESSION_VARS) delete out[k];
+  return out;
 }
 
 export function serverEnv(base: NodeJS.ProcessEnv, stateDir: string): NodeJS.ProcessEnv {
@@ -167,7 +181,7 @@ export class AcpServer {
     const startedAt = Date.now();
     const child = execa(command.file, command.args, {
       cwd: options.cwd,
-      env: (options.serverEnv ?? serverEnv)(options.env, options.stateDir),
+      env: withoutSshSession((options.serverEnv ?? serverEnv)(options.env, options.stateDir)),
       extendEnv: false,
       detached: true, // its own process group, so we can signal the whole tree
       stdin: 'pipe',
@@ -196,6 +210,7 @@ export class AcpServer {
   /** The error every pending call gets when the process goes away. */
   exitError(info: ServerExit): AgyError {
     const tail = this.stderrTail();
+    if (!this.stopping && isPersonalAccountRefusal(tail)) return personalAccountRefused();
     const how = info.spawnError
       ? `could not be started: ${info.spawnError}`
       : info.signal

@@ -3,6 +3,8 @@
  * a timeout, or a server failure. Ctrl-C and bugs are not findings: they
  * propagate (exit 130 / exit 1).
  */
+
+import { isPersonalAccountRefusal, PERSONAL_ACCOUNT_CODE, personalAccountRefused } from '../acp/account-refusal.js';
 import { AcpError } from '../acp/acp-error.js';
 import { classifyAuthError } from '../acp/protocol.js';
 import { AgyError, EXIT, InterruptedError } from '../core/errors.js';
@@ -23,6 +25,8 @@ export function gist(text: string, max = 200): string {
 
 export function failureOf(err: unknown, step: string, ctx: StepContext): Finding {
   if (err instanceof InterruptedError) throw err;
+  if (err instanceof AcpError && isPersonalAccountRefusal(err.serverText)) return refusedFinding(step);
+  if (err instanceof AgyError && err.code === PERSONAL_ACCOUNT_CODE) return refusedFinding(step);
   if (err instanceof AcpError) {
     const auth = classifyAuthError(err);
     if (auth === 'reauth-required')
@@ -49,4 +53,10 @@ export function failureOf(err: unknown, step: string, ctx: StepContext): Finding
       };
   }
   throw err;
+}
+
+/** Google refuses the account itself: an auth verdict with its own code, whatever step met it. */
+function refusedFinding(step: string): Finding {
+  const e = personalAccountRefused();
+  return { ...fail('not-authenticated', `${step}: ${e.message}`, e.hint), code: e.code };
 }

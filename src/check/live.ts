@@ -4,18 +4,23 @@
  * trip and the --model switch, session/close, stop. The session is kept
  * (not yet deleted) so the restart check can load it on a fresh server.
  */
+
+import { AcpError } from '../acp/acp-error.js';
 import type { Connection } from '../acp/connection.js';
 import { type RunningServer, withServer } from '../acp/lifecycle.js';
 import {
+  type AuthStatus,
+  authStatus,
   closeSession,
   currentModel,
   describeInit,
   type NewSessionResult,
   newSession,
   setConfigOption,
+  supportsAuthStatus,
 } from '../acp/protocol.js';
 import { usageError } from '../core/errors.js';
-import { type Finding, pass, toResult } from './check-result.js';
+import { type Finding, fail, LOGIN_HINT, pass, toResult, warn } from './check-result.js';
 import { failureOf } from './failure.js';
 import { promptRoundTrip } from './prompt.js';
 import { callOptions, type ProbeSessionState, type ServerCheckInput } from './server-context.js';
@@ -69,6 +74,18 @@ export async function runLive(
     live = await withServer(input.startOptions(input.budget.remainingMs()), async (running) => {
       out.serverStartS = running.initMs / 1000;
       const conn = running.server.connection;
+      if (supportsAuthStatus(running.init)) {
+        step = 'auth/status';
+        const asked = performance.now();
+        const status = await askAuthStatus(conn, call());
+        out.checks.push(toResult('auth-status', statusFinding(status), performance.now() - asked));
+        if (status?.state === 'unauthenticated')
+          return fail(
+            'not-authenticated',
+            'the server says it is not signed in (auth/status: unauthenticated), whatever the token file holds',
+            LOGIN_HINT,
+          );
+      }
       step = 'session/new (no authenticate)';
       const s = await newSession(conn, cwd, call());
       track(s.sessionId);
@@ -117,4 +134,30 @@ async function timedPrompt(
     finding = failureOf(err, 'prompt failed at session/prompt', input);
   }
   return toResult('prompt', finding, performance.now() - started);
+}
+
+/** auth/status is a question without side effects; an error answer is no verdict (session/new still decides). */
+async function askAuthStatus(
+  conn: Connection,
+  call: ReturnType<ReturnType<typeof callOptions>>,
+): Promise<AuthStatus | undefined> {
+  try {
+    return await authStatus(conn, call);
+  } catch (err) {
+    if (err instanceof AcpError) return undefined;
+    throw err;
+  }
+}
+
+const accountWords = (s: AuthStatus): string =>
+  s.account ? ` as ${s.account.label}${s.account.email ? ` <${s.account.email}>` : ''}` : '';
+
+/** The server's own word on its sign-in: unknown (or no answer) is a note; unauthenticated fails the live check. */
+function statusFinding(s: AuthStatus | undefined): Finding {
+  if (!s) return warn('auth/status gave no answer: the session check decides');
+  if (s.state === 'unauthenticated')
+    return fail('not-authenticated', 'auth/status: unauthenticated (the server needs a sign-in)', LOGIN_HINT);
+  if (s.state === 'unknown')
+    return warn('auth/status: unknown (the server cannot tell yet; the session check decides)');
+  return pass(`auth/status: ${s.state === 'not_required' ? 'no sign-in needed' : `signed in${accountWords(s)}`}`);
 }

@@ -9,6 +9,7 @@ import type { ServerProfile } from '../profiles/types.js';
 import { envIsSet } from '../settings/auth-types.js';
 import { authTypeKey, rawAuthTypeFor, readProfileSettings } from '../settings/profile-auth.js';
 import { type Finding, fail, LOGIN_HINT, pass, timed } from './check-result.js';
+import { accountFinding, encryptedStoreFinding, usesEncryptedStore } from './gemini-stores.js';
 import { type StaticInput, type StaticOutcome, serverFinding, tokenChecks } from './static-checks.js';
 
 /** What each key method needs in the server's environment (names only; values are never read out). */
@@ -94,9 +95,15 @@ export function runProfileStaticChecks(input: StaticInput & { profile: ServerPro
     }),
   );
   const method = verdict.method;
-  if (method && profile.browserMethods.includes(method))
+  const records = profile.quirks.localSignInRecords === true;
+  const encrypted = records && usesEncryptedStore(input.env);
+  if (method && profile.browserMethods.includes(method) && encrypted)
+    out.checks.push(timed('token-file', () => encryptedStoreFinding(input.stateDir)));
+  else if (method && profile.browserMethods.includes(method))
     tokenChecks(profile.files(input.stateDir).token, input.now, out, input.live);
   else if (method) out.checks.push(timed('env', () => envFinding(method, input.env)));
+  const account = records ? accountFinding(input.stateDir) : undefined;
+  if (account) out.checks.push(timed('account', () => account));
   out.checks.push(timed('server-command', () => serverFinding(input, out)));
   return out;
 }

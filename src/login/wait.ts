@@ -6,6 +6,7 @@
  * by the server's own words, so each known cause gets its real fix.
  */
 
+import { isPersonalAccountRefusal, personalAccountRefused } from '../acp/account-refusal.js';
 import { AcpError } from '../acp/acp-error.js';
 import type { AcpServer } from '../acp/server.js';
 import { AgyError, EXIT, InterruptedError, TimeoutError } from '../core/errors.js';
@@ -117,6 +118,7 @@ export function waitForServerSignIn(
 const WAITING_EVENT_EVERY_MS = 15_000;
 
 export function authFailure(err: AcpError, env: NodeJS.ProcessEnv = {}): AgyError {
+  if (isPersonalAccountRefusal(err.serverText)) return personalAccountRefused();
   return new AgyError(EXIT.auth, 'auth-failed', `The server reported that the sign-in failed: ${err.message}`, {
     hint: signInFailureHint(err, env),
   });

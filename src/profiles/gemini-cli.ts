@@ -11,7 +11,8 @@ import type { ServerProfile } from './types.js';
 
 const NO_BACKUP = {
   why: 'gemini-cli keeps its conversations as JSON lines under ~/.gemini/tmp, not in the SQLite store this command works on',
-  instead: 'back up ~/.gemini/tmp with your usual file backup',
+  instead:
+    'back up ~/.gemini/tmp with your usual file backup; with GEMINI_FORCE_ENCRYPTED_FILE_STORAGE=true the credentials (the OS keychain, or ~/.gemini/gemini-credentials.json, encrypted for this host and user name) cannot be decrypted elsewhere: a restore onto another host or user loses that login (sign in again there)',
 };
 const NO_SETTINGS = {
   why: "agyctl settings edits antigravity-acp's auth.type; gemini-cli keeps its choice in security.auth.selectedType",
@@ -54,5 +55,6 @@ export const geminiCli: ServerProfile = {
     authWindowMs: 5 * 60_000,
     writesAuthTypeOnLogin: true,
     listenerGoneGraceMs: 120_000,
+    localSignInRecords: true,
   },
 };

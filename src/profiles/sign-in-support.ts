@@ -8,7 +8,7 @@
  * calling a server foreign only when its agentInfo names no Google server
  * and none of its methods is one a profile knows.
  */
-import type { InitializeResult } from '../acp/protocol.js';
+import { CLIENT_SIDE_METHOD_TYPES, type InitializeResult, methodType } from '../acp/protocol.js';
 import { serverText } from '../acp/redact.js';
 import { AgyError, EXIT, usageError } from '../core/errors.js';
 import { detectProfile, getProfile, PROFILE_IDS } from './index.js';
@@ -33,10 +33,38 @@ export function knownSignInMethods(): string[] {
   return [...new Set(PROFILE_IDS.flatMap((id) => getProfile(id).authMethods))];
 }
 
+/** The methods the server signs in itself (type `agent`, or one agyctl does not know): those authenticate may be sent. */
 function offeredMethods(init: InitializeResult): string[] {
   return Array.isArray(init.authMethods)
-    ? init.authMethods.filter((m) => m && typeof m.id === 'string').map((m) => m.id)
+    ? init.authMethods
+        .filter((m) => m && typeof m.id === 'string' && !CLIENT_SIDE_METHOD_TYPES.includes(methodType(m)))
+        .map((m) => m.id)
     : [];
+}
+
+const CLIENT_SIDE_WHY: Record<string, string> = {
+  terminal:
+    'the server wants to run its own sign-in in an interactive terminal, which is not sent through authenticate',
+  env_var: 'the server reads a credential from an environment variable you set, which is not sent through authenticate',
+};
+
+/** A `terminal` or `env_var` method is never sent to authenticate: refused with why, before anything starts a sign-in. */
+function refuseClientSideMethod(init: InitializeResult, method: string, flag: string): void {
+  const m = (Array.isArray(init.authMethods) ? init.authMethods : []).find((x) => x?.id === method);
+  const type = m ? methodType(m) : undefined;
+  if (type === undefined || !CLIENT_SIDE_METHOD_TYPES.includes(type)) return;
+  const others = offeredMethods(init).map(shown);
+  throw new AgyError(
+    EXIT.usage,
+    'method-not-supported',
+    `agyctl cannot sign in with ${shown(method)}: it is a ${type} method (${CLIENT_SIDE_WHY[type]}).`,
+    {
+      hint:
+        type === 'terminal'
+          ? `run the server's own sign-in in a terminal on this box${others.length > 0 ? `, or use ${flag} with one of: ${others.join(', ')}` : ''}`
+          : `set the variable the method names in the server's environment${others.length > 0 ? `, or use ${flag} with one of: ${others.join(', ')}` : ''}`,
+    },
+  );
 }
 
 /** The server when it is clearly not one a profile knows; undefined when it is, or when that is not clear. */
@@ -72,6 +100,7 @@ export function foreignServerError(f: ForeignServer): AgyError {
 export function checkSignInMethod(init: InitializeResult, method: string, flag = '--method'): void {
   const foreign = foreignServer(init);
   if (foreign) throw foreignServerError(foreign);
+  refuseClientSideMethod(init, method, flag);
   const offered = offeredMethods(init).map(shown);
   const known = knownSignInMethods();
   const usable = offered.filter((m) => known.includes(m));

@@ -31,6 +31,11 @@ export interface ProfileQuirks {
    * network calls (token, user info, Code Assist) before answering.
    */
   listenerGoneGraceMs: number | undefined;
+  /**
+   * gemini-cli's local sign-in records: the store GEMINI_FORCE_ENCRYPTED_FILE_STORAGE=true selects, and the
+   * account file written after each sign-in (check/gemini-stores.ts reads both, without network).
+   */
+  localSignInRecords?: boolean;
 }
 
 export interface ServerProfile {

@@ -12,7 +12,8 @@ import type { Id, Params } from './rpc.js';
 
 /** What a good sign-in leaves: the token, and the settings rewrite of builds that do it. */
 function persistLogin(ctx: SimContext, method: AuthMethodId): void {
-  writeToken(ctx.paths.token, ctx.config.shapes);
+  // agy's keyring write without D-Bus fails and says nothing: the sign-in works in this process only.
+  if (!ctx.paths.tokenWriteFails) writeToken(ctx.paths.token, ctx.config.shapes);
   if (ctx.config.authWritesSettings && method === 'oauth-personal') {
     rewriteSettingsAuthType(ctx.paths.settings, 'oauth-personal');
   }

@@ -20,6 +20,8 @@ export type CaptureLaunchMode =
   | 'error-data'
   | 'split-lines'
   | 'split-write'
+  | 'box'
+  | 'box-ascii'
   | FileLaunchMode;
 /** Launchers handed a local file that leads to the URL instead of the URL: an HTML page by path or file:// URL, a .desktop or .url file. */
 export type FileLaunchMode = 'html-file' | 'html-file-url' | 'desktop-file' | 'url-file';
@@ -36,14 +38,29 @@ export const CAPTURE_LAUNCH_MODES: readonly CaptureLaunchMode[] = [
   'error-data',
   'split-lines',
   'split-write',
+  'box',
+  'box-ascii',
   'html-file',
   'html-file-url',
   'desktop-file',
   'url-file',
 ];
-/** file: acp_token.json in the state dir. keyring: a file under $HOME/.local/share/agy-sim-keyring/ (like an OS keyring: outside the state dir). */
-export type TokenStore = 'file' | 'keyring';
-const TOKEN_STORES: readonly TokenStore[] = ['file', 'keyring'];
+/**
+ * file: acp_token.json in the state dir. keyring: a file under $HOME/.local/share/agy-sim-keyring/ (like an OS
+ * keyring: outside the state dir). ssh-aware: like Google's `agy` CLI, the file when SSH_CONNECTION, SSH_CLIENT or
+ * SSH_TTY is set, the keyring otherwise, and a keyring write that fails silently without D-Bus.
+ */
+export type TokenStore = 'file' | 'keyring' | 'ssh-aware';
+const TOKEN_STORES: readonly TokenStore[] = ['file', 'keyring', 'ssh-aware'];
+
+const SSH_SESSION_VARS = ['SSH_CONNECTION', 'SSH_CLIENT', 'SSH_TTY'] as const;
+
+/** Where this process keeps its token, and whether a write there persists (ssh-aware: the keyring needs D-Bus). */
+export function resolveTokenStore(store: TokenStore, env: Env): { store: 'file' | 'keyring'; writeFails: boolean } {
+  if (store !== 'ssh-aware') return { store, writeFails: false };
+  if (SSH_SESSION_VARS.some((k) => (env[k] ?? '') !== '')) return { store: 'file', writeFails: false };
+  return { store: 'keyring', writeFails: (env.DBUS_SESSION_BUS_ADDRESS ?? '') === '' };
+}
 // --- end URL capture area ---
 export type NoiseMode = 'off' | 'garbage' | 'ansi' | 'both';
 
@@ -189,6 +206,27 @@ export interface SimConfig {
 
   /** ACP URL elicitation: builds that show the sign-in page through `elicitation/create`. */
   elicitation: ElicitationSwitches;
+
+  /** ACP v2 and typed auth methods (src/sim/protocol-v2.ts). */
+  protocol: ProtocolSwitches;
+}
+
+// --- ACP v2: the version the sim answers, and typed auth methods ---
+/** v1: RC01. v2: only ACP v2's names (auth/login, auth/logout, session/resume, capabilities, info, methodId). v3: answers 3. */
+export type ProtocolMode = 'v1' | 'v2' | 'v3';
+export interface ProtocolSwitches {
+  mode: ProtocolMode;
+  /** Also advertise a `terminal` and an `env_var` method; each method carries its `type`. */
+  methodTypes: boolean;
+  /** off: no auth/status. on: advertised and answered from the sim's sign-in. unknown / unauthenticated: always that state. */
+  authStatus: 'off' | 'on' | 'unknown' | 'unauthenticated';
+}
+function protocolSwitches(env: Env): ProtocolSwitches {
+  return {
+    mode: choice(env, 'AGY_SIM_PROTOCOL', ['v1', 'v2', 'v3'] as const, 'v1'),
+    methodTypes: flag(env, 'AGY_SIM_METHOD_TYPES'),
+    authStatus: choice(env, 'AGY_SIM_AUTH_STATUS', ['off', 'on', 'unknown', 'unauthenticated'] as const, 'off'),
+  };
 }
 
 export type LeakMode = 'off' | 'session' | 'init';
@@ -293,6 +331,8 @@ export function loadConfig(env: Env): SimConfig {
     proofs: proofSwitches(env),
 
     elicitation: elicitationSwitches(env),
+
+    protocol: protocolSwitches(env),
   };
 }
 

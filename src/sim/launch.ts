@@ -104,6 +104,27 @@ export function splitLines(url: string): string[] {
   return [URL_LINE_PREFIX + head, ...wrapped];
 }
 
+/** The frame of a box drawn with Unicode box-drawing characters, or with ASCII. */
+const BOX_FRAMES = {
+  box: { top: ['╭', '─', '╮'], side: '│', bottom: ['╰', '─', '╯'] },
+  'box-ascii': { top: ['+', '-', '+'], side: '|', bottom: ['+', '-', '+'] },
+} as const;
+const BOX_WIDTH = 60;
+/** A help link above the sign-in URL: a URL of its own, ending its line, that must not be joined to the next. */
+export const BOX_HELP_URL = 'https://antigravity.google/docs/acp';
+
+/** The sign-in URL in a box, hard-wrapped at the box's inner width, with a help link on the line before it. */
+export function boxLines(url: string, style: keyof typeof BOX_FRAMES): string[] {
+  const f = BOX_FRAMES[style];
+  const row = (text: string): string => `${f.side} ${text.padEnd(BOX_WIDTH)} ${f.side}`;
+  const rule = ([l, m, r]: readonly string[]): string => `${l}${m!.repeat(BOX_WIDTH + 2)}${r}`;
+  const pieces = Array.from({ length: Math.ceil(url.length / BOX_WIDTH) }, (_, i) =>
+    url.slice(i * BOX_WIDTH, (i + 1) * BOX_WIDTH),
+  );
+  const body = ['Sign in to Antigravity', '', `Help: ${BOX_HELP_URL}`, ...pieces, ''];
+  return [rule(f.top), ...body.map(row), rule(f.bottom)];
+}
+
 function splitWrite(url: string, io: LaunchIo): void {
   const line = URL_LINE_PREFIX + url;
   const cut = URL_LINE_PREFIX.length + Math.floor(url.length / 2);
@@ -168,6 +189,10 @@ export function deliverUrl(mode: LaunchMode, url: string, env: Env, io: LaunchIo
       return;
     case 'split-write':
       splitWrite(url, io);
+      return;
+    case 'box':
+    case 'box-ascii':
+      for (const l of boxLines(url, mode)) io.writeStderrLine(l);
       return;
     case 'html-file':
     case 'html-file-url':

@@ -14,12 +14,13 @@ import { checkArgs, USAGE, UsageError } from './args.js';
 import { registerAuthMethods } from './auth-methods.js';
 import { readSettings, startupAuth } from './auth-state.js';
 import { initializeResult } from './catalog.js';
-import { ConfigError, loadConfig, type SimConfig } from './config.js';
+import { ConfigError, loadConfig, resolveTokenStore, type SimConfig } from './config.js';
 import type { SimContext } from './context.js';
 import { advertisesUrlElicitation } from './elicitation.js';
 import { missingField } from './errors.js';
 import { leakAndDie, leakAtStart } from './leak.js';
 import { statePaths } from './paths.js';
+import { refuseClientSideMethods, registerAuthStatus, renameForV2, shapeInitialize } from './protocol-v2.js';
 import { writeRawLine } from './raw-line.js';
 import { LineSplitter, RpcConnection } from './rpc.js';
 import { seedConversations } from './seed.js';
@@ -74,7 +75,11 @@ export function runSimulator(exit: (code: number) => never): void {
   // The client went away: nothing left to talk to.
   process.stdout.on('error', () => exit(0));
 
-  const paths = statePaths(env, config.tokenStore, config.shapes.conversationNaming, config.shapes.metaShape);
+  const tokenStore = resolveTokenStore(config.tokenStore, env);
+  const paths = {
+    ...statePaths(env, tokenStore.store, config.shapes.conversationNaming, config.shapes.metaShape),
+    tokenWriteFails: tokenStore.writeFails,
+  };
   const settings = readSettings(paths.settings, config.settingsComments);
   let stdoutClosed = false;
   const rpc = new RpcConnection(config.noise, (chunk) => {
@@ -100,10 +105,16 @@ export function runSimulator(exit: (code: number) => never): void {
     if (config.leakSecrets === 'init') leakAndDie(die);
     if (p.protocolVersion === undefined) throw missingField('protocolVersion');
     ctx.clientElicitsUrl = advertisesUrlElicitation(p.clientCapabilities);
-    return initializeResult(config.version, config.hugeLineBytes, config.shapes.initShape);
+    return shapeInitialize(
+      initializeResult(config.version, config.hugeLineBytes, config.shapes.initShape),
+      config.protocol,
+    );
   });
   registerAuthMethods(ctx);
   registerSessionMethods(ctx);
+  if (config.protocol.mode === 'v2') renameForV2(rpc);
+  if (config.protocol.methodTypes) refuseClientSideMethods(rpc);
+  registerAuthStatus(rpc, config.protocol, () => ctx.auth !== undefined && !ctx.auth.revoked);
   // --- trust-io: a hostile server's output ---
   leakAtStart(config.leakSecrets, rpc);
   if (config.leakSecrets === 'session') rpc.on('session/new', () => leakAndDie(die));
@@ -144,7 +155,12 @@ export function runSimulator(exit: (code: number) => never): void {
 
 /** `--seed-conversations`: the conversations' ids and where they are, on stdout; nothing is served. */
 function seedAndExit(env: Record<string, string | undefined>, config: SimConfig, exit: (code: number) => never): never {
-  const paths = statePaths(env, config.tokenStore, config.shapes.conversationNaming, config.shapes.metaShape);
+  const paths = statePaths(
+    env,
+    resolveTokenStore(config.tokenStore, env).store,
+    config.shapes.conversationNaming,
+    config.shapes.metaShape,
+  );
   const ids = seedConversations(paths, config);
   process.stdout.write(`${ids.map((id) => `${id}\n`).join('')}`);
   process.stderr.write(`agy-acp-sim: ${ids.length} conversations with history written to ${paths.conversations}\n`);

@@ -13,6 +13,8 @@ export interface StatePaths {
   dbSuffix: string;
   /** What a new conversation's .meta holds (AGY_SIM_META_SHAPE). */
   metaShape: MetaShape;
+  /** AGY_SIM_TOKEN_STORE=ssh-aware in the keyring without D-Bus: a token write is silently lost. */
+  tokenWriteFails?: boolean;
 }
 
 /** AGY_SIM_TOKEN_STORE=keyring keeps the token here, outside the state dir, like builds that use the OS keyring. */

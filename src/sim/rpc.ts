@@ -59,6 +59,10 @@ export class RpcConnection {
     this.handlers.set(method, handler);
   }
 
+  off(method: string): void {
+    this.handlers.delete(method);
+  }
+
   handlerFor(method: string): RequestHandler | undefined {
     return this.handlers.get(method);
   }

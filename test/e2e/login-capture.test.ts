@@ -62,6 +62,8 @@ describe('login: every launch path', () => {
     ['URL printed on stdout', { AGY_SIM_LAUNCH: 'stdout' }, 'stdout'],
     ['URL cut after /o/oauth2/v2 and wrapped across stderr lines', { AGY_SIM_LAUNCH: 'split-lines' }, 'stderr'],
     ['a stderr line written in two writes', { AGY_SIM_LAUNCH: 'split-write' }, 'stderr'],
+    ['URL hard-wrapped inside a Unicode box (│) under a help link', { AGY_SIM_LAUNCH: 'box' }, 'stderr'],
+    ['URL hard-wrapped inside an ASCII box (|) under a help link', { AGY_SIM_LAUNCH: 'box-ascii' }, 'stderr'],
     ['an HTML page with a meta refresh, by absolute path', { AGY_SIM_LAUNCH: 'html-file' }, 'launcher-file'],
     ['an HTML page with a meta refresh, as a file:// URL', { AGY_SIM_LAUNCH: 'html-file-url' }, 'launcher-file'],
     ['a .desktop link file', { AGY_SIM_LAUNCH: 'desktop-file' }, 'launcher-file'],

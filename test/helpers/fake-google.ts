@@ -35,8 +35,21 @@ export interface SeenRequest {
   path: string;
 }
 
+/**
+ * How Code Assist answers a sign-in. `ok`: a free-tier user with a project. `unsupported-client`: a personal account
+ * since 2026-06-18: no current tier, the free tier ineligible with reasonCode UNSUPPORTED_CLIENT, and onboarding
+ * without a project gives none (gemini-cli then throws its IneligibleTierError with the server's reasonMessage).
+ */
+export type CodeAssistMode = 'ok' | 'unsupported-client';
+
+/** Google's reasonMessage for a personal account (google-gemini/gemini-cli#28229), verbatim. */
+export const UNSUPPORTED_CLIENT_MESSAGE =
+  'This client is no longer supported for Gemini Code Assist for individuals. To continue using Gemini, please migrate to the Antigravity suite';
+
 export interface FakeGoogle {
   proxyUrl: string;
+  /** Switch: how Code Assist answers (set per test; `ok` unless set). */
+  codeAssist: CodeAssistMode;
   caFile: string;
   /** Requests served (host, method, path), in order. */
   requests: SeenRequest[];
@@ -135,7 +148,7 @@ const tokens = (): Record<string, unknown> => ({
 });
 
 /** The canned answers. Unknown Code Assist methods get `{}` (gemini-cli tolerates it); anything else is a 404. */
-function answer(host: string, method: string, url: URL, body: string): Answer {
+function answer(host: string, method: string, url: URL, body: string, mode: CodeAssistMode): Answer {
   if (host === 'oauth2.googleapis.com' && url.pathname === '/token') {
     const form = new URLSearchParams(body);
     if (form.get('grant_type') === 'refresh_token')
@@ -154,6 +167,10 @@ function answer(host: string, method: string, url: URL, body: string): Answer {
   }
   if (host === 'cloudcode-pa.googleapis.com' && method === 'POST') {
     const rpc = url.pathname.split(':').pop();
+    if (mode === 'unsupported-client') {
+      const refusal = unsupportedClient(rpc);
+      if (refusal) return refusal;
+    }
     if (rpc === 'loadCodeAssist')
       return {
         status: 200,
@@ -175,17 +192,39 @@ function answer(host: string, method: string, url: URL, body: string): Answer {
   };
 }
 
+/** The personal-account refusal: loadCodeAssist lists the free tier as ineligible; onboarding yields no project. */
+function unsupportedClient(rpc: string | undefined): Answer | undefined {
+  if (rpc === 'loadCodeAssist')
+    return {
+      status: 200,
+      body: {
+        allowedTiers: [{ id: 'standard-tier', isDefault: true, userDefinedCloudaicompanionProject: true }],
+        ineligibleTiers: [
+          {
+            reasonCode: 'UNSUPPORTED_CLIENT',
+            reasonMessage: UNSUPPORTED_CLIENT_MESSAGE,
+            tierId: 'free-tier',
+            tierName: 'Gemini Code Assist for individuals',
+          },
+        ],
+      },
+    };
+  if (rpc === 'onboardUser') return { status: 200, body: { done: true, response: {} } };
+  return undefined;
+}
+
 export async function startFakeGoogle(dir: string): Promise<FakeGoogle> {
   const { caFile, contexts } = makeCertificates(dir, GOOGLE_HOSTS);
   const requests: SeenRequest[] = [];
   const refused: string[] = [];
   const sockets = new Set<net.Socket>();
+  const fake = { codeAssist: 'ok' } as FakeGoogle;
   const tlsServer = https.createServer({ SNICallback: (name, cb) => cb(null, contexts.get(name)) }, (req, res) => {
     const host = (req.headers.host ?? '').replace(/:\d+$/, '');
     const url = new URL(req.url ?? '/', `https://${host}`);
     void readBody(req).then((body) => {
       requests.push({ host, method: req.method ?? 'GET', path: url.pathname });
-      const a = answer(host, req.method ?? 'GET', url, body);
+      const a = answer(host, req.method ?? 'GET', url, body, fake.codeAssist);
       res.writeHead(a.status, { 'content-type': 'application/json; charset=utf-8', connection: 'close' });
       res.end(JSON.stringify(a.body));
     });
@@ -210,7 +249,7 @@ export async function startFakeGoogle(dir: string): Promise<FakeGoogle> {
   });
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   const { port } = proxy.address() as net.AddressInfo;
-  return {
+  Object.assign(fake, {
     proxyUrl: `http://127.0.0.1:${port}`,
     caFile,
     requests,
@@ -221,7 +260,8 @@ export async function startFakeGoogle(dir: string): Promise<FakeGoogle> {
         tlsServer.close();
         proxy.close(() => resolve());
       }),
-  };
+  });
+  return fake;
 }
 
 /**

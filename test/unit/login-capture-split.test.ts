@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LineSplitter } from '../../src/acp/framing.js';
 import type { Candidate } from '../../src/login/capture/evidence.js';
 import { UrlCapture } from '../../src/login/capture/pipeline.js';
-import { continuationOf, trailingUrl } from '../../src/login/capture/text-source.js';
+import { continuationOf, terminalUrls, trailingUrl, unframed } from '../../src/login/capture/text-source.js';
 import { createShimDir, type ShimDir } from '../../src/login/shims.js';
 
 const PREFIX = 'https://accounts.google.com/o/oauth2/v2';
@@ -117,6 +117,55 @@ describe('split lines: the pipeline', () => {
     capture.feedLine('', 'stderr', GOOD.slice(PREFIX.length));
     capture.feedLine('', 'stderr', 'end of output');
     expect(rejected[0]![0].reason).toMatch(/joined from 32 lines/);
+  });
+});
+
+const HELP = 'https://antigravity.google/docs/acp';
+/** The URL hard-wrapped inside a box, a help link on the line before it, as some builds print it. */
+function boxed(url: string, width: number, side: string, rule: [string, string, string]): string[] {
+  const row = (t: string): string => `${side} ${t.padEnd(width)} ${side}`;
+  const line = `${rule[0]}${rule[1].repeat(width + 2)}${rule[2]}`;
+  return [line, row('Sign in'), row(`Help: ${HELP}`), ...wrap(url, width).map(row), row(''), line];
+}
+
+describe('split lines inside a box', () => {
+  it('the frame is not part of the line, nor of a URL; a rule line continues nothing', () => {
+    expect(unframed('│ /auth?response_type=code    │')).toBe('/auth?response_type=code');
+    expect(unframed('| /auth?response_type=code |')).toBe('/auth?response_type=code');
+    expect(unframed('plain line')).toBe('plain line');
+    expect(terminalUrls(`│ ${PREFIX}/auth?x=1│`)).toEqual([`${PREFIX}/auth?x=1`]);
+    expect(terminalUrls(`| see ${PREFIX}|`)).toEqual([PREFIX]);
+    expect(continuationOf('╰──────────╯')).toBeUndefined();
+    expect(continuationOf('+----------+')).toBeUndefined();
+    expect(continuationOf('==========')).toBeUndefined();
+  });
+
+  it.each([
+    ['Unicode box (│, ╭─╮)', '│', ['╭', '─', '╮'] as [string, string, string]],
+    ['ASCII box (|, +-+)', '|', ['+', '-', '+'] as [string, string, string]],
+  ])('%s: the whole URL, no frame character in it, the help link not joined to it', async (_n, side, rule) => {
+    const { capture, rejected } = start();
+    for (const l of boxed(GOOD, 50, side, rule)) capture.feedLine('', 'stderr', l);
+    const found = await capture.found;
+    expect(found.auth.url).toBe(new URL(GOOD).toString());
+    expect(found.auth.state).toBe('S123');
+    expect(rejected.map(([c]) => c.url)).toEqual([HELP]);
+  });
+
+  it('a URL that fills the box to its right edge (no padding before the frame) is still taken whole', async () => {
+    const { capture } = start();
+    const pieces = wrap(GOOD, 40);
+    for (const p of pieces) capture.feedLine('', 'stdout', `│${p.padEnd(40)}│`);
+    capture.feedLine('', 'stdout', `└${'─'.repeat(40)}┘`);
+    expect((await capture.found).auth.url).toBe(new URL(GOOD).toString());
+  });
+
+  it('two URLs on consecutive boxed lines are never joined', () => {
+    const { capture, rejected } = start();
+    capture.feedLine('', 'stderr', `│ ${PREFIX} │`);
+    capture.feedLine('', 'stderr', `│ https://example.com/other │`);
+    capture.feedLine('', 'stderr', `╰────╯`);
+    expect(rejected.map(([c]) => c.url)).toEqual([PREFIX, 'https://example.com/other']);
   });
 });
 

@@ -17,6 +17,7 @@ import {
   type RequestHandler,
   unsupportedElicitationMode,
 } from '../../acp/connection.js';
+import { isAuthenticateMethod } from '../../acp/protocol.js';
 import { serverText } from '../../acp/redact.js';
 import type { UrlCapture } from './pipeline.js';
 
@@ -56,7 +57,7 @@ export function signInRequestHandler(
     if (method !== 'elicitation/create') return defaultRequestHandler(method, params);
     const p = (params && typeof params === 'object' ? params : {}) as Record<string, unknown>;
     if (p.mode !== 'url') throw unsupportedElicitationMode(p.mode);
-    if (conn.pendingMethod(p.requestId) !== 'authenticate') return defaultRequestHandler(method, params);
+    if (!isAuthenticateMethod(conn.pendingMethod(p.requestId))) return defaultRequestHandler(method, params);
     if (typeof p.url !== 'string' || typeof p.elicitationId !== 'string')
       throw { code: -32602, message: 'Invalid params: a url elicitation needs url and elicitationId' };
     const id = shownMessage(p.elicitationId);

@@ -34,6 +34,7 @@ import {
   LineJoin,
   terminalUrls,
   trailingUrl,
+  unframed,
   visibleText,
   withoutTrailingPunctuation,
 } from './text-source.js';
@@ -121,7 +122,7 @@ export class UrlCapture {
   /** A line of server output (stdout noise or stderr); `raw` still has its escape sequences. */
   feedLine(line: string, source: 'stdout' | 'stderr', raw: string = line): void {
     if (this.done) return;
-    const visible = visibleText(raw);
+    const visible = unframed(visibleText(raw));
     const join = this.joins[source];
     if (join.feed(visible)) return;
     const trailing = trailingUrl(visible);

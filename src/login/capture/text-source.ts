@@ -13,6 +13,11 @@
  * is validated once the run ends (a line that is not a continuation, the
  * bounds, or a short quiet period), so a wrap that happens to validate
  * midway is not taken cut short. A prefix alone is never taken.
+ *
+ * Such a URL may be drawn inside a box (`│ … │`, `| … |`, with `╭──╮` or
+ * `+--+` rules above and below). The frame is taken off each line before
+ * the line is read, box-drawing characters and `|` never belong to a URL,
+ * and a rule line continues nothing, so the box ends a run.
  */
 
 // OSC 8 hyperlink: ESC ] 8 ; params ; URI, ended by BEL or ST (ESC \ or 0x9c); 0x9d is the 8-bit OSC.
@@ -21,7 +26,8 @@ const OSC8 = /(?:\x1b\]|\x9d)8;[^;\x07\x1b\x9c]*;([^\x07\x1b\x9c]*)(?:\x07|\x1b\
 const ESCAPES =
   /\x1b\[[0-?]*[ -/]*[@-~]|\x9b[0-?]*[ -/]*[@-~]|(?:\x1b[\]PX^_]|[\x90\x9d\x98\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?|\x1b[()*+\-./][ -~]|\x1b[ -/]*[0-~]/g;
 const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f]/g;
-export const URL_IN_TEXT = /https?:\/\/[^\s"'<>`\\]+/g;
+// Box-drawing and block characters (U+2500-U+259F) and `|` end a URL: they are a frame around it, never part of it.
+export const URL_IN_TEXT = /https?:\/\/[^\s"'<>`\\|\u2500-\u259f]+/g;
 /** Sentence punctuation after a URL in prose is not part of it. */
 const TRAILING = /[.,;:!?)\]}]+$/;
 
@@ -37,16 +43,27 @@ export function visibleText(raw: string): string {
   return raw.replace(ESCAPES, '').replace(CONTROLS, '');
 }
 
-/** Every URL in a raw terminal line: hyperlink targets first, then the visible text. */
+/** A box's side on a line: the vertical bars at its ends (light, heavy, double, ASCII) and the padding inside them. */
+const LEFT_FRAME = /^\s*[│┃║|]\s*/;
+const RIGHT_FRAME = /\s*[│┃║|]\s*$/;
+
+/** A line of visible text without the box drawn around it, if any (a line with no frame is returned as it is). */
+export function unframed(visible: string): string {
+  return visible.replace(LEFT_FRAME, '').replace(RIGHT_FRAME, '');
+}
+
+/** Every URL in a raw terminal line: hyperlink targets first, then the visible text (without a box's frame). */
 export function terminalUrls(raw: string): string[] {
   const out: string[] = [];
   for (const m of raw.matchAll(OSC8)) out.push(...urlsInText(m[1] ?? ''));
-  out.push(...urlsInText(visibleText(raw)));
+  out.push(...urlsInText(unframed(visibleText(raw))));
   return [...new Set(out)];
 }
 
 /** The characters a URL in terminal text is made of (as text-source.ts reads them). */
-const URL_LINE = /^[^\s"'<>`\\]+$/;
+const URL_LINE = /^[^\s"'<>`\\|\u2500-\u259f]+$/;
+/** A piece of a URL has a letter, a digit or an escape in it; a rule of `+---+` or `====` has none. */
+const URL_PIECE = /[A-Za-z0-9%]/;
 const SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
 /** Bounds: a sign-in URL is a few hundred characters; wrapped at 40 columns that is well under 32 lines. */
 export const MAX_JOIN_LINES = 32;
@@ -74,7 +91,7 @@ export function trailingUrl(visible: string): string | undefined {
 /** The continuation this line offers: the whole line when it is made only of URL characters and starts no new URL. */
 export function continuationOf(visible: string): string | undefined {
   const line = visible.trimEnd();
-  return URL_LINE.test(line) && !SCHEME.test(line) ? line : undefined;
+  return URL_LINE.test(line) && URL_PIECE.test(line) && !SCHEME.test(line) ? line : undefined;
 }
 
 /** One stream's held prefix. */

@@ -16,7 +16,7 @@ export function renderProbe(r: ProbeReport): string[] {
     `agent:        ${r.agent.title ?? r.agent.name ?? 'unknown'}${r.agent.name ? ` (${r.agent.name})` : ''}`,
     `build:        ${r.agent.version ?? 'unknown'}`,
     `protocol:     ${r.protocolVersion ?? 'unknown'}`,
-    `auth methods: ${r.authMethods.join(', ') || 'none advertised'}`,
+    `auth methods: ${r.authMethods.map((m) => `${m} (${r.authMethodTypes[m] ?? 'agent'})`).join(', ') || 'none advertised'}`,
     `capabilities: ${flagList(r.capabilities).join(', ') || 'none'}`,
     `start-up:     ${r.timings.spawnToInitializeMs} ms (spawn to initialize)`,
     `server:       ${r.server}`,
