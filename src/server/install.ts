@@ -65,18 +65,41 @@ export interface InstallReport {
 
 const SUPERVISOR_ARG = '__login-supervisor';
 
-/** Refuses while a `login --detach` is pending (its server must not change under it), unless --force. */
-function assertNoPendingLogin(asRoot: boolean): void {
-  const uid = process.getuid?.() ?? 0;
-  const pending = listProcesses().filter((p) => p.argv.includes(SUPERVISOR_ARG) && (asRoot || p.uid === uid));
-  if (pending.length === 0) return;
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+    return Number.isInteger(ppid) && ppid > 0 ? ppid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Refuses while a `login --detach` is pending on a server from this store
+ * (a login supervisor's descendant runs a build from it): the switch must
+ * not change a server under a sign-in; --force installs anyway.
+ */
+function assertNoPendingLogin(store: Store): void {
+  const procs = listProcesses();
+  const supervisors = new Set(procs.filter((p) => p.argv.includes(SUPERVISOR_ARG)).map((p) => p.pid));
+  if (supervisors.size === 0) return;
+  const underSupervisor = (pid: number): boolean => {
+    let at: number | undefined = pid;
+    for (let depth = 0; at !== undefined && depth < 16; depth += 1) {
+      if (supervisors.has(at)) return true;
+      at = parentOf(at);
+    }
+    return false;
+  };
+  const inside = `${store.dir}${path.sep}`;
+  const server = procs.find((p) => p.argv.some((a) => a.startsWith(inside)) && underSupervisor(p.pid));
+  if (!server) return;
   throw new AgyError(
     EXIT.usage,
     'server-login-pending',
-    `A login is pending (agyctl login supervisor, pid ${pending[0]?.pid}); installing now could change its server.`,
-    {
-      hint: 'finish or cancel it (`agyctl login status`), or pass --force',
-    },
+    `A login is pending on a server installed here (pid ${server.pid}); installing now would switch its server under it.`,
+    { hint: 'finish or cancel it (`agyctl login status`, `agyctl login cancel`), or pass --force' },
   );
 }
 
@@ -205,7 +228,7 @@ export async function installServer(io: CommandIO, input: InstallInput): Promise
   const release = lockStore(p.store);
   try {
     const swept = sweepLeftovers(p.store);
-    if (!input.force) assertNoPendingLogin(p.asRoot);
+    if (!input.force) assertNoPendingLogin(p.store);
     if (fs.existsSync(versionDir(p.store, p.version)))
       throw new AgyError(
         EXIT.usage,

@@ -2,7 +2,8 @@
  * Fake server builds, made by the tests as zip and tar.gz archives: an
  * `agy_acp_server.par` (a launcher script that runs the simulator, and
  * refuses to start without a `localharness_external` beside itself, as the
- * real build needs it) and that `localharness_external`. The writers take
+ * real build needs it; it keeps its own path as the process's argv[0], as
+ * the real binary's is) and that `localharness_external`. The writers take
  * any entry a hostile archive could hold: `..` names, absolute paths,
  * symlinks, setuid modes, device files, sizes that lie.
  */
@@ -27,13 +28,13 @@ export function launcher(sim: string, simEnv: Record<string, string> = {}): stri
   const exports = Object.entries(simEnv)
     .map(([k, v]) => `export ${k}='${v}'\n`)
     .join('');
-  return `#!/bin/sh
+  return `#!/bin/bash
 here=$(dirname "$0")
 if [ ! -f "$here/localharness_external" ]; then
   echo "agy_acp_server.par: localharness_external is missing beside me" >&2
   exit 71
 fi
-${exports}exec '${process.execPath}' '${sim}' "$@"
+${exports}exec -a "$0" '${process.execPath}' '${sim}' "$@"
 `;
 }
 
