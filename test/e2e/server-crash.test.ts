@@ -91,7 +91,7 @@ describe('agyctl server install, killed', () => {
       '1.0.0',
     ]);
     expect(staging()).toEqual([]);
-  });
+  }, 240_000);
 
   it('Ctrl-C while unpacking: exit 130, no staging dir, v1 current', async () => {
     await installV1();
@@ -108,7 +108,7 @@ describe('agyctl server install, killed', () => {
     expect(staging()).toEqual([]);
     expect(fs.readlinkSync(path.join(store, 'current'))).toBe('1.0.0');
     expect(fs.existsSync(path.join(store, '2.0.0'))).toBe(false);
-  });
+  }, 240_000);
 
   it('SIGKILL at points spread over a whole install (the switch among them): current is always a whole, working version', async () => {
     await installV1();
@@ -141,7 +141,22 @@ describe('agyctl server install, killed', () => {
       await reset();
     }
     expect(seen.has('1.0.0')).toBe(true);
-  });
+  }, 240_000);
+});
+
+describe('agyctl server, after a switch killed between its two steps', () => {
+  it('a half-made `current` link and a staging dir are swept by the next command; current is unchanged', async () => {
+    await installV1();
+    // What a kill leaves between the new link's creation and its rename over `current`, and mid-unpack.
+    fs.symlinkSync('2.0.0', path.join(store, '.current-99999-deadbeef'));
+    fs.mkdirSync(path.join(store, '.staging-abcdef'));
+    fs.writeFileSync(path.join(store, '.staging-abcdef', 'agy_acp_server.par'), 'partial');
+    const r = await agyctl(['server', 'status', '--prefix', prefix, '--json'], sb);
+    expect(r.exitCode, r.stdout).toBe(0);
+    expect(parseJson(r.stdout)).toMatchObject({ status: { installed: { version: '1.0.0' }, reported: 'build-one' } });
+    expect(fs.readdirSync(store).filter((n) => n.startsWith('.current-') || n.startsWith('.staging-'))).toEqual([]);
+    expect(fs.readlinkSync(path.join(store, 'current'))).toBe('1.0.0');
+  }, 120_000);
 });
 
 describe('agyctl server install on a small filesystem (tmpfs)', () => {
@@ -167,7 +182,7 @@ describe('agyctl server install on a small filesystem (tmpfs)', () => {
       expect(parseJson(r.stdout)).toMatchObject({ error: { code: 'server-archive-too-large' } });
       expect(fs.readdirSync(store).filter((n) => n !== '.lock')).toEqual([]);
     }
-  });
+  }, 240_000);
 
   it('a tar.gz that outruns the free space stops, removes its staging dir and exits 6', async () => {
     const file = path.join(sb.root, 'a-1.0.0-linux-x.tar.gz');
@@ -176,5 +191,5 @@ describe('agyctl server install on a small filesystem (tmpfs)', () => {
     expect(r.exitCode).toBe(6);
     expect(parseJson(r.stdout)).toMatchObject({ error: { code: 'server-archive-too-large' } });
     expect(fs.readdirSync(store).filter((n) => n !== '.lock')).toEqual([]);
-  });
+  }, 240_000);
 });

@@ -100,7 +100,7 @@ describe('docs/server.md and the README: the server install steps', () => {
     }
     const store = path.join(box.home, '.local', 'share', 'agyctl', 'servers', 'antigravity-acp');
     expect(fs.readlinkSync(path.join(store, 'current'))).toBe('1.3.0');
-  });
+  }, 240_000);
 
   it("docs/server.md's root steps, as root, into /opt/agyctl/servers (a private /opt)", async () => {
     sb = makeSandbox();
@@ -117,7 +117,7 @@ describe('docs/server.md and the README: the server install steps', () => {
     });
     expect(r.exitCode, `${String(r.stdout)}\n${String(r.stderr)}`).toBe(0);
     expect(String(r.stdout).trim().split('\n').at(-1)).toBe('0 755');
-  });
+  }, 240_000);
 
   it('the README\'s "Install the server" steps, as a user', async () => {
     const { box, who, ws } = userBox();
@@ -126,5 +126,5 @@ describe('docs/server.md and the README: the server install steps', () => {
     const r = await runAsUser(box, who, ws, block ?? '');
     expect(r.exitCode, `${String(r.stdout)}\n${String(r.stderr)}`).toBe(0);
     expect(String(r.stdout)).toMatch(/\* 1\.3\.0/);
-  });
+  }, 240_000);
 });

@@ -73,7 +73,7 @@ describe('agyctl server install', () => {
     expect(parseJson(status.stdout)).toMatchObject({
       status: { reported: 'agy_acp_server_1.2.1_RC01', mismatch: false },
     });
-  });
+  }, 240_000);
 
   it('installs a tar.gz, taking the version from --sums and --version', async () => {
     const file = path.join(sb.root, 'build.tar.gz');
@@ -92,7 +92,7 @@ describe('agyctl server install', () => {
     expect(r.exitCode).toBe(0);
     expect(fs.readlinkSync(path.join(store(), '1.3.0', 'bin', 'server'))).toBe('../agy_acp_server.par');
     expect(r.stdout).toContain('not proven (--no-prove)');
-  });
+  }, 240_000);
 
   it('a status whose server names another version number is a finding (exit 6)', async () => {
     const a = zipArchive('x-1.2.1-linux-x.zip', fakeBuild(simPath(), { AGY_SIM_VERSION: 'agy_acp_server_1.3.0_RC01' }));
@@ -100,7 +100,7 @@ describe('agyctl server install', () => {
     const status = await agyctl(['server', 'status', '--prefix', prefix], sb);
     expect(status.exitCode).toBe(6);
     expect(status.stdout).toContain('finding: the server reports another version');
-  });
+  }, 240_000);
 
   it('without a version anywhere: exit 2 naming --version', async () => {
     const a = zipArchive('build.zip', fakeBuild(simPath()));
@@ -108,7 +108,7 @@ describe('agyctl server install', () => {
     expect(r.exitCode).toBe(2);
     expect(r.stdout).toContain('--version');
     expect(listing(store())).toEqual([]);
-  });
+  }, 240_000);
 
   it('takes the command and the version from agent.json', async () => {
     const entries = [
@@ -135,7 +135,7 @@ describe('agyctl server install', () => {
       cmd: 'pkg/agy_acp_server.par',
       args: ['--uid='],
     });
-  });
+  }, 240_000);
 
   it('a wrong sum changes nothing: exit 6', async () => {
     const a = zipArchive('x-1.0.0-linux-x.zip', fakeBuild(simPath()));
@@ -143,7 +143,7 @@ describe('agyctl server install', () => {
     expect(r.exitCode).toBe(6);
     expect(parseJson(r.stdout)).toMatchObject({ error: { code: 'server-archive-sha256-mismatch' } });
     expect(listing(store()).filter((n) => n !== '.lock')).toEqual([]);
-  });
+  }, 240_000);
 
   it('a truncated zip is refused (exit 6) and leaves nothing', async () => {
     const a = zipArchive('x-1.0.0-linux-x.zip', fakeBuild(simPath()));
@@ -152,7 +152,7 @@ describe('agyctl server install', () => {
     const r = await install(a.file, sha256Of(a.file));
     expect(r.exitCode).toBe(6);
     expect(listing(store())).toEqual([]);
-  });
+  }, 240_000);
 
   it('a truncated tar.gz is refused (exit 6) and leaves nothing', async () => {
     const file = path.join(sb.root, 'x-1.0.0-linux-x.tar.gz');
@@ -162,7 +162,7 @@ describe('agyctl server install', () => {
     const r = await install(file, sha256Of(file));
     expect(r.exitCode).toBe(6);
     expect(listing(store())).toEqual([]);
-  });
+  }, 240_000);
 
   const hostile: Array<[string, FakeEntry]> = [
     ['zip-slip', { name: '../../escaped', data: 'x' }],
@@ -196,7 +196,7 @@ describe('agyctl server install', () => {
     const r = await install(a.file, a.sum);
     expect(r.exitCode).toBe(6);
     expect(listing(store())).toEqual([]);
-  });
+  }, 240_000);
 
   it('a build that does not start is rolled back: exit 4, the previous version is back', async () => {
     const good = zipArchive('x-1.0.0-linux-x.zip', fakeBuild(simPath()));
@@ -210,7 +210,7 @@ describe('agyctl server install', () => {
     expect(err.message).toContain('version 1.0.0 is back in use');
     expect(fs.readlinkSync(path.join(store(), 'current'))).toBe('1.0.0');
     expect(fs.existsSync(path.join(store(), '1.1.0'))).toBe(false);
-  });
+  }, 240_000);
 
   it('a build without its localharness_external beside it fails its proof and is rolled back', async () => {
     const a = zipArchive('x-1.0.0-linux-x.zip', fakeBuild(simPath()).slice(0, 1));
@@ -218,7 +218,7 @@ describe('agyctl server install', () => {
     expect(r.exitCode).toBe(4);
     expect(r.stdout).toContain('no version was installed before');
     expect(fs.existsSync(path.join(store(), 'current'))).toBe(false);
-  });
+  }, 240_000);
 
   it("agyctl finds the installed server: --server first, then the caller's install, then PATH", async () => {
     const data = path.join(sb.root, 'data');
@@ -238,5 +238,5 @@ describe('agyctl server install', () => {
       (await agyctl(['probe', '--json', '--server', `node ${simPath()}`], sb, { env })).stdout,
     ) as { probe: { agent: { version: string } } };
     expect(given.probe.agent.version).not.toBe('installed-build');
-  });
+  }, 240_000);
 });

@@ -134,7 +134,7 @@ describe('agyctl server as root, proven as the state dir owner', () => {
     const list = parseJson((await run('list')).stdout) as { servers: Array<{ version: string; current: boolean }> };
     expect(list.servers.map((s) => [s.version, s.current])).toEqual([['1.0.0', true]]);
     expect(fs.existsSync(path.join(store, '2.0.0'))).toBe(false);
-  });
+  }, 240_000);
 });
 
 describe('agyctl server as a user', () => {
@@ -183,7 +183,7 @@ describe('agyctl server as a user', () => {
         .filter((n) => !n.startsWith('.'))
         .sort(),
     ).toEqual(['1.0.0', 'current']);
-  });
+  }, 240_000);
 });
 
 describe('agyctl server install while a login is pending', () => {
@@ -220,5 +220,5 @@ describe('agyctl server install while a login is pending', () => {
     } finally {
       await agyctl(['login', 'cancel'], sb, { env });
     }
-  });
+  }, 240_000);
 });

@@ -8,7 +8,7 @@ import { findInstalledServer, installedCommand } from '../../src/profiles/instal
 import { chooseCommand, chooseVersion, sumFromFile, versionFromName } from '../../src/server/archive-facts.js';
 import { versionsDiffer } from '../../src/server/manage.js';
 import { preflight } from '../../src/server/preflight.js';
-import { checkLinkTarget, entryParts } from '../../src/server/unpack-target.js';
+import { checkLinkTarget, entryParts, UnpackTarget } from '../../src/server/unpack-target.js';
 import { readZipDirectory, unpackedSize } from '../../src/server/zip.js';
 import { writeZip } from '../helpers/server-archive.js';
 
@@ -176,5 +176,43 @@ describe('where agyctl finds an installed server', () => {
       JSON.stringify({ cmd: '../../../bin/sh', args: [] }),
     );
     expect(installedCommand(prefix, 'antigravity-acp')).toBeUndefined();
+  });
+});
+
+describe('UnpackTarget', () => {
+  const entry = (name: string, kind: 'file' | 'dir' | 'symlink' | 'hardlink', mode = 0o644, link?: string) => ({
+    name,
+    kind,
+    mode,
+    ...(link === undefined ? {} : { link }),
+  });
+  async function* bytes(text: string): AsyncGenerator<Buffer> {
+    yield Buffer.from(text);
+  }
+
+  it("keeps modes, less group and other write for root's installs, and makes links last", async () => {
+    const root = tmp();
+    const t = new UnpackTarget(root, { dropGroupOtherWrite: true, signal: new AbortController().signal });
+    t.directory(entry('d', 'dir', 0o777));
+    await t.file(entry('d/f', 'file', 0o775), 5, bytes('hello'));
+    t.link(entry('d/hard', 'hardlink', 0o644, 'd/f'));
+    t.link(entry('top', 'symlink', 0o777, 'd/f'));
+    t.finish();
+    expect(fs.statSync(path.join(root, 'd')).mode & 0o777).toBe(0o755);
+    expect(fs.statSync(path.join(root, 'd', 'f')).mode & 0o777).toBe(0o755);
+    expect(fs.statSync(path.join(root, 'd', 'hard')).ino).toBe(fs.statSync(path.join(root, 'd', 'f')).ino);
+    expect(fs.readlinkSync(path.join(root, 'top'))).toBe('d/f');
+  });
+
+  it('refuses a hard link to what the archive did not give, an entry twice, and content longer or shorter than declared', async () => {
+    const root = tmp();
+    const t = new UnpackTarget(root, { dropGroupOtherWrite: false, signal: new AbortController().signal });
+    t.link(entry('h', 'hardlink', 0o644, 'etc/passwd'));
+    expect(exitOf(() => t.finish())).toBe(6);
+    const u = new UnpackTarget(tmp(), { dropGroupOtherWrite: false, signal: new AbortController().signal });
+    await u.file(entry('f', 'file'), 1, bytes('x'));
+    await expect(u.file(entry('f', 'file'), 1, bytes('x'))).rejects.toMatchObject({ exit: 6 });
+    await expect(u.file(entry('g', 'file'), 1, bytes('xy'))).rejects.toMatchObject({ exit: 6 });
+    await expect(u.file(entry('h', 'file'), 3, bytes('xy'))).rejects.toMatchObject({ exit: 6 });
   });
 });

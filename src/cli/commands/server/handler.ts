@@ -33,6 +33,12 @@ function prefixOf(io: HandlerIO, flags: PrefixFlags): string {
   return path.resolve(io.ctx.cwd, flags.prefix);
 }
 
+/** A file-system problem under the prefix is the user's to fix (exit 2 or 6 with a hint), never a bug. */
+async function underPrefix<T>(prefix: string, work: () => Promise<T>): Promise<T> {
+  const { withFsErrors } = await import('../../../util/fs-errors.js');
+  return withFsErrors({ roots: [{ dir: prefix, role: 'the server prefix', also: 'or pass another --prefix' }] }, work);
+}
+
 function nameOf(io: HandlerIO): string {
   const name = profileOf(io.opts).installedName;
   if (!name)
@@ -58,31 +64,38 @@ export async function installCommand(
 ): Promise<CommandResult> {
   const { installServer } = await import('../../../server/install.js');
   const archive = path.resolve(io.ctx.cwd, String(args[0]));
-  const report = await installServer(io, {
-    archive,
-    sha256: options.sha256,
-    sumsFile: options.sums === undefined ? undefined : path.resolve(io.ctx.cwd, options.sums),
-    version: options.version,
-    agentJson: options.agentJson === undefined ? undefined : path.resolve(io.ctx.cwd, options.agentJson),
-    prefix: prefixOf(io, options),
-    name: nameOf(io),
-    force: Boolean(options.force),
-    ...proofSetup(options),
-  });
+  const prefix = prefixOf(io, options);
+  const report = await underPrefix(prefix, () =>
+    installServer(io, {
+      archive,
+      sha256: options.sha256,
+      sumsFile: options.sums === undefined ? undefined : path.resolve(io.ctx.cwd, options.sums),
+      version: options.version,
+      agentJson: options.agentJson === undefined ? undefined : path.resolve(io.ctx.cwd, options.agentJson),
+      prefix,
+      name: nameOf(io),
+      force: Boolean(options.force),
+      ...proofSetup(options),
+    }),
+  );
   print(io, render.installLines(report));
   return { exit: EXIT.ok, data: { install: report } };
 }
 
 export async function listCommand(io: HandlerIO, { options }: HandlerArgs<PrefixFlags>): Promise<CommandResult> {
   const { listServers } = await import('../../../server/manage.js');
-  const servers = await listServers(prefixOf(io, options), nameOf(io));
+  const prefix = prefixOf(io, options);
+  const servers = await underPrefix(prefix, () => listServers(prefix, nameOf(io)));
   print(io, render.listLines(servers));
   return { exit: EXIT.ok, data: { servers } };
 }
 
 export async function useCommand(io: HandlerIO, { args, options }: HandlerArgs<ProveFlags>): Promise<CommandResult> {
   const { useServer } = await import('../../../server/manage.js');
-  const report = await useServer(io, prefixOf(io, options), nameOf(io), String(args[0]), proofSetup(options));
+  const prefix = prefixOf(io, options);
+  const report = await underPrefix(prefix, () =>
+    useServer(io, prefix, nameOf(io), String(args[0]), proofSetup(options)),
+  );
   print(io, render.useLines(report));
   return { exit: EXIT.ok, data: { use: report } };
 }
@@ -92,7 +105,8 @@ export async function removeCommand(
   { args, options }: HandlerArgs<PrefixFlags>,
 ): Promise<CommandResult> {
   const { removeServer } = await import('../../../server/manage.js');
-  const removed = await removeServer(prefixOf(io, options), nameOf(io), String(args[0]));
+  const prefix = prefixOf(io, options);
+  const removed = await underPrefix(prefix, () => removeServer(prefix, nameOf(io), String(args[0])));
   print(io, [`removed ${removed.version} (${removed.path})`]);
   return { exit: EXIT.ok, data: { removed } };
 }
@@ -100,14 +114,16 @@ export async function removeCommand(
 export async function pruneCommand(io: HandlerIO, { options }: HandlerArgs<PruneFlags>): Promise<CommandResult> {
   const keep = parseCountOption('--keep', options.keep);
   const { pruneServers } = await import('../../../server/manage.js');
-  const result = await pruneServers(prefixOf(io, options), nameOf(io), keep);
+  const prefix = prefixOf(io, options);
+  const result = await underPrefix(prefix, () => pruneServers(prefix, nameOf(io), keep));
   print(io, render.pruneLines(result));
   return { exit: EXIT.ok, data: result };
 }
 
 export async function statusCommand(io: HandlerIO, { options }: HandlerArgs<ProveFlags>): Promise<CommandResult> {
   const { serverStatus } = await import('../../../server/manage.js');
-  const status = await serverStatus(io, prefixOf(io, options), nameOf(io), proofSetup(options));
+  const prefix = prefixOf(io, options);
+  const status = await underPrefix(prefix, () => serverStatus(io, prefix, nameOf(io), proofSetup(options)));
   print(io, render.statusLines(status));
   const exit =
     status.proof && status.proof.exit !== EXIT.ok ? status.proof.exit : status.mismatch ? EXIT.findings : EXIT.ok;
