@@ -185,8 +185,14 @@ export class UnpackTarget {
   /** Makes the links, then sets directory modes deepest first. */
   finish(): void {
     for (const { at, entry } of this.links) {
-      if (entry.kind === 'symlink') fs.symlinkSync(entry.link ?? '', at);
-      else this.hardlink(at, entry);
+      try {
+        if (entry.kind === 'symlink') fs.symlinkSync(entry.link ?? '', at);
+        else this.hardlink(at, entry);
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code ?? '';
+        if (!['EEXIST', 'ENOTDIR', 'ENOENT'].includes(code)) throw err;
+        throw refused(`The archive's link ${showUntrusted(entry.name)} collides with another entry.`);
+      }
     }
     const dirs = [...this.modes.entries()].sort((a, b) => b[0].length - a[0].length);
     for (const [dir, mode] of dirs) fs.chmodSync(dir, this.fileMode(mode));

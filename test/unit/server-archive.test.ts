@@ -216,3 +216,16 @@ describe('UnpackTarget', () => {
     await expect(u.file(entry('h', 'file'), 3, bytes('xy'))).rejects.toMatchObject({ exit: 6 });
   });
 });
+
+describe('UnpackTarget, a link and a directory of one name', () => {
+  it('is refused, not a bug', async () => {
+    const t = new UnpackTarget(tmp(), { dropGroupOtherWrite: false, signal: new AbortController().signal });
+    t.link({ name: 'a', kind: 'symlink', mode: 0o777, link: 'b' });
+    t.directory({ name: 'b', kind: 'dir', mode: 0o755 });
+    async function* one(): AsyncGenerator<Buffer> {
+      yield Buffer.from('x');
+    }
+    await t.file({ name: 'a/f', kind: 'file', mode: 0o644 }, 1, one());
+    expect(exitOf(() => t.finish())).toBe(6);
+  });
+});
