@@ -207,7 +207,7 @@ interface Prepared {
   asRoot: boolean;
 }
 
-function prepare(io: CommandIO, input: InstallInput): Prepared {
+function prepare(input: InstallInput): Prepared {
   const agent = input.agentJson === undefined ? undefined : readAgentJson(input.agentJson);
   const version = chooseVersion(input.version, input.archive, agent);
   const sha256 = expectedSum(input);
@@ -219,12 +219,11 @@ function prepare(io: CommandIO, input: InstallInput): Prepared {
   const asRoot = (process.getuid?.() ?? 0) === 0;
   const store = storeOf(input.prefix, input.name);
   ensureStore(store, asRoot);
-  void io;
   return { store, version, sha256, agent, preflight: checked, asRoot };
 }
 
 export async function installServer(io: CommandIO, input: InstallInput): Promise<InstallReport> {
-  const p = prepare(io, input);
+  const p = prepare(input);
   const release = lockStore(p.store);
   try {
     const swept = sweepLeftovers(p.store);
