@@ -37,8 +37,8 @@ import {
   versionDir,
 } from './store.js';
 import { unpackTarGz } from './targz.js';
-import { freeBytes, refused, UnpackTarget } from './unpack-target.js';
-import { readZipDirectory, unpackedSize, unpackZip } from './zip.js';
+import { freeBytes, refused, type UnpackOptions, UnpackTarget } from './unpack-target.js';
+import { readZipDirectory, unpackedSize, unpackZip, type ZipEntry } from './zip.js';
 
 export interface InstallInput extends ProofSetup {
   archive: string;
@@ -162,29 +162,32 @@ function formatOf(fd: number): Format {
   throw refused('The archive is neither a zip nor a tar.gz.');
 }
 
+/** What is known before anything is written: a zip's entries, refused whole when they outrun the free space. */
+function planUnpack(fd: number, size: number, dir: string): ZipEntry[] | undefined {
+  if (formatOf(fd) !== 'zip') return undefined;
+  const entries = readZipDirectory(fd, size);
+  const needed = unpackedSize(entries);
+  const free = freeBytes(dir);
+  if (needed > free)
+    throw new AgyError(
+      EXIT.findings,
+      'server-archive-too-large',
+      `The archive unpacks to ${needed} bytes; ${dir} has ${free} free. Nothing was written.`,
+      { hint: 'free space on that filesystem, or install under another --prefix' },
+    );
+  return entries;
+}
+
 async function unpackInto(
   staging: string,
   fd: number,
   size: number,
-  signal: AbortSignal,
-  asRoot: boolean,
+  zip: ZipEntry[] | undefined,
+  opts: UnpackOptions,
 ): Promise<number> {
-  const target = new UnpackTarget(staging, { dropGroupOtherWrite: asRoot, signal });
-  if (formatOf(fd) === 'zip') {
-    const entries = readZipDirectory(fd, size);
-    const needed = unpackedSize(entries);
-    const free = freeBytes(staging);
-    if (needed > free)
-      throw new AgyError(
-        EXIT.findings,
-        'server-archive-too-large',
-        `The archive unpacks to ${needed} bytes; ${staging} has ${free} free. Nothing was written.`,
-        {
-          hint: 'free space on that filesystem, or install under another --prefix',
-        },
-      );
-    await unpackZip(fd, size, entries, target);
-  } else await unpackTarGz(fd, target);
+  const target = new UnpackTarget(staging, opts);
+  if (zip) await unpackZip(fd, size, zip, target);
+  else await unpackTarGz(fd, target);
   return target.bytes;
 }
 
@@ -275,9 +278,10 @@ export async function installServer(io: CommandIO, input: InstallInput): Promise
 
 /** Staging, unpack, record, then the versioned directory appears whole (a rename). */
 async function unpackVersion(io: CommandIO, p: Prepared, fd: number, size: number, archive: string): Promise<number> {
+  const zip = planUnpack(fd, size, p.store.dir);
   const staging = makeStaging(p.store);
   try {
-    const bytes = await unpackInto(staging, fd, size, io.ctx.signal, p.asRoot);
+    const bytes = await unpackInto(staging, fd, size, zip, { dropGroupOtherWrite: p.asRoot, signal: io.ctx.signal });
     const command = chooseCommand(p.agent);
     assertCommandInside(staging, command.cmd, p.version);
     fs.chmodSync(staging, 0o755);
