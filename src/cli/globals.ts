@@ -23,7 +23,7 @@ export function addGlobalOptions(program: Command): Command {
     .addOption(
       new Option(
         '--server <cmd>',
-        'server command line, split like a shell (env AGYCTL_SERVER; default: agy_acp_server, agy_acp_server.par or antigravity-acp on PATH)',
+        'server command line, split like a shell (env AGYCTL_SERVER; default: the one `agyctl server install` installed, else agy_acp_server, agy_acp_server.par or antigravity-acp on PATH)',
       ),
     )
     .option('--json', 'machine-readable output on stdout (see docs/json.md)')

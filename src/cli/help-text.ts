@@ -231,6 +231,76 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
       INTERRUPTED,
     ],
   },
+  server: {
+    examples: [
+      [
+        'agyctl server install agy-1.3.0-linux-x86_64.zip --sha256 HEX',
+        'install, switch to and prove a published build',
+      ],
+      ['agyctl server list', 'the installed versions; * marks the current one'],
+    ],
+    exits: [[0, 'ok'], USAGE, INTERRUPTED],
+  },
+  'server install': {
+    examples: [
+      [
+        'agyctl server install agy-1.3.0-linux-x86_64.zip --sha256 HEX',
+        'verify, unpack, switch, prove (initialize; check --live when signed in)',
+      ],
+      [
+        'agyctl server install build.zip --sums SHA256SUMS --version 1.3.0 --no-prove',
+        'the sum from a sums file; no proof',
+      ],
+      [
+        'sudo agyctl server install build.zip --sha256 HEX --state-dir /home/agy/.gemini/antigravity-acp',
+        "root: into /opt/agyctl/servers, proven with that user's credentials",
+      ],
+    ],
+    exits: [
+      [0, 'installed, switched and proven'],
+      [2, 'preflight refused, no version, no sum, a pending login (--force), or the version is installed'],
+      [3, 'the new build rejected the credentials: the previous version is back'],
+      [4, 'the new build did not start: the previous version is back'],
+      [6, 'wrong sha256, or a damaged, hostile or too large archive: nothing changed'],
+      INTERRUPTED,
+    ],
+  },
+  'server list': {
+    examples: [['agyctl server list --json', 'versions, current, sha256, bytes, installedAt, path']],
+    exits: [[0, 'listed (also none)'], USAGE],
+  },
+  'server use': {
+    examples: [['agyctl server use 1.2.1', 'switch back to an installed version and prove it']],
+    exits: [
+      [0, 'switched and proven'],
+      USAGE,
+      [3, 'credentials rejected: switched back'],
+      [4, 'did not start: switched back'],
+      INTERRUPTED,
+    ],
+  },
+  'server remove': {
+    examples: [['agyctl server remove 1.2.1', 'remove a version that is not current']],
+    exits: [
+      [0, 'removed'],
+      [2, 'not installed, or the current version'],
+    ],
+  },
+  'server prune': {
+    examples: [['agyctl server prune --keep 2', 'keep the current version and the newest other one']],
+    exits: [[0, 'pruned'], USAGE],
+  },
+  'server status': {
+    examples: [['agyctl server status', "the installed version beside the server's agentInfo.version"]],
+    exits: [
+      [0, 'the server names no other version'],
+      USAGE,
+      SERVER,
+      TIMEOUT,
+      [6, 'the server names another version number'],
+      INTERRUPTED,
+    ],
+  },
   'backup list': {
     examples: [
       ['agyctl backup list', 'the snapshots in the default directory, newest first: sessions, size, failures, proven'],

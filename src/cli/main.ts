@@ -30,7 +30,7 @@ async function buildProgram(
 ): Promise<Command> {
   const program = new Command('agyctl')
     .description("Run Google's antigravity-acp agent server on headless boxes: settings, login, checks, backups.")
-    .version(agyctlVersion(), '-V, --version', 'print the version')
+    .version(agyctlVersion(), serverVersionFlag(argv) ? '-V' : '-V, --version', 'print the version')
     // A subcommand lists the program's options as global, not its parent's own (`login status` takes no --timeout),
     // so its help is padded to its own options.
     .configureHelp({
@@ -52,6 +52,13 @@ async function buildProgram(
   for (const cmd of program.commands) cmd.exitOverride();
   if (wantsHelp(argv)) (await import('./help-text.js')).addHelpExtras(program);
   return program;
+}
+
+/** `agyctl server install … --version V` names the server's version; commander would give --version to the program. */
+function serverVersionFlag(argv: string[]): boolean {
+  const at = argv.findIndex((a) => a === '--version' || a.startsWith('--version='));
+  const server = argv.indexOf('server');
+  return server >= 0 && at > server;
 }
 
 const programOf = (cmd: Command): Command => (cmd.parent ? programOf(cmd.parent) : cmd);

@@ -41,21 +41,26 @@ export const EXIT_TABLE: ReadonlyArray<{ exit: ExitCode; name: keyof typeof EXIT
     exit: 2,
     name: 'usage',
     meaning:
-      'Usage error or invalid input (bad flag, malformed settings file, lock held by another run, a path that cannot be used: not a directory, permission denied, read-only, name too long; a state dir the server cannot be pointed at; an empty HOME, --server or --state-dir; a HOME that does not exist or is not a directory; for check, sessions and backup, a --state-dir or AGYCTL_STATE_DIR that does not exist or is not a directory; a sign-in method agyctl cannot complete, or a server agyctl does not sign in).',
+      'Usage error or invalid input (bad flag, malformed settings file, lock held by another run, a path that cannot be used: not a directory, permission denied, read-only, name too long; a state dir the server cannot be pointed at; an empty HOME, --server or --state-dir; a HOME that does not exist or is not a directory; for check, sessions and backup, a --state-dir or AGYCTL_STATE_DIR that does not exist or is not a directory; a sign-in method agyctl cannot complete, or a server agyctl does not sign in; for `server`: a preflight refusal (`server install` on another architecture or without glibc, an unusable --prefix), no version (`--version`), no sum (`--sha256`/`--sums`), a version already installed, removing the current version (`server-version-current`), a `login --detach` pending without --force (`server-login-pending`), another `server` command at work (`server-busy`)).',
   },
-  { exit: 3, name: 'auth', meaning: 'Not authenticated, or authentication failed or must be redone.' },
+  {
+    exit: 3,
+    name: 'auth',
+    meaning:
+      'Not authenticated, or authentication failed or must be redone (also a `server install`/`server use` whose new build rejected the stored credentials in `check --live`: `server-proof-failed`, the previous version switched back).',
+  },
   {
     exit: 4,
     name: 'server',
     meaning:
-      'The ACP server was not found, failed to start, exited, or broke the protocol (also SSH failures in `connect`, and a login whose supervisor died).',
+      'The ACP server was not found, failed to start, exited, or broke the protocol (also SSH failures in `connect`, a login whose supervisor died, and a `server install`/`server use` whose new build did not start: `server-proof-failed`, the previous version switched back).',
   },
   { exit: 5, name: 'timeout', meaning: 'A deadline passed (`--timeout`).' },
   {
     exit: 6,
     name: 'findings',
     meaning:
-      'A check or verification found problems: bad token mode, invalid settings with auth otherwise fine, a backup session that failed (including a full destination or disk), failed snapshot verification or a damaged snapshot, a refused restore, credentials still valid after logout.',
+      'A check or verification found problems: bad token mode, invalid settings with auth otherwise fine, a backup session that failed (including a full destination or disk), failed snapshot verification or a damaged snapshot, a refused restore, credentials still valid after logout; a server archive whose sha256 is not the one given (`server-archive-sha256-mismatch`), that is damaged or hostile (`server-archive-refused`: entries leaving its directory, links out, device files, setuid/setgid) or unpacks to more than the free space (`server-archive-too-large`), nothing changed; `server status` when the server reports another version number than the installed one.',
   },
   {
     exit: 130,

@@ -24,8 +24,9 @@ export const antigravity: ServerProfile = {
     { name: 'agy_acp_server.par', args: [] },
     { name: 'antigravity-acp', args: [] },
   ],
+  installedName: 'antigravity-acp',
   installHint:
-    'install the antigravity-acp server, or point agyctl at it: --server /path/to/agy_acp_server (or export AGYCTL_SERVER="/path/to/agy_acp_server --debug")',
+    'install the antigravity-acp server (agyctl server install ARCHIVE --sha256 HEX, docs/server.md), or point agyctl at it: --server /path/to/agy_acp_server (or export AGYCTL_SERVER="/path/to/agy_acp_server --debug")',
   // Plain JSON as far as anyone knows: agyctl writes none, and reads a file with comments leniently (a warning, docs/assumptions.md).
   settingsComments: false,
   authTypePath: ['auth', 'type'],

@@ -23,6 +23,7 @@ import { antigravity } from './antigravity.js';
 import { findUrls, looksLikeSignInUrl } from './auth-url.js';
 import { assertServerCanUse } from './guard.js';
 import { profileOf } from './index.js';
+import { findInstalledServer } from './installed-server.js';
 import type { ServerProfile } from './types.js';
 
 export const DEFAULT_INIT_TIMEOUT_MS = 60_000;
@@ -68,7 +69,16 @@ export function resolveServerCommand(
   cwd: string,
   profile: ServerProfile = antigravity,
 ): ServerCommand {
-  return resolveCommand(commandLine, env, cwd, profile);
+  const installed = commandLine?.trim() ? undefined : installedServerCommand(profile, env);
+  return installed ?? resolveCommand(commandLine, env, cwd, profile);
+}
+
+/** Without --server: the caller's current install, then the system one (`agyctl server install`), before PATH. */
+function installedServerCommand(profile: ServerProfile, env: NodeJS.ProcessEnv): ServerCommand | undefined {
+  if (!profile.installedName) return undefined;
+  const found = findInstalledServer(profile.installedName, env);
+  if (!found) return undefined;
+  return { file: found.file, args: found.args, display: [found.file, ...found.args].join(' ') };
 }
 
 export function signInGuard(profile: ServerProfile, stateDir: string): (line: string) => Error | undefined {

@@ -56,6 +56,8 @@ export interface ServerProfile {
   defaultCommands: ReadonlyArray<{ name: string; args: readonly string[] }>;
   /** The fix when no server command is found. */
   installHint: string;
+  /** The name `agyctl server install` installs this server under (src/profiles/installed-server.ts); none: not installed by agyctl. */
+  installedName?: string;
   /** settings.json may hold // and /* *\/ comments (gemini-cli strips them before JSON.parse). */
   settingsComments: boolean;
   /** Where settings.json names the auth type, as a key path. */

@@ -14,6 +14,7 @@ import { register as loginSupervisor } from './login-supervisor/register.js';
 import { register as logout } from './logout/register.js';
 import { register as probe } from './probe/register.js';
 import { register as restore } from './restore/register.js';
+import { register as server } from './server/register.js';
 import { register as sessions } from './sessions/register.js';
 import { register as settings } from './settings/register.js';
 import { register as version } from './version/register.js';
@@ -28,6 +29,7 @@ export const COMMANDS: ReadonlyArray<(program: Command, action: ActionFactory) =
   backup,
   restore,
   connect,
+  server,
   loginSupervisor,
   completion,
   version,
