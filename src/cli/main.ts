@@ -16,12 +16,13 @@ import { runAsOwner, runsAsOwner } from './as-owner.js';
 import { commandError } from './command-error.js';
 import { COMMANDS } from './commands/index.js';
 import { addGlobalOptions, globalOptionsFrom } from './globals.js';
+import { EXIT_CODES_TOPIC, helpTarget, helpTopic } from './help-request.js';
 import { Output } from './terminal/output.js';
 import { usageErrorFrom } from './usage-error.js';
 
 /** Help is about to be shown: the examples module is loaded only then, so other runs start without it. */
 const wantsHelp = (argv: string[]): boolean =>
-  argv.length === 0 || argv[0] === 'help' || argv.some((a) => a === '--help' || a === '-h');
+  argv.length === 0 || argv.some((a) => a === 'help' || a === '--help' || a === '-h');
 
 async function buildProgram(
   argv: string[],
@@ -50,11 +51,14 @@ async function buildProgram(
       onInvoke(invocationOf(handler as Handler, spec, commanderArgs));
   for (const register of COMMANDS) register(program, action);
   for (const cmd of program.commands) cmd.exitOverride();
-  if (wantsHelp(argv)) (await import('./help-text.js')).addHelpExtras(program);
+  if (wantsHelp(argv)) (await import('./help-text.js')).addHelpExtras(program, helpWidth(ctx));
   return program;
 }
 
 const programOf = (cmd: Command): Command => (cmd.parent ? programOf(cmd.parent) : cmd);
+
+/** The width commander's help wraps to: the terminal's, else 80. */
+const helpWidth = (ctx: RunContext): number => (ctx.stdout.isTTY && ctx.stdout.columns) || 80;
 
 export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
   const jsonRequested = argv.includes('--json');
@@ -105,7 +109,8 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
       program.outputHelp();
       return EXIT.ok;
     }
-    if (argv[0] === 'help' && argv[1] === 'exit-codes') return await printExitCodes(out);
+    const topic = helpTopic(program, argv);
+    if (topic) return await printHelp(program, topic, out, helpWidth(ctx));
     await program.parseAsync(argv, { from: 'user' });
     return exit;
   } catch (err) {
@@ -120,11 +125,24 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
   }
 }
 
+/** `agyctl help [topic…]`, wherever the global options stand. */
+async function printHelp(program: Command, topic: string[], out: Output, width: number): Promise<ExitCode> {
+  if (topic.length === 1 && topic[0] === EXIT_CODES_TOPIC) return await printExitCodes(out, width);
+  helpTarget(program, topic).outputHelp();
+  return EXIT.ok;
+}
+
 /** `agyctl help exit-codes`: every help's "Exit codes" section points here, since docs/ is not on an installed box's path. */
-async function printExitCodes(out: Output): Promise<ExitCode> {
+async function printExitCodes(out: Output, width: number): Promise<ExitCode> {
   const { renderExitCodesText } = await import('../core/exit-codes-doc.js');
+  const { docsOnThisBox } = await import('./docs-path.js');
+  const { wrapProse } = await import('./terminal/wrap.js');
   if (out.json) out.document({ ok: true, exitCodes: EXIT_TABLE });
-  else out.print(renderExitCodesText().trimEnd());
+  else {
+    const [header = '', ...rows] = renderExitCodesText(docsOnThisBox).trimEnd().split('\n');
+    // A meaning's continuation lines stand under the meaning (3 + 2 + 11 + 2 columns in).
+    out.print([wrapProse(header, width), ...rows.map((row) => wrapProse(row, width, ' '.repeat(18)))].join('\n'));
+  }
   return EXIT.ok;
 }
 
