@@ -346,9 +346,19 @@ describe('logout', () => {
     expect(again.exitCode).toBe(0);
     expect(again.stdout).toMatch(/^Already logged out: there was no acp_token\.json; a fresh server refuses/);
     expect(again.stdout).not.toContain('Logged out (');
+    expect(again.stderr).not.toContain('The server logged out');
     const local = await agyctl(['logout', '--local', '--json'], sandbox);
     expect(local.exitCode).toBe(0);
     expect(JSON.parse(local.stdout).logout).toMatchObject({ alreadyLoggedOut: true, tokenRemoved: false });
+  });
+
+  it('on a box with no state dir says only that it was already logged out', async () => {
+    sandbox = makeSandbox();
+    fs.rmSync(sandbox.stateDir, { recursive: true, force: true });
+    const r = await agyctl(['logout'], sandbox);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^Already logged out: there was no acp_token\.json/);
+    expect(r.stderr).not.toMatch(/logged out/i);
   });
 
   it('exits 6 when credentials still work (an API key in the environment)', async () => {
