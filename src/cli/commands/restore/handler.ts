@@ -50,7 +50,7 @@ function restoreOptions(io: HandlerIO, snapshot: string | undefined, flags: Rest
     proveCallTimeoutMs: flags.prove ? parseDurationOption('--prove-timeout', flags.proveTimeout) : undefined,
   };
   if (flags.archive === undefined)
-    return { ...common, source: { dir: resolveSnapshot(snapshot!, dirOption(io, flags.from), io.ctx.cwd) } };
+    return { ...common, source: { dir: resolveSnapshot(snapshot!, dirOption(io, flags.from), io.ctx.cwd, true) } };
   const archive = flags.archive === '-' ? '-' : path.resolve(io.ctx.cwd, expandTilde(flags.archive, io.ctx.env));
   if (archive !== '-' && !fs.existsSync(archive))
     throw usageError(
@@ -87,6 +87,8 @@ async function restoreRun(io: HandlerIO, options: RestoreOptions): Promise<Comma
         },
       );
     }
+    const { ManifestError, manifestAgyError } = await import('../../../backup/manifest.js');
+    if (err instanceof ManifestError) throw manifestAgyError(err, archive);
     if (io.ctx.signal.aborted) throw new InterruptedError();
     throw err;
   }
