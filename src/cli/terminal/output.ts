@@ -4,7 +4,7 @@
  * stderr, so `agyctl ... --json | jq` always sees clean JSON.
  */
 import { type CommandIO, type Palette, PLAIN, type Reporter, type TtyWritable } from '../../core/io.js';
-import { fitLine, wrapProse } from './wrap.js';
+import { fitLine, visibleWidth, wrapProse } from './wrap.js';
 
 export { type Palette, PLAIN };
 
@@ -89,13 +89,30 @@ export class Output implements Reporter {
     if (this.options.verbose) this.stderr.write(`${this.e.dim(message)}\n`);
   }
 
-  /** Overwrite the current stderr line (countdowns, progress); only on a TTY. */
+  /** Columns the last status line took: without escape sequences, a shorter redraw blanks the rest with spaces. */
+  private statusWidth = 0;
+
+  /**
+   * Overwrite the current stderr line (countdowns, progress); only on a TTY. With colour off (NO_COLOR,
+   * TERM=dumb, --no-color) no escape sequence is written: a carriage return and spaces do the same.
+   */
   status(message: string): void {
-    if (this.stderr.isTTY) this.stderr.write(`\r\x1b[2K${fitLine(message, this.stderr.columns)}`);
+    if (!this.stderr.isTTY) return;
+    const line = fitLine(message, this.stderr.columns);
+    if (this.options.color) {
+      this.stderr.write(`\r\x1b[2K${line}`);
+      return;
+    }
+    const width = visibleWidth(line);
+    this.stderr.write(`\r${line}${' '.repeat(Math.max(0, this.statusWidth - width))}`);
+    this.statusWidth = width;
   }
 
   clearStatus(): void {
-    if (this.stderr.isTTY) this.stderr.write('\r\x1b[2K');
+    if (!this.stderr.isTTY) return;
+    if (this.options.color) this.stderr.write('\r\x1b[2K');
+    else if (this.statusWidth > 0) this.stderr.write(`\r${' '.repeat(this.statusWidth)}\r`);
+    this.statusWidth = 0;
   }
 
   /** One NDJSON event on stdout (streaming commands in --json mode only). */
