@@ -252,3 +252,17 @@ describe('settings show reports, it does not fail', () => {
     expect(v.stdout).toMatch(/^ {2}error: /m);
   });
 });
+
+describe('an option of a subcommand given before it', () => {
+  it.each([
+    [['backup', '--from', '/srv/bk', 'list'], 'agyctl backup list --from /srv/bk'],
+    [['backup', '--from=/srv/bk', 'verify', 'latest'], 'agyctl backup verify --from=/srv/bk latest'],
+  ])('%j: the hint gives the right order', async (argv, fixed) => {
+    const r = await runInProcess(argv);
+    expect(r.exit).toBe(2);
+    expect(r.stderr).toContain(
+      `hint: --from belongs to \`agyctl backup ${argv.at(-1) === 'list' ? 'list' : 'verify'}\``,
+    );
+    expect(r.stderr).toContain(`\`${fixed}\``);
+  });
+});
