@@ -224,7 +224,7 @@ describe('settings paths that are not what they should be', () => {
     expect(r.stderr).toContain('point --state-dir');
     expect(r.stdout + r.stderr).not.toMatch(/agyctl login/m);
     const good = await inSandbox(['check']);
-    expect(good.stdout).toMatch(/fix: run: agyctl login$/m);
+    expect(good.stdout).toMatch(/fix: run: agyctl login \(or, to choose the auth type yourself/m);
   });
 });
 
