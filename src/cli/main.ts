@@ -2,12 +2,11 @@
  * run(argv, ctx) -> exit code. The only place that decides the exit code and
  * the only place that ends the process (in main(), for the real process).
  */
-import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { killAllChildren } from '../acp/children.js';
 import { AgyError, EXIT, EXIT_TABLE, type ExitCode, ReaderGone } from '../core/errors.js';
 import { nullTracer, type Tracer } from '../core/io.js';
-import { stateDirProblem } from '../core/paths.js';
+import { resolveUserPath, stateDirProblem } from '../core/paths.js';
 import { agyctlVersion } from '../core/runtime.js';
 import { pendingLoginNotice } from '../login/detached/pending-login.js';
 import { dropToOwner, ownerToBecome, relayFd, TRACE_FD_VAR } from '../util/os/tree-owner.js';
@@ -75,7 +74,9 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
       const owner = ownerToBecome(opts.stateDir);
       if (owner) {
         const prometheus =
-          typeof input.options.prometheus === 'string' ? path.resolve(ctx.cwd, input.options.prometheus) : undefined;
+          typeof input.options.prometheus === 'string'
+            ? resolveUserPath(ctx.cwd, input.options.prometheus, ctx.env)
+            : undefined;
         if (prometheus) (await import('../check/metrics-target.js')).assertMetricsTarget(prometheus);
         // The child writes the command's whole output; root only passes its exit code on.
         exit = await runAsOwner(owner, { argv, ctx, opts, ...(prometheus ? { prometheus } : {}) });
@@ -94,7 +95,7 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
     }
     if (opts.trace) {
       const { FileTracer } = await import('../acp/file-tracer.js');
-      tracer = new FileTracer(relayFd(ctx.env, TRACE_FD_VAR) ?? path.resolve(ctx.cwd, opts.trace));
+      tracer = new FileTracer(relayFd(ctx.env, TRACE_FD_VAR) ?? resolveUserPath(ctx.cwd, opts.trace, ctx.env));
     }
     const result = await handler({ ctx, opts, out, tracer }, input);
     exit = result.exit;

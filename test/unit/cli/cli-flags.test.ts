@@ -266,3 +266,18 @@ describe('an option of a subcommand given before it', () => {
     expect(r.stderr).toContain(`\`${fixed}\``);
   });
 });
+
+describe('a path option given as --opt=~/x (no shell expands that ~)', () => {
+  it('is under HOME: --prometheus=~/m.prom, --trace=~/t.jsonl', async () => {
+    const r = await inSandbox(['check', '--prometheus=~/m.prom', '--trace=~/t.jsonl']);
+    expect([0, 3]).toContain(r.exit);
+    expect(fs.existsSync(path.join(sandbox!.home, 'm.prom'))).toBe(true);
+    expect(fs.existsSync(path.join(sandbox!.root, '~'))).toBe(false);
+  });
+
+  it('--inventory=~/hosts.ini is read from HOME', async () => {
+    const r = await inSandbox(['connect', '--inventory=~/no-such-hosts.ini', '--json']);
+    expect(r.exit).toBe(2);
+    expect(r.stdout).toContain(path.join(sandbox!.home, 'no-such-hosts.ini'));
+  });
+});

@@ -10,7 +10,7 @@ import { errorText } from '../../../backup/error-text.js';
 import type { RetentionPolicy } from '../../../backup/retention.js';
 import type { BackupOptions, BackupReport } from '../../../backup/run-backup.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
-import { defaultBackupDir, expandTilde } from '../../../core/paths.js';
+import { defaultBackupDir, expandTilde, resolveUserPath } from '../../../core/paths.js';
 import { type FsErrorContext, withFsErrors } from '../../../util/fs-errors.js';
 import { ownerToBecome } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerIO } from '../../action.js';
@@ -98,7 +98,7 @@ async function backupOptions(io: HandlerIO, flags: BackupFlags): Promise<BackupO
     jobs: jobsOption(flags.jobs),
     dryRun: flags.dryRun === true,
     archive: archiveTarget(io, flags.archive),
-    prometheus: flags.prometheus === undefined ? undefined : path.resolve(io.ctx.cwd, flags.prometheus),
+    prometheus: flags.prometheus === undefined ? undefined : resolveUserPath(io.ctx.cwd, flags.prometheus, io.ctx.env),
     proveCallTimeoutMs: flags.prove ? (await import('./prove-handler.js')).proveCallTimeout(io, flags) : undefined,
   };
   if (flags.dryRun && flags.prove)

@@ -10,6 +10,7 @@ import readline from 'node:readline';
 import { describeInsight, inspectToken } from '../../../check/token.js';
 import { EXIT, TimeoutError, usageError } from '../../../core/errors.js';
 import type { TtyReadable } from '../../../core/io.js';
+import { resolveUserPath } from '../../../core/paths.js';
 import type { LoginOptions } from '../../../login/run-login.js';
 import { profileOf } from '../../../profiles/index.js';
 import { withDeadline } from '../../../util/deadline.js';
@@ -87,7 +88,7 @@ export async function loginCommand(io: HandlerIO, { options }: HandlerArgs<Login
   // The supervisor runs the login with these options; --trace is made absolute, it runs elsewhere.
   const opts = {
     ...io.opts,
-    ...(io.opts.trace ? { trace: path.resolve(io.ctx.cwd, io.opts.trace) } : {}),
+    ...(io.opts.trace ? { trace: resolveUserPath(io.ctx.cwd, io.opts.trace, io.ctx.env) } : {}),
   };
   const { screenOf } = await import('../../../login/qr.js');
   const stderrSize = screenOf(io.ctx.stderr).size;
