@@ -33,7 +33,8 @@ function wrapLine(line: string, width: number, indent: string): string {
     if (fresh || visibleWidth(candidate) <= width) current = candidate;
     else {
       out.push(current);
-      current = `${indent}${word}`;
+      // A word (a path) that fits the line but not after the indent starts at the left edge: whole, not cut.
+      current = visibleWidth(`${indent}${word}`) <= width ? `${indent}${word}` : word;
     }
     fresh = false;
   }
