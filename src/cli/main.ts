@@ -164,13 +164,18 @@ function commanderExit(err: CommanderError, program: Command, argv: string[], ou
   return EXIT.usage;
 }
 
-function reportError(err: AgyError, out: Output, streaming: boolean): ExitCode {
-  if (err.exit === EXIT.internal && err.cause instanceof Error && out.options.verbose)
-    out.info(String(err.cause.stack));
+export function reportError(err: AgyError, out: Output, streaming: boolean): ExitCode {
   if (out.json && streaming) out.event({ event: 'error', ...err.toJSON(), ...(err.details ?? {}) });
   else if (out.json) out.document({ ok: false, error: err.toJSON(), ...(err.details ?? {}) });
   // With --json the error has one place, stdout's JSON (docs/json.md); --verbose repeats it on stderr for a person.
   if (!out.json || out.options.verbose) out.error(err.message, err.hint);
+  // --verbose: where a bug happened, under its one error line (the message is in that line, not repeated).
+  if (err.exit === EXIT.internal && err.cause instanceof Error && out.options.verbose) {
+    const frames = String(err.cause.stack ?? '')
+      .split('\n')
+      .filter((line) => /^\s+at /.test(line));
+    if (frames.length > 0) out.info(frames.join('\n'), { verbatim: true });
+  }
   return err.exit;
 }
 

@@ -86,3 +86,24 @@ describe('with colour off (NO_COLOR, TERM=dumb, --no-color)', () => {
     expect(text).toBe(`\r${first}\r${second}${blank}\r${' '.repeat(second.length)}\rdone\n`);
   });
 });
+
+describe('--verbose and an internal error', () => {
+  it('prints the error once, then its stack frames as they are', async () => {
+    const { reportError } = await import('../../src/cli/main.js');
+    const { toAgyError } = await import('../../src/core/errors.js');
+    const err = terminal(80);
+    const out = new Output(terminal(80).stream, err.stream, { json: false, color: false, verbose: true });
+    const bug = new Error('boom: something agyctl did not expect went wrong in the middle of a long line');
+    expect(reportError(toAgyError(bug), out, false)).toBe(1);
+    const text = err.text();
+    expect(text.match(/boom/g)).toHaveLength(1);
+    expect(text.startsWith('error: Internal error: boom')).toBe(true);
+    const frames = text.split('\n').filter((l) => /^\s+at /.test(l));
+    expect(frames.length).toBeGreaterThan(0);
+    expect(frames).toEqual(
+      String(bug.stack)
+        .split('\n')
+        .filter((l) => /^\s+at /.test(l)),
+    );
+  });
+});
