@@ -372,6 +372,16 @@ describe('logout', () => {
 });
 
 describe('login over a credential check accepts', () => {
+  it('login --detach on a broken settings.json refuses first, before a word about replacing the credential', async () => {
+    sandbox = makeSandbox();
+    expect((await loginWithBrowser(sandbox)).result.exitCode).toBe(0);
+    fs.writeFileSync(path.join(sandbox.stateDir, 'settings.json'), '{"auth": ');
+    const r = await agyctl(['login', '--detach'], sandbox);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/^error: \S+settings\.json line \d+ column \d+:/);
+    expect(r.stderr).not.toContain('already holds a credential');
+  });
+
   it('on a terminal asks first (no by default: nothing changes); without one says so and signs in; --force skips the question', async () => {
     sandbox = makeSandbox();
     expect((await loginWithBrowser(sandbox)).result.exitCode).toBe(0);

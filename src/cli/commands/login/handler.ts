@@ -78,6 +78,8 @@ export async function loginCommand(io: HandlerIO, { options }: HandlerArgs<Login
   const { startLogin, outcomeError } = await import('../../../login/detached/foreground.js');
   const { startPrinter } = await import('./printers.js');
   const login = await loginOptionsFrom(io, options);
+  // A settings.json login would refuse is refused first, before anything is said about the credential.
+  (await import('../../../login/run-login.js')).usableSettings(io);
   if (!login.force) {
     const credential = acceptedCredential(io);
     if (credential && !(await confirmReplace(io, credential))) {
