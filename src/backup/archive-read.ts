@@ -181,6 +181,8 @@ async function readManifestEntry(r: StreamReader, staging: string): Promise<Mani
   try {
     manifest = checkManifest(JSON.parse(text.toString('utf8')), `the archive's ${MANIFEST}`);
   } catch (err) {
+    // A newer agyctl's snapshot is not a damaged archive: it gets the directory's error and exit code.
+    if (err instanceof ManifestError && err.problem === 'newer') throw err;
     throw new ArchiveError(err instanceof ManifestError ? err.message : `the archive's ${MANIFEST} is not JSON`);
   }
   fs.writeFileSync(path.join(staging, MANIFEST), text, { flag: 'wx', mode: 0o600 });

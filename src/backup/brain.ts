@@ -15,6 +15,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { childPath } from '../core/safe-path.js';
+import { sha256File } from '../util/os/file-hash.js';
 import { PinnedDir } from '../util/os/pinned-dir.js';
 import {
   assertNotSymlink,
@@ -263,6 +264,8 @@ export function restoreBrain(
   stamp: string,
 ): string | null {
   if (!brain || brain.files.length === 0) return null;
+  // As for databases: a directory that holds the snapshot's files already is left as it is, with no copy of itself.
+  if (brainHoldsSnapshot(stateDir, id, brain)) return null;
   const parentPath = path.join(stateDir, 'brain');
   assertNotSymlink(parentPath, 'the brain directory');
   mkdirPrivate(parentPath);
@@ -287,6 +290,7 @@ export function restoreBrain(
       }
       fs.renameSync(fresh, parent.at(id));
       parent.fsync();
+      if (preRestore) pruneBrainPreRestore(parent, id);
       return preRestore;
     } finally {
       // Ours and 0700, so nobody else can change what is in it; a link put in its place is removed, not followed.
@@ -300,6 +304,51 @@ export function restoreBrain(
     }
   } finally {
     parent.close();
+  }
+}
+
+/** Pre-restore copies of a brain directory kept per session, as for its database (PRE_RESTORE_KEEP in restore-one.ts). */
+export const BRAIN_PRE_RESTORE_KEEP = 3;
+
+const BRAIN_PRE_RESTORE = /^(.+)\.pre-restore-(\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}Z)$/;
+
+/** Whether brain/<id>/ holds exactly the snapshot's files, byte for byte (nothing skipped, nothing more). */
+export function brainHoldsSnapshot(stateDir: string, id: string, brain: ManifestBrain): boolean {
+  let scan: BrainScan | null;
+  try {
+    scan = scanBrain(stateDir, id);
+  } catch {
+    return false; // over the limits: not the snapshot's
+  }
+  if (!scan || scan.skipped.length > 0 || scan.found.length !== brain.files.length) return false;
+  const want = new Map(brain.files.map((f) => [f.path, f]));
+  return scan.found.every((f) => {
+    const w = want.get(f.path);
+    if (!w || w.bytes !== f.identity.size) return false;
+    try {
+      return sha256File(f.abs) === w.sha256;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Keep the newest BRAIN_PRE_RESTORE_KEEP `<id>.pre-restore-<stamp>` directories (names sort by their UTC stamp); best effort. */
+function pruneBrainPreRestore(parent: PinnedDir, id: string): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(parent.path);
+  } catch {
+    return;
+  }
+  const copies = names.filter((n) => BRAIN_PRE_RESTORE.exec(n)?.[1] === id).sort();
+  for (const name of copies.slice(0, -BRAIN_PRE_RESTORE_KEEP)) {
+    try {
+      // rm does not follow links: a link put in a copy's place goes, not what it points to.
+      fs.rmSync(parent.at(name), { recursive: true, force: true });
+    } catch {
+      // Tidying up only: the restore is done; the next one tries again.
+    }
   }
 }
 

@@ -2,14 +2,25 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { usageError } from '../core/errors.js';
+import { fsAgyError } from '../util/fs-errors.js';
 import { listSnapshots } from './layout.js';
 import { MANIFEST } from './manifest.js';
 import { type SnapshotSource, snapshotsOf } from './source.js';
 
-/** `latest` is the newest snapshot of `source` (the state dir the command works on): another state dir's never counts. */
-export function resolveSnapshot(arg: string, backupDir: string, cwd: string, source: SnapshotSource): string {
+/**
+ * `latest` is the newest snapshot of `source` (the state dir the command
+ * works on): another state dir's never counts. `takesArchive`: the command
+ * has --archive (restore); the others are told how to read an archive.
+ */
+export function resolveSnapshot(
+  arg: string,
+  backupDir: string,
+  cwd: string,
+  source: SnapshotSource,
+  takesArchive = false,
+): string {
   if (arg === 'latest') {
-    const newest = snapshotsOf(backupDir, source)[0];
+    const newest = readSnapshots(backupDir, source)[0];
     if (!newest) {
       const others = listSnapshots(backupDir).length;
       throw usageError(
@@ -19,13 +30,14 @@ export function resolveSnapshot(arg: string, backupDir: string, cwd: string, sou
     }
     return newest.dir;
   }
-  const candidates = [path.resolve(cwd, arg), path.join(backupDir, arg)];
+  // A snapshot name has no '/': a path (absolute, ./x, ~/x expanded by the shell) is that path only.
+  const isPath = arg.includes('/');
+  // `DIR/latest`, as `ls` shows a backup dir: the newest snapshot in DIR.
+  if (isPath && path.basename(arg) === 'latest' && !exists(path.resolve(cwd, arg)))
+    return resolveSnapshot('latest', path.dirname(path.resolve(cwd, arg)), cwd, source, takesArchive);
+  const candidates = isPath ? [path.resolve(cwd, arg)] : [path.resolve(cwd, arg), path.join(backupDir, arg)];
   const dir = candidates.find((c) => isDir(c));
-  if (!dir)
-    throw usageError(
-      `No snapshot ${arg} (looked at ${candidates.join(' and ')}).`,
-      'give a snapshot directory, its name in the backup dir, or `latest`',
-    );
+  if (!dir) throw noSnapshot(arg, candidates, backupDir, { isPath, takesArchive });
   if (/\.(partial|deleting)$/.test(dir))
     throw usageError(
       `${dir} is an unfinished snapshot from an interrupted run.`,
@@ -36,10 +48,74 @@ export function resolveSnapshot(arg: string, backupDir: string, cwd: string, sou
   return dir;
 }
 
+/** Whether p is a directory; a path that cannot be looked at (EACCES on the way) is that error, not "no snapshot". */
 function isDir(p: string): boolean {
   try {
     return fs.statSync(p).isDirectory();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return false;
+    throw fsAgyError(err, { defaultPath: p, roots: [{ dir: p, role: 'the snapshot' }] }) ?? err;
+  }
+}
+
+const ARCHIVE_NAME = /\.(tar|tar\.gz|tgz|tar\.zst|tar\.xz)$/i;
+
+function isFile(p: string): boolean {
+  try {
+    return fs.statSync(p).isFile();
   } catch {
     return false;
   }
+}
+
+function exists(p: string): boolean {
+  try {
+    fs.lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The snapshots of `source` in a backup dir; one that cannot be read is that error (permission denied names the path). */
+function readSnapshots(backupDir: string, source: SnapshotSource): ReturnType<typeof listSnapshots> {
+  try {
+    return snapshotsOf(backupDir, source);
+  } catch (err) {
+    throw fsAgyError(err, { defaultPath: backupDir, roots: [{ dir: backupDir, role: 'the backup directory' }] }) ?? err;
+  }
+}
+
+function snapshotNames(backupDir: string): string[] {
+  try {
+    return listSnapshots(backupDir).map((s) => path.basename(s.dir));
+  } catch {
+    return []; // an unreadable backup dir: the error is about the name given
+  }
+}
+
+/** What to say when no directory answers to `arg`: an archive named as one, else the snapshots there are. */
+function noSnapshot(
+  arg: string,
+  candidates: string[],
+  backupDir: string,
+  { isPath, takesArchive }: { isPath: boolean; takesArchive: boolean },
+): Error {
+  const file = candidates.find(isFile);
+  if (file && (ARCHIVE_NAME.test(file) || !isPath))
+    return usageError(
+      `${file} is a file (an archive?), not a snapshot directory.`,
+      takesArchive
+        ? `give it with --archive ${file}`
+        : `an archive is read by \`agyctl restore --archive ${file}\` (add --dry-run to change nothing), or unpack it with tar -xf and give the directory`,
+    );
+  const names = snapshotNames(backupDir);
+  const shown = names.slice(0, 5).join(', ') + (names.length > 5 ? ', …' : '');
+  return usageError(
+    `No snapshot ${arg} (looked at ${candidates.join(' and ')}).`,
+    names.length > 0
+      ? `the snapshots in ${backupDir} are: ${shown} (or \`latest\`; \`agyctl backup list\` lists them all)`
+      : `there is no snapshot in ${backupDir}; give a snapshot directory, or \`--from DIR\` where your backups are (\`agyctl backup list --from DIR\`)`,
+  );
 }

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { conversationFiles } from '../core/paths.js';
 import { copyFileNoFollow, lstatOrNull } from '../util/os/safe-fs.js';
 import { findServersFor, holders } from '../util/procfs.js';
+import { brainHoldsSnapshot } from './brain.js';
 import { discoverSessions } from './discover.js';
 import { identityOf } from './file-identity.js';
 import type { ManifestSession } from './manifest.js';
@@ -34,6 +35,8 @@ export interface PlannedSession {
   brainFiles: number;
   /** Regular files under brain/<id>/ now (kept beside it as a pre-restore copy when the snapshot has brain files). */
   currentBrainFiles: number;
+  /** brain/<id>/ holds the snapshot's brain files already (a restore leaves it, with no pre-restore copy). */
+  sameBrain: boolean;
   openBy: number[];
 }
 
@@ -79,6 +82,7 @@ export function planRestore(
       sameContent: db ? holdsSnapshotContent(f.db, path.join(dir, s.file), snapshot.tmpRoot ?? os.tmpdir()) : null,
       brainFiles: s.brain?.files.length ?? 0,
       currentBrainFiles: brainFilesNow(stateDir, s.id).length,
+      sameBrain: Boolean(s.brain && s.brain.files.length > 0 && brainHoldsSnapshot(stateDir, s.id, s.brain)),
       openBy,
     };
   });

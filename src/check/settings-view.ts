@@ -38,6 +38,9 @@ function loginHint(stateDir: string): string {
 }
 
 function errorFinding(problem: Problem, stateDir: string): Finding {
+  // A missing file gets the fix `settings show` gives for it; login writes auth.type as it signs in.
+  if (problem.id === 'settings-missing' && antigravity.canSteer(stateDir))
+    return fail('not-authenticated', problem.message, problem.hint);
   if (NOT_LOGGED_IN.has(problem.id)) return fail('not-authenticated', problem.message, loginHint(stateDir));
   return fail('misconfigured', problem.message, problem.hint);
 }

@@ -106,8 +106,21 @@ export function describeTree(program: Command): CommandInfo[] {
   return out;
 }
 
+/** `agyctl help <topic>` (answered by main.ts, not a command of the tree): every command, and exit-codes. */
+function withHelpTopics(tree: CommandInfo[]): CommandInfo[] {
+  const [root, ...rest] = tree;
+  if (!root) return tree;
+  const help = { name: 'help', description: 'show the help of a command, or every exit code (help exit-codes)' };
+  const topics = [...root.subs, { name: 'exit-codes', description: 'every exit code and what it means' }];
+  return [
+    { ...root, subs: [...root.subs, help] },
+    ...rest,
+    { path: 'help', subs: topics, options: [HELP_OPTION], args: [] },
+  ];
+}
+
 export function completionScript(program: Command, shell: Shell): string {
-  const tree = describeTree(program);
+  const tree = withHelpTopics(describeTree(program));
   if (shell === 'fish') return fishScript(tree);
   if (shell === 'zsh') return zshScript(tree);
   return bashScript(tree);

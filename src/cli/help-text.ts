@@ -6,6 +6,7 @@
  * wantsHelp), so other runs start without it.
  */
 import type { Command } from 'commander';
+import { wrapProse } from './terminal/wrap.js';
 
 interface HelpExtra {
   /** [invocation, what it does]: real command lines a user can paste (shown gh-style: comment, then `$ command`). */
@@ -390,8 +391,15 @@ export const HELP: Readonly<Record<string, HelpExtra>> = {
   },
 };
 
-export function renderHelpExtra(extra: HelpExtra): string {
-  const examples = extra.examples.map(([cmd, what]) => `  # ${what}\n  $ ${cmd}`);
+/** A comment broken at spaces to the width, every line of it a `#` line (a command is left whole, to copy). */
+const comment = (what: string, width: number): string =>
+  wrapProse(what, width - 4)
+    .split('\n')
+    .map((line) => `  # ${line}`)
+    .join('\n');
+
+export function renderHelpExtra(extra: HelpExtra, width = 80): string {
+  const examples = extra.examples.map(([cmd, what]) => `${comment(what, width)}\n  $ ${cmd}`);
   const exits = extra.exits.map(([code, when]) => `  ${String(code).padStart(3)}  ${when}`);
   return `\nExamples:\n${examples.join('\n')}\n\nExit codes (all of them: agyctl help exit-codes):\n${exits.join('\n')}\n`;
 }
@@ -404,8 +412,8 @@ export function commandPath(cmd: Command): string {
 }
 
 /** Append the sections to every command of the tree that has them. */
-export function addHelpExtras(cmd: Command): void {
+export function addHelpExtras(cmd: Command, width = 80): void {
   const extra = HELP[commandPath(cmd)];
-  if (extra) cmd.addHelpText('after', () => renderHelpExtra(extra));
-  for (const sub of cmd.commands) addHelpExtras(sub);
+  if (extra) cmd.addHelpText('after', () => renderHelpExtra(extra, width));
+  for (const sub of cmd.commands) addHelpExtras(sub, width);
 }

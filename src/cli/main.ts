@@ -2,12 +2,11 @@
  * run(argv, ctx) -> exit code. The only place that decides the exit code and
  * the only place that ends the process (in main(), for the real process).
  */
-import path from 'node:path';
 import { Command, CommanderError } from 'commander';
 import { killAllChildren } from '../acp/children.js';
 import { AgyError, EXIT, EXIT_TABLE, type ExitCode, ReaderGone } from '../core/errors.js';
 import { nullTracer, type Tracer } from '../core/io.js';
-import { stateDirProblem } from '../core/paths.js';
+import { resolveUserPath, stateDirProblem } from '../core/paths.js';
 import { agyctlVersion } from '../core/runtime.js';
 import { pendingLoginNotice } from '../login/detached/pending-login.js';
 import { CALLER_CWD_VAR, dropToOwner, ownerToBecome, relayFd, TRACE_FD_VAR } from '../util/os/tree-owner.js';
@@ -16,12 +15,13 @@ import { ownerDeadlineMs, runAsOwner, runsAsOwner } from './as-owner.js';
 import { commandError } from './command-error.js';
 import { COMMANDS } from './commands/index.js';
 import { addGlobalOptions, globalOptionsFrom } from './globals.js';
+import { EXIT_CODES_TOPIC, helpTarget, helpTopic } from './help-request.js';
 import { Output } from './terminal/output.js';
 import { usageErrorFrom } from './usage-error.js';
 
 /** Help is about to be shown: the examples module is loaded only then, so other runs start without it. */
 const wantsHelp = (argv: string[]): boolean =>
-  argv.length === 0 || argv[0] === 'help' || argv.some((a) => a === '--help' || a === '-h');
+  argv.length === 0 || argv.some((a) => a === 'help' || a === '--help' || a === '-h');
 
 async function buildProgram(
   argv: string[],
@@ -50,7 +50,7 @@ async function buildProgram(
       onInvoke(invocationOf(handler as Handler, spec, commanderArgs));
   for (const register of COMMANDS) register(program, action);
   for (const cmd of program.commands) cmd.exitOverride();
-  if (wantsHelp(argv)) (await import('./help-text.js')).addHelpExtras(program);
+  if (wantsHelp(argv)) (await import('./help-text.js')).addHelpExtras(program, helpWidth(ctx));
   return program;
 }
 
@@ -62,6 +62,9 @@ function serverVersionFlag(argv: string[]): boolean {
 }
 
 const programOf = (cmd: Command): Command => (cmd.parent ? programOf(cmd.parent) : cmd);
+
+/** The width commander's help wraps to: the terminal's, else 80. */
+const helpWidth = (ctx: RunContext): number => (ctx.stdout.isTTY && ctx.stdout.columns) || 80;
 
 export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
   const jsonRequested = argv.includes('--json');
@@ -78,7 +81,9 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
       const owner = ownerToBecome(opts.stateDir);
       if (owner) {
         const prometheus =
-          typeof input.options.prometheus === 'string' ? path.resolve(ctx.cwd, input.options.prometheus) : undefined;
+          typeof input.options.prometheus === 'string'
+            ? resolveUserPath(ctx.cwd, input.options.prometheus, ctx.env)
+            : undefined;
         if (prometheus) (await import('../check/metrics-target.js')).assertMetricsTarget(prometheus);
         // The child writes the command's whole output; root only passes its exit code on.
         exit = await runAsOwner(owner, {
@@ -105,7 +110,7 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
     }
     if (opts.trace) {
       const { FileTracer } = await import('../acp/file-tracer.js');
-      tracer = new FileTracer(relayFd(ctx.env, TRACE_FD_VAR) ?? path.resolve(ctx.cwd, opts.trace));
+      tracer = new FileTracer(relayFd(ctx.env, TRACE_FD_VAR) ?? resolveUserPath(ctx.cwd, opts.trace, ctx.env));
     }
     const result = await handler({ ctx, opts, out, tracer }, input);
     exit = result.exit;
@@ -120,7 +125,8 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
       program.outputHelp();
       return EXIT.ok;
     }
-    if (argv[0] === 'help' && argv[1] === 'exit-codes') return await printExitCodes(out);
+    const topic = helpTopic(program, argv);
+    if (topic) return await printHelp(program, topic, out, helpWidth(ctx));
     await program.parseAsync(argv, { from: 'user' });
     return exit;
   } catch (err) {
@@ -135,11 +141,24 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
   }
 }
 
+/** `agyctl help [topic…]`, wherever the global options stand. */
+async function printHelp(program: Command, topic: string[], out: Output, width: number): Promise<ExitCode> {
+  if (topic.length === 1 && topic[0] === EXIT_CODES_TOPIC) return await printExitCodes(out, width);
+  helpTarget(program, topic).outputHelp();
+  return EXIT.ok;
+}
+
 /** `agyctl help exit-codes`: every help's "Exit codes" section points here, since docs/ is not on an installed box's path. */
-async function printExitCodes(out: Output): Promise<ExitCode> {
+async function printExitCodes(out: Output, width: number): Promise<ExitCode> {
   const { renderExitCodesText } = await import('../core/exit-codes-doc.js');
+  const { docsOnThisBox } = await import('./docs-path.js');
+  const { wrapProse } = await import('./terminal/wrap.js');
   if (out.json) out.document({ ok: true, exitCodes: EXIT_TABLE });
-  else out.print(renderExitCodesText().trimEnd());
+  else {
+    const [header = '', ...rows] = renderExitCodesText(docsOnThisBox).trimEnd().split('\n');
+    // A meaning's continuation lines stand under the meaning (3 + 2 + 11 + 2 columns in).
+    out.print([wrapProse(header, width), ...rows.map((row) => wrapProse(row, width, ' '.repeat(18)))].join('\n'));
+  }
   return EXIT.ok;
 }
 
@@ -160,13 +179,18 @@ function commanderExit(err: CommanderError, program: Command, argv: string[], ou
   return EXIT.usage;
 }
 
-function reportError(err: AgyError, out: Output, streaming: boolean): ExitCode {
-  if (err.exit === EXIT.internal && err.cause instanceof Error && out.options.verbose)
-    out.info(String(err.cause.stack));
+export function reportError(err: AgyError, out: Output, streaming: boolean): ExitCode {
   if (out.json && streaming) out.event({ event: 'error', ...err.toJSON(), ...(err.details ?? {}) });
   else if (out.json) out.document({ ok: false, error: err.toJSON(), ...(err.details ?? {}) });
   // With --json the error has one place, stdout's JSON (docs/json.md); --verbose repeats it on stderr for a person.
   if (!out.json || out.options.verbose) out.error(err.message, err.hint);
+  // --verbose: where a bug happened, under its one error line (the message is in that line, not repeated).
+  if (err.exit === EXIT.internal && err.cause instanceof Error && out.options.verbose) {
+    const frames = String(err.cause.stack ?? '')
+      .split('\n')
+      .filter((line) => /^\s+at /.test(line));
+    if (frames.length > 0) out.info(frames.join('\n'), { verbatim: true });
+  }
   return err.exit;
 }
 

@@ -96,8 +96,38 @@ function missingArgumentHint(at: Located): string | undefined {
   return missing ? `give <${missing.name()}>: ${missing.description} (run \`${at.path} --help\` for usage)` : undefined;
 }
 
+/**
+ * `backup --from DIR list`: an option of a subcommand given before it. The hint is the right order,
+ * the option after the subcommand.
+ */
+function optionOfLaterSubcommand(program: Command, argv: readonly string[], message: string): string | undefined {
+  const flag = /unknown option '([^']+)'/.exec(message)?.[1]?.split('=')[0];
+  if (!flag) return undefined;
+  const i = argv.findIndex((a) => a === flag || a.startsWith(`${flag}=`));
+  if (i < 0) return undefined;
+  // The command the option was given to: where argv stands at the flag.
+  const at = locate(program, argv.slice(0, i));
+  for (const sub of at.command.commands) {
+    const j = argv.indexOf(sub.name(), i + 1);
+    if (j < 0) continue;
+    const option = sub.options.find((o) => o.long === flag || o.short === flag);
+    if (!option) continue;
+    const width = argv[i] === flag && (option.required || option.optional) ? 2 : 1;
+    const given = argv.slice(i, i + width);
+    const rest = [...argv.slice(0, i), ...argv.slice(i + width)];
+    const k = rest.indexOf(sub.name(), i);
+    const fixed = [...rest.slice(0, k + 1), ...given, ...rest.slice(k + 1)];
+    return `${flag} belongs to \`${at.path} ${sub.name()}\`, after it: \`agyctl ${fixed.join(' ')}\``;
+  }
+  return undefined;
+}
+
 export function usageErrorFrom(err: CommanderError, program: Command, argv: readonly string[]): AgyError {
   const at = locate(program, argv);
+  if (err.code === 'commander.unknownOption') {
+    const order = optionOfLaterSubcommand(program, argv, err.message);
+    if (order) return new AgyError(EXIT.usage, 'usage', err.message.replace(/^error:\s*/i, ''), { hint: order });
+  }
   if (err.code === 'commander.unknownCommand' || err.code === 'commander.excessArguments') {
     const typo = misspelledSubcommand(at);
     if (typo) return typo;

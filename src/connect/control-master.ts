@@ -48,12 +48,14 @@ const READY_POLL_MS = 100;
 const TAIL_LINES = 8;
 
 /**
- * Started through `sh -c 'trap "" INT; exec ssh ...'`: ssh keeps an ignored
- * SIGINT ignored, so a Ctrl-C on the terminal reaches agyctl (which cancels
- * the remote login over this master) without killing the master first. It
- * still shares our terminal, so password prompts work.
+ * Started through `sh -c 'trap "" INT TERM; exec ssh ...'`: ssh keeps an
+ * ignored SIGINT or SIGTERM ignored, so a Ctrl-C on the terminal, or a
+ * SIGTERM to our whole process group (`timeout 20 agyctl connect …`),
+ * reaches agyctl (which cancels the remote login over this master) without
+ * killing the master first. It still shares our terminal, so password
+ * prompts work; close() ends it with `-O exit`, else SIGKILL.
  */
-const IGNORE_SIGINT = 'trap "" INT; exec "$@"';
+const IGNORE_SIGINT = 'trap "" INT TERM; exec "$@"';
 
 export class SshMaster {
   readonly socket: string;
@@ -91,6 +93,8 @@ export class SshMaster {
       reject: false,
       cleanup: true,
     });
+    // It ignores SIGTERM (above), so execa's cleanup cannot stop it: whatever way agyctl ends, it goes too.
+    process.on('exit', this.killOnExit);
     const lines = readline.createInterface({ input: this.child.stderr! });
     lines.on('line', (line) => this.log(line));
     const drained = new Promise<void>((resolve) => lines.once('close', resolve));
@@ -244,9 +248,14 @@ export class SshMaster {
         await settlesWithin(this.exited, CLOSE_TIMEOUT_MS);
       }
     } finally {
+      process.off('exit', this.killOnExit);
       fs.rmSync(this.dir, { recursive: true, force: true });
     }
   }
+
+  private readonly killOnExit = (): void => {
+    if (!this.exitInfo) this.child.kill('SIGKILL');
+  };
 }
 
 /** Text from ssh or the remote box, safe to keep and show: one line, redacted, no control characters. */

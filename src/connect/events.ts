@@ -59,6 +59,8 @@ export type ConnectEvent =
   /** Reconnecting failed (or was interrupted): the commands to resume by hand. */
   | { type: 'resume-by-hand'; destination: string; interrupted: boolean; commands: string[] }
   | { type: 'resumed-logged-in'; destination: string }
+  /** One host: `agyctl check --live` passed there, so nothing was changed (--force signs in anyway). */
+  | { type: 'already-signed-in'; destination: string }
   /** Fleet: the next host's turn. */
   | { type: 'host-turn'; index: number; total: number; host: string }
   | { type: 'host-connected'; destination: string; ms: number | undefined }

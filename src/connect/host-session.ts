@@ -53,10 +53,35 @@ export async function runConnect(io: CommandIO, options: ConnectOptions, emit: C
   try {
     const ms = await master.waitReady(options.sshTimeoutMs, io.ctx.signal);
     emit({ type: 'connected', destination: target.destination, ms });
+    const healthy = options.force ? undefined : await alreadySignedIn(io, master, options, emit);
+    if (healthy) return healthy;
     return await new ConnectSession({ io, master, options, target, emit }).run();
   } finally {
     await master.close();
   }
+}
+
+/**
+ * As fleet connect does: `agyctl check --live` on the box first, so working credentials are not
+ * replaced without a word (docs/login.md). A box that passes is left as it is (--force signs in
+ * anyway); any other answer (not signed in, a failure, no agyctl there) goes on to the login, which
+ * says what it meets.
+ */
+async function alreadySignedIn(
+  io: CommandIO,
+  master: SshMaster,
+  options: ConnectOptions,
+  emit: ConnectEmit,
+): Promise<CommandResult | undefined> {
+  const { runRemoteCheck } = await import('./remote-check.js');
+  const check = await runRemoteCheck(master, options.remoteAgyctl, io.ctx.signal);
+  if (check.interrupted || io.ctx.signal.aborted) throw new InterruptedError();
+  if (check.status === undefined) return undefined;
+  const { status, exit, ms, liveMs, findings } = check;
+  emit({ type: 'host-checked', status, exit, ms, liveMs, ahead: false, findings });
+  if (exit !== EXIT.ok) return undefined;
+  emit({ type: 'already-signed-in', destination: master.destination });
+  return { exit: EXIT.ok, data: { connect: { destination: master.destination, healthy: true, checkStatus: status } } };
 }
 
 /** A one-host session: where it runs, its host and the connected master, and where its events go. */

@@ -21,9 +21,9 @@ export function renderExitCodesMarkdown(): string {
 }
 
 /** The same table for a terminal (`agyctl help exit-codes`): the docs are not beside an installed binary's users. */
-export function renderExitCodesText(): string {
+export function renderExitCodesText(docPath: (text: string) => string = (text) => text): string {
   const rows = EXIT_TABLE.map(
-    (e) => `${String(e.exit).padStart(3)}  ${e.name.padEnd(11)}  ${e.meaning.replace(/`/g, '')}`,
+    (e) => `${String(e.exit).padStart(3)}  ${e.name.padEnd(11)}  ${docPath(e.meaning.replace(/`/g, ''))}`,
   );
   return ['Exit codes (the same with and without --json; --json adds error.code and error.exit):', ...rows, ''].join(
     '\n',

@@ -90,7 +90,7 @@ export interface Reporter {
   readonly stderrIsTTY: boolean;
   readonly stdoutIsTTY: boolean;
   /** A line of human-readable data on stdout (URLs and commands to copy stand alone on theirs); suppressed in --json mode. */
-  print(line?: string): void;
+  print(line?: string, opts?: { verbatim?: boolean }): void;
   /** Prose on stderr (wrapped at spaces on a terminal); `verbatim`: text to copy, never wrapped. */
   info(message: string, opts?: { verbatim?: boolean }): void;
   warn(message: string): void;

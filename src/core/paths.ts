@@ -68,6 +68,11 @@ export function resolveStateDir(
   return chosen ? path.resolve(cwd, expandTilde(chosen, env)) : fallback(env);
 }
 
+/** A path option as given (`--opt=~/x` gets no tilde expansion from the shell): `~` and `~/…` are HOME, a relative path is from cwd. */
+export function resolveUserPath(cwd: string, p: string, env: NodeJS.ProcessEnv): string {
+  return path.resolve(cwd, expandTilde(p, env));
+}
+
 export function expandTilde(p: string, env: NodeJS.ProcessEnv): string {
   if (p === '~') return homeDir(env);
   if (p.startsWith('~/')) return path.join(homeDir(env), p.slice(2));

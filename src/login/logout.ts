@@ -20,7 +20,7 @@ export type LogoutStep =
   | { step: 'no-token-file'; file: string }
   | { step: 'removing-token'; file: string }
   | { step: 'server-has-no-logout' }
-  | { step: 'server-logged-out' };
+  | { step: 'server-logged-out'; hadToken: boolean };
 
 /** `agyctl logout`'s options, checked (src/cli/commands/logout/handler.ts), and where its steps go. */
 export interface LogoutOptions {
@@ -58,7 +58,7 @@ function removeTokenLocally(file: string, show: LogoutOptions['show']): boolean 
   return true;
 }
 
-async function serverLogout(io: CommandIO, options: LogoutOptions): Promise<'server' | 'local'> {
+async function serverLogout(io: CommandIO, options: LogoutOptions, hadToken: boolean): Promise<'server' | 'local'> {
   const { timeoutMs, show } = options;
   if (options.local) return 'local';
   return withServer(serverStartOptions(io, { initTimeoutMs: timeoutMs }), async ({ server, init }) => {
@@ -68,7 +68,7 @@ async function serverLogout(io: CommandIO, options: LogoutOptions): Promise<'ser
     }
     try {
       await acpLogout(server.connection, { timeoutMs, signal: io.ctx.signal });
-      show({ step: 'server-logged-out' });
+      show({ step: 'server-logged-out', hadToken });
       return 'server';
     } catch (err) {
       if (err instanceof AcpError && err.code === -32601) return 'local';
@@ -102,7 +102,7 @@ export async function runLogout(io: CommandIO, options: LogoutOptions): Promise<
   // A linked token would make the server (or --local) act on credentials outside this state dir: refuse before starting anything.
   assertNotSymlink(tokenFile, 'the token file');
   const existedBefore = fs.existsSync(tokenFile);
-  const via = await serverLogout(io, options);
+  const via = await serverLogout(io, options, existedBefore);
   if (via === 'local') removeTokenLocally(tokenFile, options.show);
   const { confirmed, said } = await confirmGone(io, options.timeoutMs);
   return {

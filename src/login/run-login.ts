@@ -48,6 +48,22 @@ function snapshotSettings(io: CommandIO): string | undefined {
   return readSettings(io.opts.stateDir).raw;
 }
 
+/** settings.json as login reads it; one it cannot read or parse is refused (exit 2) before anything else is said. */
+export function usableSettings(io: CommandIO): ReturnType<typeof readProfileSettings> {
+  const settings = readProfileSettings(profileOf(io.opts), io.opts.stateDir);
+  if (settings.unreadable)
+    throw usageError(
+      `Cannot read ${settings.path}: ${settings.unreadable}.`,
+      'fix the file, or move it aside and run `agyctl settings set-auth oauth-personal`',
+    );
+  if (settings.error)
+    throw usageError(
+      `${settings.path} line ${settings.error.line} column ${settings.error.column}: ${settings.error.message}.`,
+      'fix the file (agyctl settings validate shows every problem), or run `agyctl settings set-auth TYPE --force` to move it aside',
+    );
+  return settings;
+}
+
 function preflight(io: CommandIO, requested: string | undefined): Preflight {
   const profile = profileOf(io.opts);
   const dir = io.opts.stateDir;
@@ -61,17 +77,7 @@ function preflight(io: CommandIO, requested: string | undefined): Preflight {
       `fix its owner or mode, or pass --state-dir`,
     );
   }
-  const settings = readProfileSettings(profile, dir);
-  if (settings.unreadable)
-    throw usageError(
-      `Cannot read ${settings.path}: ${settings.unreadable}.`,
-      'fix the file, or move it aside and run `agyctl settings set-auth oauth-personal`',
-    );
-  if (settings.error)
-    throw usageError(
-      `${settings.path} line ${settings.error.line} column ${settings.error.column}: ${settings.error.message}.`,
-      'fix the file (agyctl settings validate shows every problem), or run `agyctl settings set-auth TYPE --force` to move it aside',
-    );
+  const settings = usableSettings(io);
   resolveServerCommand(io.opts.server, io.ctx.env, io.ctx.cwd, profile); // exit 4 now rather than after a shim dir exists
   refuseUnknownAuthType(profile, settings.path, settings.data);
   const configured = configuredMethod(profile, settings.data);

@@ -252,6 +252,18 @@ export function notAnAddress(input: string): string | undefined {
   }
 }
 
+/** The first line of an address pasted over two ends inside (or before) its state. */
+function cutShort(url: URL, expected: AuthUrl): string | undefined {
+  if (expected.state === undefined) return undefined;
+  const state = url.searchParams.get('state');
+  if (state === expected.state) return undefined;
+  if (url.search.endsWith(`state=${state ?? ''}`) && expected.state.startsWith(state ?? ''))
+    return "the address is cut short (it ends in the middle of this login's state); paste it on one line";
+  if (state === null && /[?&](?:s|st|sta|stat)$/.test(url.search))
+    return 'the address is cut short (it ends before its state); paste it on one line';
+  return undefined;
+}
+
 export function validatePastedRedirect(input: string, expected: AuthUrl): Validation<PastedRedirect> {
   const notAddress = notAnAddress(input);
   if (notAddress) return { ok: false, reason: notAddress };
@@ -277,6 +289,9 @@ export function validatePastedRedirect(input: string, expected: AuthUrl): Valida
       ok: false,
       reason: `the browser reports an error (${url.searchParams.get('error')}); sign in again with the same URL`,
     };
+  // Asked before the code: Google puts the state first, so an address cut inside it has no code either.
+  const cut = cutShort(url, expected);
+  if (cut) return { ok: false, reason: cut };
   if (!url.searchParams.get('code'))
     return {
       ok: false,
@@ -284,14 +299,6 @@ export function validatePastedRedirect(input: string, expected: AuthUrl): Valida
     };
   const state = url.searchParams.get('state');
   if (expected.state !== undefined && state !== expected.state) {
-    // The first line of an address pasted over two ends inside (or before) its state.
-    if (url.search.endsWith(`state=${state ?? ''}`) && expected.state.startsWith(state ?? ''))
-      return {
-        ok: false,
-        reason: "the address is cut short (it ends in the middle of this login's state); paste it on one line",
-      };
-    if (state === null && /[?&](?:s|st|sta|stat)$/.test(url.search))
-      return { ok: false, reason: 'the address is cut short (it ends before its state); paste it on one line' };
     return { ok: false, reason: 'state does not match this login (is it from an older attempt?)' };
   }
   const deliverTo = new URL(url.toString());

@@ -53,6 +53,8 @@ export function projectProblem(value: string): string | undefined {
 }
 
 const SET_AUTH_HINT = `run \`agyctl settings set-auth TYPE\` with TYPE one of ${AUTH_TYPE_LIST}`;
+/** No settings.json: `check` and `settings show` give this one fix (login writes auth.type as it signs in). */
+export const MISSING_SETTINGS_HINT = `run: agyctl login (or, to choose the auth type yourself: agyctl settings set-auth TYPE, TYPE one of ${AUTH_TYPE_LIST})`;
 
 export function validateSettings(data: Data, env: NodeJS.ProcessEnv): Problem[] {
   const problems: Problem[] = [];
@@ -218,7 +220,7 @@ export function problemsOf(file: SettingsFile, env: NodeJS.ProcessEnv, uid = pro
         id: 'settings-missing',
         severity: 'error',
         message: `${file.path} does not exist: the server answers "Authentication required"`,
-        hint: SET_AUTH_HINT,
+        hint: MISSING_SETTINGS_HINT,
       },
     ];
   const problems: Problem[] = [];

@@ -140,6 +140,39 @@ describe('brain/<id>/ is part of the session', () => {
     expect(bad.stdout).toMatch(new RegExp(`BAD +${id}: brain/${id}/implementation_plan.md: .*bytes`));
   });
 
+  it("a brain directory that holds the snapshot's files keeps no pre-restore copy; at most 3 copies are kept", async () => {
+    const sb = box();
+    const id = addConversation(sb, 1);
+    const brain = path.join(sb.stateDir, 'brain', id);
+    fs.mkdirSync(brain, { recursive: true });
+    fs.writeFileSync(path.join(brain, 'implementation_plan.md'), 'plan v1\n');
+    const bk = path.join(sb.root, 'bk');
+    expect((await agyctl(['backup', '--to', bk], sb)).exitCode).toBe(0);
+    const copies = (): string[] =>
+      fs.readdirSync(path.join(sb.stateDir, 'brain')).filter((n) => n.startsWith(`${id}.pre-restore-`));
+
+    const dry = await agyctl(['restore', 'latest', '--from', bk, '--dry-run', '--json'], sb);
+    expect((parseJson(dry.stdout) as any).restorePlan.sessions[0]).toMatchObject({ id, sameBrain: true });
+    const same = await agyctl(['restore', 'latest', '--from', bk, '--json'], sb);
+    expect(same.exitCode, same.stderr).toBe(0);
+    expect((parseJson(same.stdout) as any).restore.sessions[0].brainPreRestore).toBeNull();
+    expect(copies()).toEqual([]);
+
+    for (let i = 0; i < 5; i += 1) {
+      fs.writeFileSync(path.join(brain, 'implementation_plan.md'), `plan v${i + 2}, edited\n`);
+      const r = await agyctl(['restore', 'latest', '--from', bk], sb);
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(fs.readFileSync(path.join(brain, 'implementation_plan.md'), 'utf8')).toBe('plan v1\n');
+    }
+    const kept = copies().sort();
+    expect(kept).toHaveLength(3);
+    // The newest three: the last edits.
+    const newest = kept.map((n) =>
+      fs.readFileSync(path.join(sb.stateDir, 'brain', n, 'implementation_plan.md'), 'utf8'),
+    );
+    expect(newest).toEqual(['plan v4, edited\n', 'plan v5, edited\n', 'plan v6, edited\n']);
+  });
+
   it('reuses unchanged brain files by hard link, like databases', async () => {
     const sb = box();
     const id = addConversation(sb, 1);

@@ -6,6 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { MISSING_SETTINGS_HINT } from '../../src/settings/validate.js';
 import { httpGet, redirectFor, waitForEvent } from '../helpers/browser.js';
 import {
   agyctl,
@@ -70,9 +71,12 @@ describe('agyctl check (static)', () => {
     const { human, doc } = await both(sb, []);
     expect(human.exitCode).toBe(3);
     expect(doc.status).toBe('not-authenticated');
-    expect(byId(doc, 'settings')).toMatchObject({ ok: false, severity: 'error', hint: 'run: agyctl login' });
+    expect(byId(doc, 'settings')).toMatchObject({ ok: false, severity: 'error', hint: MISSING_SETTINGS_HINT });
     expect(human.stdout).toMatch(/✗ settings/);
     expect(human.stdout).toMatch(/fix: run: agyctl login/);
+    // `settings show` gives the same fix for the same missing file.
+    const show = await agyctl(['settings', 'show', '--json'], sb);
+    expect(JSON.stringify(parseJson(show.stdout))).toContain(JSON.stringify(MISSING_SETTINGS_HINT));
     expect(human.stdout).toMatch(/status: not-authenticated \(exit 3\)/);
     for (const c of doc.checks)
       expect(Object.keys(c).sort()).toEqual(expect.arrayContaining(['id', 'message', 'ms', 'ok', 'severity']));

@@ -196,3 +196,15 @@ describe('fish completion', () => {
     expect(pwned(setup())).toBe(false);
   });
 });
+
+describe('`agyctl help` completes', () => {
+  it('as a command, and its topics: every command and exit-codes (bash, zsh, fish)', async () => {
+    expect(await bash(['agyctl', 'he'])).toEqual(['help']);
+    expect(await bash(['agyctl', 'help', 'ex'])).toEqual(['exit-codes']);
+    expect(await bash(['agyctl', 'help', 'ba'])).toEqual(['backup']);
+    expect(await zsh('agyctl help ex')).toEqual(['exit-codes']);
+    expect(await zsh('agyctl hel')).toEqual(['help']);
+    expect(await fish('agyctl help ex')).toEqual(['exit-codes']);
+    expect(await fish('agyctl hel')).toEqual(['help']);
+  });
+});

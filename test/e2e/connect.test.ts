@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { ResultPromise } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { BIN, processesOf } from '../helpers/cli.js';
+import { agyctl, BIN, parseJson, processesOf } from '../helpers/cli.js';
 import {
   expectNothingLeft,
   NODE,
@@ -30,7 +30,7 @@ import {
   tokenMode,
 } from '../helpers/connect-lab.js';
 import { connectArgs, DEST, requireLab, type SshLab, useSshLab } from '../helpers/netns.js';
-import { waitUntil } from '../helpers/ns-lab.js';
+import { killGroup, waitUntil } from '../helpers/ns-lab.js';
 
 const fx = useSshLab();
 
@@ -104,6 +104,35 @@ describe('agyctl connect over a real SSH connection', () => {
     expect(shim[1]).toMatchObject({ status: 200 });
     expect(tokenMode(s.remote)).toBe('600');
     await expectNothingLeft(lab, s, Number(url.port));
+  });
+
+  it('checks the box first: working credentials are left as they are (exit 0), --force signs in again', async (ctx) => {
+    const lab = requireLab(fx.result(), ctx);
+    const s = sides(fx, lab);
+    const first = await startConnect(fx, lab, s, connectArgs(lab, remoteAgyctl(s.remote), ['--json'])).child;
+    expect(first.exitCode, String(first.stderr)).toBe(0);
+    const token = path.join(s.remote.stateDir, 'acp_token.json');
+    const before = fs.readFileSync(token);
+    const beforeIno = fs.statSync(token).ino;
+
+    const again = startConnect(fx, lab, s, connectArgs(lab, remoteAgyctl(s.remote), ['--json']));
+    const second = await again.child;
+    expect(second.exitCode, String(second.stderr)).toBe(0);
+    expect(again.events.find('checked')).toMatchObject({ status: 'ok', exit: 0 });
+    expect(again.events.names().at(-1)).toBe('already-signed-in');
+    expect(again.events.find('url')).toBeUndefined();
+    expect(fs.readFileSync(token).equals(before)).toBe(true);
+    expect(fs.statSync(token).ino).toBe(beforeIno);
+
+    const text = await startConnect(fx, lab, s, connectArgs(lab, remoteAgyctl(s.remote))).child;
+    expect(text.exitCode).toBe(0);
+    expect(String(text.stdout)).toMatch(/is already signed in \(agyctl check --live passed there\); nothing changed/);
+
+    const forced = startConnect(fx, lab, s, connectArgs(lab, remoteAgyctl(s.remote), ['--json', '--force']));
+    expect((await forced.child).exitCode).toBe(0);
+    expect(forced.events.find('verified')).toBeDefined();
+    expect(forced.events.find('checked')).toBeUndefined();
+    await expectNothingLeft(lab, s);
   });
 
   it('prints progress for a person without --json and still logs in', async (ctx) => {
@@ -334,6 +363,31 @@ describe('agyctl connect over a real SSH connection', () => {
     expect(events.find('browser-opened')).toBeUndefined();
     expect(shimEntries(s)).toEqual([]);
     expect(fs.existsSync(path.join(s.remote.stateDir, 'acp_token.json'))).toBe(false);
+    await expectNothingLeft(lab, s, Number(forward.port));
+  });
+
+  it('a SIGTERM to its whole process group (timeout 20 agyctl connect) still cancels the remote login', async (ctx) => {
+    const lab = requireLab(fx.result(), ctx);
+    const s = sides(fx, lab);
+    const { child, events } = startConnect(
+      fx,
+      lab,
+      s,
+      connectArgs(lab, remoteAgyctl(s.remote), ['--json', '--no-open']),
+      { detached: true },
+    );
+    const forward = await events.waitFor('forward-added', 20_000);
+    const serverPid = Number(events.find('server-started')!.pid);
+    expect(processesOf(s.remote)).toContain(serverPid);
+    // What `timeout` does: the signal goes to every process of the group, ssh's master included.
+    killGroup(child, 'SIGTERM');
+    const result = await child;
+    expect(result.exitCode, String(result.stderr)).toBe(130);
+    expect(events.find('error')).toMatchObject({ code: 'interrupted', exit: 130 });
+    // Cancelled on the box, not left pending with its server for the login's 10 minutes.
+    expect(processesOf(s.remote)).toEqual([]);
+    const status = await agyctl(['login', 'status', '--json'], s.remote);
+    expect((parseJson(status.stdout) as any).login?.status ?? 'none').not.toBe('pending');
     await expectNothingLeft(lab, s, Number(forward.port));
   });
 });

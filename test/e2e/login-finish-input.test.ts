@@ -4,6 +4,8 @@
  * address given" at once, a bare code for a loopback login is refused with
  * what to paste instead, and --json status writes nothing for a person.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { agyctl, makeSandbox, parseEvents, parseJson, type Sandbox, waitNoProcesses } from '../helpers/cli.js';
 
@@ -61,6 +63,24 @@ describe('login finish input', () => {
     const quoted = await agyctl(['login', 'finish', `"${back.href}"`], sb);
     expect(quoted.exitCode, quoted.stderr).toBe(0);
     expect(quoted.stdout).toContain('Delivered the redirect');
+  });
+
+  it('a redirect the listener answers with HTTP 400 is a failed sign-in (exit 3 with the cause), not "delivered"', async () => {
+    const sb = makeSandbox();
+    sandbox = sb;
+    expect((await agyctl(['login', '--detach', '--json', '--timeout', '60s'], sb)).exitCode).toBe(0);
+    const status = parseJson((await agyctl(['login', 'status', '--json'], sb)).stdout) as { login: { url: string } };
+    const auth = new URL(status.login.url);
+    const back = new URL(auth.searchParams.get('redirect_uri')!);
+    back.searchParams.set('state', auth.searchParams.get('state')!);
+    back.searchParams.set('code', '4/by-hand');
+    // The server cannot save the token (a directory stands where it goes): its listener answers 400.
+    fs.mkdirSync(path.join(sb.stateDir, 'acp_token.json'));
+    const r = await agyctl(['login', 'finish', back.href], sb, { timeoutMs: 30_000 });
+    expect(r.exitCode, r.stderr).toBe(3);
+    expect(r.stdout).not.toContain('Delivered');
+    expect(r.stderr).toMatch(/^error: The login listener answered HTTP 400 to the redirect: the sign-in failed: \S/);
+    expect(r.stderr).not.toContain('now finishes');
   });
 
   it('a second login while one is pending: --json error message is one line without the URL (it is in pending.url); people still see the URL', async () => {

@@ -346,9 +346,19 @@ describe('logout', () => {
     expect(again.exitCode).toBe(0);
     expect(again.stdout).toMatch(/^Already logged out: there was no acp_token\.json; a fresh server refuses/);
     expect(again.stdout).not.toContain('Logged out (');
+    expect(again.stderr).not.toContain('The server logged out');
     const local = await agyctl(['logout', '--local', '--json'], sandbox);
     expect(local.exitCode).toBe(0);
     expect(JSON.parse(local.stdout).logout).toMatchObject({ alreadyLoggedOut: true, tokenRemoved: false });
+  });
+
+  it('on a box with no state dir says only that it was already logged out', async () => {
+    sandbox = makeSandbox();
+    fs.rmSync(sandbox.stateDir, { recursive: true, force: true });
+    const r = await agyctl(['logout'], sandbox);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^Already logged out: there was no acp_token\.json/);
+    expect(r.stderr).not.toMatch(/logged out/i);
   });
 
   it('exits 6 when credentials still work (an API key in the environment)', async () => {
@@ -362,6 +372,16 @@ describe('logout', () => {
 });
 
 describe('login over a credential check accepts', () => {
+  it('login --detach on a broken settings.json refuses first, before a word about replacing the credential', async () => {
+    sandbox = makeSandbox();
+    expect((await loginWithBrowser(sandbox)).result.exitCode).toBe(0);
+    fs.writeFileSync(path.join(sandbox.stateDir, 'settings.json'), '{"auth": ');
+    const r = await agyctl(['login', '--detach'], sandbox);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(/^error: \S+settings\.json line \d+ column \d+:/);
+    expect(r.stderr).not.toContain('already holds a credential');
+  });
+
   it('on a terminal asks first (no by default: nothing changes); without one says so and signs in; --force skips the question', async () => {
     sandbox = makeSandbox();
     expect((await loginWithBrowser(sandbox)).result.exitCode).toBe(0);

@@ -48,6 +48,7 @@ describe('pre-restore copies', () => {
     expect(dry.exitCode, dry.stderr).toBe(0);
     expect(dry.stdout).toMatch(new RegExp(`same {4}${id}  same content as the snapshot`));
     expect(dry.stdout).not.toMatch(/now -> /);
+    expect(dry.stdout).toMatch(/would change no conversation; 1 holds the same content already:/);
     const dryJson = await agyctl(['restore', snap, '--dry-run', '--json'], sb);
     expect((parseJson(dryJson.stdout) as any).restorePlan.sessions[0]).toMatchObject({ id, sameContent: true });
     expect(dirState(conv(sb))).toEqual(before);
@@ -64,6 +65,8 @@ describe('pre-restore copies', () => {
     addTurn(sb, id, 1);
     const changed = await agyctl(['restore', snap, '--dry-run', '--json'], sb);
     expect((parseJson(changed.stdout) as any).restorePlan.sessions[0]).toMatchObject({ sameContent: false });
+    const mixed = await agyctl(['restore', snap, '--dry-run'], sb);
+    expect(mixed.stdout).toMatch(/would replace 1 and add 0 conversation\(s\):/);
     const r = await agyctl(['restore', snap, '--json'], sb);
     expect((parseJson(r.stdout) as any).restore.sessions[0]).toMatchObject({ unchanged: false });
     expect(copiesOf(sb, id)).toHaveLength(1);

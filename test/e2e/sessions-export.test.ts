@@ -167,7 +167,12 @@ describe('sessions export', () => {
     expect(r.exitCode, r.stdout).toBe(0);
     for (const phase of ['copying the live conversations', 'starting a fresh server to replay', 'replaying 1/1 '])
       expect(r.stdout).toContain(phase);
-    const drawn = r.stdout.split(/\r\x1b\[2K/).filter((d) => d !== '' && !d.includes('\n')); // status redraws, not the summary
+    // NO_COLOR is set (the sandbox's env): a redraw is a carriage return, never an escape sequence.
+    expect(r.stdout).not.toContain('\x1b');
+    const drawn = r.stdout
+      .replace(/\r\n/g, '\n')
+      .split('\r')
+      .filter((d) => d.trim() !== '' && !d.includes('\n')); // status redraws, not the summary
     expect(drawn.length).toBeGreaterThan(3);
     for (const line of drawn) expect(Array.from(line).length, line).toBeLessThan(80);
   });

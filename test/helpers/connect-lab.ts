@@ -50,12 +50,14 @@ export function startConnect(
   lab: SshLab,
   s: Sides,
   args: string[],
+  { detached = false }: { detached?: boolean } = {},
 ): { child: ResultPromise; events: EventStream } {
   const child = lab.run(lab.laptop, NODE, [BIN, ...args], {
     env: s.laptop.env,
     stdin: 'pipe',
     timeoutMs: RUN_MS,
     cwd: s.laptop.root,
+    detached,
   });
   fx.track(child);
   return { child, events: new EventStream(child.stdout!) };

@@ -19,7 +19,7 @@ function stream(isTTY: boolean): Writable & { isTTY: boolean; text: () => string
 describe('backup progress', () => {
   it('draws sessions and bytes on a TTY, and ends with the line cleared', () => {
     const err = stream(true);
-    const out = new Output(stream(false), err, { json: false, color: false, verbose: false });
+    const out = new Output(stream(false), err, { json: false, color: true, verbose: false });
     const p = new Progress(out, 2, 3 * 1024 * 1024);
     p.start('first');
     p.advance(1024 * 1024, 'first');

@@ -68,6 +68,10 @@ describe('pasted redirects', () => {
     // An address pasted over two lines: the first ends inside its state, the second is a piece.
     ['http://127.0.0.1:35293/?code=4/x&state=S1', /cut short.*one line/],
     ['http://127.0.0.1:35293/?code=4/x&st', /cut short.*one line/],
+    // Google's order puts the state first: cut inside it, the first line has no code either.
+    ['http://127.0.0.1:35293/?state=S1', /cut short.*one line/],
+    ['http://127.0.0.1:35293/?state=', /cut short.*one line/],
+    ['http://127.0.0.1:35293/?st', /cut short.*one line/],
     ['ate=S123&code=4/x', /piece of an address.*one line/],
     ['23&scope=a', /piece of an address/],
   ])('refuses %s', (paste, reason) => {

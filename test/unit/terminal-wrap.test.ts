@@ -61,7 +61,7 @@ describe('status lines (progress)', () => {
     'are cut to fit %i columns, so a redraw overwrites the line instead of stacking a new one',
     (columns) => {
       const err = terminal(columns);
-      const out = new Output(terminal(columns).stream, err.stream, { json: false, color: false, verbose: false });
+      const out = new Output(terminal(columns).stream, err.stream, { json: false, color: true, verbose: false });
       const bar = `[${'#'.repeat(15)}${'-'.repeat(15)}] 2/3 sessions  120 KB/180 KB  4f7d9f9f-72b0-472d-939a-5bcca575c03b`;
       out.status(bar);
       const drawn = err.text().replace('\r\x1b[2K', '');
@@ -69,4 +69,41 @@ describe('status lines (progress)', () => {
       expect(drawn.startsWith(bar.slice(0, 40))).toBe(true);
     },
   );
+});
+
+describe('with colour off (NO_COLOR, TERM=dumb, --no-color)', () => {
+  it('progress and its clearing write no escape sequence: a carriage return and spaces redraw the line', () => {
+    const err = terminal(80);
+    const out = new Output(terminal(80).stream, err.stream, { json: false, color: false, verbose: false });
+    const [first, second] = ['[#####-----] 1/2 sessions  a longer line', '[##########] 2/2'];
+    out.status(first);
+    out.status(second);
+    out.clearStatus();
+    out.info('done');
+    const text = err.text();
+    expect(text).not.toContain('\x1b');
+    const blank = ' '.repeat(first.length - second.length);
+    expect(text).toBe(`\r${first}\r${second}${blank}\r${' '.repeat(second.length)}\rdone\n`);
+  });
+});
+
+describe('--verbose and an internal error', () => {
+  it('prints the error once, then its stack frames as they are', async () => {
+    const { reportError } = await import('../../src/cli/main.js');
+    const { toAgyError } = await import('../../src/core/errors.js');
+    const err = terminal(80);
+    const out = new Output(terminal(80).stream, err.stream, { json: false, color: false, verbose: true });
+    const bug = new Error('boom: something agyctl did not expect went wrong in the middle of a long line');
+    expect(reportError(toAgyError(bug), out, false)).toBe(1);
+    const text = err.text();
+    expect(text.match(/boom/g)).toHaveLength(1);
+    expect(text.startsWith('error: Internal error: boom')).toBe(true);
+    const frames = text.split('\n').filter((l) => /^\s+at /.test(l));
+    expect(frames.length).toBeGreaterThan(0);
+    expect(frames).toEqual(
+      String(bug.stack)
+        .split('\n')
+        .filter((l) => /^\s+at /.test(l)),
+    );
+  });
 });

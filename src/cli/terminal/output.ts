@@ -4,7 +4,8 @@
  * stderr, so `agyctl ... --json | jq` always sees clean JSON.
  */
 import { type CommandIO, type Palette, PLAIN, type Reporter, type TtyWritable } from '../../core/io.js';
-import { fitLine, wrapProse } from './wrap.js';
+import { stripAnsi } from '../../util/terminal-text.js';
+import { fitLine, visibleWidth, wrapProse } from './wrap.js';
 
 export { type Palette, PLAIN };
 
@@ -55,9 +56,15 @@ export class Output implements Reporter {
     return Boolean(this.stdout.isTTY);
   }
 
-  /** A line of human-readable data on stdout; suppressed in --json mode. */
-  print(line = ''): void {
-    if (!this.options.json) this.stdout.write(`${line}\n`);
+  /**
+   * A line of human-readable data on stdout; suppressed in --json mode. On a terminal a line longer than its
+   * width is broken at spaces (a pipe or file gets it whole); `verbatim` for a value to copy (a URL, a command).
+   */
+  print(line = '', opts: { verbatim?: boolean } = {}): void {
+    if (this.options.json) return;
+    const width = this.stdout.isTTY && this.stdout.columns ? this.stdout.columns : undefined;
+    const shown = width && !opts.verbatim ? wrapProse(line, width, continuationIndent(line)) : line;
+    this.stdout.write(`${shown}\n`);
   }
 
   /** Prose for a person on stderr, wrapped at spaces on a terminal; `verbatim` for text to copy (a URL, a command, a QR code). */
@@ -89,13 +96,30 @@ export class Output implements Reporter {
     if (this.options.verbose) this.stderr.write(`${this.e.dim(message)}\n`);
   }
 
-  /** Overwrite the current stderr line (countdowns, progress); only on a TTY. */
+  /** Columns the last status line took: without escape sequences, a shorter redraw blanks the rest with spaces. */
+  private statusWidth = 0;
+
+  /**
+   * Overwrite the current stderr line (countdowns, progress); only on a TTY. With colour off (NO_COLOR,
+   * TERM=dumb, --no-color) no escape sequence is written: a carriage return and spaces do the same.
+   */
   status(message: string): void {
-    if (this.stderr.isTTY) this.stderr.write(`\r\x1b[2K${fitLine(message, this.stderr.columns)}`);
+    if (!this.stderr.isTTY) return;
+    const line = fitLine(message, this.stderr.columns);
+    if (this.options.color) {
+      this.stderr.write(`\r\x1b[2K${line}`);
+      return;
+    }
+    const width = visibleWidth(line);
+    this.stderr.write(`\r${line}${' '.repeat(Math.max(0, this.statusWidth - width))}`);
+    this.statusWidth = width;
   }
 
   clearStatus(): void {
-    if (this.stderr.isTTY) this.stderr.write('\r\x1b[2K');
+    if (!this.stderr.isTTY) return;
+    if (this.options.color) this.stderr.write('\r\x1b[2K');
+    else if (this.statusWidth > 0) this.stderr.write(`\r${' '.repeat(this.statusWidth)}\r`);
+    this.statusWidth = 0;
   }
 
   /** One NDJSON event on stdout (streaming commands in --json mode only). */
@@ -114,6 +138,17 @@ export class Output implements Reporter {
   }
 }
 
+/**
+ * Where a wrapped data line continues: under its value when it reads `label   value` (check's rows,
+ * `settings show`), else two columns in from its own indentation.
+ */
+function continuationIndent(line: string): string {
+  const plain = stripAnsi(line);
+  const column = /^(\s*\S.{0,28}?\s{2,})\S/.exec(plain)?.[1]?.length;
+  const lead = /^\s*/.exec(plain)?.[0].length ?? 0;
+  return ' '.repeat(column ?? lead + 2);
+}
+
 /** Colour unless --no-color, NO_COLOR (any non-empty value) or not a TTY (checked per stream). */
 export function wantColor(flag: boolean, env: NodeJS.ProcessEnv): boolean {
   if (!flag) return false;
@@ -126,7 +161,7 @@ export function wantColor(flag: boolean, env: NodeJS.ProcessEnv): boolean {
  * and stderr on the terminal, it is shown there too, so its label never stands alone.
  */
 export function printValue(out: Reporter, value: string): void {
-  out.print(value);
+  out.print(value, { verbatim: true });
   if (!out.stdoutIsTTY && out.stderrIsTTY) out.info(value, { verbatim: true });
 }
 

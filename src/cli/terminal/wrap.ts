@@ -23,15 +23,20 @@ export function wrapProse(text: string, width: number, indent = ''): string {
 
 function wrapLine(line: string, width: number, indent: string): string {
   if (visibleWidth(line) <= width) return line;
+  // The line's own indentation (a table's column) is kept on its first line.
+  const lead = /^ */.exec(line)?.[0] ?? '';
   const out: string[] = [];
-  let current = '';
-  for (const word of line.split(' ')) {
-    const candidate = current === '' ? word : `${current} ${word}`;
-    if (visibleWidth(candidate) <= width || current === '' || current === indent) current = candidate;
+  let current = lead;
+  let fresh = true;
+  for (const word of line.slice(lead.length).split(' ')) {
+    const candidate = fresh ? `${current}${word}` : `${current} ${word}`;
+    if (fresh || visibleWidth(candidate) <= width) current = candidate;
     else {
       out.push(current);
-      current = `${indent}${word}`;
+      // A word (a path) that fits the line but not after the indent starts at the left edge: whole, not cut.
+      current = visibleWidth(`${indent}${word}`) <= width ? `${indent}${word}` : word;
     }
+    fresh = false;
   }
   out.push(current);
   return out.join('\n');

@@ -224,7 +224,7 @@ describe('settings paths that are not what they should be', () => {
     expect(r.stderr).toContain('point --state-dir');
     expect(r.stdout + r.stderr).not.toMatch(/agyctl login/m);
     const good = await inSandbox(['check']);
-    expect(good.stdout).toMatch(/fix: run: agyctl login$/m);
+    expect(good.stdout).toMatch(/fix: run: agyctl login \(or, to choose the auth type yourself/m);
   });
 });
 
@@ -250,5 +250,34 @@ describe('settings show reports, it does not fail', () => {
     const v = await inSandbox(['settings', 'validate']);
     expect(v.exit).toBe(2);
     expect(v.stdout).toMatch(/^ {2}error: /m);
+  });
+});
+
+describe('an option of a subcommand given before it', () => {
+  it.each([
+    [['backup', '--from', '/srv/bk', 'list'], 'agyctl backup list --from /srv/bk'],
+    [['backup', '--from=/srv/bk', 'verify', 'latest'], 'agyctl backup verify --from=/srv/bk latest'],
+  ])('%j: the hint gives the right order', async (argv, fixed) => {
+    const r = await runInProcess(argv);
+    expect(r.exit).toBe(2);
+    expect(r.stderr).toContain(
+      `hint: --from belongs to \`agyctl backup ${argv.at(-1) === 'list' ? 'list' : 'verify'}\``,
+    );
+    expect(r.stderr).toContain(`\`${fixed}\``);
+  });
+});
+
+describe('a path option given as --opt=~/x (no shell expands that ~)', () => {
+  it('is under HOME: --prometheus=~/m.prom, --trace=~/t.jsonl', async () => {
+    const r = await inSandbox(['check', '--prometheus=~/m.prom', '--trace=~/t.jsonl']);
+    expect([0, 3]).toContain(r.exit);
+    expect(fs.existsSync(path.join(sandbox!.home, 'm.prom'))).toBe(true);
+    expect(fs.existsSync(path.join(sandbox!.root, '~'))).toBe(false);
+  });
+
+  it('--inventory=~/hosts.ini is read from HOME', async () => {
+    const r = await inSandbox(['connect', '--inventory=~/no-such-hosts.ini', '--json']);
+    expect(r.exit).toBe(2);
+    expect(r.stdout).toContain(path.join(sandbox!.home, 'no-such-hosts.ini'));
   });
 });

@@ -1,4 +1,5 @@
 /** Help examples and exit codes on every command, and completion scripts generated from the live program (in process). */
+import fs from 'node:fs';
 import { Command } from 'commander';
 import shellQuote from 'shell-quote';
 import { describe, expect, it } from 'vitest';
@@ -21,7 +22,7 @@ describe('--help', () => {
     for (const path of paths) {
       const r = await runInProcess([...path.split(' ').filter(Boolean), '--help']);
       expect(r.exit, path).toBe(0);
-      expect(r.stdout, path).toMatch(/\nExamples:\n {2}# .+\n {2}\$ agyctl|\$ source <\(agyctl/);
+      expect(r.stdout, path).toMatch(/\nExamples:\n( {2}# .+\n)+ {2}\$ agyctl|\$ source <\(agyctl/);
       expect(r.stdout, path).toMatch(/\nExit codes \(all of them: agyctl help exit-codes\):\n {4}0 {2}\S/);
     }
   });
@@ -39,6 +40,67 @@ describe('--help', () => {
     const j = await runInProcess(['help', 'exit-codes', '--json']);
     expect(j.exit).toBe(0);
     expect((j.json().exitCodes as Array<{ exit: number }>).map((e) => e.exit)).toContain(130);
+  });
+
+  it.each([
+    [['--json', 'help', 'exit-codes']],
+    [['--no-color', 'help', 'exit-codes', '--json']],
+    [['-v', '--json', 'help', 'exit-codes']],
+  ])('%j: the exit-code table, wherever the global options stand', async (argv) => {
+    const r = await runInProcess(argv);
+    expect(r.exit).toBe(0);
+    expect((r.json().exitCodes as Array<{ exit: number }>).map((e) => e.exit)).toContain(130);
+    const text = await runInProcess(['--no-color', 'help', 'exit-codes']);
+    expect(text.stdout).not.toMatch(/^Usage:/m);
+    expect(text.stdout).toMatch(/^ {2}0 {2}ok {11}\S/m);
+  });
+
+  it('`help exit-codes` wraps to 80 columns, its continuation lines under the meaning', async () => {
+    const r = await runInProcess(['help', 'exit-codes']);
+    const lines = r.stdout.trimEnd().split('\n');
+    for (const line of lines) expect(line.length, line).toBeLessThanOrEqual(80);
+    for (const line of lines.slice(2)) expect(line, line).toMatch(/^( {0,2}\d{1,3} {2}[a-zA-Z]| {18}\S)/);
+  });
+
+  it('`help exit-codes` names docs by a path that exists on this box', async () => {
+    const r = await runInProcess(['help', 'exit-codes']);
+    const flat = r.stdout.replace(/\n {18}/g, ' ');
+    expect(flat).not.toMatch(/[^/]docs\/[a-z-]+\.md/);
+    const docs = [...flat.matchAll(/\/\S+\/docs\/[a-z-]+\.md(\.gz)?/g)].map((m) => m[0]);
+    expect(docs.length).toBeGreaterThan(0);
+    for (const doc of docs) expect(fs.existsSync(doc), doc).toBe(true);
+  });
+
+  it.each([
+    [['help', 'settings', 'set-auth'], 'Usage: agyctl settings set-auth'],
+    [['help', 'login', 'finish'], 'Usage: agyctl login finish'],
+    [['--no-color', 'help', 'backup', 'list'], 'Usage: agyctl backup list'],
+  ])("%j shows that subcommand's help", async (argv, usage) => {
+    const r = await runInProcess(argv);
+    expect(r.exit).toBe(0);
+    expect(r.stdout.startsWith(usage)).toBe(true);
+  });
+
+  it.each([
+    [['help', 'logn'], '`agyctl help login`'],
+    [['help', 'settings', 'shwo'], '`agyctl help settings show`'],
+    [['help', 'exit-code'], '`agyctl help exit-codes`'],
+  ])('%j suggests the topic (exit 2)', async (argv, fix) => {
+    const r = await runInProcess(argv);
+    expect(r.exit).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain(`did you mean ${fix}?`);
+  });
+
+  it('an example comment longer than the line wraps into more `#` lines', async () => {
+    const r = await runInProcess(['--help']);
+    const examples = r.stdout.slice(r.stdout.indexOf('\nExamples:\n'), r.stdout.indexOf('\nExit codes'));
+    const lines = examples.trim().split('\n').slice(1);
+    expect(lines.length).toBeGreaterThan(8);
+    for (const line of lines) {
+      expect(line, line).toMatch(/^ {2}[#$] /);
+      if (line.startsWith('  #')) expect(line.length, line).toBeLessThanOrEqual(80);
+    }
   });
 
   it('examples use only options their command has', async () => {

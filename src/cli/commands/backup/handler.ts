@@ -11,7 +11,7 @@ import type { RetentionPolicy } from '../../../backup/retention.js';
 import { type BackupOptions, type BackupReport, DEFAULT_MAX_BYTES } from '../../../backup/run-backup.js';
 import { keyedBackupDir, sourceOf } from '../../../backup/source.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
-import { defaultBackupDir, expandTilde } from '../../../core/paths.js';
+import { defaultBackupDir, expandTilde, resolveUserPath } from '../../../core/paths.js';
 import { type FsErrorContext, withFsErrors } from '../../../util/fs-errors.js';
 import { ownerToBecome, treeOwnerUid } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerIO } from '../../action.js';
@@ -107,7 +107,7 @@ async function backupOptions(io: HandlerIO, flags: BackupFlags): Promise<BackupO
     jobs: jobsOption(flags.jobs),
     dryRun: flags.dryRun === true,
     archive: archiveTarget(io, flags.archive),
-    prometheus: flags.prometheus === undefined ? undefined : path.resolve(io.ctx.cwd, flags.prometheus),
+    prometheus: flags.prometheus === undefined ? undefined : resolveUserPath(io.ctx.cwd, flags.prometheus, io.ctx.env),
     proveCallTimeoutMs: flags.prove ? (await import('./prove-handler.js')).proveCallTimeout(io, flags) : undefined,
     maxBytes: flags.maxBytes === undefined ? DEFAULT_MAX_BYTES : parseSizeOption('--max-bytes', flags.maxBytes),
   };

@@ -1,9 +1,10 @@
 /** The check command's flag handling and output, kept out of the command file so --help stays light. */
-import path from 'node:path';
+
 import { assertMetricsTarget } from '../../../check/metrics-target.js';
 import { type CheckOptions, runCheck } from '../../../check/run.js';
 import { EXIT_FOR } from '../../../check/status.js';
 import { usageError } from '../../../core/errors.js';
+import { resolveUserPath } from '../../../core/paths.js';
 import { METRICS_FD_VAR, relayFd } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerIO } from '../../action.js';
 import { parseDurationOption } from '../../parse-options.js';
@@ -34,7 +35,8 @@ export function checkOptions(io: HandlerIO, flags: CheckFlags): CheckOptions {
       '--model only matters with --restart or --prompt.',
       'add --restart (or --prompt), or drop --model',
     );
-  const prometheus = flags.prometheus === undefined ? undefined : path.resolve(io.ctx.cwd, flags.prometheus);
+  const prometheus =
+    flags.prometheus === undefined ? undefined : resolveUserPath(io.ctx.cwd, flags.prometheus, io.ctx.env);
   // Run as the state dir's owner for root, root's side checks and writes the file.
   if (prometheus && relayFd(io.ctx.env, METRICS_FD_VAR) === undefined) assertMetricsTarget(prometheus);
   return {

@@ -1,8 +1,9 @@
 /** `agyctl connect`: flags -> ConnectOptions -> one host (src/connect/host-session.ts) or a fleet (src/connect/fleet-connect.ts). */
-import path from 'node:path';
+
 import type { ConnectOptions } from '../../../connect/connect-options.js';
 import type { ConnectEmit } from '../../../connect/events.js';
 import { usageError } from '../../../core/errors.js';
+import { resolveUserPath } from '../../../core/paths.js';
 import type { CommandResult, HandlerArgs, HandlerIO } from '../../action.js';
 import type { ConnectPrinter } from './printer.js';
 
@@ -65,7 +66,7 @@ async function connectOptions(
     targets:
       inventory === undefined
         ? targetsFromArgs(destinations)
-        : await readInventory(path.resolve(io.ctx.cwd, inventory), limit, io.ctx.env),
+        : await readInventory(resolveUserPath(io.ctx.cwd, inventory, io.ctx.env), limit, io.ctx.env),
     fleet: inventory !== undefined || destinations.length > 1,
     sshOptions,
     remoteAgyctl,

@@ -50,6 +50,8 @@ export function jsonEvents(event: ConnectEvent): Json[] {
       const { status, exit, ms, liveMs, ahead, findings } = event;
       return [{ event: 'checked', status, exit, ms, liveMs, ahead, findings }];
     }
+    case 'already-signed-in':
+      return [{ event: 'already-signed-in', destination: event.destination }];
     case 'host-result':
       return [{ event: 'host-result', ...event.result }];
     case 'fleet-summary':

@@ -19,7 +19,10 @@ export function register(program: Command, action: ActionFactory): void {
       'the hosts of an Ansible inventory (read with ansible-inventory), or a file with one host per line',
     )
     .option('--limit <pattern>', 'with --inventory: only the hosts matching this Ansible pattern')
-    .option('--force', 'several hosts: log in even where `agyctl check --live` passes')
+    .option(
+      '--force',
+      'log in even where `agyctl check --live` passes (a box already signed in is otherwise left as it is)',
+    )
     .option('--remote-agyctl <command>', 'how to run agyctl on the remote box (a shell command prefix)', 'agyctl')
     .option('--ssh-option <option>', 'an ssh_config setting passed as `ssh -o OPTION` (repeatable)', collect)
     .option('--method <id>', 'auth method for the remote login (default: its settings, else oauth-personal)')

@@ -110,6 +110,11 @@ export class TextPrinter implements ConnectPrinter {
           `Logged in on ${event.destination} (after reconnecting); a fresh server there accepted the credentials.`,
         );
         break;
+      case 'already-signed-in':
+        out.print(
+          `${event.destination} is already signed in (agyctl check --live passed there); nothing changed. Use --force to sign in again.`,
+        );
+        break;
       case 'host-turn':
         out.info(out.e.bold(`[${event.index + 1}/${event.total}] ${event.host}`));
         break;

@@ -198,6 +198,7 @@ export async function loginFinish(io: CommandIO, given: string | undefined): Pro
     });
   }
   const status = answer.status;
+  if (typeof status === 'number' && status >= 400) await signInFailed(io, pathsOf(io), status);
   io.out.print(
     seen.state.mode === 'code-entry'
       ? 'Sent the code to the login.'
@@ -206,6 +207,30 @@ export async function loginFinish(io: CommandIO, given: string | undefined): Pro
   if (!io.out.json)
     io.out.info('The login now finishes and proves the credentials; follow it with `agyctl login status --wait`.');
   return { exit: EXIT.ok, data: { delivered: true, ...(typeof status === 'number' ? { httpStatus: status } : {}) } };
+}
+
+/** How long `login finish` waits for a login whose listener refused the redirect to record why. */
+const REFUSED_OUTCOME_MS = 15_000;
+
+/**
+ * The listener answered an error (400: the server could not complete the sign-in, e.g. its disk is full):
+ * the login fails. Say so, with the login's own reason when it records one in time.
+ */
+async function signInFailed(io: CommandIO, paths: ReturnType<typeof pathsOf>, status: number): Promise<void> {
+  const ended = await waitEnded(paths, REFUSED_OUTCOME_MS, io.ctx.signal);
+  if (io.ctx.signal.aborted) throw new InterruptedError();
+  const outcome = ended?.outcome;
+  if (outcome?.exit === EXIT.ok) return; // it signed in after all (a second delivery raced this one)
+  const refused = `The login listener answered HTTP ${status} to the redirect: the sign-in failed`;
+  if (!outcome)
+    throw new AgyError(EXIT.auth, 'auth-failed', `${refused}.`, {
+      hint: 'see why with `agyctl login status --wait`; then start again with `agyctl login --detach`',
+    });
+  const err = outcomeError(outcome);
+  throw new AgyError(err.exit, err.code, `${refused}: ${terminalLine(err.message)}`, {
+    hint: err.hint ?? 'start again with `agyctl login --detach` (the URL is single-use)',
+    ...(err.details ? { details: err.details } : {}),
+  });
 }
 
 export async function loginCancel(io: CommandIO): Promise<CommandResult> {

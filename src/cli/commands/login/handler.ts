@@ -10,6 +10,7 @@ import readline from 'node:readline';
 import { describeInsight, inspectToken } from '../../../check/token.js';
 import { EXIT, TimeoutError, usageError } from '../../../core/errors.js';
 import type { TtyReadable } from '../../../core/io.js';
+import { resolveUserPath } from '../../../core/paths.js';
 import type { LoginOptions } from '../../../login/run-login.js';
 import { profileOf } from '../../../profiles/index.js';
 import { withDeadline } from '../../../util/deadline.js';
@@ -77,6 +78,8 @@ export async function loginCommand(io: HandlerIO, { options }: HandlerArgs<Login
   const { startLogin, outcomeError } = await import('../../../login/detached/foreground.js');
   const { startPrinter } = await import('./printers.js');
   const login = await loginOptionsFrom(io, options);
+  // A settings.json login would refuse is refused first, before anything is said about the credential.
+  (await import('../../../login/run-login.js')).usableSettings(io);
   if (!login.force) {
     const credential = acceptedCredential(io);
     if (credential && !(await confirmReplace(io, credential))) {
@@ -87,7 +90,7 @@ export async function loginCommand(io: HandlerIO, { options }: HandlerArgs<Login
   // The supervisor runs the login with these options; --trace is made absolute, it runs elsewhere.
   const opts = {
     ...io.opts,
-    ...(io.opts.trace ? { trace: path.resolve(io.ctx.cwd, io.opts.trace) } : {}),
+    ...(io.opts.trace ? { trace: resolveUserPath(io.ctx.cwd, io.opts.trace, io.ctx.env) } : {}),
   };
   const { screenOf } = await import('../../../login/qr.js');
   const stderrSize = screenOf(io.ctx.stderr).size;

@@ -14,7 +14,8 @@ const logoutPrinter =
       out.info(`Removing ${step.file} (this box's stored Google credentials; contents not shown).`);
     else if (step.step === 'server-has-no-logout')
       out.info('This server does not advertise logout; removing the token file instead.');
-    else out.info('The server logged out.');
+    // With no token file there was nothing to log out: the result line says "Already logged out".
+    else if (step.hadToken) out.info('The server logged out.');
   };
 
 /** `agyctl logout`'s own flags, as commander produces them. */

@@ -58,7 +58,9 @@ function restoreOptions(io: HandlerIO, snapshot: string | undefined, flags: Rest
   if (flags.archive === undefined)
     return {
       ...common,
-      source: { dir: resolveSnapshot(snapshot!, dirOption(io, flags.from), io.ctx.cwd, sourceOf(io.opts.stateDir)) },
+      source: {
+        dir: resolveSnapshot(snapshot!, dirOption(io, flags.from), io.ctx.cwd, sourceOf(io.opts.stateDir), true),
+      },
     };
   const archive = flags.archive === '-' ? '-' : path.resolve(io.ctx.cwd, expandTilde(flags.archive, io.ctx.env));
   if (archive !== '-' && !fs.existsSync(archive))
@@ -102,6 +104,8 @@ async function restoreRun(io: HandlerIO, options: RestoreOptions, timeout: strin
         },
       );
     }
+    const { ManifestError, manifestAgyError } = await import('../../../backup/manifest.js');
+    if (err instanceof ManifestError) throw manifestAgyError(err, archive);
     if (io.ctx.signal.aborted) throw new InterruptedError();
     throw err;
   }

@@ -4,13 +4,21 @@ import type { RestoreReport } from '../../../backup/restore.js';
 import type { RestorePlan } from '../../../backup/restore-plan.js';
 import { formatBytes } from '../backup/progress.js';
 
+/** The dry run's headline: a conversation that holds the snapshot's content already is counted as the same, not replaced. */
+function planHeadline(p: RestorePlan): string {
+  const head = `dry run: nothing was changed; restoring ${p.snapshot} into ${p.stateDir}`;
+  if (p.sessions.length === 0) return `${head} would change nothing`;
+  const count = (pred: (s: RestorePlan['sessions'][number]) => boolean): number => p.sessions.filter(pred).length;
+  const same = count((s) => s.action === 'replace' && s.sameContent === true);
+  const replace = count((s) => s.action === 'replace' && s.sameContent !== true);
+  const add = count((s) => s.action === 'add');
+  const sameNote = same > 0 ? `; ${same} hold${same === 1 ? 's' : ''} the same content already` : '';
+  if (replace === 0 && add === 0) return `${head} would change no conversation${sameNote}:`;
+  return `${head} would replace ${replace} and add ${add} conversation(s)${sameNote}:`;
+}
+
 export function renderPlan(p: RestorePlan): string[] {
-  const changes = p.sessions.length;
-  const lines = [
-    changes === 0
-      ? `dry run: nothing was changed; restoring ${p.snapshot} into ${p.stateDir} would change nothing`
-      : `dry run: nothing was changed; restoring ${p.snapshot} into ${p.stateDir} would replace ${p.sessions.filter((s) => s.action === 'replace').length} and add ${p.sessions.filter((s) => s.action === 'add').length} conversation(s):`,
-  ];
+  const lines = [planHeadline(p)];
   for (const s of p.sessions) {
     // Sizes alone mislead: the one there counts its WAL, the snapshot is compacted; say when the content is the same.
     const sizes =
@@ -23,7 +31,7 @@ export function renderPlan(p: RestorePlan): string[] {
     lines.push(`  ${verb} ${s.id}  ${sizes}${s.openBy.length > 0 ? `  OPEN BY pid ${s.openBy.join(', ')}` : ''}`);
     if (s.brainFiles > 0)
       lines.push(
-        `          brain/: ${s.brainFiles} file(s)${s.currentBrainFiles > 0 ? `; the current ${s.currentBrainFiles} kept beside it as a pre-restore copy` : ''}`,
+        `          brain/: ${s.brainFiles} file(s)${s.sameBrain ? '; the same files are there already' : s.currentBrainFiles > 0 ? `; the current ${s.currentBrainFiles} kept beside it as a pre-restore copy` : ''}`,
       );
   }
   for (const k of p.kept) lines.push(`  keep    ${k.id}  ${formatBytes(k.bytes)}`);
