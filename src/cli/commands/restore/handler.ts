@@ -6,7 +6,7 @@ import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
 import type { RestoreOptions } from '../../../backup/restore.js';
 import { assertSameSource, sourceOf } from '../../../backup/source.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
-import { expandTilde, tempRoot } from '../../../core/paths.js';
+import { expandTilde, stateDirProblem, tempRoot } from '../../../core/paths.js';
 import { withFsErrors } from '../../../util/fs-errors.js';
 import { ARCHIVE_SHOWN_VAR, ownerToBecome } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerIO } from '../../action.js';
@@ -47,6 +47,9 @@ function restoreOptions(io: HandlerIO, snapshot: string | undefined, flags: Rest
     );
   if (flags.dryRun && flags.prove)
     throw usageError('--dry-run and --prove cannot be combined: a dry run restores nothing to prove.');
+  // A missing state dir is made by the restore; one that is a file is said before `latest` looks for its snapshots.
+  const problem = stateDirProblem(io.opts.stateDir);
+  if (problem?.code === 'fs-not-a-directory') throw problem;
   const common = {
     stateDir: io.opts.stateDir,
     sessionIds: flags.session ?? [],
