@@ -256,16 +256,17 @@ function copyHashing(f: Found, dest: string): { bytes: number; sha256: string } 
  * Put a snapshot's brain files back as `stateDir/brain/<id>/`: built in a
  * private directory beside it, then renamed into place; a brain directory
  * that was there is kept beside it as `<id>.pre-restore-<stamp>` (returned).
- * A snapshot without brain files leaves the current directory alone.
+ * A snapshot without brain files leaves the current directory alone, and so
+ * does one whose files are all there already (`unchanged`).
  */
 export function restoreBrain(
   { snapshotDir, stateDir }: { snapshotDir: string; stateDir: string },
   { id, brain }: { id: string; brain: ManifestBrain | undefined },
   stamp: string,
-): string | null {
-  if (!brain || brain.files.length === 0) return null;
+): { preRestore: string | null; unchanged: boolean } {
+  if (!brain || brain.files.length === 0) return { preRestore: null, unchanged: false };
   // As for databases: a directory that holds the snapshot's files already is left as it is, with no copy of itself.
-  if (brainHoldsSnapshot(stateDir, id, brain)) return null;
+  if (brainHoldsSnapshot(stateDir, id, brain)) return { preRestore: null, unchanged: true };
   const parentPath = path.join(stateDir, 'brain');
   assertNotSymlink(parentPath, 'the brain directory');
   mkdirPrivate(parentPath);
@@ -291,7 +292,7 @@ export function restoreBrain(
       fs.renameSync(fresh, parent.at(id));
       parent.fsync();
       if (preRestore) pruneBrainPreRestore(parent, id);
-      return preRestore;
+      return { preRestore, unchanged: false };
     } finally {
       // Ours and 0700, so nobody else can change what is in it; a link put in its place is removed, not followed.
       priv.close();

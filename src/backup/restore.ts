@@ -53,8 +53,10 @@ export interface RestoredSession {
   preRestore: string | null;
   /** The database there already held the snapshot's content, so no pre-restore copy was made. */
   unchanged: boolean;
-  /** Files put back under brain/<id>/ (0 when the snapshot has none: the current brain directory is left alone). */
+  /** Files put back under brain/<id>/ (0 when the snapshot has none, or when brainUnchanged: the current brain directory is left alone). */
   brainFiles: number;
+  /** brain/<id>/ held the snapshot's files already, byte for byte: left as it is, with no pre-restore copy. */
+  brainUnchanged: boolean;
   /** The brain directory that was there, kept beside it; null when there was none or it was left alone. */
   brainPreRestore: string | null;
   reason?: string;
@@ -105,14 +107,15 @@ export async function runRestore(
       });
       const brain = session.brain ?? undefined;
       const stamp = snapshotName(new Date());
-      const brainPreRestore = restoreBrain(opts, { id: session.id, brain }, stamp);
+      const brainRestored = restoreBrain(opts, { id: session.id, brain }, stamp);
       sessions.push({
         id: session.id,
         restored: true,
         preRestore: dbRestored.preRestore,
         unchanged: dbRestored.unchanged,
-        brainFiles: brain?.files.length ?? 0,
-        brainPreRestore,
+        brainFiles: brainRestored.unchanged ? 0 : (brain?.files.length ?? 0),
+        brainUnchanged: brainRestored.unchanged,
+        brainPreRestore: brainRestored.preRestore,
       });
     } catch (err) {
       if (err instanceof AgyError && !dbRestored) throw err;
@@ -124,6 +127,7 @@ export async function runRestore(
         preRestore: dbRestored?.preRestore ?? null,
         unchanged: false,
         brainFiles: 0,
+        brainUnchanged: false,
         brainPreRestore: null,
         reason,
       });

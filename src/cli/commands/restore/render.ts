@@ -54,6 +54,7 @@ export function renderRestore(r: RestoreReport): string[] {
     else lines.push(`NOT restored ${s.id}: ${s.reason}`);
     if (s.brainPreRestore) lines.push(`  brain/: ${s.brainFiles} file(s); the previous kept as ${s.brainPreRestore}`);
     else if (s.brainFiles > 0) lines.push(`  brain/: ${s.brainFiles} file(s)`);
+    else if (s.brainUnchanged) lines.push("  brain/: the snapshot's files are there already, left as they are");
   }
   if (r.sessions.length === 0) lines.push(`nothing to restore in ${r.snapshot}`);
   return lines;
