@@ -20,6 +20,7 @@ import {
   spawnAgyctl,
   waitNoProcesses,
 } from '../helpers/cli.js';
+import { authedSandbox } from '../helpers/sim-conversations.js';
 
 let sandbox: Sandbox | undefined;
 afterEach(() => {
@@ -53,22 +54,38 @@ describe('login names the account the server signed in', () => {
     ['v2, auth/status_update', { AGY_SIM_PROTOCOL: 'v2', AGY_SIM_AUTH_STATUS_PUSH: 'standard' }],
     ['v1, a vendor _auth/status_update', { AGY_SIM_AUTH_STATUS_PUSH: 'vendor' }],
     ['v2, no push: asked with auth/status', { AGY_SIM_PROTOCOL: 'v2', AGY_SIM_AUTH_STATUS: 'on' }],
-  ])('%s: the verified event and login status carry it; the trace never holds the email', async (_name, env) => {
-    sandbox = makeSandbox(env);
-    const trace = path.join(sandbox.root, 'trace.jsonl');
-    const { result, events } = await loginWithBrowser(sandbox, env, ['--trace', trace]);
-    expect(result.exitCode, String(result.stderr)).toBe(0);
-    const account = { label: 'Google account', email: EMAIL, source: 'server' };
-    expect(events.at(-1)).toMatchObject({ event: 'verified', account });
-    if (env.AGY_SIM_AUTH_STATUS_PUSH)
-      expect(events.find((e) => e.event === 'auth-status')).toMatchObject({ state: 'authenticated', account });
-    expect(fs.readFileSync(trace, 'utf8')).not.toContain(EMAIL);
+  ] as Array<[string, NodeJS.ProcessEnv]>)(
+    '%s: the verified event and login status carry it; the trace never holds the email',
+    async (_name, env) => {
+      sandbox = makeSandbox(env);
+      const trace = path.join(sandbox.root, 'trace.jsonl');
+      const { result, events } = await loginWithBrowser(sandbox, env, ['--trace', trace]);
+      expect(result.exitCode, String(result.stderr)).toBe(0);
+      const account = { label: 'Google account', email: EMAIL, source: 'server' };
+      expect(events.at(-1)).toMatchObject({ event: 'verified', account });
+      if (env.AGY_SIM_AUTH_STATUS_PUSH)
+        expect(events.find((e) => e.event === 'auth-status')).toMatchObject({ state: 'authenticated', account });
+      expect(fs.readFileSync(trace, 'utf8')).not.toContain(EMAIL);
 
-    const status = await agyctl(['login', 'status', '--json'], sandbox);
-    expect(status.exitCode, status.stderr).toBe(0);
-    expect(parseJson(status.stdout).login).toMatchObject({ status: 'succeeded', account });
-    const human = await agyctl(['login', 'status'], sandbox);
-    expect(human.stdout).toContain(`Signed in as Google account <${EMAIL}>.`);
+      const status = await agyctl(['login', 'status', '--json'], sandbox);
+      expect(status.exitCode, status.stderr).toBe(0);
+      expect(parseJson(status.stdout).login).toMatchObject({ status: 'succeeded', account });
+      const human = await agyctl(['login', 'status'], sandbox);
+      expect(human.stdout).toContain(`Signed in as Google account <${EMAIL}>.`);
+    },
+  );
+
+  it('check --live --prometheus: the account is on the terminal, never in a metric or the trace', async () => {
+    sandbox = authedSandbox({ AGY_SIM_PROTOCOL: 'v2', AGY_SIM_AUTH_STATUS: 'on' });
+    const prom = path.join(sandbox.root, 'agyctl.prom');
+    const trace = path.join(sandbox.root, 'trace.jsonl');
+    const r = await agyctl(['check', '--live', '--prometheus', prom, '--trace', trace], sandbox);
+    expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    expect(r.stdout).toContain(EMAIL);
+    const metrics = fs.readFileSync(prom, 'utf8');
+    expect(metrics).toContain('check="auth-status"');
+    expect(metrics).not.toContain('@');
+    expect(fs.readFileSync(trace, 'utf8')).not.toContain(EMAIL);
   });
 
   it('human login output ends with the account', async () => {
