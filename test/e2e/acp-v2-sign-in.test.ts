@@ -86,6 +86,13 @@ describe('login names the account the server signed in', () => {
     expect(metrics).toContain('check="auth-status"');
     expect(metrics).not.toContain('@');
     expect(fs.readFileSync(trace, 'utf8')).not.toContain(EMAIL);
+    const json = await agyctl(['check', '--live', '--json'], sandbox);
+    const checks = parseJson(json.stdout).checks as Array<{ id: string; account?: unknown }>;
+    expect(checks.find((c) => c.id === 'auth-status')?.account).toEqual({
+      label: 'Google account',
+      email: EMAIL,
+      source: 'server',
+    });
   });
 
   it('human login output ends with the account', async () => {
