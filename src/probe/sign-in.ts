@@ -117,7 +117,9 @@ export async function probeSignIn(input: SignInProbeInput): Promise<SignInProbeR
     channel: captured?.source ?? null,
     launcher: launcherOf(captured),
     message: captured?.source === 'rpc' ? (captured.via ?? null) : null,
-    elicitation: captured?.elicitation ? { ...captured.elicitation, answer: 'cancel' } : null,
+    elicitation: captured?.elicitation
+      ? { id: captured.elicitation.id, message: captured.elicitation.message, answer: 'cancel' }
+      : null,
     url: captured ? describeUrl(captured.auth) : null,
     kind: captured?.kind ?? null,
     rejected: [...capture.evidence.candidates],
