@@ -210,6 +210,15 @@ describe('agyctl withdraws its own pending sign-in when it gives up', () => {
     expect(await waitNoProcesses(sandbox)).toEqual([]);
   });
 
+  it('v2, probe --sign-in (which always gives up): $/cancel_request names its auth/login', async () => {
+    sandbox = makeSandbox({ AGY_SIM_PROTOCOL: 'v2' });
+    const trace = path.join(sandbox.root, 'trace.jsonl');
+    const r = await agyctl(['probe', '--sign-in', '--json', '--trace', trace], sandbox);
+    expect(r.exitCode, r.stdout + r.stderr).toBe(0);
+    expect(cancels(trace).map((l) => l.msg.params)).toEqual([{ requestId: loginId(trace) }]);
+    expect(await waitNoProcesses(sandbox)).toEqual([]);
+  });
+
   it('v1 (RC01): nothing is sent, the server is stopped as before', async () => {
     sandbox = makeSandbox();
     const trace = path.join(sandbox.root, 'trace.jsonl');
