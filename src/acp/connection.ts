@@ -24,8 +24,8 @@ export type ServerMessageHandler = (
   message: JsonRpcMessage,
   info: { solicited: boolean; method: string | undefined },
 ) => void;
-/** Answers an agent-to-client request; throw an AcpError-shaped object to answer with an error. */
-export type RequestHandler = (method: string, params: unknown) => unknown;
+/** Answers an agent-to-client request (`id` is the agent's, e.g. for a later `$/cancel_request`); throw an AcpError-shaped object to answer with an error. */
+export type RequestHandler = (method: string, params: unknown, id: JsonRpcId) => unknown;
 /** How an agent-to-client request was answered, in words (for --verbose). */
 export type RequestAnsweredListener = (method: string, how: string) => void;
 
@@ -230,6 +230,11 @@ export class Connection {
     return this.pending.size;
   }
 
+  /** The ids of our requests still pending whose method passes `which` (to name them in a cancellation). */
+  pendingIds(which: (method: string) => boolean): JsonRpcId[] {
+    return [...this.pending].filter(([, entry]) => which(entry.method)).map(([id]) => id);
+  }
+
   private send(message: JsonRpcMessage): void {
     this.tracer.record('send', { jsonrpc: '2.0', ...message });
     this.output.write(encodeMessage(message));
@@ -301,7 +306,7 @@ export class Connection {
   private async answerRequest(id: JsonRpcId, method: string, params: unknown): Promise<void> {
     const shownMethod = serverText(method, { singleLine: true });
     try {
-      const out = await this.requestHandler(method, params);
+      const out = await this.requestHandler(method, params, id);
       const result = out instanceof Answered ? out.result : out;
       if (!this.failure) this.send({ id, result: result ?? null });
       this.answeredListener?.(shownMethod, out instanceof Answered ? out.note : 'answered');

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import { AgyError, EXIT } from '../core/errors.js';
 import type { TraceDirection, Tracer } from '../core/io.js';
 import { openNoFollow } from '../util/os/safe-fs.js';
-import { redact, redactText } from './redact.js';
+import { REDACTED, redact, redactText } from './redact.js';
 
 /** The process's own output streams: symlinks the system keeps, safe to follow. */
 const STD_STREAM = /^\/(dev\/(stdout|stderr|fd\/\d+)|proc\/self\/fd\/\d+)$/;
@@ -41,6 +41,12 @@ export function openTraceFile(file: string): number {
   return fd;
 }
 
+/** An email address anywhere in a string (an account's label may be one): personal data, shown but never traced. */
+const EMAIL = /[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}/g;
+
+/** A trace's text: secrets redacted as everywhere, and email addresses too (a trace is meant to be shared). */
+export const traceText = (text: string): string => redactText(text).replace(EMAIL, REDACTED);
+
 export class FileTracer implements Tracer {
   private fd: number | undefined;
 
@@ -51,7 +57,7 @@ export class FileTracer implements Tracer {
 
   record(direction: TraceDirection, payload: unknown): void {
     if (this.fd === undefined) return;
-    const safe = typeof payload === 'string' ? redactText(payload) : redact(payload);
+    const safe = typeof payload === 'string' ? traceText(payload) : redact(payload, 0, traceText);
     fs.writeSync(this.fd, `${JSON.stringify({ ts: new Date().toISOString(), dir: direction, msg: safe })}\n`);
   }
 

@@ -275,6 +275,33 @@ export function readAuthStatus(raw: unknown): AuthStatus {
   return { state, account: label ? { label, email: shownField(chosen?.email) } : undefined };
 }
 
+/**
+ * The pushes that carry an auth status: ACP's `auth/status_update` (same fields as `auth/status`) and the vendor
+ * `_auth/status_update` some agents send instead. A push is display only: `authenticate`'s answer decides a sign-in.
+ */
+export const AUTH_STATUS_PUSHES: readonly string[] = ['auth/status_update', '_auth/status_update'];
+
+/** JSON-RPC's cancellation notification in ACP (`{requestId}`): either side withdraws a request it sent. */
+export const CANCEL_REQUEST = '$/cancel_request';
+
+/** The request a `$/cancel_request` names, or undefined when its params name none. */
+export function cancelledRequestId(params: unknown): string | number | undefined {
+  const id = (params as { requestId?: unknown } | null | undefined)?.requestId;
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+}
+
+/**
+ * agyctl gives up on its sign-in (deadline, Ctrl-C, a failure): on a v2 connection each pending `authenticate` /
+ * `auth/login` is withdrawn with `$/cancel_request` first, so the server can drop its listener itself. v1 servers are
+ * told nothing (RC01 never documented the notification); stopping the server ends the flow either way.
+ */
+export function cancelSignIn(c: Connection): number {
+  if (protocolVersionOf(c) !== 2) return 0;
+  const ids = c.pendingIds(isAuthenticateMethod);
+  for (const requestId of ids) c.notify(CANCEL_REQUEST, { requestId });
+  return ids.length;
+}
+
 /** Asks the state without changing it (the schema forbids answering it with auth_required). */
 export const authStatus = async (c: Connection, call: CallOptions): Promise<AuthStatus> =>
   readAuthStatus(await c.request('auth/status', {}, call));

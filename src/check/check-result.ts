@@ -1,5 +1,5 @@
 /** Small constructors so each check reads as what it found. */
-import type { CheckResult, Severity, Status } from './types.js';
+import type { CheckAccount, CheckResult, Severity, Status } from './types.js';
 
 /** The fix for every "not logged in" finding. */
 export const LOGIN_HINT = 'run: agyctl login';
@@ -12,6 +12,8 @@ export interface Finding {
   severity?: Severity;
   /** A stable error code, when the failure has one (see CheckResult.code). */
   code?: string | undefined;
+  /** The signed-in account the finding names (see CheckResult.account). */
+  account?: CheckAccount | undefined;
 }
 
 export const pass = (message: string, extra: Partial<Finding> = {}): Finding => ({ ok: true, message, ...extra });
@@ -37,6 +39,7 @@ export function toResult(id: string, finding: Finding, ms: number): CheckResult 
   if (finding.hint) result.hint = finding.hint;
   if (!finding.ok && finding.code) result.code = finding.code;
   if (!finding.ok && finding.failure && result.severity === 'error') result.failure = finding.failure;
+  if (finding.account) result.account = finding.account;
   return result;
 }
 

@@ -48,5 +48,8 @@ export function activeAccount(stateDir: string): string | undefined {
 
 export function accountFinding(stateDir: string): Finding | undefined {
   const account = activeAccount(stateDir);
-  return account ? pass(`signed-in account (${ACCOUNTS_FILE}, read locally): ${account}`) : undefined;
+  if (!account) return undefined;
+  return pass(`signed-in account (${ACCOUNTS_FILE}, read locally): ${account}`, {
+    account: { label: 'Google account', email: account, source: 'google_accounts.json' },
+  });
 }

@@ -159,5 +159,11 @@ function statusFinding(s: AuthStatus | undefined): Finding {
     return fail('not-authenticated', 'auth/status: unauthenticated (the server needs a sign-in)', LOGIN_HINT);
   if (s.state === 'unknown')
     return warn('auth/status: unknown (the server cannot tell yet; the session check decides)');
-  return pass(`auth/status: ${s.state === 'not_required' ? 'no sign-in needed' : `signed in${accountWords(s)}`}`);
+  const account = s.account
+    ? { account: { label: s.account.label, email: s.account.email ?? null, source: 'server' as const } }
+    : {};
+  return pass(
+    `auth/status: ${s.state === 'not_required' ? 'no sign-in needed' : `signed in${accountWords(s)}`}`,
+    account,
+  );
 }

@@ -35,6 +35,15 @@ export interface CheckResult {
   liveNote?: string;
   /** Set when the live check overruled this finding: it is shown as a note and fails nothing (JSON: `"decidedBy": "live"`). */
   decidedBy?: 'live';
+  /** The signed-in account this check names (`auth-status`, gemini-cli's `account`): personal data, never a metric label. */
+  account?: CheckAccount;
+}
+
+/** An account as a check names it, in the server's (or gemini-cli's record's) words, sanitised and redacted. */
+export interface CheckAccount {
+  label: string;
+  email: string | null;
+  source: 'server' | 'google_accounts.json';
 }
 
 /** What the token file says about the credential; never any of its values. */

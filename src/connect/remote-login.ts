@@ -48,6 +48,8 @@ const REMOTE_EVENT_NAMES: Record<RemoteEvent['event'], true> = {
   'code-rejected': true,
   'code-sent': true,
   authenticated: true,
+  'url-withdrawn': true,
+  'auth-status': true,
   'settings-changed': true,
   'profile-detected': true,
   verified: true,

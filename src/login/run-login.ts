@@ -4,6 +4,7 @@
  */
 import fs from 'node:fs';
 import type { InitializeResult } from '../acp/protocol.js';
+import { activeAccount } from '../check/gemini-stores.js';
 import { AgyError, EXIT, usageError } from '../core/errors.js';
 import type { CommandIO } from '../core/io.js';
 import { adoptDetectedProfile } from '../profiles/adopt.js';
@@ -19,9 +20,9 @@ import {
   writeAuthType,
 } from '../settings/profile-auth.js';
 import { assertNotSymlink } from '../util/os/safe-fs.js';
-import type { LoginOptions } from './detached/contract.js';
+import type { LoginOptions, SignedInAccount } from './detached/contract.js';
 import { checkAndFixTokenFile, type ProofResult, proveCredentials, type TokenFileReport } from './prove-credentials.js';
-import { isBrowserMethod, type SignInOptions, signIn } from './sign-in.js';
+import { isBrowserMethod, type SignInOptions, serverAccount, signIn } from './sign-in.js';
 import type { LoginStep, ShowLoginStep } from './steps.js';
 
 export type { LoginOptions } from './detached/contract.js';
@@ -34,6 +35,8 @@ export interface LoginReport {
   tokenFile: TokenFileReport | undefined;
   settings: { before: unknown; after: unknown; changedByServer: boolean; wroteAuthType: boolean };
   proof: ProofResult;
+  /** Whom the sign-in signed in, when the server (or gemini-cli's own record) names it. */
+  account: SignedInAccount | undefined;
 }
 
 interface Preflight {
@@ -223,6 +226,7 @@ export async function runLogin(io: CommandIO, options: LoginOptions, show: ShowL
     timeoutMs: options.proofTimeoutMs,
   });
   const credentials = credentialsWhere(tokenFile, show);
+  const account = attempt.account ? serverAccount(attempt.account) : localAccount(io, profile);
   await show({
     step: 'verified',
     event: {
@@ -234,6 +238,7 @@ export async function runLogin(io: CommandIO, options: LoginOptions, show: ShowL
         ...(options.keepProbeSession ? { sessionId: proof.sessionId } : {}),
       },
       serverStartMs: proof.initMs,
+      ...(account ? { account } : {}),
     },
   });
   return {
@@ -249,5 +254,13 @@ export async function runLogin(io: CommandIO, options: LoginOptions, show: ShowL
     tokenFile,
     settings,
     proof,
+    account,
   };
+}
+
+/** gemini-cli records the account it signed in (google_accounts.json): read locally, no network. */
+function localAccount(io: CommandIO, profile: ServerProfile): SignedInAccount | undefined {
+  if (!profile.quirks.localSignInRecords) return undefined;
+  const email = activeAccount(io.opts.stateDir);
+  return email ? { label: 'Google account', email, source: 'google_accounts.json' } : undefined;
 }

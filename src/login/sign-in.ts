@@ -8,8 +8,18 @@
 import { AcpError } from '../acp/acp-error.js';
 import type { Connection } from '../acp/connection.js';
 import { FAILED_STOP } from '../acp/lifecycle.js';
-import type { InitializeResult } from '../acp/protocol.js';
-import { authenticate, describeInit } from '../acp/protocol.js';
+import type { AuthAccount, AuthStatus, InitializeResult } from '../acp/protocol.js';
+import {
+  AUTH_STATUS_PUSHES,
+  authenticate,
+  authStatus,
+  CANCEL_REQUEST,
+  cancelledRequestId,
+  cancelSignIn,
+  describeInit,
+  readAuthStatus,
+  supportsAuthStatus,
+} from '../acp/protocol.js';
 import { serverText } from '../acp/redact.js';
 import { AgyError, EXIT } from '../core/errors.js';
 import type { CommandIO } from '../core/io.js';
@@ -22,7 +32,7 @@ import { signInRequestHandler } from './capture/elicitation-source.js';
 import { type Candidate, describeCandidate, noSignInUrlError } from './capture/evidence.js';
 import { type CapturedUrl, UrlCapture } from './capture/pipeline.js';
 import { Secrets, scrubbingTracer, waitForCode } from './code-entry.js';
-import type { LoginOptions } from './detached/contract.js';
+import type { LoginOptions, SignedInAccount } from './detached/contract.js';
 import { codeEntryStep, devicePageStep, loopbackUrlStep, openInBrowser, withClientCheck } from './present.js';
 import { createShimDir, loginServerEnv, recordOwner, sweepStaleLoginDirs } from './shims.js';
 import { type Ready, startForSignIn } from './startup.js';
@@ -33,6 +43,8 @@ import { authFailure, waitForServerSignIn, waitForSignIn } from './wait.js';
 const NO_URL_HINT_AFTER_MS = 20_000;
 /** The authenticate call may outlive our deadline by this much, so our own timeout message wins. */
 const CALL_MARGIN_MS = 30_000;
+/** auth/status after a sign-in only names the account: a server slow to answer it is not waited for longer. */
+const ACCOUNT_ASK_MS = 5_000;
 
 /** The login's options a sign-in uses, the method it settled on, and where its steps go. */
 export interface SignInOptions extends Pick<LoginOptions, 'timeoutMs' | 'fakeDisplay' | 'target' | 'open'> {
@@ -45,6 +57,8 @@ export interface SignInOptions extends Pick<LoginOptions, 'timeoutMs' | 'fakeDis
 export interface SignInResult {
   url: CapturedUrl | undefined;
   tunnel: string | undefined;
+  /** Whom the server says it signed in: its last auth status push, else its answer to auth/status (if it has one). */
+  account: AuthAccount | undefined;
 }
 
 export async function signIn(io: CommandIO, options: SignInOptions): Promise<SignInResult> {
@@ -80,18 +94,27 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
       timeoutMs: options.timeoutMs + CALL_MARGIN_MS,
       tokenFile: profile.files(io.opts.stateDir).token,
     });
-    const onAbort = (): void => server.kill();
+    const onAbort = (): void => {
+      cancelSignIn(server.connection);
+      server.kill();
+    };
     io.ctx.signal.addEventListener('abort', onAbort, { once: true });
     listenForElicitation(io, server.connection, capture);
+    const heard = listenForAuthStatus(io, server.connection, options.show);
+    const withdrawals = listenForWithdrawals(server.connection);
+    let init: InitializeResult | undefined;
     let failed = true;
-    const ok = (r: SignInResult): SignInResult => {
+    const ok = async (r: Omit<SignInResult, 'account'>): Promise<SignInResult> => {
+      const account = await namedAccount(server.connection, init, heard.latest());
       failed = false;
-      return r;
+      return { ...r, account };
     };
     try {
       const startedAt = Date.now();
       const deadline = startedAt + options.timeoutMs;
-      const callAuthenticate = ({ init, initMs }: Ready): Promise<unknown> => {
+      const callAuthenticate = (ready: Ready): Promise<unknown> => {
+        init = ready.init;
+        const { initMs } = ready;
         announce(io, { pid: server.pid, init, initMs }, options);
         return authenticate(server.connection, options.method, {
           timeoutMs: options.timeoutMs + CALL_MARGIN_MS,
@@ -109,10 +132,10 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
             signal: io.ctx.signal,
             what: `waiting for the server to accept ${options.method}`,
           }).catch(mapAuthError(io));
-          return ok({ url: undefined, tunnel: undefined });
+          return await ok({ url: undefined, tunnel: undefined });
         }
         first = await raceForUrl(io, { capture, auth, startedAt, timeoutMs: options.timeoutMs, show: options.show });
-        if (!first) return ok({ url: undefined, tunnel: undefined }); // authenticated without a browser round trip
+        if (!first) return await ok({ url: undefined, tunnel: undefined }); // authenticated without a browser round trip
       } else {
         if (!browser) throw startupSignInRefused(profile, options.method);
         io.out.verbose(
@@ -122,13 +145,21 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
         auth = started.ready.then(callAuthenticate);
         auth.catch(() => undefined);
       }
-      const wait = { server, auth: first.auth, authenticate: auth, deadline, startedAt, show: options.show };
+      const wait = {
+        server,
+        auth: first.auth,
+        authenticate: auth,
+        deadline,
+        startedAt,
+        show: options.show,
+        withdrawn: withdrawals.of(first),
+      };
       const origin = { source: first.source, via: first.via, message: first.elicitation?.message };
       if (first.kind === 'device') {
         await options.show(withClientCheck(devicePageStep(first.auth, options.method, origin), profile.oauthClient));
         if (options.open) await openInBrowser(io, first.auth.url);
         await waitForServerSignIn(io, wait);
-        return ok({ url: first, tunnel: undefined });
+        return await ok({ url: first, tunnel: undefined });
       }
       if (first.kind === 'code-entry') {
         await options.show(withClientCheck(codeEntryStep(first.auth, options.method), profile.oauthClient));
@@ -144,7 +175,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
           watchOutput,
           addSecret: (v) => secrets.add(v),
         });
-        return ok({ url: first, tunnel: undefined });
+        return await ok({ url: first, tunnel: undefined });
       }
       // The path always comes from the server's own redirect_uri; a difference from the profile is drift worth a note.
       if (first.auth.redirectPath !== profile.redirectPath)
@@ -156,9 +187,11 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
       const tunnel = shown.event.tunnel;
       if (options.open) await openInBrowser(io, first.auth.url);
       await waitForSignIn(io, { ...wait, listenerGraceMs: profile.quirks.listenerGoneGraceMs });
-      return ok({ url: first, tunnel });
+      return await ok({ url: first, tunnel });
     } finally {
       io.ctx.signal.removeEventListener('abort', onAbort);
+      // agyctl gives up on a sign-in still pending (deadline, failure): a v2 server hears so before it is stopped.
+      if (failed) cancelSignIn(server.connection);
       // After a failure (the deadline, a refused sign-in) the stop is short, so --timeout holds even when SIGTERM is ignored.
       await server.stop(failed ? FAILED_STOP : {});
     }
@@ -189,6 +222,68 @@ function listenForElicitation(io: CommandIO, conn: Connection, capture: UrlCaptu
     if (method === 'elicitation/complete')
       io.out.verbose('the server says the page step ended (elicitation/complete); waiting for its authenticate answer');
   });
+}
+
+/** The auth status pushes of a sign-in (ACP's and vendors'): each one an event; the last one names the account. */
+function listenForAuthStatus(
+  io: CommandIO,
+  conn: Connection,
+  show: ShowLoginStep,
+): { latest: () => AuthStatus | undefined } {
+  let latest: AuthStatus | undefined;
+  conn.onNotification((method, params) => {
+    if (!AUTH_STATUS_PUSHES.includes(method)) return;
+    latest = readAuthStatus(params);
+    io.out.verbose(`the server pushed its auth status (${method}): ${latest.state}`);
+    const account = latest.account ? { account: serverAccount(latest.account) } : {};
+    void show({ step: 'event', event: { event: 'auth-status', state: latest.state, ...account } });
+  });
+  return { latest: () => latest };
+}
+
+/** The account as login reports it: the server's words (already sanitised and redacted by readAuthStatus). */
+export const serverAccount = (a: AuthAccount): SignedInAccount => ({
+  label: a.label,
+  email: a.email ?? null,
+  source: 'server',
+});
+
+/** The account a sign-in ended with: a pushed one, else auth/status when advertised (no side effects); never a failure. */
+async function namedAccount(
+  conn: Connection,
+  init: InitializeResult | undefined,
+  pushed: AuthStatus | undefined,
+): Promise<AuthAccount | undefined> {
+  if (pushed?.account || !init || !supportsAuthStatus(init)) return pushed?.account;
+  try {
+    return (await authStatus(conn, { timeoutMs: ACCOUNT_ASK_MS })).account;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `$/cancel_request` from the server naming one of its elicitations: it withdrew that URL. Heard from the start, so
+ * a withdrawal that arrives before the wait begins is not lost.
+ */
+function listenForWithdrawals(conn: Connection): { of: (url: CapturedUrl) => Promise<string> | undefined } {
+  const withdrawn = new Set<string | number>();
+  const waiting = new Map<string | number, () => void>();
+  conn.onNotification((method, params) => {
+    const id = method === CANCEL_REQUEST ? cancelledRequestId(params) : undefined;
+    if (id === undefined) return;
+    withdrawn.add(id);
+    waiting.get(id)?.();
+  });
+  return {
+    of(url) {
+      const requestId = url.elicitation?.requestId;
+      if (requestId === undefined || requestId === null) return undefined;
+      const elicitationId = url.elicitation!.id;
+      if (withdrawn.has(requestId)) return Promise.resolve(elicitationId);
+      return new Promise((resolve) => waiting.set(requestId, () => resolve(elicitationId)));
+    },
+  };
 }
 
 function startupSignInRefused(profile: ServerProfile, method: string): AgyError {

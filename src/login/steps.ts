@@ -33,6 +33,7 @@ export type LoginStep =
   /** `canSetAuth`: `agyctl settings set-auth <requested>` can fix it on this server. */
   | { step: 'method-mismatch'; key: string; configured: string; requested: string; canSetAuth: boolean }
   | { step: 'authenticated'; event: EventNamed<'authenticated'> }
+  | { step: 'url-withdrawn'; event: EventNamed<'url-withdrawn'> }
   | { step: 'token-file-missing'; path: string }
   | { step: 'token-file-narrowed'; path: string; from: string }
   /** The server rewrote settings.json; `expected`: this server records its method by design. */

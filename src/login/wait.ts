@@ -31,6 +31,8 @@ export interface SignInWait {
   /** How long a closed listener may go unanswered (a profile quirk); default LIVENESS_GRACE_MS. */
   listenerGraceMs?: number | undefined;
   show: ShowLoginStep;
+  /** Resolves with the elicitation's id when the server withdraws the URL it asked the user to open. */
+  withdrawn?: Promise<string> | undefined;
 }
 
 export function waitForSignIn(io: CommandIO, wait: SignInWait): Promise<void> {
@@ -88,6 +90,7 @@ export function waitForSignIn(io: CommandIO, wait: SignInWait): Promise<void> {
     prompt: 'paste the address your browser ended on',
     nothing: 'No sign-in',
     timeoutHint: 'run `agyctl login --timeout 20m` for more time; the URL is single-use, so open the new one',
+    withdrawn: wait.withdrawn,
     onLine: (line) => void onPaste(line),
     setup: (loop) => {
       loop.keep(setInterval(() => void checkListener(loop), LIVENESS_EVERY_MS));
@@ -99,7 +102,7 @@ export function waitForSignIn(io: CommandIO, wait: SignInWait): Promise<void> {
 /** A device-code or verification page: the server learns the outcome itself, so only its answer, the deadline or Ctrl-C end the wait. */
 export function waitForServerSignIn(
   io: CommandIO,
-  wait: Pick<SignInWait, 'authenticate' | 'deadline' | 'startedAt' | 'show'>,
+  wait: Pick<SignInWait, 'authenticate' | 'deadline' | 'startedAt' | 'show' | 'withdrawn'>,
 ): Promise<void> {
   return runWaitLoop(io, {
     ...wait,
@@ -116,6 +119,30 @@ export function waitForServerSignIn(
 // `waiting` events. Whichever comes first settles the wait; every timer and the prompt are gone afterwards.
 
 const WAITING_EVENT_EVERY_MS = 15_000;
+/** After the server withdraws the URL, how long its answer to the sign-in may take before agyctl stops waiting. */
+export const WITHDRAWN_GRACE_MS = 30_000;
+
+/** The sign-in failed after the server had withdrawn its URL: its own words, and that it withdrew the URL first. */
+function withdrawnFailure(err: AcpError, env: NodeJS.ProcessEnv): AgyError {
+  const failure = authFailure(err, env);
+  if (failure.code !== 'auth-failed') return failure;
+  return new AgyError(
+    EXIT.auth,
+    'auth-failed',
+    `The server withdrew the sign-in URL, then reported that the sign-in failed: ${err.message}`,
+    { hint: FRESH_URL_HINT },
+  );
+}
+
+/** The server withdrew the URL and then did not answer the sign-in: agyctl stops rather than wait out --timeout. */
+function withdrawnUnanswered(elicitationId: string, graceMs: number): AgyError {
+  return new AgyError(
+    EXIT.auth,
+    'sign-in-withdrawn',
+    `The server withdrew the sign-in URL (elicitation ${elicitationId}) and did not end the sign-in within ${formatDuration(graceMs)}; nothing was signed in.`,
+    { hint: FRESH_URL_HINT },
+  );
+}
 
 export function authFailure(err: AcpError, env: NodeJS.ProcessEnv = {}): AgyError {
   if (isPersonalAccountRefusal(err.serverText)) return personalAccountRefused();
@@ -144,6 +171,8 @@ export interface WaitLoopOptions {
   onLine(line: string, loop: WaitLoop): void;
   /** false: nothing can be pasted (a page the server follows itself), so stdin is left alone. */
   paste?: boolean;
+  /** The server withdrew the URL (`$/cancel_request` of its elicitation): resolves with the elicitation's id. */
+  withdrawn?: Promise<string> | undefined;
   /** Extra set-up (probes, output watchers); the returned function runs when the wait settles. */
   setup?(loop: WaitLoop): (() => void) | undefined;
 }
@@ -175,9 +204,11 @@ export function runWaitLoop(io: CommandIO, wait: WaitLoopOptions): Promise<void>
             if (!loop.settled && line.trim() !== '') wait.onLine(line, loop);
           });
     io.ctx.signal.addEventListener('abort', onAbort, { once: true });
+    let withdrawn = false;
     wait.authenticate.then(
       () => loop.finish(),
-      (err: unknown) => loop.finish(err instanceof AcpError ? authFailure(err, io.ctx.env) : err),
+      (err: unknown) =>
+        loop.finish(err instanceof AcpError ? (withdrawn ? withdrawnFailure : authFailure)(err, io.ctx.env) : err),
     );
     loop.keep(
       setTimeout(
@@ -191,6 +222,21 @@ export function runWaitLoop(io: CommandIO, wait: WaitLoopOptions): Promise<void>
         remaining(),
       ),
     );
+    void wait.withdrawn?.then((elicitationId) => {
+      if (loop.settled) return;
+      withdrawn = true;
+      // Nothing to open or paste any more: only the server's answer (or the shorter deadline) ends the wait.
+      for (const t of timers.splice(0)) clearInterval(t);
+      reader.close();
+      teardown?.();
+      teardown = undefined;
+      const graceMs = Math.min(remaining(), WITHDRAWN_GRACE_MS);
+      void wait.show({
+        step: 'url-withdrawn',
+        event: { event: 'url-withdrawn', elicitationId, graceS: Math.round(graceMs / 1000) },
+      });
+      loop.keep(setTimeout(() => loop.finish(withdrawnUnanswered(elicitationId, graceMs)), graceMs));
+    });
     const waitingEvent = (): void =>
       void wait.show({
         step: 'event',

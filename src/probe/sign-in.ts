@@ -9,7 +9,7 @@
 
 import { AcpError } from '../acp/acp-error.js';
 import type { StartOptions } from '../acp/lifecycle.js';
-import { authenticate, describeInit } from '../acp/protocol.js';
+import { authenticate, cancelSignIn, describeInit } from '../acp/protocol.js';
 import { AgyError, EXIT } from '../core/errors.js';
 import { signInRequestHandler } from '../login/capture/elicitation-source.js';
 import type { Candidate } from '../login/capture/evidence.js';
@@ -117,7 +117,9 @@ export async function probeSignIn(input: SignInProbeInput): Promise<SignInProbeR
     channel: captured?.source ?? null,
     launcher: launcherOf(captured),
     message: captured?.source === 'rpc' ? (captured.via ?? null) : null,
-    elicitation: captured?.elicitation ? { ...captured.elicitation, answer: 'cancel' } : null,
+    elicitation: captured?.elicitation
+      ? { id: captured.elicitation.id, message: captured.elicitation.message, answer: 'cancel' }
+      : null,
     url: captured ? describeUrl(captured.auth) : null,
     kind: captured?.kind ?? null,
     rejected: [...capture.evidence.candidates],
@@ -150,7 +152,10 @@ async function runServer(input: SignInProbeInput, shims: ShimDir, capture: UrlCa
     timeoutMs: input.timeoutMs + CALL_MARGIN_MS,
     tokenFile: input.tokenFile,
   });
-  const onAbort = (): void => server.kill();
+  const onAbort = (): void => {
+    cancelSignIn(server.connection);
+    server.kill();
+  };
   input.signal.addEventListener('abort', onAbort, { once: true });
   // The probe signs nothing in: an elicited sign-in URL is recorded and answered `cancel`.
   server.connection.setRequestHandler(signInRequestHandler(server.connection, capture, 'cancel'));
@@ -164,6 +169,8 @@ async function runServer(input: SignInProbeInput, shims: ShimDir, capture: UrlCa
     failure = err;
   }
   input.signal.removeEventListener('abort', onAbort);
+  // The probe always gives up on its sign-in: a v2 server hears so before it is stopped.
+  cancelSignIn(server.connection);
   // Stopping the server closes its listener; the listener itself is never contacted (no request, no connect).
   const exit = await server.stop();
   if (failure !== undefined) throw failure;

@@ -3,11 +3,19 @@ import { agentPlatformConfigured, apiKeyConfigured, businessConfigured } from '.
 import { AUTH_METHODS, type AuthMethodId, isAuthMethodId } from './catalog.js';
 import type { SimContext } from './context.js';
 import { deleteToken, rewriteSettingsAuthType, writeToken } from './credential-files.js';
-import { deviceSignIn, elicitation, onlyThroughElicitation, signInCancelled } from './elicitation.js';
+import {
+  deviceSignIn,
+  type Elicitation,
+  elicitation,
+  onlyThroughElicitation,
+  signInCancelled,
+  withdrawnSignIn,
+} from './elicitation.js';
 import { authFailed, invalidField, RpcError } from './errors.js';
 import { deliverUrl } from './launch.js';
-import { startOAuthFlow } from './oauth.js';
+import { type OAuthFlow, startOAuthFlow } from './oauth.js';
 import { requireString } from './params.js';
+import { pushSignedIn } from './protocol-v2.js';
 import type { Id, Params } from './rpc.js';
 
 /** What a good sign-in leaves: the token, and the settings rewrite of builds that do it. */
@@ -31,6 +39,7 @@ function loginWithOAuth(ctx: SimContext, method: AuthMethodId, requestId: Id): P
   if (ctx.config.authStartWritesSettings) rewriteSettingsAuthType(ctx.paths.settings, method);
   const signedIn = (): Record<string, never> => {
     ctx.auth = { method, source: 'authenticate', revoked: false };
+    pushSignedIn(ctx.rpc, ctx.config.protocol, ctx.config.elicitation.hostile);
     return {};
   };
   if (el && ctx.config.elicitation.page === 'device')
@@ -45,6 +54,7 @@ function loginWithOAuth(ctx: SimContext, method: AuthMethodId, requestId: Id): P
         if (mode === 'also') deliverUrl(ctx.config.launch, url, ctx.env, io);
         void el.ask(url).then((answer) => {
           if (answer !== 'accept') flow.fail(signInCancelled(answer));
+          else if (ctx.config.elicitation.withdraw !== 'off') withdrawLater(ctx, el, flow);
           else if (ctx.config.elicitation.completeEarly) el.complete();
         });
       }
@@ -58,6 +68,12 @@ function loginWithOAuth(ctx: SimContext, method: AuthMethodId, requestId: Id): P
     ...(announce ? { announce } : {}),
   });
   ctx.oauthFlow = flow;
+  // The client gives up on this sign-in: its listener goes, and the request is answered as cancelled.
+  ctx.rpc.onNotification('$/cancel_request', (p) => {
+    if (p.requestId !== requestId) return;
+    process.stderr.write(`agy-acp-sim: the client cancelled request ${String(requestId)}; the sign-in stops\n`);
+    flow.fail(new RpcError(-32800, 'Request cancelled'));
+  });
   return flow.result.then(
     () => {
       ctx.oauthFlow = undefined;
@@ -69,6 +85,15 @@ function loginWithOAuth(ctx: SimContext, method: AuthMethodId, requestId: Id): P
       throw err;
     },
   );
+}
+
+/** AGY_SIM_ELICITATION_WITHDRAW: the page is withdrawn, its listener closed; the sign-in then fails or is never answered. */
+function withdrawLater(ctx: SimContext, el: Elicitation, flow: OAuthFlow): void {
+  setTimeout(() => {
+    el.withdraw();
+    if (ctx.config.elicitation.withdraw === 'fail') flow.fail(withdrawnSignIn());
+    else flow.dispose();
+  }, ctx.config.elicitation.withdrawMs);
 }
 
 function authenticate(ctx: SimContext, p: Params, id: Id): Record<string, never> | Promise<Record<string, never>> {

@@ -80,6 +80,10 @@ function elicitationSwitches(env: Env) {
     completeEarly: flag(env, 'AGY_SIM_ELICITATION_COMPLETE_EARLY'),
     /** A hostile server's sign-in: bidi and zero-width characters and a lookalike URL in the message, another OAuth client and scope in the URL. */
     hostile: flag(env, 'AGY_SIM_HOSTILE_SIGN_IN'),
+    /** Withdraw the elicited URL after the client accepts it: then fail the sign-in, or never answer it. */
+    withdraw: choice(env, 'AGY_SIM_ELICITATION_WITHDRAW', ['off', 'fail', 'silent'] as const, 'off'),
+    /** How long after the client accepts the URL is withdrawn. */
+    withdrawMs: intVar(env, 'AGY_SIM_ELICITATION_WITHDRAW_MS', 0) ?? 300,
   };
 }
 export type ElicitationSwitches = ReturnType<typeof elicitationSwitches>;
@@ -220,12 +224,15 @@ export interface ProtocolSwitches {
   methodTypes: boolean;
   /** off: no auth/status. on: advertised and answered from the sim's sign-in. unknown / unauthenticated: always that state. */
   authStatus: 'off' | 'on' | 'unknown' | 'unauthenticated';
+  /** Push the auth status when a sign-in succeeds: ACP's `auth/status_update`, or a vendor's `_auth/status_update`. */
+  authStatusPush: 'off' | 'standard' | 'vendor';
 }
 function protocolSwitches(env: Env): ProtocolSwitches {
   return {
     mode: choice(env, 'AGY_SIM_PROTOCOL', ['v1', 'v2', 'v3'] as const, 'v1'),
     methodTypes: flag(env, 'AGY_SIM_METHOD_TYPES'),
     authStatus: choice(env, 'AGY_SIM_AUTH_STATUS', ['off', 'on', 'unknown', 'unauthenticated'] as const, 'off'),
+    authStatusPush: choice(env, 'AGY_SIM_AUTH_STATUS_PUSH', ['off', 'standard', 'vendor'] as const, 'off'),
   };
 }
 

@@ -29,21 +29,25 @@ export interface Elicitation {
   ask(url: string): Promise<string>;
   /** The page step ended. */
   complete(): void;
+  /** Withdraw the asked URL: `$/cancel_request` naming the elicitation/create request (AGY_SIM_ELICITATION_WITHDRAW). */
+  withdraw(): void;
 }
 
 export function elicitation(ctx: SimContext, requestId: Id): Elicitation {
   const id = `agy-sim-signin-${randomBytes(4).toString('hex')}`;
+  let askedAs: number | undefined;
   return {
     id,
     async ask(url) {
       try {
-        const result = await ctx.rpc.request('elicitation/create', {
+        const params = {
           mode: 'url',
           requestId,
           elicitationId: id,
           url,
           message: ctx.config.elicitation.hostile ? HOSTILE_MESSAGE : ELICITATION_MESSAGE,
-        });
+        };
+        const result = await ctx.rpc.request('elicitation/create', params, (sent) => (askedAs = sent));
         const action = (result as { action?: unknown } | null)?.action;
         return typeof action === 'string' ? action : 'no action';
       } catch (err) {
@@ -51,7 +55,15 @@ export function elicitation(ctx: SimContext, requestId: Id): Elicitation {
       }
     },
     complete: () => ctx.rpc.notify('elicitation/complete', { elicitationId: id }),
+    withdraw: () => {
+      if (askedAs !== undefined) ctx.rpc.notify('$/cancel_request', { requestId: askedAs });
+    },
   };
+}
+
+/** The sign-in after a withdrawn page: `fail` answers it with an onboarding error, `silent` never answers it. */
+export function withdrawnSignIn(): RpcError {
+  return authFailed('Onboarding failed: the sign-in page was withdrawn before the sign-in completed.');
 }
 
 export function signInCancelled(answer: string): RpcError {

@@ -114,7 +114,12 @@ export function runSimulator(exit: (code: number) => never): void {
   registerSessionMethods(ctx);
   if (config.protocol.mode === 'v2') renameForV2(rpc);
   if (config.protocol.methodTypes) refuseClientSideMethods(rpc);
-  registerAuthStatus(rpc, config.protocol, () => ctx.auth !== undefined && !ctx.auth.revoked);
+  registerAuthStatus(
+    rpc,
+    config.protocol,
+    () => ctx.auth !== undefined && !ctx.auth.revoked,
+    config.elicitation.hostile,
+  );
   // --- trust-io: a hostile server's output ---
   leakAtStart(config.leakSecrets, rpc);
   if (config.leakSecrets === 'session') rpc.on('session/new', () => leakAndDie(die));

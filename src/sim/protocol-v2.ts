@@ -72,6 +72,21 @@ export function refuseClientSideMethods(rpc: RpcConnection): void {
 
 /** The account the sim reports once signed in (personal data: agyctl shows it, never traces it). */
 export const SIM_ACCOUNT = { label: 'Google account', email: 'sim-user@example.com', active: true } as const;
+/** AGY_SIM_HOSTILE_SIGN_IN: an account whose label clears the screen and reverses text, and whose email hides a newline. */
+export const HOSTILE_ACCOUNT = {
+  label: '\u001b[2J\u001b]0;pwned\u0007Google \u202eaccount\u202c',
+  email: 'sim-user@example.com\nroot@evil.example',
+  active: true,
+} as const;
+
+const accountOf = (sw: { hostile: boolean }) => (sw.hostile ? { ...HOSTILE_ACCOUNT } : { ...SIM_ACCOUNT });
+
+/** AGY_SIM_AUTH_STATUS_PUSH: the push a build sends once its sign-in succeeded. */
+export function pushSignedIn(rpc: RpcConnection, sw: ProtocolSwitches, hostile: boolean): void {
+  if (sw.authStatusPush === 'off') return;
+  const method = sw.authStatusPush === 'vendor' ? '_auth/status_update' : 'auth/status_update';
+  rpc.notify(method, { state: 'authenticated', accounts: [accountOf({ hostile })] });
+}
 
 function withAuthStatusCapability(init: Init): Init {
   const caps = (init.agentCapabilities ?? {}) as Record<string, unknown>;
@@ -80,10 +95,15 @@ function withAuthStatusCapability(init: Init): Init {
 }
 
 /** `auth/status`: the sim's sign-in as ACP's auth state (or the state the switch forces). */
-export function registerAuthStatus(rpc: RpcConnection, sw: ProtocolSwitches, signedIn: () => boolean): void {
+export function registerAuthStatus(
+  rpc: RpcConnection,
+  sw: ProtocolSwitches,
+  signedIn: () => boolean,
+  hostile = false,
+): void {
   if (sw.authStatus === 'off') return;
   rpc.on('auth/status', () => {
     if (sw.authStatus !== 'on') return { state: sw.authStatus, accounts: [] };
-    return signedIn() ? { state: 'authenticated', accounts: [{ ...SIM_ACCOUNT }] } : { state: 'unauthenticated' };
+    return signedIn() ? { state: 'authenticated', accounts: [accountOf({ hostile })] } : { state: 'unauthenticated' };
   });
 }

@@ -86,9 +86,10 @@ export class RpcConnection {
     this.writeRawLine(JSON.stringify({ jsonrpc: '2.0', method, params }));
   }
 
-  /** Agent-to-client request (e.g. session/request_permission); resolves with the client's result. */
-  request(method: string, params: unknown): Promise<unknown> {
+  /** Agent-to-client request (e.g. session/request_permission); resolves with the client's result. `onSent` learns its id. */
+  request(method: string, params: unknown, onSent?: (id: number) => void): Promise<unknown> {
     const id = this.nextOutgoingId++;
+    onSent?.(id);
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
       this.writeRawLine(JSON.stringify({ jsonrpc: '2.0', id, method, params }));

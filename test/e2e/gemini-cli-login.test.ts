@@ -82,10 +82,15 @@ describe('gemini-cli (real package) sign-in against a fake Google', () => {
     expect(run.exitCode, run.stderr).toBe(0);
     const kinds = run.events.map((e) => e.event);
     expect(kinds).toEqual(expect.arrayContaining(['server-started', 'url', 'authenticated', 'verified']));
+    // The account gemini-cli records in google_accounts.json after the sign-in, read locally.
+    const account = { label: 'Google account', email: 'someone@example.com', source: 'google_accounts.json' };
     expect(run.events.find((e) => e.event === 'verified')).toMatchObject({
       tokenFile: { mode: '0600' },
       sessionProbe: { removed: true },
+      account,
     });
+    const status = await agyctl(['login', 'status', '--json', '--profile', 'gemini-cli'], sandbox);
+    expect(parseJson(status.stdout).login).toMatchObject({ status: 'succeeded', account });
     expect(fs.statSync(sandbox.tokenFile).mode & 0o777).toBe(0o600);
     // gemini-cli records the method itself; agyctl reports that rather than writing it.
     expect(JSON.parse(fs.readFileSync(sandbox.settingsFile, 'utf8'))).toMatchObject({

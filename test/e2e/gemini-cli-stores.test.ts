@@ -74,7 +74,10 @@ describe('gemini-cli: the signed-in account', () => {
     );
     const r = await staticCheck(sandbox);
     const account = r.checks.find((c) => c.id === 'account');
-    expect(account).toMatchObject({ ok: true });
+    expect(account).toMatchObject({
+      ok: true,
+      account: { label: 'Google account', email: 'someone@example.com', source: 'google_accounts.json' },
+    });
     expect(account?.message).toContain('someone@example.com');
     expect(account?.message).not.toContain('earlier@example.com');
     const human = await agyctl(['check', '--profile', 'gemini-cli'], sandbox);

@@ -111,7 +111,8 @@ describe('elicitation/create during a sign-in', () => {
     const found = await s.capture.found;
     await tick();
     expect(found).toMatchObject({ source: 'elicitation', kind: 'loopback', via: 'el-1' });
-    expect(found.elicitation).toEqual({ id: 'el-1', message: 'Sign in please code=[REDACTED]' });
+    // requestId: the agent's id for its elicitation/create, which a later `$/cancel_request` names to withdraw it.
+    expect(found.elicitation).toEqual({ id: 'el-1', message: 'Sign in please code=[REDACTED]', requestId: 'e1' });
     expect(answerTo(s.written, 'e1')?.result).toEqual({ action: 'accept' });
     expect(s.answered).toEqual([
       'elicitation/create: accepted: the sign-in URL is shown to the user (elicitation el-1)',

@@ -63,6 +63,19 @@ describe('redaction', () => {
     expect(lines.map((l) => l.dir)).toEqual(['send', 'stdout-noise']);
     expect(Number.isNaN(Date.parse(lines[0]!.ts))).toBe(false);
   });
+
+  it('the trace holds no email address, wherever the server puts one (an account label, a message)', () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-trace-')), 't.jsonl');
+    const t = new FileTracer(file);
+    const accounts = [{ label: 'first.last+acp@corp.example.co.uk', email: 'someone@example.com', active: true }];
+    t.record('recv', { jsonrpc: '2.0', method: 'auth/status_update', params: { state: 'authenticated', accounts } });
+    t.record('stderr', 'signed in as someone@example.com');
+    t.close();
+    const text = fs.readFileSync(file, 'utf8');
+    expect(text).not.toMatch(/@(corp\.)?example\./);
+    expect(text).toContain('auth/status_update');
+    expect(text).toContain('"active":true');
+  });
 });
 
 describe('redaction of every token shape a server may leak', () => {

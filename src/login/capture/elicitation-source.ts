@@ -53,7 +53,7 @@ export function signInRequestHandler(
   capture: UrlCapture,
   answer: ElicitationAnswer,
 ): RequestHandler {
-  return (method, params) => {
+  return (method, params, requestId) => {
     if (method !== 'elicitation/create') return defaultRequestHandler(method, params);
     const p = (params && typeof params === 'object' ? params : {}) as Record<string, unknown>;
     if (p.mode !== 'url') throw unsupportedElicitationMode(p.mode);
@@ -61,7 +61,7 @@ export function signInRequestHandler(
     if (typeof p.url !== 'string' || typeof p.elicitationId !== 'string')
       throw { code: -32602, message: 'Invalid params: a url elicitation needs url and elicitationId' };
     const id = shownMessage(p.elicitationId);
-    const verdict = capture.feedElicitation(p.url, { id, message: shownMessage(p.message) });
+    const verdict = capture.feedElicitation(p.url, { id, message: shownMessage(p.message), requestId });
     if (!verdict.ok) return new Answered({ action: 'decline' }, `declined: ${verdict.reason}`);
     return new Answered({ action: answer }, `${ANSWER_WORDS[answer]} (elicitation ${id})`);
   };

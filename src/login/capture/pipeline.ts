@@ -62,6 +62,8 @@ export interface CapturedUrl {
 export interface ElicitationInfo {
   id: string;
   message: string;
+  /** The JSON-RPC id of the agent's `elicitation/create`: a `$/cancel_request` naming it withdraws the URL. */
+  requestId?: string | number | null;
 }
 
 /** A rejected candidate, and whether it deserves a warning (it looked like a sign-in) or only --verbose. */

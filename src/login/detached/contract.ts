@@ -61,6 +61,17 @@ export interface LoginRequest {
   tty: { stdout: boolean; stderr: boolean; stderrSize?: TerminalSize };
 }
 
+/**
+ * The account a sign-in ended with, in the server's words (sanitised and redacted): `label` as the server names it,
+ * `email` when it gives one. `source` says who named it: `server` (auth/status or its push) or `google_accounts.json`
+ * (gemini-cli's own record, read locally).
+ */
+export interface SignedInAccount {
+  label: string;
+  email: string | null;
+  source: 'server' | 'google_accounts.json';
+}
+
 export type UrlSource = 'shim' | 'launcher-file' | 'stdout' | 'stderr' | 'rpc' | 'remote' | (string & {});
 
 /** Every event a login emits, by name (docs/json.md, "login (NDJSON events)"). */
@@ -92,6 +103,10 @@ export type LoginEvent =
   | { event: 'code-rejected'; reason: string }
   | { event: 'code-sent' }
   | { event: 'authenticated'; method: string }
+  /** The server withdrew the URL it had asked the user to open (`$/cancel_request` of its elicitation). */
+  | { event: 'url-withdrawn'; elicitationId: string; graceS: number }
+  /** The server pushed its auth status (`auth/status_update`, or a vendor's `_auth/status_update`). */
+  | { event: 'auth-status'; state: string; account?: SignedInAccount }
   | {
       event: 'settings-changed';
       by: 'server' | 'agyctl';
@@ -105,6 +120,8 @@ export type LoginEvent =
       credentials?: 'token-file' | 'elsewhere';
       sessionProbe: { removed: boolean; sessionId?: string };
       serverStartMs: number;
+      /** Whom the server says it signed in (personal data: shown, never traced or a metric label). */
+      account?: SignedInAccount;
     }
   | { event: 'restarted'; cancelled: string }
   | {

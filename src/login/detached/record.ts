@@ -15,6 +15,7 @@ import { writeFileAtomic } from '../../util/os/atomic-write.js';
 import type { ProcessIdentity } from '../../util/os/process.js';
 import { lstatOrNull } from '../../util/os/safe-fs.js';
 import { sanitizeForTerminal } from '../../util/terminal-text.js';
+import type { SignedInAccount } from './contract.js';
 
 /** A unix socket path must fit in sun_path (108 bytes on Linux); keep a margin. */
 const MAX_SOCKET_PATH = 100;
@@ -65,6 +66,8 @@ export interface LoginState {
   mode?: 'loopback' | 'code-entry' | 'device';
   server?: RecordedProcess;
   shimDirs?: string[];
+  /** Whom the login signed in, as the server (or gemini-cli's record) named it: shown by `login status`. */
+  account?: SignedInAccount;
   outcome?: Outcome;
 }
 
@@ -301,6 +304,7 @@ export function statusData(state: LoginState, kind: 'pending' | 'ended' | 'died'
     startedAt: new Date(state.startedAt).toISOString(),
     deadline: new Date(state.deadline).toISOString(),
     remainingS: Math.max(0, Math.round((state.deadline - Date.now()) / 1000)),
+    account: recordedAccount(state.account),
     outcome: state.outcome
       ? {
           exit: state.outcome.exit,
@@ -310,5 +314,17 @@ export function statusData(state: LoginState, kind: 'pending' | 'ended' | 'died'
           endedAt: new Date(state.outcome.endedAt).toISOString(),
         }
       : null,
+  };
+}
+
+/** The recorded account, re-read as untrusted (the record is a file): strings only, one line, no control characters. */
+export function recordedAccount(a: unknown): SignedInAccount | null {
+  if (!a || typeof a !== 'object') return null;
+  const { label, email, source } = a as Record<string, unknown>;
+  if (typeof label !== 'string' || label === '') return null;
+  return {
+    label: terminalLine(label),
+    email: typeof email === 'string' && email !== '' ? terminalLine(email) : null,
+    source: source === 'google_accounts.json' ? 'google_accounts.json' : 'server',
   };
 }

@@ -352,6 +352,19 @@ function trackState(state: LoginState, event: LoginEvent, save: () => void): voi
       state.method = event.method;
       save();
       break;
+    case 'url-withdrawn':
+      // `login status` must not offer a URL the server no longer serves.
+      delete state.url;
+      delete state.tunnel;
+      delete state.port;
+      save();
+      break;
+    case 'verified':
+      if (event.account) {
+        state.account = event.account;
+        save();
+      }
+      break;
     default:
       break;
   }

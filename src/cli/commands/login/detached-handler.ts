@@ -10,6 +10,7 @@ import { cancelPending, deliver, inspect, type Liveness, waitEnded } from '../..
 import {
   describePending,
   type LoginState,
+  recordedAccount,
   recordPaths,
   statusData,
   terminalLine,
@@ -19,7 +20,7 @@ import { countdownPrompt } from '../../../login/paste.js';
 import { notAnAddress } from '../../../profiles/auth-url.js';
 import { withDeadline } from '../../../util/deadline.js';
 import type { HandlerArgs } from '../../action.js';
-import { ALREADY_ARRIVED } from './printers.js';
+import { ALREADY_ARRIVED, accountText } from './printers.js';
 
 /** A subcommand without flags of its own. */
 export type NoFlags = Record<string, never>;
@@ -62,6 +63,8 @@ function render(io: CommandIO, seen: Exclude<Liveness, { kind: 'none' }>, wait: 
     io.out.print(
       `The login for ${terminalLine(state.stateDir)} succeeded: signed in${state.method ? ` with ${terminalLine(state.method)}` : ''} and proven in a fresh server (${new Date(o.endedAt).toISOString()}).`,
     );
+    const account = recordedAccount(state.account);
+    if (account) io.out.print(`Signed in as ${accountText(account)}.`);
     return { exit: EXIT.ok, data };
   }
   if (data.login.status === 'cancelled') {

@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import type { TtyWritable } from '../../../core/io.js';
-import { describePending } from '../../../login/detached/record.js';
+import { describePending, terminalLine } from '../../../login/detached/record.js';
 import { fitQr, qrLines, screenOf } from '../../../login/qr.js';
 import type { LoginReport } from '../../../login/run-login.js';
 import type { LoginStep, StartStep, UrlOrigin } from '../../../login/steps.js';
@@ -114,6 +114,17 @@ function notes(out: Output, step: LoginStep): void {
       );
       return;
     }
+    case 'url-withdrawn':
+      out.warn(
+        `the server withdrew the sign-in URL (elicitation ${step.event.elicitationId}): do not open it any more; waiting up to ${step.event.graceS}s for the server's answer to the sign-in`,
+      );
+      return;
+    case 'event':
+      if (step.event.event === 'auth-status')
+        out.verbose(
+          `the server says: ${step.event.state}${step.event.account ? ` (${accountText(step.event.account)})` : ''}`,
+        );
+      return;
     case 'credentials-elsewhere':
       out.info(
         `note: no ${path.basename(step.tokenFile)}; the server holds credentials elsewhere, e.g. the OS keyring (a fresh server accepted them without authenticate)`,
@@ -180,6 +191,7 @@ class TextLoginPrinter implements LoginPrinter {
     out.print(
       `Logged in with ${report.method}; a fresh server accepted the credentials (start-up ${report.proof.initMs} ms).`,
     );
+    if (report.account) out.print(`Signed in as ${accountText(report.account)}.`);
     if (report.tokenFile?.exists)
       out.print(`Token file: ${report.tokenFile.path} (mode ${report.tokenFile.mode}; contents never shown).`);
     if (keepProbeSession) out.print(`Probe session kept: ${report.proof.sessionId}`);
@@ -248,6 +260,12 @@ class TextLoginPrinter implements LoginPrinter {
     const fit = fitQr(code, screenOf(this.display.stderr), shown);
     this.out.info(fit.draw ? code.join('\n') : fit.note, { verbatim: fit.draw });
   }
+}
+
+/** An account for a person: its label and email, as the server (or gemini-cli's record) gave them, already sanitised. */
+export function accountText(a: { label: string; email: string | null }): string {
+  const label = terminalLine(a.label);
+  return a.email ? `${label} <${terminalLine(a.email)}>` : label;
 }
 
 /** An elicited URL is shown with its host and what the agent said about it, as the ACP specification asks of a client. */
