@@ -13,9 +13,9 @@ import { StringDecoder } from 'node:string_decoder';
 import type { Command } from 'commander';
 import { signalGroup } from '../acp/children.js';
 import { openTraceFile } from '../acp/file-tracer.js';
+import { writeMetricsText } from '../check/metrics-target.js';
 import { AgyError, asExitCode, EXIT, type ExitCode } from '../core/errors.js';
 import { agyctlEntryArgs, bundledRuntime } from '../core/runtime.js';
-import { writeFileAtomic } from '../util/os/atomic-write.js';
 import { descendantsOf } from '../util/os/process.js';
 import {
   ARCHIVE_SHOWN_VAR,
@@ -117,7 +117,7 @@ export async function runAsOwner(owner: TreeOwner, run: OwnerRun & { withStdin: 
     () => Promise.resolve(),
   );
   const text = Buffer.concat(metrics?.chunks ?? []);
-  if (run.prometheus && text.length > 0) writeFileAtomic(run.prometheus, text, { mode: 0o644 });
+  if (run.prometheus && text.length > 0) writeMetricsText(run.prometheus, text);
   return code;
 }
 

@@ -354,3 +354,47 @@ describe('--trace as root', () => {
     expect(fs.readFileSync(trace, 'utf8')).toBe('planted\n');
   });
 });
+
+describe('--prometheus as root', () => {
+  it('a file the user created first, or their link, is refused and left as it was (check, backup)', async () => {
+    const b = userBox();
+    const textfile = path.join(b.root, 'textfile');
+    fs.mkdirSync(textfile, { mode: 0o1777 });
+    fs.chmodSync(textfile, 0o1777);
+    const prom = path.join(textfile, 'agyctl.prom');
+    const runs = [
+      ['check', '--json', '--prometheus', prom],
+      ['backup', '--to', path.join(b.root, 'bk'), '--json', '--prometheus', prom],
+    ];
+    // A world-writable file of the user's: replacing it, root's metrics would take its mode 0666.
+    fs.writeFileSync(prom, 'planted\n', { mode: 0o666 });
+    fs.chmodSync(prom, 0o666);
+    fs.chownSync(prom, b.user.uid, b.user.gid);
+    for (const argv of runs) {
+      const r = await agyctl(argv, b, { timeoutMs: 60_000 });
+      expect(r.exitCode, `${argv[0]}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect((parseJson(r.stdout).error as { code: string }).code).toBe('prometheus-file-not-yours');
+      expect(fs.readFileSync(prom, 'utf8')).toBe('planted\n');
+      expect(fs.statSync(prom).uid).toBe(b.user.uid);
+    }
+    // A link to a root-only file: never followed, never replaced.
+    const closed = rootsClosedDir(b);
+    const rootsFile = path.join(closed, 'roots.prom');
+    fs.writeFileSync(rootsFile, 'agyctl_backup_last_success_timestamp_seconds 42\n', { mode: 0o600 });
+    fs.rmSync(prom);
+    fs.symlinkSync(rootsFile, prom);
+    fs.lchownSync(prom, b.user.uid, b.user.gid);
+    for (const argv of runs) {
+      const r = await agyctl(argv, b, { timeoutMs: 60_000 });
+      expect(r.exitCode, `${argv[0]}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect((parseJson(r.stdout).error as { code: string }).code).toBe('unsafe-symlink');
+      expect(fs.lstatSync(prom).isSymbolicLink()).toBe(true);
+      expect(fs.readFileSync(rootsFile, 'utf8')).toBe('agyctl_backup_last_success_timestamp_seconds 42\n');
+    }
+    // A name nothing holds yet: root's file, 0644.
+    fs.rmSync(prom);
+    const ok = await agyctl(runs[0]!, b, { timeoutMs: 60_000 });
+    expect(ok.exitCode, `${ok.stdout}${ok.stderr}`).not.toBe(2);
+    expect(fs.statSync(prom)).toMatchObject({ uid: 0, mode: 0o100644 });
+  });
+});
