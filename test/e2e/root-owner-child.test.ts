@@ -304,6 +304,24 @@ describe("root's deadline on the owner's child", () => {
     expect(await userProcessesGone(b.user)).toEqual([]);
   });
 
+  it('sessions takes --timeout as backup does: a live export whose server never answers ends at it (exit 5)', async () => {
+    const b = userBox();
+    const r = await execa(
+      agyctlArgv()[0]!,
+      [...agyctlArgv().slice(1), 'sessions', 'export', '--out', path.join(b.home, 'out'), '--timeout', '3s', '--json'],
+      {
+        env: { ...b.env, AGYCTL_SERVER: slowServer(60_000) },
+        extendEnv: false,
+        cwd: b.root,
+        reject: false,
+        timeout: 50_000,
+      },
+    );
+    expect(r.exitCode, `${r.stdout}${r.stderr}`).toBe(5);
+    expect(`${r.stdout}${r.stderr}`).toContain('owner-timeout');
+    expect(await userProcessesGone(b.user)).toEqual([]);
+  });
+
   it('Ctrl-C with the child stopped: root exits 130 and nothing of the user is left', async () => {
     const b = userBox();
     const run = execa(agyctlArgv()[0]!, [...agyctlArgv().slice(1), 'check', '--live', '--json'], {
