@@ -120,7 +120,7 @@ function whyNotOursAbove(dir: string): string | undefined {
   try {
     let at = path.resolve(dir);
     while (at !== '/' && !lstatOrNull(at)) at = path.dirname(at);
-    return whyNotRootsOwn(at);
+    return whyNotRootsOwn(at, { parent: at !== path.resolve(dir) });
   } catch {
     return undefined;
   }
