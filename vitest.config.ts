@@ -26,6 +26,7 @@ const EXECUTABLE_E2E = [
   'restore-archive-signal',
   'sessions-export',
   'root-owner-child',
+  'root-reads-roots-own',
 ];
 
 /**

@@ -5,9 +5,8 @@
  * with O_NOFOLLOW (a symlink is refused: `unsafe-symlink`, exit 2), mode 0600.
  */
 import fs from 'node:fs';
-import { AgyError, EXIT } from '../core/errors.js';
 import type { TraceDirection, Tracer } from '../core/io.js';
-import { openNoFollow } from '../util/os/safe-fs.js';
+import { notYoursError, openNoFollow } from '../util/os/safe-fs.js';
 import { REDACTED, redact, redactText } from './redact.js';
 
 /** The process's own output streams: symlinks the system keeps, safe to follow. */
@@ -26,13 +25,7 @@ export function openTraceFile(file: string): number {
   try {
     const st = fs.fstatSync(fd);
     // Another user's file (pre-created where the trace goes, in /tmp say) would get our lines and keep them theirs.
-    if (st.isFile() && st.uid !== process.getuid?.())
-      throw new AgyError(
-        EXIT.usage,
-        'trace-file-not-yours',
-        `The --trace file ${file} belongs to uid ${st.uid}, not to you: agyctl appends only to a trace file of its own.`,
-        { hint: 'name a new file (or one of yours) for --trace', details: { path: file } },
-      );
+    if (st.isFile() && st.uid !== process.getuid?.()) throw notYoursError(file, st.uid, '--trace');
     if (st.isFile() && (st.mode & 0o077) !== 0) fs.fchmodSync(fd, 0o600);
   } catch (err) {
     fs.closeSync(fd);

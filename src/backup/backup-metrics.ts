@@ -5,9 +5,10 @@
  * the same directory, mode 0644. A run that fails keeps the last success time
  * from the previous file, so "time since the last good backup" stays true.
  */
-import fs from 'node:fs';
+
+import { writeMetricsText } from '../check/metrics-target.js';
 import { type MetricFamily, renderExposition } from '../check/prometheus.js';
-import { writeFileAtomic } from '../util/os/atomic-write.js';
+import { readFileNoFollow } from '../util/os/safe-fs.js';
 
 export interface BackupMetricsInput {
   /** The snapshot was written and no session failed. */
@@ -63,11 +64,11 @@ export function backupMetrics(r: BackupMetricsInput, previousSuccess: number | u
   ];
 }
 
-/** The last success time in an existing metrics file, if it has one. */
+/** The last success time in an existing metrics file, if it has one (read without following a link). */
 export function previousSuccess(file: string): number | undefined {
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readFileNoFollow(file).toString('utf8');
   } catch {
     return undefined;
   }
@@ -76,5 +77,5 @@ export function previousSuccess(file: string): number | undefined {
 }
 
 export function writeBackupMetrics(file: string, r: BackupMetricsInput): void {
-  writeFileAtomic(file, renderExposition(backupMetrics(r, previousSuccess(file))), { mode: 0o644 });
+  writeMetricsText(file, renderExposition(backupMetrics(r, previousSuccess(file))));
 }

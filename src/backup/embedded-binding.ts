@@ -5,7 +5,8 @@
  * directory that takes it and can run code from it:
  *
  *   $AGYCTL_CACHE_DIR, $XDG_CACHE_HOME/agyctl, $HOME/.cache/agyctl,
- *   $RUNTIME_DIRECTORY/agyctl, $TMPDIR/agyctl-<uid>, /tmp/agyctl-<uid>, /var/tmp/agyctl-<uid>
+ *   $RUNTIME_DIRECTORY/agyctl, $TMPDIR/agyctl-<uid>, /tmp/agyctl-<uid>, /var/tmp/agyctl-<uid>,
+ *   and for root /var/cache/agyctl
  *
  * A read-only HOME (systemd's ProtectHome=read-only) falls through to the
  * unit's runtime directory or its private /tmp; a noexec mount to the next.
@@ -14,7 +15,11 @@
  * to it belong to root or to this user and no one else can write them (a
  * sticky /tmp on the way is fine: util/os/roots-own.ts), so no other user can
  * swap the file between its hash and its load; as root, a HOME, XDG or
- * TMPDIR inside a user's directory is skipped that way. The addon is loaded
+ * TMPDIR inside a user's directory is skipped that way. The directories on
+ * the way are checked before anything is made or written there: a user who
+ * could rename a directory root made would point root's write at another.
+ * A user who makes /tmp/agyctl-0 and /var/tmp/agyctl-0 first (HOME unset)
+ * leaves root /var/cache/agyctl, a directory only root can write. The addon is loaded
  * from the descriptor that was hashed (/proc/self/fd/N), not by its name.
  */
 import fs from 'node:fs';
@@ -23,6 +28,7 @@ import type { LoadedBinding } from '../core/runtime.js';
 import { contentAddressedFile } from '../util/content-file.js';
 import { sha256 } from '../util/os/file-hash.js';
 import { whyNotRootsOwn } from '../util/os/roots-own.js';
+import { lstatOrNull } from '../util/os/safe-fs.js';
 import { bindingError } from './sqlite.js';
 
 /** Where the addon may be written, in order of preference. */
@@ -37,6 +43,7 @@ export function bindingDirs(env: NodeJS.ProcessEnv, uid = process.getuid?.() ?? 
     abs(env.TMPDIR) ? path.join(env.TMPDIR, `agyctl-${uid}`) : undefined,
     `/tmp/agyctl-${uid}`,
     `/var/tmp/agyctl-${uid}`,
+    uid === 0 ? '/var/cache/agyctl' : undefined,
   ].filter((d, i, all): d is string => d !== undefined && all.indexOf(d) === i);
 }
 
@@ -45,6 +52,11 @@ export function loadEmbeddedBinding(bytes: Uint8Array, dirs: string[]): LoadedBi
   const tried: string[] = [];
   let written: { file: string; err: unknown } | undefined;
   for (const dir of dirs) {
+    const before = whyNotOursAbove(dir);
+    if (before !== undefined) {
+      tried.push(`${dir}: not used, ${before}`);
+      continue;
+    }
     let file: string;
     try {
       file = contentAddressedFile(dir, 'better_sqlite3', '.node', bytes);
@@ -95,6 +107,22 @@ function dlopenHashed(file: string, bytes: Uint8Array): object {
   } catch (err) {
     fs.closeSync(fd);
     throw err;
+  }
+}
+
+/**
+ * Why `dir`, or the nearest directory above it that exists (where
+ * contentAddressedFile would start making directories), is not root's own or
+ * this user's; undefined when it is, or when it cannot be looked at (then
+ * contentAddressedFile fails with the reason).
+ */
+function whyNotOursAbove(dir: string): string | undefined {
+  try {
+    let at = path.resolve(dir);
+    while (at !== '/' && !lstatOrNull(at)) at = path.dirname(at);
+    return whyNotRootsOwn(at, { parent: at !== path.resolve(dir) });
+  } catch {
+    return undefined;
   }
 }
 

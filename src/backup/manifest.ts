@@ -124,9 +124,9 @@ export function checkManifest(parsed: unknown, file: string): Manifest {
       !s ||
       typeof s.id !== 'string' ||
       !SESSION_ID.test(s.id) ||
-      typeof s.sha256 !== 'string' ||
+      !sizedAndHashed(s) ||
       !plainName(s.file) ||
-      (s.meta != null && !plainName(s.meta.file)) ||
+      (s.meta != null && (!plainName(s.meta.file) || !sizedAndHashed(s.meta))) ||
       (s.brain != null && !wellFormedBrain(s.id, s.brain));
     if (bad || !boundedSessionFields(s)) {
       throw new ManifestError(`${file} has a malformed session entry`);
@@ -144,6 +144,11 @@ export const MANIFEST_TEXT_MAX = 4096;
 
 const boundedText = (v: unknown, max = MANIFEST_TEXT_MAX): boolean => typeof v === 'string' && v.length <= max;
 const count = (v: unknown): boolean => Number.isSafeInteger(v) && (v as number) >= 0;
+
+/** A file's size is a count of bytes and its hash a sha256 in hex, as agyctl writes them: nothing else is compared or shown. */
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+const sizedAndHashed = (f: { bytes?: unknown; sha256?: unknown }): boolean =>
+  count(f.bytes) && typeof f.sha256 === 'string' && SHA256_HEX.test(f.sha256);
 
 /** Texts are bounded strings, row counts are counts, a cwd is a path or null (sizes and hashes: archive-read.ts and verify.ts). */
 function boundedSessionFields(s: ManifestSession): boolean {
@@ -179,8 +184,7 @@ function wellFormedBrain(id: string, brain: ManifestBrain): boolean {
   if (typeof brain !== 'object' || !Array.isArray(brain.files) || !Array.isArray(brain.skipped)) return false;
   const seen = new Set<string>();
   for (const f of brain.files) {
-    if (!f || !validBrainPath(id, f.path) || typeof f.sha256 !== 'string' || !Number.isSafeInteger(f.bytes))
-      return false;
+    if (!f || !validBrainPath(id, f.path) || !sizedAndHashed(f)) return false;
     if (seen.has(f.path)) return false;
     seen.add(f.path);
   }

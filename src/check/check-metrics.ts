@@ -1,6 +1,6 @@
 /** The metrics `check --prometheus FILE` writes for node_exporter's textfile collector (docs/check.md). */
 import fs from 'node:fs';
-import { writeFileAtomic } from '../util/os/atomic-write.js';
+import { writeMetricsText } from './metrics-target.js';
 import { type MetricFamily, renderExposition } from './prometheus.js';
 import { STATUSES } from './status.js';
 import type { CheckResult, Metrics, Status } from './types.js';
@@ -102,7 +102,7 @@ export function checkMetrics(r: MetricsInput): MetricFamily[] {
 export function writeMetricsFile(file: string, input: MetricsInput, relay?: number): void {
   const text = renderExposition(checkMetrics(input));
   if (relay === undefined) {
-    writeFileAtomic(file, text, { mode: 0o644 });
+    writeMetricsText(file, text);
     return;
   }
   fs.writeSync(relay, text);

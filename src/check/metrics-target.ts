@@ -1,7 +1,16 @@
-/** Checked before any check runs, so a bad --prometheus path costs nothing and changes nothing (exit 2). */
+/**
+ * The --prometheus file: checked before any check runs, so a bad path costs
+ * nothing and changes nothing (exit 2), and written by the caller only when
+ * nothing is there yet or the file is the caller's own, never through a link
+ * (as the --trace file: util/os/safe-fs.ts, assertCallersFile). As root, a
+ * textfile dir another user can write would otherwise let that user decide
+ * the mode root's file gets, or which file root reads the last success from.
+ */
 import fs from 'node:fs';
 import path from 'node:path';
 import { usageError } from '../core/errors.js';
+import { writeFileAtomic } from '../util/os/atomic-write.js';
+import { assertCallersFile } from '../util/os/safe-fs.js';
 
 /** Refuse a --prometheus path that cannot work. */
 export function assertMetricsTarget(file: string): void {
@@ -25,6 +34,17 @@ export function assertMetricsTarget(file: string): void {
       'choose a directory you can write, or fix its permissions',
     );
   }
-  if (fs.existsSync(file) && fs.statSync(file).isDirectory())
+  if (fs.lstatSync(file, { throwIfNoEntry: false })?.isDirectory())
     throw usageError(`--prometheus ${file} is a directory.`, 'name a file, e.g. agyctl.prom');
+  assertCallersFile(file, '--prometheus');
+}
+
+/**
+ * Replace the --prometheus file with `text`, atomically (the collector never
+ * reads half a file); a new file is world-readable like other .prom files.
+ * Checked again here: the run may have taken minutes since assertMetricsTarget.
+ */
+export function writeMetricsText(file: string, text: string | Uint8Array): void {
+  assertCallersFile(file, '--prometheus');
+  writeFileAtomic(file, text, { mode: 0o644 });
 }

@@ -13,9 +13,9 @@ import { StringDecoder } from 'node:string_decoder';
 import type { Command } from 'commander';
 import { signalGroup } from '../acp/children.js';
 import { openTraceFile } from '../acp/file-tracer.js';
+import { writeMetricsText } from '../check/metrics-target.js';
 import { AgyError, asExitCode, EXIT, type ExitCode } from '../core/errors.js';
 import { agyctlEntryArgs, bundledRuntime } from '../core/runtime.js';
-import { writeFileAtomic } from '../util/os/atomic-write.js';
 import { descendantsOf } from '../util/os/process.js';
 import {
   ARCHIVE_SHOWN_VAR,
@@ -84,11 +84,36 @@ export function ownerEnv(owner: TreeOwner, opts: GlobalOptions, env: NodeJS.Proc
 
 /** How long the owner's side may outlive the command's own --timeout: the login's start-up and proof, and its teardown. */
 export const OWNER_GRACE_MS = 150_000;
-/** The deadline of the owner's side of a command without a --timeout of its own (settings, sessions). */
+/** The deadline of the owner's side of a command without a deadline of its own (settings, sessions: their --timeout's default). */
+export const OWNER_DEFAULT_TIMEOUT = '10m';
 export const OWNER_DEFAULT_DEADLINE_MS = 10 * 60_000;
 
-/** Root's deadline on the owner's side of a command: its --timeout plus OWNER_GRACE_MS, else OWNER_DEFAULT_DEADLINE_MS. */
-export function ownerDeadlineMs(timeout: unknown): number {
+/** Commands whose --timeout is root's deadline on their owner's side and nothing else, with their subcommands. */
+const ownerTimeoutCommands = new WeakSet<Command>();
+
+/**
+ * `--timeout <duration>` for a command that has no deadline of its own
+ * (settings, sessions): root's deadline on the work done as the state dir's
+ * owner. On the parent, where commander gives it wherever it stands
+ * (`sessions export --timeout 5m` is `sessions`'s).
+ */
+export function ownerTimeoutOption(command: Command): Command {
+  ownerTimeoutCommands.add(command);
+  return command.option(
+    '--timeout <duration>',
+    "as root on another user's state dir: deadline of the work done as that user (then it is stopped, exit 5)",
+    OWNER_DEFAULT_TIMEOUT,
+  );
+}
+
+/**
+ * Root's deadline on the owner's side of `command`: its ownerTimeoutOption's
+ * --timeout; else the command's own --timeout plus OWNER_GRACE_MS (check,
+ * login, logout, probe); else OWNER_DEFAULT_DEADLINE_MS.
+ */
+export function ownerDeadlineMs(command: Command | undefined, timeout: unknown): number {
+  for (let c: Command | null | undefined = command; c; c = c.parent)
+    if (ownerTimeoutCommands.has(c)) return parseDurationOption('--timeout', String(c.opts().timeout));
   if (typeof timeout !== 'string') return OWNER_DEFAULT_DEADLINE_MS;
   return parseDurationOption('--timeout', timeout) + OWNER_GRACE_MS;
 }
@@ -117,7 +142,7 @@ export async function runAsOwner(owner: TreeOwner, run: OwnerRun & { withStdin: 
     () => Promise.resolve(),
   );
   const text = Buffer.concat(metrics?.chunks ?? []);
-  if (run.prometheus && text.length > 0) writeFileAtomic(run.prometheus, text, { mode: 0o644 });
+  if (run.prometheus && text.length > 0) writeMetricsText(run.prometheus, text);
   return code;
 }
 

@@ -90,7 +90,7 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
           argv,
           ctx,
           opts,
-          deadlineMs: ownerDeadlineMs(input.options.timeout),
+          deadlineMs: ownerDeadlineMs(command, input.options.timeout),
           // Only a login reads its stdin (a pasted address); the others get an empty one.
           withStdin: isLoginCommand(command) && input.options.detach !== true,
           ...(prometheus ? { prometheus } : {}),

@@ -41,7 +41,7 @@ export const EXIT_TABLE: ReadonlyArray<{ exit: ExitCode; name: keyof typeof EXIT
     exit: 2,
     name: 'usage',
     meaning:
-      'Usage error or invalid input (bad flag, malformed settings file, lock held by another run, a path that cannot be used: not a directory, permission denied, read-only, name too long; a state dir the server cannot be pointed at; an empty HOME, --server or --state-dir; a HOME that does not exist or is not a directory; for check, sessions and backup, a --state-dir or AGYCTL_STATE_DIR that does not exist or is not a directory; a sign-in method agyctl cannot complete, or a server agyctl does not sign in; for `server`: a preflight refusal (`server install` on another architecture or without glibc, an unusable --prefix), no version (`--version`), no sum (`--sha256`/`--sums`), a version already installed, removing the current version (`server-version-current`), a `login --detach` pending without --force (`server-login-pending`), another `server` command at work (`server-busy`)).',
+      'Usage error or invalid input (bad flag, malformed settings file, lock held by another run, a path that cannot be used: not a directory, permission denied, read-only, name too long, a symbolic link where agyctl writes, a `--trace` or `--prometheus` file of another user; a state dir the server cannot be pointed at; an empty HOME, --server or --state-dir; a HOME that does not exist or is not a directory; for check, sessions and backup, a --state-dir or AGYCTL_STATE_DIR that does not exist or is not a directory; a sign-in method agyctl cannot complete, or a server agyctl does not sign in; for `server`: a preflight refusal (`server install` on another architecture or without glibc, an unusable --prefix), no version (`--version`), no sum (`--sha256`/`--sums`), a version already installed, removing the current version (`server-version-current`), a `login --detach` pending without --force (`server-login-pending`), another `server` command at work (`server-busy`)).',
   },
   {
     exit: 3,
@@ -55,7 +55,12 @@ export const EXIT_TABLE: ReadonlyArray<{ exit: ExitCode; name: keyof typeof EXIT
     meaning:
       'The ACP server was not found, failed to start, exited, or broke the protocol (also SSH failures in `connect`, a login whose supervisor died, and a `server install`/`server use` whose new build did not start: `server-proof-failed`, the previous version switched back).',
   },
-  { exit: 5, name: 'timeout', meaning: 'A deadline passed (`--timeout`).' },
+  {
+    exit: 5,
+    name: 'timeout',
+    meaning:
+      "A deadline passed (`--timeout`). As root on another user's state dir, also root's deadline on the work done as that user (`owner-timeout`): the command's `--timeout` plus 150 s for `check`, `login`, `logout` and `probe`; `--timeout` itself for `backup`, `restore`, `settings` and `sessions`.",
+  },
   {
     exit: 6,
     name: 'findings',

@@ -304,6 +304,24 @@ describe("root's deadline on the owner's child", () => {
     expect(await userProcessesGone(b.user)).toEqual([]);
   });
 
+  it('sessions takes --timeout as backup does: a live export whose server never answers ends at it (exit 5)', async () => {
+    const b = userBox();
+    const r = await execa(
+      agyctlArgv()[0]!,
+      [...agyctlArgv().slice(1), 'sessions', 'export', '--out', path.join(b.home, 'out'), '--timeout', '3s', '--json'],
+      {
+        env: { ...b.env, AGYCTL_SERVER: slowServer(60_000) },
+        extendEnv: false,
+        cwd: b.root,
+        reject: false,
+        timeout: 50_000,
+      },
+    );
+    expect(r.exitCode, `${r.stdout}${r.stderr}`).toBe(5);
+    expect(`${r.stdout}${r.stderr}`).toContain('owner-timeout');
+    expect(await userProcessesGone(b.user)).toEqual([]);
+  });
+
   it('Ctrl-C with the child stopped: root exits 130 and nothing of the user is left', async () => {
     const b = userBox();
     const run = execa(agyctlArgv()[0]!, [...agyctlArgv().slice(1), 'check', '--live', '--json'], {
@@ -352,5 +370,49 @@ describe('--trace as root', () => {
     expect(r.exitCode, `${r.stdout}${r.stderr}`).toBe(2);
     expect((parseJson(r.stdout).error as { code: string }).code).toBe('trace-file-not-yours');
     expect(fs.readFileSync(trace, 'utf8')).toBe('planted\n');
+  });
+});
+
+describe('--prometheus as root', () => {
+  it('a file the user created first, or their link, is refused and left as it was (check, backup)', async () => {
+    const b = userBox();
+    const textfile = path.join(b.root, 'textfile');
+    fs.mkdirSync(textfile, { mode: 0o1777 });
+    fs.chmodSync(textfile, 0o1777);
+    const prom = path.join(textfile, 'agyctl.prom');
+    const runs = [
+      ['check', '--json', '--prometheus', prom],
+      ['backup', '--to', path.join(b.root, 'bk'), '--json', '--prometheus', prom],
+    ];
+    // A world-writable file of the user's: replacing it, root's metrics would take its mode 0666.
+    fs.writeFileSync(prom, 'planted\n', { mode: 0o666 });
+    fs.chmodSync(prom, 0o666);
+    fs.chownSync(prom, b.user.uid, b.user.gid);
+    for (const argv of runs) {
+      const r = await agyctl(argv, b, { timeoutMs: 60_000 });
+      expect(r.exitCode, `${argv[0]}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect((parseJson(r.stdout).error as { code: string }).code).toBe('prometheus-file-not-yours');
+      expect(fs.readFileSync(prom, 'utf8')).toBe('planted\n');
+      expect(fs.statSync(prom).uid).toBe(b.user.uid);
+    }
+    // A link to a root-only file: never followed, never replaced.
+    const closed = rootsClosedDir(b);
+    const rootsFile = path.join(closed, 'roots.prom');
+    fs.writeFileSync(rootsFile, 'agyctl_backup_last_success_timestamp_seconds 42\n', { mode: 0o600 });
+    fs.rmSync(prom);
+    fs.symlinkSync(rootsFile, prom);
+    fs.lchownSync(prom, b.user.uid, b.user.gid);
+    for (const argv of runs) {
+      const r = await agyctl(argv, b, { timeoutMs: 60_000 });
+      expect(r.exitCode, `${argv[0]}: ${r.stdout}${r.stderr}`).toBe(2);
+      expect((parseJson(r.stdout).error as { code: string }).code).toBe('unsafe-symlink');
+      expect(fs.lstatSync(prom).isSymbolicLink()).toBe(true);
+      expect(fs.readFileSync(rootsFile, 'utf8')).toBe('agyctl_backup_last_success_timestamp_seconds 42\n');
+    }
+    // A name nothing holds yet: root's file, 0644.
+    fs.rmSync(prom);
+    const ok = await agyctl(runs[0]!, b, { timeoutMs: 60_000 });
+    expect(ok.exitCode, `${ok.stdout}${ok.stderr}`).not.toBe(2);
+    expect(fs.statSync(prom)).toMatchObject({ uid: 0, mode: 0o100644 });
   });
 });

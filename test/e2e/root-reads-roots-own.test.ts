@@ -228,3 +228,35 @@ describe('backup --dry-run as root on a user state dir', () => {
     expect(dry.exitCode, `${dry.stdout}${dry.stderr}`).toBe(real.exitCode);
   });
 });
+
+describe("names from the user's side on root's terminal", () => {
+  it('a brain/ file name with escape codes: backup, backup verify and backup list print none of them', async () => {
+    const sb = userBox(mallory, MAL_ID, 'mallory');
+    const files = path.join(sb.stateDir, 'brain', MAL_ID);
+    fs.mkdirSync(files, { recursive: true, mode: 0o700 });
+    const evil = 'plan\x1b]0;PWNED\x07\x1b[2J\x1b[31m\x9b1m\ttab\rcr.md';
+    fs.writeFileSync(path.join(files, evil), 'the plan\n');
+    fs.writeFileSync(path.join(files, 'ok.md'), 'fine\n');
+    execFileSync('mkfifo', [path.join(files, `fifo\x1b[2J${evil}`)]);
+    for (const p of fs.readdirSync(files)) fs.lchownSync(path.join(files, p), mallory.uid, mallory.gid);
+    for (const p of [path.join(sb.stateDir, 'brain'), files]) fs.lchownSync(p, mallory.uid, mallory.gid);
+    const bk = path.join(sb.root, 'bk');
+    const outputs: string[] = [];
+    const b = await agyctl(['backup', '--to', bk, '--verbose'], sb, { timeoutMs: 60_000 });
+    outputs.push(`${b.stdout}${b.stderr}`);
+    const name = fs.readdirSync(bk).find((n) => /^\d/.test(n))!;
+    // A name with control characters is not taken (reported as skipped); the others are.
+    expect(fs.readdirSync(path.join(bk, name, 'brain', MAL_ID))).toEqual(['ok.md']);
+    const copy = path.join(bk, name, 'brain', MAL_ID, 'ok.md');
+    fs.chmodSync(copy, 0o600);
+    fs.writeFileSync(copy, 'changed\n');
+    const v = await agyctl(['backup', 'verify', 'latest', '--from', bk, '--verbose'], sb, { timeoutMs: 60_000 });
+    expect(v.exitCode, `${v.stdout}${v.stderr}`).toBe(6); // the changed file is named as damaged
+    outputs.push(`${v.stdout}${v.stderr}`);
+    const l = await agyctl(['backup', 'list', '--from', bk], sb, { timeoutMs: 60_000 });
+    outputs.push(`${l.stdout}${l.stderr}`);
+    for (const out of outputs) expect(out).not.toMatch(/[\x00-\x08\x0b-\x1f\x7f-\x9f]/);
+    expect(outputs[0]).toMatch(/plan.*cr\.md/); // named, sanitized, among the skipped
+    expect(outputs[1]).toContain('ok.md');
+  });
+});

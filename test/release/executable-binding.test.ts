@@ -13,6 +13,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIN, EXE, makeSandbox, ROOT, type Sandbox } from '../helpers/cli.js';
+import { createUser } from '../helpers/os-user.js';
 
 let sandbox: Sandbox | undefined;
 let outsideTmp: string | undefined;
@@ -93,6 +94,7 @@ describe('the executable whose binding cannot load', () => {
       `mount -o remount,bind,ro ${home}`,
       'mount -t tmpfs -o noexec tmpfs /tmp',
       'mount -t tmpfs -o noexec tmpfs /var/tmp',
+      'mount -t tmpfs -o noexec tmpfs /var/cache',
     ]);
     expect(r.exitCode).toBe(1);
     expect(r.stderr).toContain(`${home}/.cache/agyctl: EROFS`);
@@ -130,6 +132,52 @@ describe('the executable writes its binding out', () => {
     expect(files).toHaveLength(1);
     for (const r of runs) expect(JSON.parse(String(r.stdout)).version.binding).toBe(path.join(cache, files[0]!));
     expect(fs.statSync(path.join(cache, files[0]!)).mode & 0o777).toBe(0o500);
+  });
+});
+
+describe("root's binding and another user's directories", () => {
+  /** Every path below `dir` that is not `uid`'s: what root made there. */
+  const notOwnedBy = (dir: string, uid: number): string[] =>
+    fs
+      .readdirSync(dir, { recursive: true, encoding: 'utf8' })
+      .map((n) => path.join(dir, n))
+      .filter((p) => fs.lstatSync(p).uid !== uid);
+
+  it("a cache, XDG or HOME in a user's directory: root makes and loads nothing there, and uses its own /tmp/agyctl-0", async () => {
+    const { home, env } = boxEnv();
+    const user = createUser(home);
+    try {
+      fs.chmodSync(path.dirname(home), 0o755);
+      fs.chownSync(home, user.uid, user.gid);
+      const r = await run(
+        EXE,
+        ['version', '--json'],
+        { ...env, AGYCTL_CACHE_DIR: path.join(home, 'cache'), XDG_CACHE_HOME: path.join(home, 'xdg') },
+        ['mount -t tmpfs tmpfs /tmp'],
+      );
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout).version.binding).toMatch(/^\/tmp\/agyctl-0\/better_sqlite3-[0-9a-f]{32}\.node$/);
+      expect(notOwnedBy(home, user.uid)).toEqual([]);
+    } finally {
+      user.remove();
+    }
+  });
+
+  it('HOME unset, /tmp/agyctl-0 and /var/tmp/agyctl-0 made first by a user: root loads SQLite from /var/cache/agyctl', async () => {
+    const user = createUser('/nonexistent');
+    try {
+      const planted = ['/tmp/agyctl-0', '/var/tmp/agyctl-0'].join(' ');
+      const r = await run(EXE, ['version', '--json'], { PATH: process.env.PATH, LANG: 'C.UTF-8', NO_COLOR: '1' }, [
+        'mount -t tmpfs tmpfs /tmp',
+        'mount -t tmpfs tmpfs /var/tmp',
+        'mount -t tmpfs tmpfs /var/cache',
+        `install -d -m 0755 -o ${user.uid} -g ${user.gid} ${planted}`,
+      ]);
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout).version.binding).toMatch(/^\/var\/cache\/agyctl\/better_sqlite3-[0-9a-f]{32}\.node$/);
+    } finally {
+      user.remove();
+    }
   });
 });
 

@@ -32,10 +32,23 @@ describe('brain paths', () => {
     const manifest = (brain: unknown, schemaVersion = 2): unknown => ({
       schemaVersion,
       kind: 'agyctl-backup',
-      sessions: [{ id: ID, file: `${ID}.db`, sha256: 'x', meta: null, ...(brain === undefined ? {} : { brain }) }],
+      sessions: [
+        {
+          id: ID,
+          file: `${ID}.db`,
+          bytes: 1,
+          sha256: 'a'.repeat(64),
+          meta: null,
+          ...(brain === undefined ? {} : { brain }),
+        },
+      ],
     });
     expect(checkManifest(manifest(undefined, 1), 'm').sessions[0]!.brain).toBeUndefined();
-    const files = (p: string) => ({ files: [{ path: p, bytes: 1, sha256: 'x' }], skipped: [], checkedAt: '' });
+    const files = (p: string) => ({
+      files: [{ path: p, bytes: 1, sha256: 'a'.repeat(64) }],
+      skipped: [],
+      checkedAt: '',
+    });
     expect(() => checkManifest(manifest(files('../../conversations/x.db')), 'm')).toThrow(/malformed/);
     expect(checkManifest(manifest(files('plan.md')), 'm').sessions[0]!.brain!.files).toHaveLength(1);
     const twice = { files: [files('a').files[0], files('a/b').files[0]], skipped: [], checkedAt: '' };

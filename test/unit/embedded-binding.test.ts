@@ -83,10 +83,11 @@ describe('bindingDirs', () => {
       '/tmp/agyctl-7',
       '/var/tmp/agyctl-7',
     ]);
+    expect(bindingDirs({}, 0)).toEqual(['/tmp/agyctl-0', '/var/tmp/agyctl-0', '/var/cache/agyctl']);
   });
 
   it('skips what is unset or relative', () => {
-    expect(bindingDirs({ HOME: 'rel', XDG_CACHE_HOME: '' }, 0)).toEqual(['/tmp/agyctl-0', '/var/tmp/agyctl-0']);
+    expect(bindingDirs({ HOME: 'rel', XDG_CACHE_HOME: '' }, 7)).toEqual(['/tmp/agyctl-7', '/var/tmp/agyctl-7']);
   });
 });
 
@@ -121,6 +122,7 @@ describe('loadEmbeddedBinding', () => {
     const dir = path.join(tmp(), 'cache');
     const loaded = loadEmbeddedBinding(bytes(), [planted, dir]);
     expect(path.dirname(loaded.path)).toBe(dir);
+    expect(fs.readdirSync(path.join(open, 'cache'))).toEqual([]); // nothing made below the open directory
     const err = catchError(() => loadEmbeddedBinding(bytes(), [planted]));
     expect(err.code).toBe('sqlite-binding');
     expect(err.message).toContain(`${open} can be written by users other than root`);

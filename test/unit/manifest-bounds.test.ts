@@ -62,6 +62,13 @@ describe("a manifest's fields are bounded", () => {
     ['a cwd of 100 000 characters', session({ cwd: '/x'.repeat(50_000) })],
     ['rows that are not counts', session({ rows: { steps: -5 } })],
     ['an integrity that is not text', session({ integrity: 7 as unknown as string })],
+    ['a size that is negative', session({ bytes: -1 })],
+    ['a sha256 that is not 64 hex digits', session({ sha256: `${H}\x1b[2J` })],
+    ['a .meta sha256 of another shape', session({ meta: { file: `${ID}.meta`, bytes: 24, sha256: 'x' } })],
+    [
+      'a brain file of a negative size',
+      session({ brain: { files: [{ path: 'a.md', bytes: -5, sha256: H }], skipped: [], checkedAt: '' } as never }),
+    ],
     [
       'a skipped brain path that is not text',
       session({ brain: { files: [], skipped: [{ path: 5, reason: 'r' }], checkedAt: '' } as never }),

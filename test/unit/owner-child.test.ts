@@ -5,8 +5,9 @@
  * test/e2e/root-owner-child.test.ts.
  */
 import { PassThrough } from 'node:stream';
+import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
-import type { GlobalOptions } from '../../src/cli/action.js';
+import type { ActionFactory, GlobalOptions } from '../../src/cli/action.js';
 import {
   OWNER_DEFAULT_DEADLINE_MS,
   OWNER_GRACE_MS,
@@ -14,7 +15,9 @@ import {
   ownerDeadlineMs,
   ownerEnv,
   relaySanitized,
+  runsAsOwner,
 } from '../../src/cli/as-owner.js';
+import { COMMANDS } from '../../src/cli/commands/index.js';
 import type { TreeOwner } from '../../src/util/os/tree-owner.js';
 
 const owner: TreeOwner = { uid: 1234, gid: 1234, name: 'bob', home: '/home/bob', shell: '/bin/bash' };
@@ -74,8 +77,39 @@ describe("the owner's environment", () => {
 
 describe("root's deadline on the owner's side", () => {
   it("is the command's --timeout and the grace, or the default without one", () => {
-    expect(ownerDeadlineMs('60s')).toBe(60_000 + OWNER_GRACE_MS);
-    expect(ownerDeadlineMs(undefined)).toBe(OWNER_DEFAULT_DEADLINE_MS);
+    expect(ownerDeadlineMs(undefined, '60s')).toBe(60_000 + OWNER_GRACE_MS);
+    expect(ownerDeadlineMs(undefined, undefined)).toBe(OWNER_DEFAULT_DEADLINE_MS);
+  });
+
+  /** The deadline root would put on the owner's side of `argv`, as commander parses it with every real command. */
+  async function deadlineOf(argv: string[]): Promise<number> {
+    const program = new Command('agyctl').exitOverride();
+    let deadline: number | undefined;
+    const action: ActionFactory =
+      () =>
+      (...commanderArgs: unknown[]) => {
+        const command = commanderArgs.at(-1) as Command;
+        const options = commanderArgs.at(-2) as Record<string, unknown>;
+        expect(runsAsOwner(command, commanderArgs.slice(0, -2))).toBe(true);
+        deadline = ownerDeadlineMs(command, options.timeout);
+        return Promise.resolve();
+      };
+    for (const register of COMMANDS) register(program, action);
+    await program.parseAsync(argv, { from: 'user' });
+    if (deadline === undefined) throw new Error(`no action ran for ${argv.join(' ')}`);
+    return deadline;
+  }
+
+  it('settings and sessions take --timeout (default 10m) as the deadline itself, wherever it stands', async () => {
+    expect(await deadlineOf(['settings'])).toBe(10 * 60_000);
+    expect(await deadlineOf(['settings', 'show', '--timeout', '2s'])).toBe(2_000);
+    expect(await deadlineOf(['settings', '--timeout', '30s', 'validate'])).toBe(30_000);
+    expect(await deadlineOf(['settings', 'set-auth', 'oauth-personal', '--timeout', '1m'])).toBe(60_000);
+    expect(await deadlineOf(['sessions'])).toBe(10 * 60_000);
+    expect(await deadlineOf(['sessions', '--timeout', '90s'])).toBe(90_000);
+    expect(await deadlineOf(['sessions', 'export', '--timeout', '5m', '--out', '/tmp/x'])).toBe(300_000);
+    expect(await deadlineOf(['check', '--timeout', '60s'])).toBe(60_000 + OWNER_GRACE_MS);
+    await expect(deadlineOf(['sessions', '--timeout', 'soon'])).rejects.toThrow(/--timeout/);
   });
 });
 

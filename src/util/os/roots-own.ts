@@ -27,9 +27,11 @@ function notOurs(p: string, st: fs.Stats, sticky: boolean): string | undefined {
 /**
  * Undefined when `target` and every directory and link on the way to it are
  * root's own (see above); otherwise why not, naming the first component
- * that is not. A missing component is reported as such.
+ * that is not. A missing component is reported as such. `parent`: `target`
+ * is a directory root is about to make its own entries in, so a sticky one
+ * is fine there too.
  */
-export function whyNotRootsOwn(target: string): string | undefined {
+export function whyNotRootsOwn(target: string, opts: { parent?: boolean } = {}): string | undefined {
   let parts = path.resolve(target).split(path.sep).filter(Boolean);
   let at = '/';
   let why = notOurs('/', fs.lstatSync('/'), true);
@@ -45,7 +47,7 @@ export function whyNotRootsOwn(target: string): string | undefined {
       if (path.isAbsolute(link)) at = '/';
       continue;
     }
-    why = notOurs(next, st, parts.length > 0);
+    why = notOurs(next, st, parts.length > 0 || opts.parent === true);
     at = next;
   }
   return why;

@@ -52,6 +52,33 @@ export function unsafeSymlinkError(file: string, what = 'this file'): AgyError {
   );
 }
 
+/** The files agyctl writes for its caller where another user may have made the name first (in /tmp, a textfile dir). */
+export type CallersFileFlag = '--trace' | '--prometheus';
+
+/**
+ * Exit 2, `trace-file-not-yours` or `prometheus-file-not-yours`: a file of
+ * another user at the caller's --trace or --prometheus path would get the
+ * caller's bytes and stay theirs (or lend its mode to the caller's file).
+ */
+export function notYoursError(file: string, uid: number, flag: CallersFileFlag): AgyError {
+  return new AgyError(
+    EXIT.usage,
+    flag === '--trace' ? 'trace-file-not-yours' : 'prometheus-file-not-yours',
+    `The ${flag} file ${file} belongs to uid ${uid}, not to you: agyctl writes only to a ${flag} file of its own.`,
+    { hint: `name a new file (or one of yours) for ${flag}, or remove that one`, details: { path: file, uid } },
+  );
+}
+
+/**
+ * Nothing at `file`, or the caller's own file, reached without a link:
+ * `unsafe-symlink` for a link, notYoursError for another user's file.
+ */
+export function assertCallersFile(file: string, flag: CallersFileFlag): void {
+  const st = lstatOrNull(file);
+  if (st?.isSymbolicLink()) throw unsafeSymlinkError(file, `the ${flag} file`);
+  if (st?.isFile() && st.uid !== process.getuid?.()) throw notYoursError(file, st.uid, flag);
+}
+
 /** Throws `unsafe-symlink` when `file` is a symlink; a missing file is fine. */
 export function assertNotSymlink(file: string, what?: string): void {
   if (lstatOrNull(file)?.isSymbolicLink()) throw unsafeSymlinkError(file, what);

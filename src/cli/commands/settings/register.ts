@@ -2,12 +2,15 @@
 import type { Command } from 'commander';
 import { AUTH_TYPE_LIST } from '../../../settings/auth-types.js';
 import type { ActionFactory } from '../../action.js';
+import { ownerTimeoutOption } from '../../as-owner.js';
 import type { SetAuthFlags } from './handler.js';
 
 export function register(program: Command, action: ActionFactory): void {
-  const settings = program
-    .command('settings')
-    .description("show, change and validate the server's settings.json (read by the server at startup)");
+  const settings = ownerTimeoutOption(
+    program
+      .command('settings')
+      .description("show, change and validate the server's settings.json (read by the server at startup)"),
+  );
   settings
     .command('show', { isDefault: true })
     .description(
