@@ -28,12 +28,16 @@ afterAll(() => {
   for (const s of scratches) fs.rmSync(s, { recursive: true, force: true });
 });
 
-/** The first sh block after `heading` in `doc`, without the lines that need Node and npm. */
+/**
+ * The first sh block after `heading` in `doc` that installs the .deb, without the lines that need Node
+ * and npm. (docs/install.md's signature check before it runs in test/release/signature.test.ts.)
+ */
 function installBlock(doc: string, heading: string): string {
   const text = fs.readFileSync(path.join(ROOT, doc), 'utf8');
   const at = heading ? text.indexOf(heading) : 0;
-  const block = /```sh\n([\s\S]*?)```/.exec(text.slice(at))?.[1];
-  if (!block) throw new Error(`${doc} has no sh block after ${JSON.stringify(heading)}`);
+  const blocks = [...text.slice(at).matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+  const block = blocks.find((b) => b.includes('dpkg -i'));
+  if (!block) throw new Error(`${doc} has no sh block with dpkg -i after ${JSON.stringify(heading)}`);
   return block
     .split('\n')
     .filter((line) => !/^\s*npm /.test(line))
