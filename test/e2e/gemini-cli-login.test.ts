@@ -109,7 +109,7 @@ describe('gemini-cli (real package) sign-in against a fake Google', () => {
     expect(google().refused).toEqual([]); // telemetry and update checks stayed off: no other host was asked for
     expect(probeLeftovers(sandbox)).toEqual([]);
     expect(await waitNoProcesses(sandbox, 10_000)).toEqual([]);
-  });
+  }, 180_000);
 
   it('code entry (no display): the URL is shown, the pasted code goes raw to the server, and nowhere else', async () => {
     sandbox = onlineSandbox();
@@ -145,7 +145,7 @@ describe('gemini-cli (real package) sign-in against a fake Google', () => {
     expect(String(result.stderr)).toMatch(/authorization code: \[REDACTED\]/);
     expect(fs.readFileSync(trace, 'utf8')).toContain('[REDACTED]');
     expect(await waitNoProcesses(sandbox, 10_000)).toEqual([]);
-  });
+  }, 180_000);
 
   it('a code the server cannot use: it starts over with a new URL, which agyctl shows; the right code then works', async () => {
     sandbox = onlineSandbox();
@@ -166,7 +166,7 @@ describe('gemini-cli (real package) sign-in against a fake Google', () => {
     child.stdin?.destroy();
     expect(result.exitCode, String(result.stderr)).toBe(0);
     expect(await waitNoProcesses(sandbox, 10_000)).toEqual([]);
-  });
+  }, 180_000);
 
   it('re-login after the credentials are gone: gemini-cli signs in at start-up, agyctl shows that URL and completes', async () => {
     sandbox = onlineSandbox();
@@ -183,7 +183,7 @@ describe('gemini-cli (real package) sign-in against a fake Google', () => {
     expect(fs.statSync(sandbox.tokenFile).mode & 0o777).toBe(0o600);
     await expectLiveCheckPasses(sandbox);
     expect(await waitNoProcesses(sandbox, 10_000)).toEqual([]);
-  });
+  }, 180_000);
 
   it('logout removes oauth_creds.json and a fresh server confirms it is logged out', async () => {
     sandbox = onlineSandbox();
@@ -193,5 +193,5 @@ describe('gemini-cli (real package) sign-in against a fake Google', () => {
     expect(parseJson(out.stdout).logout).toMatchObject({ via: 'local', tokenRemoved: true, confirmed: true });
     expect(fs.existsSync(sandbox.tokenFile)).toBe(false);
     expect(await waitNoProcesses(sandbox, 10_000)).toEqual([]);
-  });
+  }, 180_000);
 });

@@ -90,7 +90,7 @@ describe('gemini-cli refuses personal accounts (UNSUPPORTED_CLIENT)', () => {
     expect(live).toMatchObject({ ok: false, code: 'personal-account-unsupported' });
     expect(live?.message).toContain(PERSONAL_ACCOUNT_SENTENCE);
     expect(await waitNoProcesses(sandbox, 10_000)).toEqual([]);
-  });
+  }, 180_000);
 
   it("a server that prints Google's refusal on stderr and exits: exit 3 with the sentence, not a server error", async () => {
     sandbox = makeGeminiSandbox();
@@ -107,7 +107,7 @@ describe('gemini-cli refuses personal accounts (UNSUPPORTED_CLIENT)', () => {
     const login = await agyctl(['login', '--json', '--profile', 'gemini-cli', '--server', script], sandbox);
     expect(login.exitCode, login.stdout).toBe(3);
     expect(parseEvents(login.stdout).at(-1)).toMatchObject({ code: 'personal-account-unsupported', exit: 3 });
-  });
+  }, 180_000);
 
   it('docs/gemini-cli.md carries the same sentence, and its API-key example signs in (exit 0)', async () => {
     const doc = fs.readFileSync(path.join(ROOT, 'docs', 'gemini-cli.md'), 'utf8').replace(/\s+/g, ' ');
@@ -123,5 +123,5 @@ describe('gemini-cli refuses personal accounts (UNSUPPORTED_CLIENT)', () => {
     });
     expect(run.exitCode, run.stdout + run.stderr).toBe(0);
     expect(await waitNoProcesses(sandbox, 10_000)).toEqual([]);
-  });
+  }, 180_000);
 });
