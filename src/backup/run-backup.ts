@@ -54,6 +54,8 @@ export interface BackupOptions {
   retention: RetentionPolicy;
   /** --busy-timeout. */
   busyBudgetMs: number;
+  /** --compact: VACUUM INTO every snapshot made now, whatever its free pages. */
+  compact?: boolean;
   /** Sessions snapshotted at once (worker threads); undefined: the cores, at most 8. */
   jobs: number | undefined;
   /** --dry-run: show what a run now would do, write nothing (dry-run.ts). */
@@ -98,7 +100,7 @@ export interface BackupReport {
 /** What the run itself reads of its options (export and root's owner side run it for a copy, with no flags around it). */
 type SnapshotOptions = Pick<
   BackupOptions,
-  'stateDir' | 'backupDir' | 'sessionIds' | 'retention' | 'busyBudgetMs' | 'jobs'
+  'stateDir' | 'backupDir' | 'sessionIds' | 'retention' | 'busyBudgetMs' | 'jobs' | 'compact'
 >;
 
 export async function runBackup(options: SnapshotOptions, run: BackupRun): Promise<BackupReport> {
@@ -222,7 +224,7 @@ async function received(from: (workDir: string) => Promise<Manifest>, work: stri
 }
 
 /**
- * Up to `jobs` sessions at once, their vacuums and checks in a pool of
+ * Up to `jobs` sessions at once, their copies and checks in a pool of
  * `jobs` worker threads (started only if some session needs a snapshot);
  * the manifest keeps the discovery order whatever order they finish in.
  */
@@ -238,7 +240,7 @@ async function backupAll(
   );
   const jobs = options.jobs ?? defaultJobs();
   const changed = sessions.filter((s) => s.readable && !looksReusable(s, snap.previous)).length;
-  // With a single session to snapshot its vacuum runs here, while the workers boot for its checks.
+  // With a single session to snapshot its copy runs here, while the workers boot for its checks.
   const pool = new WorkerPool(jobs, { firstVacuumHere: changed === 1 });
   // A session that changed since the previous snapshot needs the workers: boot them while the rest is prepared.
   if (changed > 0) pool.warm();

@@ -45,7 +45,7 @@ function tables(file: string): string[] {
 
 /** A snapshot that is one committed state: steps 0..n-1 all there, each with its gen_metadata row of the same commit. */
 async function expectOneState(db: string, out: string, name: string, atLeast: number): Promise<void> {
-  const result = await snapshotDb(db, path.join(out, name), 5000, inThread());
+  const result = await snapshotDb(db, path.join(out, name), { busyBudgetMs: 5000 }, inThread());
   expect(result.integrity).toBe('ok');
   const snap = openReadOnly(path.join(out, name), 0);
   try {
@@ -125,7 +125,7 @@ describe('snapshotDb leaves the live files as it found them: bytes, modes, owner
     const { dir, db } = await databaseIn(state);
     const out = tmp();
     const before = listTree(dir);
-    const result = await snapshotDb(db, path.join(out, 'snap.db'), 5000, inThread());
+    const result = await snapshotDb(db, path.join(out, 'snap.db'), { busyBudgetMs: 5000 }, inThread());
     expect(result.integrity).toBe('ok');
     expect(result.rows.steps).toBeGreaterThan(0);
     expect(changes(before, listTree(dir))).toEqual([]);
@@ -176,7 +176,7 @@ describe('snapshotDb', () => {
 
     const out = path.join(dir, 'out');
     fs.mkdirSync(out);
-    const result = await snapshotDb(db, path.join(out, 'snap.db'), 5000, inThread());
+    const result = await snapshotDb(db, path.join(out, 'snap.db'), { busyBudgetMs: 5000 }, inThread());
     expect(tables(path.join(out, 'snap.db'))).toEqual(SEVEN);
     expect(result.integrity).toBe('ok');
     expect(result.rows.steps).toBe(writer.initialRows);
@@ -226,7 +226,7 @@ describe('snapshotDb', () => {
     const started = Date.now();
     let caught: unknown;
     try {
-      await snapshotDb(db, path.join(out, 'x.db'), 600, inThread());
+      await snapshotDb(db, path.join(out, 'x.db'), { busyBudgetMs: 600 }, inThread());
     } catch (err) {
       caught = err;
     }
@@ -250,7 +250,7 @@ describe('snapshotDb', () => {
     const out = path.join(dir, 'out');
     fs.mkdirSync(out);
     const run = inThread();
-    const result = await snapshotDb(db, path.join(out, 'big.db'), 5000, run);
+    const result = await snapshotDb(db, path.join(out, 'big.db'), { busyBudgetMs: 5000 }, run);
     await run.sync.flush();
     expect(result.bytes).toBeGreaterThan(8 * 1024 * 1024);
     expect(result.rows).toEqual({ steps: 160 });
@@ -262,7 +262,7 @@ describe('snapshotDb', () => {
   it('never creates a database at a wrong path', async () => {
     const dir = tmp();
     const missing = path.join(dir, 'nope.db');
-    await expect(snapshotDb(missing, path.join(dir, 'x.db'), 100, inThread())).rejects.toThrow();
+    await expect(snapshotDb(missing, path.join(dir, 'x.db'), { busyBudgetMs: 100 }, inThread())).rejects.toThrow();
     expect(fs.readdirSync(dir)).toEqual([]);
   });
 });

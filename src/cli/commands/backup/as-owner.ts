@@ -40,6 +40,7 @@ export async function snapshotArchiveCommand(io: HandlerIO, flags: SnapshotArchi
         sessionIds,
         retention: {},
         busyBudgetMs: parseDurationOption('--busy-timeout', flags.busyTimeout),
+        compact: flags.compact === true,
         jobs: flags.jobs ? parseCountOption('--jobs', flags.jobs) : undefined,
       },
       { signal: io.ctx.signal, out: io.out, progress: (sessions, bytes) => new Progress(io.out, sessions, bytes) },
@@ -107,7 +108,7 @@ export class NoConversationsYet extends Error {}
 export function snapshotFromOwner(
   io: HandlerIO,
   owner: TreeOwner,
-  options: Pick<BackupOptions, 'sessionIds' | 'busyBudgetMs' | 'jobs' | 'maxBytes'>,
+  options: Pick<BackupOptions, 'sessionIds' | 'busyBudgetMs' | 'compact' | 'jobs' | 'maxBytes'>,
   deadlineMs: number,
 ): (work: string) => Promise<Manifest> {
   return async (work) => {
@@ -117,6 +118,7 @@ export function snapshotFromOwner(
       '--busy-timeout',
       `${options.busyBudgetMs}ms`,
       ...options.sessionIds.flatMap((id) => ['--session', id]),
+      ...(options.compact ? ['--compact'] : []),
       ...(options.jobs ? ['--jobs', String(options.jobs)] : []),
     ];
     let manifest: Manifest | undefined;

@@ -9,6 +9,7 @@ export interface BackupFlags {
   keepWeekly?: string;
   dryRun?: boolean;
   busyTimeout: string;
+  compact?: boolean;
   jobs?: string;
   archive?: string;
   prometheus?: string;
@@ -39,5 +40,6 @@ export interface SnapshotArchiveFlags {
   plan?: boolean;
   session?: string[];
   busyTimeout: string;
+  compact?: boolean;
   jobs?: string;
 }
