@@ -41,6 +41,14 @@ export interface Previous {
   name: string;
   dir: string;
   sessions: Map<string, ManifestSession>;
+  /**
+   * The previous snapshot is root's, in root's backup dir, which this run (the
+   * owner's side of root's backup) cannot see: `sessions` is what root told it.
+   * An unchanged session is then recorded as reused with no file here (root
+   * links its own, checked: cli/commands/backup/as-owner.ts); .meta and brain
+   * files are copied afresh.
+   */
+  remote?: boolean;
 }
 
 /**
@@ -91,7 +99,12 @@ async function backupFiles(
   const previous = snapshot.previous;
   const prev = previous?.sessions.get(id);
   const name = `${id}.db`;
-  if (previous && prev && canReuse(prev, source, previous.dir)) {
+  if (previous?.remote && prev && canReuse(prev, source, undefined)) {
+    const meta = copyMeta(files.meta, id, snapshot);
+    const brain = brainOf(brainScan, id, snapshot);
+    return { ...entry(session, name, prev, { meta, source, brain }), reused: true, reusedFrom: previous.name };
+  }
+  if (previous && !previous.remote && prev && canReuse(prev, source, previous.dir)) {
     reuseFile(previous.dir, prev.file, snapshot.workDir);
     if (prev.file !== name) fs.renameSync(path.join(snapshot.workDir, prev.file), path.join(snapshot.workDir, name));
     const meta = copyMeta(files.meta, id, snapshot);
@@ -113,7 +126,7 @@ async function backupFiles(
 
 function brainOf(scan: BrainScan | null, id: string, snapshot: SnapshotInProgress): ManifestBrain | null {
   if (scan === null) return null;
-  const prev = snapshot.previous?.sessions.get(id);
+  const prev = snapshot.previous?.remote ? undefined : snapshot.previous?.sessions.get(id);
   const previous =
     snapshot.previous && prev ? { dir: snapshot.previous.dir, brain: prev.brain ?? undefined } : undefined;
   return copyBrain(scan, { id, workDir: snapshot.workDir, previous, sync: snapshot.sync });
@@ -162,7 +175,7 @@ function copyMeta(source: string, id: string, snapshot: SnapshotInProgress): Man
   const sha256 = sha256Of(content);
   const file = `${id}.meta`;
   const target = path.join(snapshot.workDir, file);
-  const previous = snapshot.previous;
+  const previous = snapshot.previous?.remote ? undefined : snapshot.previous;
   const prevMeta = previous?.sessions.get(id)?.meta;
   if (
     previous &&
@@ -204,14 +217,16 @@ export function newestMtime(src: { db: FileIdentity; wal: FileIdentity | null })
 /**
  * Reusable when db and WAL are the files the previous snapshot saw, they
  * have been quiet for QUIET_MS now, and were already quiet when that
- * snapshot looked at them (so no same-tick write can hide behind its stat).
+ * snapshot looked at them (so no same-tick write can hide behind its stat),
+ * and (with `prevDir`) its file is still there at its size.
  */
-export function canReuse(prev: ManifestSession | undefined, now: SourceState, prevDir: string): boolean {
+export function canReuse(prev: ManifestSession | undefined, now: SourceState, prevDir: string | undefined): boolean {
   if (!prev?.source || prev.integrity !== 'ok') return false;
   if (!sameIdentity(prev.source.db, now.db) || !sameIdentity(prev.source.wal, now.wal)) return false;
   const newest = newestMtime(now);
   if (Date.parse(now.checkedAt) - newest <= QUIET_MS) return false;
   if (Date.parse(prev.source.checkedAt) - newest <= QUIET_MS) return false;
+  if (prevDir === undefined) return true;
   try {
     return fs.statSync(path.join(prevDir, prev.file)).size === prev.bytes;
   } catch {

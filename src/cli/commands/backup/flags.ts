@@ -42,4 +42,6 @@ export interface SnapshotArchiveFlags {
   busyTimeout: string;
   compact?: boolean;
   jobs?: string;
+  /** Root's previous snapshot of this state dir comes on stdin (owner-reuse.ts): unchanged sessions are sent without their database. */
+  previousStdin?: boolean;
 }

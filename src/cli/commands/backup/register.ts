@@ -72,6 +72,7 @@ export function register(program: Command, action: ActionFactory): void {
     .option('--compact', 'compact every new snapshot with VACUUM INTO')
     .option('--jobs <n>', 'sessions snapshotted at once')
     .option('--plan', 'only list the sessions a run would back up')
+    .option('--previous-stdin', "root's previous snapshot on stdin: send unchanged sessions without their database")
     .action(
       action<SnapshotArchiveFlags>(async (io, { options }) =>
         (await import('./as-owner.js')).snapshotArchiveCommand(io, options),
