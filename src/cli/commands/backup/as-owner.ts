@@ -181,7 +181,11 @@ export function snapshotFromOwner(
         deadlineMs,
       },
       (child) => {
-        if (hints) child.stdin!.end(hints);
+        if (hints) {
+          // A child that ends without reading them (an error, Ctrl-C) closes the pipe: its exit code tells why.
+          child.stdin!.on('error', () => undefined);
+          child.stdin!.end(hints);
+        }
         return collect(child.stdout!, doc);
       },
     );
