@@ -139,7 +139,7 @@ interface Expected {
   seen: boolean;
 }
 
-function expectedFiles(manifest: Manifest): Map<string, Expected> {
+function expectedFiles(manifest: Manifest, reusedWithoutDb: boolean): Map<string, Expected> {
   const files = new Map<string, Expected>();
   const add = (name: string, bytes: unknown, sha256: unknown, wanted: string): void => {
     if (
@@ -155,7 +155,11 @@ function expectedFiles(manifest: Manifest): Map<string, Expected> {
     files.set(name, { bytes: bytes as number, sha256, seen: false });
   };
   for (const s of manifest.sessions) {
-    add(s.file, s.bytes, s.sha256, `${s.id}.db`);
+    if (reusedWithoutDb && s.reused === true) {
+      // Not in the stream: the reader has it (root's previous snapshot); the name is still checked.
+      if (s.file !== `${s.id}.db`)
+        throw new ArchiveError(`the archive's manifest lists an unexpected file entry (${JSON.stringify(s.file)})`);
+    } else add(s.file, s.bytes, s.sha256, `${s.id}.db`);
     if (s.meta) add(s.meta.file, s.meta.bytes, s.meta.sha256, `${s.id}.meta`);
     // Brain names were checked with the manifest (plain segments inside brain/<id>/).
     for (const f of s.brain?.files ?? []) {
@@ -232,17 +236,20 @@ async function readFileEntry(r: StreamReader, header: TarHeader, want: Expected,
 /**
  * Reads the whole archive into `staging` (an empty private directory) and
  * returns its manifest; on any problem throws ArchiveError (the caller
- * removes the staging directory).
+ * removes the staging directory). `reusedWithoutDb`: a session marked reused
+ * comes without its database (root's backup of a user's state dir, which
+ * links its own copy after checking it).
  */
 export async function readArchive(
   input: Readable,
   staging: string,
   signal?: AbortSignal,
   maxBytes = Number.POSITIVE_INFINITY,
+  { reusedWithoutDb = false }: { reusedWithoutDb?: boolean } = {},
 ): Promise<Manifest> {
   const r = new StreamReader(input, signal);
   const manifest = await readManifestEntry(r, staging);
-  const expected = expectedFiles(manifest);
+  const expected = expectedFiles(manifest, reusedWithoutDb);
   // Every entry must be exactly its declared size: the declared total bounds what is written.
   const declared = [...expected.values()].reduce((n, e) => n + e.bytes, 0);
   if (declared > maxBytes) throw new ArchiveTooBig(declared, maxBytes);

@@ -73,12 +73,17 @@ async function hashOf(handle: fs.promises.FileHandle): Promise<{ sha256: string;
   }
 }
 
-/** Streams the snapshot in `dir` to `out`; returns the bytes of file content written. */
+/**
+ * Streams the snapshot in `dir` to `out`; returns the bytes of file content
+ * written. `withoutReusedDb`: the database of a session marked reused is left
+ * out (the owner's side of root's backup: root has that file already).
+ */
 export async function writeArchive(
   dir: string,
   out: Writable,
   signal?: AbortSignal,
   open: Opener = openPlain,
+  { withoutReusedDb = false }: { withoutReusedDb?: boolean } = {},
 ): Promise<number> {
   const manifest = readManifest(dir);
   const mtime = Date.parse(manifest.created) / 1000;
@@ -90,6 +95,7 @@ export async function writeArchive(
     for (const s of manifest.sessions) {
       for (const { name } of sessionFiles(s)) {
         signal?.throwIfAborted();
+        if (withoutReusedDb && s.reused && name === s.file) continue;
         bytes += await writeFile(out, await open(dir, name), name, mtime);
       }
     }

@@ -8,16 +8,17 @@
  * caught every commit in a stress test; `PRAGMA data_version` resets per
  * connection and ctime is touched by readers, so neither helps.
  *
- * Snapshot: one consistent copy of a live conversation database, by VACUUM
- * INTO from a read-only connection that agyctl opens: the copy comes
- * from one read transaction, so it includes everything committed in the WAL
- * and nothing torn by a concurrent checkpoint (a file copy of the .db alone
- * reads empty while the schema still sits in the WAL; `cp` racing a
- * checkpoint gives corrupt copies). SQLite's step-wise online backup is not
- * used: it restarts on every commit of a live writer and never finishes.
+ * Snapshot: one consistent copy of a live conversation database: its db
+ * and WAL copied where the snapshot will be and checked to be one state
+ * (live-copy.ts), the WAL checkpointed into the copy, which is then the
+ * snapshot (compacted by VACUUM INTO only when that pays). A file copy of
+ * the .db alone reads empty while the schema still sits in the WAL, and
+ * `cp` racing a checkpoint gives corrupt copies: hence the checks. SQLite's
+ * step-wise online backup is not used: it restarts on every commit of a
+ * live writer and never finishes.
  *
- * The steps run in the run's worker pool (worker-pool.ts): the VACUUM INTO
- * of one session in one worker while other sessions use the others, and the
+ * The steps run in the run's worker pool (worker-pool.ts): the copy of one
+ * session in one worker while other sessions use the others, and the
  * checks of a large fresh copy split so integrity_check + row counts and
  * sha256 run at the same time on two workers while the copy is fsynced;
  * small copies are checked and hashed by the task that made them.
@@ -33,13 +34,21 @@ import { type BrainScan, copyBrain, type ManifestBrain, scanBrain } from './brai
 import { type FileIdentity, identityOf, sameIdentity } from './file-identity.js';
 import type { ManifestFile, ManifestSession } from './manifest.js';
 import { linkOrCopy, SNAPSHOT_FILE_MODE, type SyncBatch } from './snapshot-files.js';
-import { type CheckedCopy, SnapshotError, type Vacuumed } from './snapshot-work.js';
+import { type CheckedCopy, type Copied, removeTemp, SnapshotError } from './snapshot-work.js';
 import type { WorkerPool } from './worker-pool.js';
 
 export interface Previous {
   name: string;
   dir: string;
   sessions: Map<string, ManifestSession>;
+  /**
+   * The previous snapshot is root's, in root's backup dir, which this run (the
+   * owner's side of root's backup) cannot see: `sessions` is what root told it.
+   * An unchanged session is then recorded as reused with no file here (root
+   * links its own, checked: cli/commands/backup/as-owner.ts); .meta and brain
+   * files are copied afresh.
+   */
+  remote?: boolean;
 }
 
 /**
@@ -47,6 +56,13 @@ export interface Previous {
  * snapshot it may reuse from, the run's worker pool (vacuums and checks)
  * and its background fsyncs (flushed before the snapshot is renamed into place).
  */
+/** What a run's options say about each session: where, how long to retry a busy one (--busy-timeout), --compact. */
+export interface SessionOptions {
+  stateDir: string;
+  busyBudgetMs: number;
+  compact?: boolean;
+}
+
 export interface SnapshotInProgress {
   workDir: string;
   previous: Previous | undefined;
@@ -56,7 +72,7 @@ export interface SnapshotInProgress {
 
 /** The run's options (state dir, --busy-timeout) and one session of it, into `snapshot`. */
 export async function backupSession(
-  options: { stateDir: string; busyBudgetMs: number },
+  options: SessionOptions,
   session: { id: string; cwd: string | null },
   snapshot: SnapshotInProgress,
 ): Promise<ManifestSession> {
@@ -71,35 +87,46 @@ export async function backupSession(
 }
 
 async function backupFiles(
-  options: { stateDir: string; busyBudgetMs: number },
+  options: SessionOptions,
   session: { id: string; cwd: string | null },
   snapshot: SnapshotInProgress,
 ): Promise<ManifestSession> {
   const { id } = session;
   const files = conversationFiles(options.stateDir, id);
-  // Stat before the snapshot: a commit landing during VACUUM makes the next run see a change, never miss one.
+  // Stat before the snapshot: a commit landing during the copy makes the next run see a change, never miss one.
   const source = currentState(files.db, files.wal);
   const brainScan = scanBrain(options.stateDir, id);
   const previous = snapshot.previous;
   const prev = previous?.sessions.get(id);
   const name = `${id}.db`;
-  if (previous && prev && canReuse(prev, source, previous.dir)) {
+  if (previous?.remote && prev && canReuse(prev, source, undefined)) {
+    const meta = copyMeta(files.meta, id, snapshot);
+    const brain = brainOf(brainScan, id, snapshot);
+    return { ...entry(session, name, prev, { meta, source, brain }), reused: true, reusedFrom: previous.name };
+  }
+  if (previous && !previous.remote && prev && canReuse(prev, source, previous.dir)) {
     reuseFile(previous.dir, prev.file, snapshot.workDir);
     if (prev.file !== name) fs.renameSync(path.join(snapshot.workDir, prev.file), path.join(snapshot.workDir, name));
     const meta = copyMeta(files.meta, id, snapshot);
     const brain = brainOf(brainScan, id, snapshot);
     return { ...entry(session, name, prev, { meta, source, brain }), reused: true, reusedFrom: previous.name };
   }
-  const snap = await snapshotDb(files.db, path.join(snapshot.workDir, name), options.busyBudgetMs, snapshot);
+  const snap = await snapshotDb(files.db, path.join(snapshot.workDir, name), options, snapshot);
   const meta = copyMeta(files.meta, id, snapshot);
   const brain = brainOf(brainScan, id, snapshot);
-  const data = { bytes: snap.bytes, sha256: snap.sha256, integrity: snap.integrity, rows: snap.rows };
+  const data = {
+    bytes: snap.bytes,
+    sha256: snap.sha256,
+    integrity: snap.integrity,
+    rows: snap.rows,
+    compacted: snap.compacted,
+  };
   return entry(session, name, data, { meta, source, brain });
 }
 
 function brainOf(scan: BrainScan | null, id: string, snapshot: SnapshotInProgress): ManifestBrain | null {
   if (scan === null) return null;
-  const prev = snapshot.previous?.sessions.get(id);
+  const prev = snapshot.previous?.remote ? undefined : snapshot.previous?.sessions.get(id);
   const previous =
     snapshot.previous && prev ? { dir: snapshot.previous.dir, brain: prev.brain ?? undefined } : undefined;
   return copyBrain(scan, { id, workDir: snapshot.workDir, previous, sync: snapshot.sync });
@@ -108,7 +135,7 @@ function brainOf(scan: BrainScan | null, id: string, snapshot: SnapshotInProgres
 function entry(
   session: { id: string; cwd: string | null },
   file: string,
-  data: Pick<ManifestSession, 'bytes' | 'sha256' | 'integrity' | 'rows'>,
+  data: Pick<ManifestSession, 'bytes' | 'sha256' | 'integrity' | 'rows' | 'compacted'>,
   beside: { meta: ManifestFile | null; source: SourceState; brain: ManifestBrain | null },
 ): ManifestSession {
   return {
@@ -119,6 +146,7 @@ function entry(
     sha256: data.sha256,
     integrity: data.integrity,
     rows: data.rows,
+    ...(data.compacted === undefined ? {} : { compacted: data.compacted }),
     meta: beside.meta,
     reused: false,
     source: beside.source,
@@ -147,7 +175,7 @@ function copyMeta(source: string, id: string, snapshot: SnapshotInProgress): Man
   const sha256 = sha256Of(content);
   const file = `${id}.meta`;
   const target = path.join(snapshot.workDir, file);
-  const previous = snapshot.previous;
+  const previous = snapshot.previous?.remote ? undefined : snapshot.previous;
   const prevMeta = previous?.sessions.get(id)?.meta;
   if (
     previous &&
@@ -189,14 +217,16 @@ export function newestMtime(src: { db: FileIdentity; wal: FileIdentity | null })
 /**
  * Reusable when db and WAL are the files the previous snapshot saw, they
  * have been quiet for QUIET_MS now, and were already quiet when that
- * snapshot looked at them (so no same-tick write can hide behind its stat).
+ * snapshot looked at them (so no same-tick write can hide behind its stat),
+ * and (with `prevDir`) its file is still there at its size.
  */
-export function canReuse(prev: ManifestSession | undefined, now: SourceState, prevDir: string): boolean {
+export function canReuse(prev: ManifestSession | undefined, now: SourceState, prevDir: string | undefined): boolean {
   if (!prev?.source || prev.integrity !== 'ok') return false;
   if (!sameIdentity(prev.source.db, now.db) || !sameIdentity(prev.source.wal, now.wal)) return false;
   const newest = newestMtime(now);
   if (Date.parse(now.checkedAt) - newest <= QUIET_MS) return false;
   if (Date.parse(prev.source.checkedAt) - newest <= QUIET_MS) return false;
+  if (prevDir === undefined) return true;
   try {
     return fs.statSync(path.join(prevDir, prev.file)).size === prev.bytes;
   } catch {
@@ -212,22 +242,24 @@ export function reuseFile(prevDir: string, file: string, workDir: string): 'link
 export interface SnapshotResult extends CheckedCopy {
   bytes: number;
   attempts: number;
+  compacted: boolean;
 }
 
 const SPLIT_FROM_BYTES = 8 * 1024 * 1024;
 
 /**
- * VACUUM INTO `.<name of dest>.<pid>.<random>.tmp` beside `dest` (tempBeside), check and hash it, make it 0600,
- * rename to `dest` and hand it to the run's SyncBatch. A source
- * database (or its `-wal`/`-shm`) that is a symlink is refused: SQLite would
- * follow it out of the state dir. `dest`'s directory must be one agyctl just
- * created (the run's private work dir, fsynced by the run before it becomes
- * a snapshot); the random name is a second guard.
+ * The private copy of `source` made as `.<name of dest>.<pid>.<random>.tmp`
+ * beside `dest` (tempBeside) and made a snapshot there (snapshot-work.ts),
+ * checked and hashed, made 0600, renamed to `dest` and handed to the run's
+ * SyncBatch. A source database (or its `-wal`/`-shm`) that is a symlink is
+ * refused. `dest`'s directory must be one agyctl just created (the run's
+ * private work dir, fsynced by the run before it becomes a snapshot); the
+ * random name is a second guard.
  */
 export async function snapshotDb(
   source: string,
   dest: string,
-  busyBudgetMs: number,
+  options: Pick<SessionOptions, 'busyBudgetMs' | 'compact'>,
   run: Pick<SnapshotInProgress, 'pool' | 'sync'>,
 ): Promise<SnapshotResult> {
   for (const f of [source, `${source}-wal`, `${source}-shm`]) assertNotSymlink(f, 'a conversation database file');
@@ -235,26 +267,38 @@ export async function snapshotDb(
   assertPrivateDir(destDir);
   const tmp = tempBeside(dest);
   try {
-    const vacuumed = await vacuum(run.pool, source, tmp, busyBudgetMs);
-    const checked = vacuumed.checked ?? (await checkAndHash(run.pool, tmp));
+    const copied = await copyInto(run.pool, source, tmp, options);
+    const checked = copied.checked ?? (await checkAndHash(run.pool, tmp));
     if (checked.integrity !== 'ok')
       throw new SnapshotError(`the snapshot failed integrity_check: ${checked.integrity}`, 'integrity');
-    // VACUUM INTO creates it 0644 under umask 022; conversations are private.
+    // A VACUUM INTO output is made 0644 under umask 022; conversations are private.
     finishFile(tmp, SNAPSHOT_FILE_MODE, { fsync: false });
     assertPrivateDir(destDir);
     fs.renameSync(tmp, dest);
     // Again, cheaply, for a large copy fsynced while it was checked: its mode changed since.
     run.sync.add(dest);
-    return { ...checked, bytes: vacuumed.bytes, attempts: vacuumed.attempts };
+    return { ...checked, bytes: copied.bytes, attempts: copied.attempts, compacted: copied.compacted };
   } catch (err) {
-    fs.rmSync(tmp, { force: true });
+    removeTemp(tmp);
     if (run.pool.aborted) throw new InterruptedError();
     throw err;
   }
 }
 
-function vacuum(pool: WorkerPool, source: string, tmp: string, busyBudgetMs: number): Promise<Vacuumed> {
-  return pool.run<Vacuumed>({ kind: 'vacuum', source, tmp, busyBudgetMs, checkBelowBytes: SPLIT_FROM_BYTES });
+function copyInto(
+  pool: WorkerPool,
+  source: string,
+  tmp: string,
+  { busyBudgetMs, compact }: Pick<SessionOptions, 'busyBudgetMs' | 'compact'>,
+): Promise<Copied> {
+  return pool.run<Copied>({
+    kind: 'copy',
+    source,
+    tmp,
+    busyBudgetMs,
+    ...(compact ? { compact } : {}),
+    checkBelowBytes: SPLIT_FROM_BYTES,
+  });
 }
 
 /** A large copy: checked, hashed and fsynced at once (the disk works while the CPUs do). */

@@ -5,8 +5,9 @@
  * rewrites the `-shm` (its read marks, or a fresh wal-index when no one else
  * has it open), and better-sqlite3 offers neither `immutable=1` nor
  * `readonly_shm` (no URI filenames). So the state dir is only read(2) from:
- * the db, then its WAL, are copied into a private directory, and SQLite
- * opens that copy, rebuilding the wal-index from the copied WAL.
+ * the db, then its WAL, are copied into a private directory (where the
+ * snapshot will be), and SQLite opens that copy, rebuilding the wal-index
+ * from the copied WAL.
  *
  * A copy taken while a server commits is whole when it is one state of the
  * database. Commits only append WAL frames (frame checksums chain, so a torn
@@ -71,11 +72,21 @@ export function isOneState(before: LiveLook, copiedWal: Buffer | null, after: Li
  */
 export function copyLiveDatabase(source: string, dir: string): string | null {
   const copy = path.join(dir, 'copy.db');
+  return copyLiveInto(source, copy) ? copy : null;
+}
+
+/**
+ * Copies `source` to `copy` (and its `-wal` to `copy`-wal), new files the
+ * caller names in a directory of its own: true when the copy is one state of
+ * the database; false when the files changed meanwhile (the caller removes
+ * what was copied and tries again).
+ */
+export function copyLiveInto(source: string, copy: string): boolean {
   const before = lookAt(source);
-  if (before.writing) return null;
+  if (before.writing) return false;
   copyFile(source, copy);
   const copiedWal = copyFile(`${source}-wal`, `${copy}-wal`, { optional: true });
-  return isOneState(before, copiedWal, lookAt(source)) ? copy : null;
+  return isOneState(before, copiedWal, lookAt(source));
 }
 
 function sameHeader(a: Buffer | null, b: Buffer | null): boolean {

@@ -24,6 +24,12 @@ export interface ManifestSession extends ManifestFile {
   rows: Record<string, number>;
   /** The `.meta` file copied beside the database; null when the source had none. */
   meta: ManifestFile | null;
+  /**
+   * How the database file was made: false, the checked private copy of the live files itself (its WAL
+   * checkpointed into it); true, compacted from it with VACUUM INTO (free pages above the threshold, or
+   * --compact). Absent in manifests written before copies became snapshots: those were all compacted.
+   */
+  compacted?: boolean;
   /** True when the database file was hard-linked (or copied) from `reusedFrom` instead of vacuumed again. */
   reused: boolean;
   reusedFrom?: string;
@@ -154,6 +160,7 @@ const sizedAndHashed = (f: { bytes?: unknown; sha256?: unknown }): boolean =>
 function boundedSessionFields(s: ManifestSession): boolean {
   if (s.cwd != null && !boundedText(s.cwd)) return false;
   if (s.integrity !== undefined && !boundedText(s.integrity)) return false;
+  if (s.compacted !== undefined && typeof s.compacted !== 'boolean') return false;
   if (s.rows !== undefined && (typeof s.rows !== 'object' || s.rows === null || !Object.values(s.rows).every(count)))
     return false;
   const skipped = s.brain?.skipped ?? [];

@@ -30,7 +30,7 @@ import {
 } from '../util/os/safe-fs.js';
 import { snapshotName } from './layout.js';
 import type { ManifestSession } from './manifest.js';
-import { type Db, integrityCheck, isBusy, openReadWrite, sameDatabaseContent } from './sqlite.js';
+import { type Db, holdsSnapshotContent, integrityCheck, isBusy, openReadWrite } from './sqlite.js';
 
 /** A process is writing the database: refused even with --force. */
 export class LockedError extends Error {}
@@ -101,7 +101,7 @@ function restoreIn(place: Place, opts: RestoreOneOptions): RestoreOneResult {
   let unchanged = false;
   try {
     if (exists) {
-      unchanged = !safetyCopy(probe, place, preName, snapshotFile);
+      unchanged = !safetyCopy(probe, place, preName, { file: snapshotFile, compacted: opts.session.compacted });
       if (!unchanged) preRestore = path.join(path.dirname(files.db), preName);
     }
     prepareCopy(snapshotFile, tmp);
@@ -195,7 +195,12 @@ function exclusiveRead(conn: Db): boolean {
  * where SQLite would look for it). Made in the work dir, given mode 0600,
  * then renamed to `target` in conversations/.
  */
-function safetyCopy(probe: Db | undefined, place: Place, target: string, snapshotFile: string): boolean {
+function safetyCopy(
+  probe: Db | undefined,
+  place: Place,
+  target: string,
+  snapshot: { file: string; compacted: boolean | undefined },
+): boolean {
   const { files } = place;
   const copy = path.join(place.work, 'pre-restore.db');
   const current = (file: string): string => place.conv.at(path.basename(file));
@@ -204,7 +209,7 @@ function safetyCopy(probe: Db | undefined, place: Place, target: string, snapsho
     if (!probe) throw Object.assign(new Error('unreadable'), { code: 'SQLITE_NOTADB' });
     probe.prepare('VACUUM INTO ?').run(copy);
     // The same content as the snapshot (a restore run twice): a copy would only pile up.
-    if (sameDatabaseContent(copy, snapshotFile)) {
+    if (holdsSnapshotContent(copy, snapshot, place.work)) {
       fs.rmSync(copy, { force: true });
       return false;
     }

@@ -17,7 +17,7 @@ import { identityOf } from './file-identity.js';
 import type { ManifestSession } from './manifest.js';
 import { brainFilesNow, mismatchedFiles } from './restore.js';
 import { makeScratchDir } from './scratch-dir.js';
-import { openReadWrite, sameDatabaseContent } from './sqlite.js';
+import { holdsSnapshotContent, openReadWrite } from './sqlite.js';
 
 export interface PlannedSession {
   id: string;
@@ -79,7 +79,9 @@ export function planRestore(
       action: db ? 'replace' : 'add',
       snapshotBytes: s.bytes,
       currentBytes: (db?.size ?? 0) + (wal?.size ?? 0),
-      sameContent: db ? holdsSnapshotContent(f.db, path.join(dir, s.file), snapshot.tmpRoot ?? os.tmpdir()) : null,
+      sameContent: db
+        ? holdsContent(f.db, { file: path.join(dir, s.file), compacted: s.compacted }, snapshot.tmpRoot ?? os.tmpdir())
+        : null,
       brainFiles: s.brain?.files.length ?? 0,
       currentBrainFiles: brainFilesNow(stateDir, s.id).length,
       sameBrain: Boolean(s.brain && s.brain.files.length > 0 && brainHoldsSnapshot(stateDir, s.id, s.brain)),
@@ -105,7 +107,11 @@ export function planRestore(
  * The database there (db and WAL, copied into a scratch dir: even a read-only SQLite connection writes the
  * -shm beside it, and a dry run changes nothing), compacted and compared with the snapshot's; null when unreadable.
  */
-function holdsSnapshotContent(db: string, snapshotFile: string, tmpRoot: string): boolean | null {
+function holdsContent(
+  db: string,
+  snapshot: { file: string; compacted: boolean | undefined },
+  tmpRoot: string,
+): boolean | null {
   const scratch = makeScratchDir(tmpRoot, 'agyctl-restore-');
   try {
     const copy = path.join(scratch, 'now.db');
@@ -117,7 +123,7 @@ function holdsSnapshotContent(db: string, snapshotFile: string, tmpRoot: string)
     } finally {
       conn.close();
     }
-    return sameDatabaseContent(path.join(scratch, 'compact.db'), snapshotFile);
+    return holdsSnapshotContent(path.join(scratch, 'compact.db'), snapshot, scratch);
   } catch {
     return null;
   } finally {

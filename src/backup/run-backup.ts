@@ -29,6 +29,7 @@ import {
   sessionFiles,
   writeManifest,
 } from './manifest.js';
+import { adoptReused, nothingReused } from './owner-reuse.js';
 import type { RetentionPolicy } from './retention.js';
 import { applyRetention, type RetentionResult } from './retention.js';
 import { SyncBatch } from './snapshot-files.js';
@@ -54,6 +55,8 @@ export interface BackupOptions {
   retention: RetentionPolicy;
   /** --busy-timeout. */
   busyBudgetMs: number;
+  /** --compact: VACUUM INTO every snapshot made now, whatever its free pages. */
+  compact?: boolean;
   /** Sessions snapshotted at once (worker threads); undefined: the cores, at most 8. */
   jobs: number | undefined;
   /** --dry-run: show what a run now would do, write nothing (dry-run.ts). */
@@ -80,9 +83,13 @@ export interface BackupRun {
   /**
    * Root on a user's state dir: the snapshot's files and manifest come from
    * the owner's side (its archive, hash-checked into `workDir`), never from
-   * root reading that user's tree. Nothing is reused then.
+   * root reading that user's tree. Given root's previous snapshot of that
+   * state dir, the owner's side leaves out the databases it finds unchanged,
+   * marked reused; root checks each against `previous` (owner-reuse.ts).
    */
-  snapshotFrom?: (workDir: string) => Promise<Manifest>;
+  snapshotFrom?: (workDir: string, previous: Previous | undefined) => Promise<Manifest>;
+  /** The owner's side of root's backup: root's previous snapshot as root described it (owner-reuse.ts). */
+  previous?: Previous;
 }
 
 export interface BackupReport {
@@ -98,7 +105,7 @@ export interface BackupReport {
 /** What the run itself reads of its options (export and root's owner side run it for a copy, with no flags around it). */
 type SnapshotOptions = Pick<
   BackupOptions,
-  'stateDir' | 'backupDir' | 'sessionIds' | 'retention' | 'busyBudgetMs' | 'jobs'
+  'stateDir' | 'backupDir' | 'sessionIds' | 'retention' | 'busyBudgetMs' | 'jobs' | 'compact'
 >;
 
 export async function runBackup(options: SnapshotOptions, run: BackupRun): Promise<BackupReport> {
@@ -108,7 +115,7 @@ export async function runBackup(options: SnapshotOptions, run: BackupRun): Promi
   const lock = acquireLock(options.backupDir);
   try {
     const cleanedUp = removeLeftovers(options.backupDir);
-    const previous = loadPrevious(options.backupDir, sourceOf(options.stateDir), run.out);
+    const previous = run.previous ?? loadPrevious(options.backupDir, sourceOf(options.stateDir), run.out);
     const created = new Date();
     const name = freshName(options.backupDir, created);
     const manifest = await writeSnapshot({ options, run, previous, name, created }, sessions);
@@ -192,7 +199,7 @@ async function writeSnapshot(snap: NewSnapshot, sessions: SessionInfo[]): Promis
   fs.mkdirSync(work, { mode: 0o700 });
   try {
     const manifest = run.snapshotFrom
-      ? { ...(await received(run.snapshotFrom, work)), ...sourceFields(options.stateDir) }
+      ? { ...(await received(run.snapshotFrom, work, snap.previous, run.out)), ...sourceFields(options.stateDir) }
       : newManifest(options.stateDir, snap.created);
     if (!run.snapshotFrom) {
       const sync = new SyncBatch();
@@ -211,9 +218,26 @@ async function writeSnapshot(snap: NewSnapshot, sessions: SessionInfo[]): Promis
   }
 }
 
-/** The owner's snapshot, received into `work`, every file fsynced before the rename makes it a snapshot. */
-async function received(from: (workDir: string) => Promise<Manifest>, work: string): Promise<Manifest> {
-  const manifest = await from(work);
+/**
+ * The owner's snapshot, received into `work`, every file fsynced before the
+ * rename makes it a snapshot. Sessions sent as reused are checked against
+ * root's previous snapshot and linked from it; when a claim does not hold,
+ * everything is received again, in full.
+ */
+async function received(
+  from: NonNullable<BackupRun['snapshotFrom']>,
+  work: string,
+  previous: Previous | undefined,
+  out: Reporter,
+): Promise<Manifest> {
+  let manifest = await from(work, previous);
+  if (previous && !adoptReused(manifest, work, previous)) {
+    out.warn(
+      "the state dir's owner named a session unchanged that root's previous snapshot does not match; copying all again",
+    );
+    for (const name of fs.readdirSync(work)) fs.rmSync(path.join(work, name), { recursive: true, force: true });
+    manifest = nothingReused(await from(work, undefined));
+  } else if (!previous) nothingReused(manifest);
   const sync = new SyncBatch();
   for (const s of manifest.sessions)
     for (const { name } of sessionFiles(s)) sync.add(path.join(work, ...name.split('/')));
@@ -222,7 +246,7 @@ async function received(from: (workDir: string) => Promise<Manifest>, work: stri
 }
 
 /**
- * Up to `jobs` sessions at once, their vacuums and checks in a pool of
+ * Up to `jobs` sessions at once, their copies and checks in a pool of
  * `jobs` worker threads (started only if some session needs a snapshot);
  * the manifest keeps the discovery order whatever order they finish in.
  */
@@ -238,7 +262,7 @@ async function backupAll(
   );
   const jobs = options.jobs ?? defaultJobs();
   const changed = sessions.filter((s) => s.readable && !looksReusable(s, snap.previous)).length;
-  // With a single session to snapshot its vacuum runs here, while the workers boot for its checks.
+  // With a single session to snapshot its copy runs here, while the workers boot for its checks.
   const pool = new WorkerPool(jobs, { firstVacuumHere: changed === 1 });
   // A session that changed since the previous snapshot needs the workers: boot them while the rest is prepared.
   if (changed > 0) pool.warm();

@@ -169,3 +169,29 @@ export function sameDatabaseContent(a: string, b: string): boolean {
   if (fs.statSync(a).size !== fs.statSync(b).size) return false;
   return sha256File(a, { zeroed: VOLATILE_SQLITE_HEADER }) === sha256File(b, { zeroed: VOLATILE_SQLITE_HEADER });
 }
+
+/**
+ * Whether `compact`, a VACUUM INTO copy of a database, holds the content of
+ * the snapshot file `snapshotFile`. A snapshot that is not compacted (the
+ * private copy itself: its pages in the live file's order, its free pages
+ * kept) is compacted into `scratch` for the comparison, and that file removed.
+ */
+export function holdsSnapshotContent(
+  compact: string,
+  snapshot: { file: string; compacted: boolean | undefined },
+  scratch: string,
+): boolean {
+  if (snapshot.compacted !== false) return sameDatabaseContent(compact, snapshot.file);
+  const again = path.join(scratch, 'snapshot-compact.db');
+  try {
+    const db = openReadOnly(snapshot.file, 0);
+    try {
+      db.prepare('VACUUM INTO ?').run(again);
+    } finally {
+      db.close();
+    }
+    return sameDatabaseContent(compact, again);
+  } finally {
+    fs.rmSync(again, { force: true });
+  }
+}

@@ -2,14 +2,14 @@
  * A small pool of worker threads for snapshot work (snapshot-work.ts, run by
  * the shim snapshot-worker.ts). Workers start lazily, on the first task, so
  * a run that only reuses unchanged sessions never pays for them. Tasks queue
- * FIFO; each worker runs one at a time. `abort()` tells running vacuums to
+ * FIFO; each worker runs one at a time. `abort()` tells running copies to
  * stop between retries; `close()` terminates the workers (call it in finally).
  *
  * Two policies run tasks on the calling thread instead:
  * - `inThread`: every task, no workers at all. For the unit tests, which run
  *   from the TypeScript sources where a worker cannot load; the work is the
  *   same functions either way.
- * - `firstVacuumHere`: the first vacuum, while the workers boot for the
+ * - `firstVacuumHere`: the first copy task, while the workers boot for the
  *   checks that follow (a run with a single session to snapshot: the boot
  *   is then off its critical path).
  *
@@ -84,7 +84,7 @@ export class WorkerPool {
     if (!this.closed) this.start();
   }
 
-  /** Running vacuums stop at their next retry; queued tasks still run (they are short). */
+  /** Running copies stop at their next retry; queued tasks still run (they are short). */
   abort(): void {
     Atomics.store(new Int32Array(this.abortBuf), 0, 1);
   }
@@ -103,7 +103,7 @@ export class WorkerPool {
 
   private runsHere(task: Task): boolean {
     if (this.policy.inThread) return true;
-    if (!this.policy.firstVacuumHere || this.vacuumedHere || task.kind !== 'vacuum') return false;
+    if (!this.policy.firstVacuumHere || this.vacuumedHere || task.kind !== 'copy') return false;
     this.vacuumedHere = true;
     this.start(); // the workers boot meanwhile, for the checks
     return true;

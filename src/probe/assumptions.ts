@@ -147,8 +147,8 @@ function loadCandidates(stateDir: string): SessionInfo[] | string {
 /**
  * The conversation's database and .meta, copied into the scratch state dir.
  * The database is copied as backup copies it (a private copy of its files,
- * then VACUUM INTO), which opens nothing in the live dir, whether or not a
- * server holds it.
+ * checked to be one state, its WAL checkpointed into it), which opens
+ * nothing in the live dir, whether or not a server holds it.
  */
 async function copySession(input: AssumptionsInput, s: SessionInfo, scratch: string): Promise<SessionInfo | string> {
   const from = conversationFiles(input.stateDir, s.id);
@@ -162,12 +162,12 @@ async function copySession(input: AssumptionsInput, s: SessionInfo, scratch: str
   }
 }
 
-/** One database, copied as backup copies it: the pool's first vacuum runs here, so no worker starts. */
+/** One database, copied as backup copies it: the pool's first copy task runs here, so no worker starts. */
 async function copyDatabase(source: string, dest: string): Promise<void> {
   const pool = new WorkerPool(1, { firstVacuumHere: true });
   const sync = new SyncBatch();
   try {
-    await snapshotDb(source, dest, COPY_BUSY_BUDGET_MS, { pool, sync });
+    await snapshotDb(source, dest, { busyBudgetMs: COPY_BUSY_BUDGET_MS }, { pool, sync });
     await sync.flush();
   } finally {
     await pool.close();

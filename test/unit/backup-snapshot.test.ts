@@ -45,7 +45,7 @@ function tables(file: string): string[] {
 
 /** A snapshot that is one committed state: steps 0..n-1 all there, each with its gen_metadata row of the same commit. */
 async function expectOneState(db: string, out: string, name: string, atLeast: number): Promise<void> {
-  const result = await snapshotDb(db, path.join(out, name), 5000, inThread());
+  const result = await snapshotDb(db, path.join(out, name), { busyBudgetMs: 5000 }, inThread());
   expect(result.integrity).toBe('ok');
   const snap = openReadOnly(path.join(out, name), 0);
   try {
@@ -125,7 +125,7 @@ describe('snapshotDb leaves the live files as it found them: bytes, modes, owner
     const { dir, db } = await databaseIn(state);
     const out = tmp();
     const before = listTree(dir);
-    const result = await snapshotDb(db, path.join(out, 'snap.db'), 5000, inThread());
+    const result = await snapshotDb(db, path.join(out, 'snap.db'), { busyBudgetMs: 5000 }, inThread());
     expect(result.integrity).toBe('ok');
     expect(result.rows.steps).toBeGreaterThan(0);
     expect(changes(before, listTree(dir))).toEqual([]);
@@ -176,7 +176,7 @@ describe('snapshotDb', () => {
 
     const out = path.join(dir, 'out');
     fs.mkdirSync(out);
-    const result = await snapshotDb(db, path.join(out, 'snap.db'), 5000, inThread());
+    const result = await snapshotDb(db, path.join(out, 'snap.db'), { busyBudgetMs: 5000 }, inThread());
     expect(tables(path.join(out, 'snap.db'))).toEqual(SEVEN);
     expect(result.integrity).toBe('ok');
     expect(result.rows.steps).toBe(writer.initialRows);
@@ -226,7 +226,7 @@ describe('snapshotDb', () => {
     const started = Date.now();
     let caught: unknown;
     try {
-      await snapshotDb(db, path.join(out, 'x.db'), 600, inThread());
+      await snapshotDb(db, path.join(out, 'x.db'), { busyBudgetMs: 600 }, inThread());
     } catch (err) {
       caught = err;
     }
@@ -250,7 +250,7 @@ describe('snapshotDb', () => {
     const out = path.join(dir, 'out');
     fs.mkdirSync(out);
     const run = inThread();
-    const result = await snapshotDb(db, path.join(out, 'big.db'), 5000, run);
+    const result = await snapshotDb(db, path.join(out, 'big.db'), { busyBudgetMs: 5000 }, run);
     await run.sync.flush();
     expect(result.bytes).toBeGreaterThan(8 * 1024 * 1024);
     expect(result.rows).toEqual({ steps: 160 });
@@ -259,10 +259,60 @@ describe('snapshotDb', () => {
     expect(fs.statSync(path.join(out, 'big.db')).mode & 0o777).toBe(0o600);
   });
 
+  it('keeps the checked copy as the snapshot, and compacts it only above the free-page threshold or when asked', async () => {
+    const dir = tmp();
+    /** A WAL database (held by no one, its WAL not checkpointed) with 100 rows of 4 KB, then `deleted` of them gone. */
+    const make = (name: string, deleted: number): string => {
+      fs.mkdirSync(path.join(dir, `src-${name}`));
+      const db = path.join(dir, `src-${name}`, name);
+      const conn = new Database(db);
+      conn.pragma('journal_mode = WAL');
+      conn.pragma('wal_autocheckpoint = 0');
+      conn.exec('CREATE TABLE steps (idx INTEGER PRIMARY KEY, data BLOB)');
+      const insert = conn.prepare('INSERT INTO steps (data) VALUES (randomblob(4000))');
+      conn.transaction(() => {
+        for (let i = 0; i < 100; i += 1) insert.run();
+      })();
+      conn.prepare('DELETE FROM steps WHERE idx <= ?').run(deleted);
+      fs.copyFileSync(db, `${db}.held`); // the file as a live server leaves it: everything in the WAL
+      fs.copyFileSync(`${db}-wal`, `${db}.held-wal`);
+      conn.close();
+      fs.rmSync(db);
+      fs.renameSync(`${db}.held`, db);
+      fs.renameSync(`${db}.held-wal`, `${db}-wal`);
+      fs.rmSync(`${db}-shm`, { force: true });
+      return db;
+    };
+    const out = path.join(dir, 'out');
+    fs.mkdirSync(out);
+    const cases: Array<[string, number, boolean | undefined, boolean, number]> = [
+      ['few-free.db', 10, undefined, false, 90],
+      ['many-free.db', 40, undefined, true, 60],
+      ['asked.db', 10, true, true, 90],
+    ];
+    for (const [name, deleted, compact, compacted, rows] of cases) {
+      const db = make(name, deleted);
+      const before = listTree(path.dirname(db));
+      const result = await snapshotDb(db, path.join(out, name), { busyBudgetMs: 5000, compact }, inThread());
+      expect(result, name).toMatchObject({ compacted, integrity: 'ok', rows: { steps: rows } });
+      const snap = path.join(out, name);
+      expect(changes(before, listTree(path.dirname(db)))).toEqual([]); // the source is only read
+      expect([...fs.readFileSync(snap).subarray(18, 20)], name).toEqual([1, 1]); // rollback-journal mode
+      expect(fs.readdirSync(out).filter((n) => n.startsWith(name) || n.startsWith(`.${name}`))).toEqual([name]);
+      const conn = openReadOnly(snap, 0);
+      try {
+        const free = conn.pragma('freelist_count', { simple: true }) as number;
+        expect(free === 0, name).toBe(compacted);
+      } finally {
+        conn.close();
+      }
+    }
+  });
+
   it('never creates a database at a wrong path', async () => {
     const dir = tmp();
     const missing = path.join(dir, 'nope.db');
-    await expect(snapshotDb(missing, path.join(dir, 'x.db'), 100, inThread())).rejects.toThrow();
+    await expect(snapshotDb(missing, path.join(dir, 'x.db'), { busyBudgetMs: 100 }, inThread())).rejects.toThrow();
     expect(fs.readdirSync(dir)).toEqual([]);
   });
 });

@@ -10,8 +10,10 @@ import fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { ArchiveError, ArchiveTooBig, readArchive } from '../../../backup/archive-read.js';
 import { writeArchive } from '../../../backup/archive-write.js';
+import type { Previous } from '../../../backup/backup-session.js';
 import { noConversationsYet, SESSION_ID } from '../../../backup/discover.js';
 import type { Manifest } from '../../../backup/manifest.js';
+import { previousFromHints, reuseHints } from '../../../backup/owner-reuse.js';
 import { type BackupOptions, runBackup } from '../../../backup/run-backup.js';
 import { withScratchDir } from '../../../backup/scratch-dir.js';
 import { AgyError, asExitCode, EXIT, usageError } from '../../../core/errors.js';
@@ -32,6 +34,7 @@ export async function snapshotArchiveCommand(io: HandlerIO, flags: SnapshotArchi
   const sessionIds = flags.session ?? [];
   if (sessionIds.length === 0 && noConversationsYet(io.opts.stateDir))
     return { exit: EXIT.ok, data: { noConversations: true } };
+  const previous = flags.previousStdin ? await hintsFromRoot(io) : undefined;
   return withScratchDir(tempRoot(io.ctx.env), 'agyctl-snapshot-', async (scratch) => {
     const report = await runBackup(
       {
@@ -40,16 +43,43 @@ export async function snapshotArchiveCommand(io: HandlerIO, flags: SnapshotArchi
         sessionIds,
         retention: {},
         busyBudgetMs: parseDurationOption('--busy-timeout', flags.busyTimeout),
+        compact: flags.compact === true,
         jobs: flags.jobs ? parseCountOption('--jobs', flags.jobs) : undefined,
       },
-      { signal: io.ctx.signal, out: io.out, progress: (sessions, bytes) => new Progress(io.out, sessions, bytes) },
+      {
+        signal: io.ctx.signal,
+        out: io.out,
+        progress: (sessions, bytes) => new Progress(io.out, sessions, bytes),
+        ...(previous ? { previous } : {}),
+      },
     );
     const out = fs.createWriteStream('', { fd });
-    await writeArchive(report.snapshot.path, out, io.ctx.signal);
+    await writeArchive(report.snapshot.path, out, io.ctx.signal, undefined, {
+      withoutReusedDb: previous !== undefined,
+    });
     await new Promise<void>((resolve, reject) => out.end((err?: Error | null) => (err ? reject(err) : resolve())));
     return { exit: EXIT.ok, data: {} };
   });
 }
+
+/** Root's previous snapshot as root describes it, read from stdin (bounded, checked: owner-reuse.ts). */
+async function hintsFromRoot(io: HandlerIO): Promise<Previous> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of io.ctx.stdin as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_HINTS_BYTES) throw usageError('__snapshot-archive: the reuse hints on stdin are too large.');
+    chunks.push(Buffer.from(chunk));
+  }
+  try {
+    return previousFromHints(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+  } catch (err) {
+    throw usageError(`__snapshot-archive: unusable reuse hints on stdin (${(err as Error).message}).`);
+  }
+}
+
+/** What root may send as reuse hints, at most. */
+const MAX_HINTS_BYTES = 256 * 1024 * 1024;
 
 /** The owner's side of root's `backup --dry-run`: the sessions a run would back up, read as the owner. */
 async function planCommand(io: HandlerIO, sessionIds: string[]): Promise<CommandResult> {
@@ -107,16 +137,19 @@ export class NoConversationsYet extends Error {}
 export function snapshotFromOwner(
   io: HandlerIO,
   owner: TreeOwner,
-  options: Pick<BackupOptions, 'sessionIds' | 'busyBudgetMs' | 'jobs' | 'maxBytes'>,
+  options: Pick<BackupOptions, 'sessionIds' | 'busyBudgetMs' | 'compact' | 'jobs' | 'maxBytes'>,
   deadlineMs: number,
-): (work: string) => Promise<Manifest> {
-  return async (work) => {
+): (work: string, previous: Previous | undefined) => Promise<Manifest> {
+  return async (work, previous) => {
+    const hints = previous ? Buffer.from(JSON.stringify({ sessions: reuseHints(previous) })) : undefined;
     const argv = [
       ...globalArgv({ ...io.opts, json: true }),
       '__snapshot-archive',
       '--busy-timeout',
       `${options.busyBudgetMs}ms`,
       ...options.sessionIds.flatMap((id) => ['--session', id]),
+      ...(options.compact ? ['--compact'] : []),
+      ...(hints ? ['--previous-stdin'] : []),
       ...(options.jobs ? ['--jobs', String(options.jobs)] : []),
     ];
     let manifest: Manifest | undefined;
@@ -126,7 +159,9 @@ export function snapshotFromOwner(
       chunks: [],
       consume: async (from: Readable) => {
         try {
-          manifest = await readArchive(from, work, io.ctx.signal, options.maxBytes);
+          manifest = await readArchive(from, work, io.ctx.signal, options.maxBytes, {
+            reusedWithoutDb: hints !== undefined,
+          });
         } catch (err) {
           rejected = err;
           from.destroy();
@@ -140,12 +175,19 @@ export function snapshotFromOwner(
         argv,
         ctx: io.ctx,
         opts: { ...io.opts, json: true },
-        stdin: 'ignore',
+        stdin: hints ? 'pipe' : 'ignore',
         stdout: 'pipe',
         relays: [archive],
         deadlineMs,
       },
-      (child) => collect(child.stdout!, doc),
+      (child) => {
+        if (hints) {
+          // A child that ends without reading them (an error, Ctrl-C) closes the pipe: its exit code tells why.
+          child.stdin!.on('error', () => undefined);
+          child.stdin!.end(hints);
+        }
+        return collect(child.stdout!, doc);
+      },
     );
     const answer = parseDoc(doc);
     if (rejected instanceof ArchiveTooBig) throw overCap(rejected); // the owner's side then fails on a closed pipe

@@ -9,6 +9,7 @@ export interface BackupFlags {
   keepWeekly?: string;
   dryRun?: boolean;
   busyTimeout: string;
+  compact?: boolean;
   jobs?: string;
   archive?: string;
   prometheus?: string;
@@ -39,5 +40,8 @@ export interface SnapshotArchiveFlags {
   plan?: boolean;
   session?: string[];
   busyTimeout: string;
+  compact?: boolean;
   jobs?: string;
+  /** Root's previous snapshot of this state dir comes on stdin (owner-reuse.ts): unchanged sessions are sent without their database. */
+  previousStdin?: boolean;
 }

@@ -104,6 +104,7 @@ async function backupOptions(io: HandlerIO, flags: BackupFlags): Promise<BackupO
     sessionIds: flags.session ?? [],
     retention: retentionFrom(flags),
     busyBudgetMs: parseDurationOption('--busy-timeout', flags.busyTimeout),
+    compact: flags.compact === true,
     jobs: jobsOption(flags.jobs),
     dryRun: flags.dryRun === true,
     archive: archiveTarget(io, flags.archive),

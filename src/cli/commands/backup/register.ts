@@ -7,7 +7,7 @@ import type { BackupFlags, ListFlags, SnapshotArchiveFlags, VerifyFlags } from '
 export function register(program: Command, action: ActionFactory): void {
   const backup = program
     .command('backup')
-    .description('snapshot every conversation into DIR/<UTC timestamp>/ (VACUUM INTO; safe while the server runs)')
+    .description('snapshot every conversation into DIR/<UTC timestamp>/ (a checked copy; safe while the server runs)')
     .option('--to <dir>', 'backup directory (default $XDG_STATE_HOME/agyctl/backups or ~/.local/state/agyctl/backups)')
     .option('--session <id>', 'only this conversation (repeatable)', collect)
     .option('--keep-last <n>', 'after a complete run, keep the N newest snapshots')
@@ -21,6 +21,10 @@ export function register(program: Command, action: ActionFactory): void {
       '--busy-timeout <duration>',
       'how long to retry a locked or changing database before reporting it failed',
       '10s',
+    )
+    .option(
+      '--compact',
+      'compact every new snapshot with VACUUM INTO (by default only those whose free pages exceed 25%)',
     )
     .option('--jobs <n>', 'sessions snapshotted at once, in worker threads (default: the number of cores, at most 8)')
     .option(
@@ -65,8 +69,10 @@ export function register(program: Command, action: ActionFactory): void {
     .description("internal: root's `backup` runs it as the state dir's owner")
     .option('--session <id>', 'only this conversation (repeatable)', collect)
     .option('--busy-timeout <duration>', 'how long to retry a locked database', '10s')
+    .option('--compact', 'compact every new snapshot with VACUUM INTO')
     .option('--jobs <n>', 'sessions snapshotted at once')
     .option('--plan', 'only list the sessions a run would back up')
+    .option('--previous-stdin', "root's previous snapshot on stdin: send unchanged sessions without their database")
     .action(
       action<SnapshotArchiveFlags>(async (io, { options }) =>
         (await import('./as-owner.js')).snapshotArchiveCommand(io, options),

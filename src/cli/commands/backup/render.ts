@@ -20,6 +20,7 @@ export function backupJson(r: BackupReport): Record<string, unknown> {
       sha256: s.sha256,
       integrity: s.integrity,
       rows: s.rows,
+      ...(s.compacted === undefined ? {} : { compacted: s.compacted }),
       brain: s.brain
         ? {
             files: s.brain.files.length,
