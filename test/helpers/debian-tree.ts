@@ -58,7 +58,7 @@ export async function pristineDebianTree(
   if (fs.existsSync(path.join(tree, 'etc', 'debian_version'))) return tree;
   fs.mkdirSync(CACHE_ROOT, { recursive: true, mode: 0o755 });
   const lock = `${tree}.lock`;
-  const deadline = Date.now() + (arch === 'amd64' ? BUILD_DEADLINE_MS : FOREIGN_BUILD_DEADLINE_MS);
+  const deadline = Date.now() + BUILD_DEADLINE_MS + (arch === 'amd64' ? 0 : FOREIGN_BUILD_DEADLINE_MS);
   while (!tryMkdir(lock)) {
     if (Date.now() > deadline)
       throw new Error(`${lock} is held for too long: another run making the tree died? Remove it.`);
