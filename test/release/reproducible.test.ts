@@ -52,10 +52,11 @@ beforeAll(async () => {
   const r = await execa('unshare', ['--mount', '--propagation', 'private', 'sh', '-euc', build], {
     env: { ...process.env, SOURCE_DATE_EPOCH: epoch },
     reject: false,
-    timeout: 15 * 60_000,
+    // Two architectures: the arm64 executable runs five times under qemu during the build.
+    timeout: 30 * 60_000,
   });
   if (r.exitCode !== 0) throw new Error(`the second release build failed (exit ${r.exitCode}):\n${String(r.stderr)}`);
-}, 16 * 60_000);
+}, 31 * 60_000);
 
 afterAll(() => {
   if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
