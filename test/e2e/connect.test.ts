@@ -440,4 +440,32 @@ describe('agyctl connect over a real SSH connection', () => {
     expect((parseJson(status.stdout) as any).login?.status ?? 'none').not.toBe('pending');
     await expectNothingLeft(lab, s, Number(forward.port));
   });
+
+  it('killed outright with its ssh (SIGKILL to the group), the remote login cancels itself once its session is gone', async (ctx) => {
+    const lab = requireLab(fx.result(), ctx);
+    const s = sides(fx, lab);
+    // The grace connect gives its remote login (2min) shortened, as the remote's own environment may.
+    const remote = remoteAgyctl(s.remote, { AGYCTL_LOGIN_ORPHAN_GRACE: '2s' });
+    const { child, events } = startConnect(fx, lab, s, connectArgs(lab, remote, ['--json', '--no-open'], '10m'), {
+      detached: true,
+    });
+    const forward = await events.waitFor('forward-added', 20_000);
+    const serverPid = Number(events.find('server-started')!.pid);
+    expect(processesOf(s.remote)).toContain(serverPid);
+    // Nothing on the laptop can cancel anything now: connect and its ssh master die at once.
+    killGroup(child, 'SIGKILL');
+    await child.catch(() => undefined);
+    // The remote login's attached side leaves when its session's pipe breaks (at its next event, within 15 s);
+    // then, with no one asking after the login for the grace, it cancels itself and stops its server.
+    await waitUntil(() => processesOf(s.remote).length === 0, 40_000, 'the remote login and its server to end');
+    const status = await agyctl(['login', 'status', '--json'], s.remote);
+    const login = (parseJson(status.stdout) as { login?: { status?: string } }).login;
+    expect(login?.status, status.stdout).not.toBe('pending');
+    expect(status.stdout).toMatch(/cancel/i);
+    expect(fs.existsSync(path.join(s.remote.stateDir, 'acp_token.json'))).toBe(false);
+    // The remote side is clean; on the laptop a SIGKILLed connect cannot remove its control socket's directory.
+    expect(processesOf(s.remote)).toEqual([]);
+    expect(processesOf(s.laptop)).toEqual([]);
+    expect(await lab.listening(lab.laptop, Number(forward.port))).toBe(false);
+  });
 });
