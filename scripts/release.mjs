@@ -528,7 +528,9 @@ function buildDeb(arch, exe, addon) {
   put('usr/share/zsh/vendor-completions/_agyctl', completion('zsh'));
   put('usr/share/fish/vendor_completions.d/agyctl.fish', completion('fish'));
   const doc = 'usr/share/doc/agyctl';
-  put('usr/share/man/man1/agyctl.1.gz', gz(manPage(runExe(arch, exe, ['--help']).toString())));
+  // One page per command, rendered by the executable from its own command tree (src/cli/man-pages.ts).
+  for (const page of JSON.parse(runExe(arch, exe, ['--json', '__man-pages']).toString()).pages)
+    put(`usr/share/man/man1/${page.file}.gz`, gz(page.roff));
   put(`${doc}/copyright`, copyright());
   put(`${doc}/changelog.gz`, gz(debianChangelog()));
   put(`${doc}/README.md.gz`, gz(fs.readFileSync(path.join(ROOT, 'README.md'))));
@@ -564,30 +566,6 @@ function buildDeb(arch, exe, addon) {
 
 /** The executable's environment while building: its addon goes to the work dir, not the builder's cache. */
 const exeEnv = () => ({ ...process.env, XDG_CACHE_HOME: path.join(WORK, 'cache'), NO_COLOR: '1', COLUMNS: '80' });
-
-/** agyctl(1): the program's --help, which lists every command; the docs are in /usr/share/doc/agyctl. */
-function manPage(help) {
-  const roff = (text) => text.replace(/\\/g, '\\e').replace(/^([.'])/gm, '\\&$1');
-  return `.TH AGYCTL 1 "" "agyctl ${VERSION}" "User Commands"
-.SH NAME
-agyctl \\- operate Google's antigravity-acp agent server on headless boxes
-.SH SYNOPSIS
-.B agyctl
-.RI [ options ] " command " [ arguments ]
-.SH DESCRIPTION
-.nf
-${roff(help.trimEnd())}
-.fi
-.SH FILES
-The single executable writes its SQLite binding once to the first usable of
-\\fB$AGYCTL_CACHE_DIR\\fR, \\fB$XDG_CACHE_HOME/agyctl\\fR, \\fB~/.cache/agyctl\\fR,
-\\fB$RUNTIME_DIRECTORY/agyctl\\fR, \\fB$TMPDIR/agyctl-UID\\fR, \\fB/tmp/agyctl-UID\\fR,
-\\fB/var/tmp/agyctl-UID\\fR.
-.SH SEE ALSO
-Each command's \\fB--help\\fR; /usr/share/doc/agyctl/README.md.gz and
-/usr/share/doc/agyctl/docs/ (install.md, json.md, exit-codes.md).
-`;
-}
 
 /**
  * The .deb's Depends, from what the executable and its embedded addon need:
@@ -820,6 +798,10 @@ function buildNpmPackage() {
   fs.mkdirSync(stage, { recursive: true });
   for (const entry of ['bin', 'dist', 'docs', 'LICENSE', 'README.md', 'scripts/agy-acp-sim'])
     fs.cpSync(path.join(ROOT, entry), path.join(stage, entry), { recursive: true, filter: (p) => !p.endsWith('.map') });
+  // The man pages, as prepack makes them (it does not run here: --ignore-scripts).
+  run(process.execPath, [path.join(ROOT, 'scripts', 'man-pages.mjs'), path.join(stage, 'man')], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const staged = { ...pkg, files: [...pkg.files, 'npm-shrinkwrap.json'], scripts: {} };
   delete staged.devDependencies;
   fs.writeFileSync(path.join(stage, 'package.json'), `${JSON.stringify(staged, null, 2)}\n`);
@@ -840,7 +822,12 @@ function buildNpmPackage() {
     .pop();
   const tgz = path.join(OUT, name);
   const listed = run('tar', ['-tzf', tgz]).toString().split('\n');
-  for (const want of ['package/npm-shrinkwrap.json', 'package/bin/agyctl.js', 'package/dist/cli/main.js'])
+  for (const want of [
+    'package/npm-shrinkwrap.json',
+    'package/bin/agyctl.js',
+    'package/dist/cli/main.js',
+    'package/man/agyctl.1',
+  ])
     if (!listed.includes(want)) throw new Error(`${name} lacks ${want}`);
   return tgz;
 }

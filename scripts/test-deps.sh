@@ -52,6 +52,8 @@ ROWS=(
   'python3          python3              release build (node-gyp)'
   'binutils         strip                release build'
   'lintian          lintian              .deb checks'
+  # The man page test renders each page with man-db (groff) as lintian does.
+  'man-db           man                  man page test'
   # The release build derives the .deb's Depends with dpkg-shlibdeps; the signature test signs with ssh-keygen.
   'dpkg-dev         dpkg-shlibdeps       release build (.deb Depends)'
   'openssh-client   ssh-keygen           release signature test'

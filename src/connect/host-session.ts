@@ -214,6 +214,15 @@ class ConnectSession {
     const relayed = this.relayWaiter !== undefined && ev?.event === 'redirect-delivered';
     this.say({ type: 'remote-event', raw, known: ev, relayed });
     this.answerRelay(ev);
+    // A paste or relayed address holds the prompt until the remote login answers: asked again only when it was
+    // refused, the login failed or a new URL came; a delivered one is followed by the sign-in's end.
+    if (
+      ev?.event === 'redirect-rejected' ||
+      ev?.event === 'code-rejected' ||
+      ev?.event === 'error' ||
+      ev?.event === 'url'
+    )
+      this.paste?.resume();
     switch (ev?.event) {
       case 'url':
         if (ev.mode === 'device') {
@@ -295,9 +304,11 @@ class ConnectSession {
       const finish = (d: Delivery): void => {
         clearTimeout(timer);
         this.relayWaiter = undefined;
+        if (!d.ok) this.paste?.resume();
         resolve(d);
       };
       this.relayWaiter = finish;
+      this.paste?.hold();
       this.login.send(address);
     });
   }
@@ -317,7 +328,9 @@ class ConnectSession {
       this.io,
       { text: () => this.promptText(), deadline: () => this.remoteDeadline },
       (line) => {
-        if (line.trim() !== '') this.login.send(line.trim());
+        if (line.trim() === '') return undefined;
+        this.login.send(line.trim());
+        return false;
       },
       () => {
         // On the paste route only a paste finishes the sign-in: waiting for one stdin can never give is pointless.

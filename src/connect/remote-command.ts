@@ -5,8 +5,12 @@
  * string is built here with POSIX quoting, never by concatenating raw input.
  */
 import { AgyError, EXIT, usageError } from '../core/errors.js';
+import { ORPHAN_GRACE_VAR } from '../login/detached/contract.js';
 import { shellQuote } from '../util/shell-quote.js';
 import { sanitizeForTerminal } from '../util/terminal-text.js';
+
+/** How long a remote login outlives its lost SSH session with no one asking after it (connect's reconnect asks). */
+const ORPHAN_GRACE = '2min';
 
 /** The remote wrapper prints this before it execs agyctl, so a cancel can signal the right process. */
 export const PID_MARKER = 'agyctl-connect-remote-pid';
@@ -63,6 +67,9 @@ export function remoteLoginCommand(args: RemoteLoginArgs): string {
   const login = ['login', '--json'];
   if (args.method !== undefined) login.push('--method', args.method);
   if (args.timeout !== undefined) login.push('--timeout', args.timeout);
-  const script = `echo ${PID_MARKER} $$ >&2; exec ${args.remoteAgyctl} ${login.map(shellQuote).join(' ')}`;
+  // A login whose SSH session went (connect killed with its ssh) cancels itself after this grace, unless
+  // connect reconnects and asks after it; an older remote agyctl ignores the variable.
+  const grace = `${ORPHAN_GRACE_VAR}=\${${ORPHAN_GRACE_VAR}:-${ORPHAN_GRACE}}; export ${ORPHAN_GRACE_VAR}`;
+  const script = `echo ${PID_MARKER} $$ >&2; ${grace}; exec ${args.remoteAgyctl} ${login.map(shellQuote).join(' ')}`;
   return `sh -c ${shellQuote(script)}`;
 }

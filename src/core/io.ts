@@ -89,6 +89,8 @@ export interface Reporter {
   readonly json: boolean;
   readonly stderrIsTTY: boolean;
   readonly stdoutIsTTY: boolean;
+  /** Escape sequences may be written on stderr: a TTY with colour on (not NO_COLOR, TERM=dumb or --no-color). */
+  readonly stderrEscapes: boolean;
   /** A line of human-readable data on stdout (URLs and commands to copy stand alone on theirs); suppressed in --json mode. */
   print(line?: string, opts?: { verbatim?: boolean }): void;
   /** Prose on stderr (wrapped at spaces on a terminal); `verbatim`: text to copy, never wrapped. */

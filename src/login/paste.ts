@@ -12,6 +12,8 @@ export interface PasteReader {
   refresh(): void;
   /** Draw the prompt again after a line that held it (a paste that was not delivered after all). */
   resume(): void;
+  /** Stop drawing the prompt until `resume` (an answer is being delivered some other way). */
+  hold(): void;
   close(): void;
 }
 
@@ -55,24 +57,32 @@ export function startPasteReader(
 ): PasteReader {
   const { stdin, stderr } = io.ctx;
   const tty = prompt !== undefined && promptsOnTty(io);
+  // Readline's line editor moves the cursor with escape sequences; without them (NO_COLOR, TERM=dumb,
+  // --no-color) the terminal's own line editing reads the line, and the prompt is a status line.
+  const editor = tty && io.out.stderrEscapes;
   const promptText = (): string => (prompt ? countdownPrompt(prompt.text(), prompt.deadline?.()) : '');
   const rl = readline.createInterface({
     input: stdin,
-    ...(tty ? { output: stderr, terminal: true } : { terminal: false }),
+    ...(editor ? { output: stderr, terminal: true } : { terminal: false }),
   });
-  if (tty) {
+  const draw = (keepInput: boolean): void => {
+    if (!editor) {
+      io.out.status(promptText());
+      return;
+    }
+    rl.setPrompt(promptText());
+    rl.prompt(keepInput);
+  };
+  if (editor)
     // In raw mode Ctrl-C reaches readline, not the process: pass it on as the real signal.
     rl.on('SIGINT', () => process.kill(process.pid, 'SIGINT'));
-    rl.setPrompt(promptText());
-    rl.prompt();
-  }
+  if (tty) draw(false);
   let held = false;
   rl.on('line', (line) => {
     held = onLine(line) === false;
-    if (tty && !held) {
-      rl.setPrompt(promptText());
-      rl.prompt();
-    }
+    // The terminal has moved to a new line: the plain prompt starts afresh there.
+    if (tty && !editor) io.out.clearStatus();
+    if (tty && !held) draw(false);
   });
   rl.on('error', () => undefined);
   let closing = false;
@@ -81,21 +91,25 @@ export function startPasteReader(
   });
   const refresh = (): void => {
     if (!tty || held) return;
-    rl.setPrompt(promptText());
-    rl.prompt(true);
+    draw(true);
   };
-  const countdown = tty && prompt?.deadline ? setInterval(refresh, COUNTDOWN_EVERY_MS) : undefined;
+  // Without the line editor a redraw would cover what is being typed: the countdown is shown at each draw only.
+  const countdown = editor && prompt?.deadline ? setInterval(refresh, COUNTDOWN_EVERY_MS) : undefined;
   return {
     refresh,
     resume() {
       held = false;
       refresh();
     },
+    hold() {
+      held = true;
+    },
     close() {
       closing = true;
       clearInterval(countdown);
       rl.close();
-      if (tty) stderr.write('\n');
+      if (editor) stderr.write('\n');
+      else if (tty) io.out.clearStatus();
     },
   };
 }

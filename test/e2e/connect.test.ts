@@ -235,6 +235,56 @@ describe('agyctl connect over a real SSH connection', () => {
     await expectNothingLeft(lab, s);
   });
 
+  it('on a terminal, the paste prompt is drawn again after a refused paste, not after a delivered one', async (ctx) => {
+    const lab = requireLab(fx.result(), ctx);
+    const s = sides(fx, lab);
+    const { port, seen, stop } = await busyCallbackPort(lab, s);
+    const args = [BIN, ...connectArgs(lab, remoteAgyctl(s.remote, { AGY_SIM_CALLBACK_PORT: String(port) }))];
+    const child = lab.run(
+      lab.laptop,
+      'script',
+      ['-qec', `stty cols 200; ${[NODE, ...args].map(sq).join(' ')}`, '/dev/null'],
+      {
+        env: { ...s.laptop.env, NO_COLOR: '1' },
+        stdin: 'pipe',
+        timeoutMs: RUN_MS,
+        cwd: s.laptop.root,
+      },
+    );
+    fx.track(child);
+    let screen = '';
+    const PROMPT = 'paste the address your browser ended on> ';
+    const prompts = (text: string): number => text.split(PROMPT).length - 1;
+    const shown = (what: () => boolean, label: string): Promise<void> =>
+      new Promise((resolve, reject) => {
+        const look = (): void => {
+          if (what()) resolve();
+        };
+        child.stdout!.on('data', (chunk: Buffer) => {
+          screen += chunk.toString();
+          look();
+        });
+        void child.then(() => reject(new Error(`never shown: ${label}\n${screen}`)));
+        look();
+      });
+    await shown(() => screen.includes(PROMPT), 'the paste prompt');
+    await waitUntil(() => fs.existsSync(seen), 10_000, 'the browser to land on the busy port');
+    const landed = fs.readFileSync(seen, 'utf8').trim().split('\n')[0]!;
+    const refusedAt = screen.length;
+    child.stdin!.write(`${landed.replace(/state=[^&]+/, 'state=not-this-login')}\r`);
+    await shown(() => /state/i.test(screen.slice(refusedAt)) && prompts(screen.slice(refusedAt)) >= 1, 'a new prompt');
+    const deliveredAt = screen.length;
+    child.stdin!.write(`${landed}\r`);
+    const result = await child;
+    expect(result.exitCode, screen).toBe(0);
+    const after = screen.slice(deliveredAt);
+    expect(after).toMatch(/Logged in on root@10\.203\.0\.1/);
+    expect(prompts(after), after).toBe(0);
+    expect(screen).not.toContain('\x1b');
+    await stop();
+    await expectNothingLeft(lab, s);
+  });
+
   it('a device page from the remote login is shown as it is: no forward, no relay, no paste', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
     const s = sides(fx, lab);
@@ -389,5 +439,33 @@ describe('agyctl connect over a real SSH connection', () => {
     const status = await agyctl(['login', 'status', '--json'], s.remote);
     expect((parseJson(status.stdout) as any).login?.status ?? 'none').not.toBe('pending');
     await expectNothingLeft(lab, s, Number(forward.port));
+  });
+
+  it('killed outright with its ssh (SIGKILL to the group), the remote login cancels itself once its session is gone', async (ctx) => {
+    const lab = requireLab(fx.result(), ctx);
+    const s = sides(fx, lab);
+    // The grace connect gives its remote login (2min) shortened, as the remote's own environment may.
+    const remote = remoteAgyctl(s.remote, { AGYCTL_LOGIN_ORPHAN_GRACE: '2s' });
+    const { child, events } = startConnect(fx, lab, s, connectArgs(lab, remote, ['--json', '--no-open'], '10m'), {
+      detached: true,
+    });
+    const forward = await events.waitFor('forward-added', 20_000);
+    const serverPid = Number(events.find('server-started')!.pid);
+    expect(processesOf(s.remote)).toContain(serverPid);
+    // Nothing on the laptop can cancel anything now: connect and its ssh master die at once.
+    killGroup(child, 'SIGKILL');
+    await child.catch(() => undefined);
+    // The remote login's attached side leaves when its session's pipe breaks (at its next event, within 15 s);
+    // then, with no one asking after the login for the grace, it cancels itself and stops its server.
+    await waitUntil(() => processesOf(s.remote).length === 0, 40_000, 'the remote login and its server to end');
+    const status = await agyctl(['login', 'status', '--json'], s.remote);
+    const login = (parseJson(status.stdout) as { login?: { status?: string } }).login;
+    expect(login?.status, status.stdout).not.toBe('pending');
+    expect(status.stdout).toMatch(/cancel/i);
+    expect(fs.existsSync(path.join(s.remote.stateDir, 'acp_token.json'))).toBe(false);
+    // The remote side is clean; on the laptop a SIGKILLed connect cannot remove its control socket's directory.
+    expect(processesOf(s.remote)).toEqual([]);
+    expect(processesOf(s.laptop)).toEqual([]);
+    expect(await lab.listening(lab.laptop, Number(forward.port))).toBe(false);
   });
 });

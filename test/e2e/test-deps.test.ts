@@ -30,6 +30,7 @@ const MUST_LIST = [
   'systemd-container',
   'debootstrap',
   'lintian',
+  'man-db',
   'qemu-user-static',
   'binfmt-support',
   'diffoscope-minimal',

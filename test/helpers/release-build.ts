@@ -30,6 +30,7 @@ const RELEASE_INPUTS = [
   'package-lock.json',
   'ansible',
   path.join('scripts', 'release.mjs'),
+  path.join('scripts', 'man-pages.mjs'),
 ];
 
 /**

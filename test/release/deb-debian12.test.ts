@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEB } from '../helpers/cli.js';
+import { DEB, EXE } from '../helpers/cli.js';
 import { debianTreeUnavailable, inTree, pristineDebianTree, type TreeView, treeView } from '../helpers/debian-tree.js';
 import { addConversation, authedSandbox } from '../helpers/sim-conversations.js';
 
@@ -103,6 +103,30 @@ describe('the .deb on a pristine Debian 12 (bookworm) tree with no Node', () => 
     const plan = JSON.stringify(json(dry.stdout));
     for (const id of ids) expect(plan).toContain(id);
   });
+});
+
+describe('man pages', () => {
+  it("the .deb has one page per command, the executable's own, each rendering without a warning", async () => {
+    const listing = (await execa('dpkg-deb', ['-c', DEB])).stdout;
+    const pages = [...listing.matchAll(/\.\/usr\/share\/man\/man1\/(agyctl[\w-]*\.1)\.gz$/gm)].map((m) => m[1]);
+    const expected = JSON.parse((await execa(EXE, ['--json', '__man-pages'])).stdout) as { pages: { file: string }[] };
+    expect(pages.sort()).toEqual(expected.pages.map((p) => p.file).sort());
+    expect(pages).toContain('agyctl-backup-verify.1');
+    const unpacked = fs.mkdtempSync(path.join('/var/tmp', 'agyctl-deb-man-'));
+    try {
+      await execa('dpkg-deb', ['-x', DEB, unpacked]);
+      for (const page of pages) {
+        const r = await execa(
+          'man',
+          ['--warnings', '-E', 'UTF-8', '-l', '-Tutf8', '-Z', path.join(unpacked, 'usr/share/man/man1', `${page}.gz`)],
+          { env: { LC_ALL: 'C.UTF-8', MANWIDTH: '80' }, reject: false },
+        );
+        expect({ page, stderr: r.stderr, exit: r.exitCode }).toEqual({ page, stderr: '', exit: 0 });
+      }
+    } finally {
+      fs.rmSync(unpacked, { recursive: true, force: true });
+    }
+  }, 120_000);
 });
 
 describe('lintian', () => {

@@ -23,6 +23,7 @@ function recorder(): { out: Reporter; lines: string[] } {
     json: false,
     stderrIsTTY: false,
     stdoutIsTTY: false,
+    stderrEscapes: false,
     print: rec('print'),
     info: rec('info'),
     warn: rec('warn'),

@@ -6,6 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Output } from '../../src/cli/terminal/output.js';
 import { parseCode } from '../../src/login/code-entry.js';
 import { countdownPrompt, promptsOnTty, startPasteReader } from '../../src/login/paste.js';
 import { defaultTunnelTarget, parseSshTarget, shellQuote, tunnelCommand } from '../../src/login/tunnel.js';
@@ -101,17 +102,33 @@ describe('the countdown prompt', () => {
   afterEach(() => void vi.useRealTimers());
 
   /** A reader on fake terminals: what it draws on stderr, as text. */
-  function ttyReader(prompt: Parameters<typeof startPasteReader>[1]) {
+  function ttyReader(prompt: Parameters<typeof startPasteReader>[1], escapes = true) {
     const stdin = Object.assign(new PassThrough(), { isTTY: true, setRawMode: () => stdin });
     const stderr = Object.assign(new PassThrough(), { isTTY: true, columns: 120 });
-    let drawn = '';
+    let raw = '';
     stderr.on('data', (d: Buffer) => {
-      drawn += d.toString();
+      raw += d.toString();
     });
-    const io = { ctx: { stdin, stderr } } as unknown as Parameters<typeof startPasteReader>[0];
+    const out = new Output(stdin as never, stderr as never, { json: false, color: escapes, verbose: false });
+    const io = { ctx: { stdin, stderr }, out } as unknown as Parameters<typeof startPasteReader>[0];
     const reader = startPasteReader(io, prompt, () => undefined);
-    return { reader, drawn: () => drawn.replace(/\u001b\[[0-9;]*[A-Za-z]/g, '') };
+    return { reader, stdin, raw: () => raw, drawn: () => raw.replace(/\u001b\[[0-9;]*[A-Za-z]/g, '') };
   }
+
+  it('with colour off writes no escape sequence: drawn once as a status line, again after a line, gone when closed', async () => {
+    vi.useFakeTimers({ now: 1_000_000 });
+    const { reader, stdin, raw } = ttyReader({ text: () => 'paste it', deadline: () => 1_000_000 + 10_000 }, false);
+    await vi.advanceTimersByTimeAsync(3_000);
+    // No countdown ticks: a redraw would cover what the terminal is echoing.
+    expect(raw()).toBe('\r[10s left] paste it> ');
+    stdin.write('not it\n');
+    await vi.advanceTimersByTimeAsync(0);
+    expect(raw()).toContain('\r[7s left] paste it> ');
+    reader.close();
+    expect(raw()).not.toContain('\u001b');
+    expect(raw().endsWith('\r')).toBe(true);
+    expect(vi.getTimerCount()).toBe(0);
+  });
 
   it('counts down by itself, once a second, while it has a deadline, and stops when closed', async () => {
     vi.useFakeTimers({ now: 1_000_000 });

@@ -56,6 +56,10 @@ export class Output implements Reporter {
     return Boolean(this.stdout.isTTY);
   }
 
+  get stderrEscapes(): boolean {
+    return this.options.color && Boolean(this.stderr.isTTY);
+  }
+
   /**
    * A line of human-readable data on stdout; suppressed in --json mode. On a terminal a line longer than its
    * width is broken at spaces (a pipe or file gets it whole); `verbatim` for a value to copy (a URL, a command).

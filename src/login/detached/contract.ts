@@ -164,3 +164,9 @@ export function asLoginEvent(value: unknown): LoginEvent | undefined {
   if (!value || typeof value !== 'object' || typeof (value as { event?: unknown }).event !== 'string') return undefined;
   return value as LoginEvent;
 }
+
+/**
+ * Set in a login's environment by `connect` for its remote login: once the SSH session that attached it
+ * is gone and no one asks after the login for this long (a duration), the login cancels itself.
+ */
+export const ORPHAN_GRACE_VAR = 'AGYCTL_LOGIN_ORPHAN_GRACE';

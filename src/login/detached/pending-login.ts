@@ -35,6 +35,8 @@ const CANCEL_ANSWER_MS = 5_000;
 const CANCEL_WAIT_MS = 20_000;
 const FINISH_ANSWER_MS = 30_000;
 const POLL_MS = 100;
+/** How often a waiter pings the supervisor (well under any orphan grace). */
+const ASK_EVERY_MS = 10_000;
 
 export type Liveness =
   | { kind: 'none' }
@@ -114,9 +116,16 @@ export async function waitEnded(
   signal?: AbortSignal,
 ): Promise<LoginState | undefined> {
   const until = Date.now() + timeoutMs;
+  let askedAt = 0;
   for (;;) {
     const seen = inspect(paths);
     if (seen.kind === 'ended' || seen.kind === 'died') return seen.state;
+    // A waiter asks after the login now and then: a login whose SSH session went (connect's) does not give
+    // up on itself while someone (connect, reconnected) is following it.
+    if (seen.kind === 'pending' && Date.now() - askedAt > ASK_EVERY_MS && checkOurSocket(paths)) {
+      askedAt = Date.now();
+      void request(paths.socket, { op: 'ping' }, ASK_EVERY_MS);
+    }
     if (seen.kind === 'none' || Date.now() > until || signal?.aborted) return undefined;
     await pause(POLL_MS, { signal });
   }

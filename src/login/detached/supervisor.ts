@@ -163,6 +163,12 @@ export interface SupervisorOptions {
   signal: AbortSignal;
   /** Called once the socket listens (the spawner waits for this). */
   onReady(): void;
+  /**
+   * Set by `connect` (AGYCTL_LOGIN_ORPHAN_GRACE): once every attached login has gone (its SSH session
+   * closed) and no one asks after the login for this long, the login cancels itself instead of waiting
+   * out its deadline. A `login status --wait` or `login finish` (connect reconnecting) counts as asking.
+   */
+  orphanGraceMs?: number;
   run(streams: LoginStreams): Promise<Omit<Outcome, 'endedAt'>>;
 }
 
@@ -228,12 +234,29 @@ export async function runSupervisor(supervised: SupervisorOptions): Promise<Outc
     });
   };
 
+  let orphanTimer: NodeJS.Timeout | undefined;
+  let everAttached = false;
+  /** No attached login and no one asking: the grace starts (again). */
+  const watchOrphan = (): void => {
+    clearTimeout(orphanTimer);
+    orphanTimer = undefined;
+    const grace = supervised.orphanGraceMs;
+    if (grace === undefined || !everAttached || clients.size > 0 || state.phase === 'done') return;
+    orphanTimer = setTimeout(() => {
+      cancelRequested = true;
+      controller.abort('cancel');
+    }, grace);
+  };
   const server = net.createServer((socket) => {
     socket.on('error', () => undefined);
-    socket.on('close', () => clients.delete(socket));
+    socket.on('close', () => {
+      if (clients.delete(socket)) watchOrphan();
+    });
     onJsonLines(socket, (value) => {
       const req = value as Request;
       if (req.op === 'attach') {
+        everAttached = true;
+        clearTimeout(orphanTimer);
         clients.add(socket);
         for (const f of frames) sendLine(socket, f);
       } else if (req.op === 'finish' && typeof req.line === 'string') {
@@ -246,6 +269,8 @@ export async function runSupervisor(supervised: SupervisorOptions): Promise<Outc
         sendLine(socket, { ok: true });
       } else if (req.op === 'ping') sendLine(socket, { ok: true, pid: process.pid, phase: state.phase });
       else socket.destroy();
+      // Someone asked after the login: an orphan's grace starts again.
+      if (req.op !== 'attach') watchOrphan();
     });
   });
   fs.rmSync(paths.socket, { force: true });
@@ -273,6 +298,7 @@ export async function runSupervisor(supervised: SupervisorOptions): Promise<Outc
     });
   } finally {
     clearTimeout(watchdog);
+    clearTimeout(orphanTimer);
     supervised.signal.removeEventListener('abort', onOuterAbort);
   }
   const outcome: Outcome = {

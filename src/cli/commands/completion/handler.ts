@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { EXIT } from '../../../core/errors.js';
 import { defaultBackupDir, expandTilde } from '../../../core/paths.js';
+import { agyctlVersion } from '../../../core/runtime.js';
 import type { CommandResult, HandlerArgs, HandlerIO } from '../../action.js';
 
 /** `completion` has no flags of its own (the shell is its argument). */
@@ -23,6 +24,14 @@ export async function completionCommand(
   const script = completionScript(program, shell);
   io.out.print(script.trimEnd());
   return { exit: EXIT.ok, data: { completion: { shell, script } } };
+}
+
+/** The man pages (src/cli/man-pages.ts): with --json one document `{ pages: [{ file, roff }] }`, else the pages one after the other. */
+export async function manPagesCommand(io: HandlerIO, program: Command): Promise<CommandResult> {
+  const { manPages } = await import('../../man-pages.js');
+  const pages = manPages(program, agyctlVersion());
+  if (!io.opts.json) for (const page of pages) io.out.print(page.roff.trimEnd());
+  return { exit: EXIT.ok, data: { pages } };
 }
 
 /**

@@ -1,6 +1,7 @@
 /**
  * agyctl completion bash|zsh|fish: a completion script generated from the program's live command tree;
- * and the hidden `agyctl __complete snapshots [--from DIR]` those scripts call for snapshot names.
+ * the hidden `agyctl __complete snapshots [--from DIR]` those scripts call for snapshot names; and the hidden
+ * `agyctl --json __man-pages`, the man pages from the same tree.
  */
 import { Argument, type Command } from 'commander';
 import type { ActionFactory } from '../../action.js';
@@ -23,4 +24,10 @@ export function register(program: Command, action: ActionFactory): void {
     .addArgument(new Argument('<kind>', 'what to list').choices(['snapshots']))
     .option('--from <dir>', 'backup directory (default: the default backup directory)')
     .action(action<CompleteFlags>(async (io, input) => (await import('./handler.js')).completeValues(io, input)));
+  program
+    .command('__man-pages', { hidden: true })
+    .description(
+      "every command's man page as roff, in one JSON document with --json (used by the release and npm pack)",
+    )
+    .action(action<CompletionFlags>(async (io) => (await import('./handler.js')).manPagesCommand(io, program)));
 }

@@ -2,8 +2,14 @@
 import path from 'node:path';
 import { asExitCode, EXIT, InterruptedError, TimeoutError } from '../../../core/errors.js';
 import { nullTracer, type Tracer } from '../../../core/io.js';
-import { asLoginEvent, type LoginEvent, type LoginRequest } from '../../../login/detached/contract.js';
+import {
+  asLoginEvent,
+  type LoginEvent,
+  type LoginRequest,
+  ORPHAN_GRACE_VAR,
+} from '../../../login/detached/contract.js';
 import type { LoginStreams } from '../../../login/detached/supervisor.js';
+import { MAX_DURATION_MS, parseDurationText } from '../../../util/duration.js';
 import { relayFd, TRACE_FD_VAR } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerArgs, HandlerIO, RunContext, TtyWritable } from '../../action.js';
 import { commandError } from '../../command-error.js';
@@ -81,6 +87,14 @@ async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, streams: LoginS
   }
 }
 
+/** AGYCTL_LOGIN_ORPHAN_GRACE (set by `connect` for its remote login): a duration; anything else is ignored. */
+function orphanGrace(env: NodeJS.ProcessEnv): { orphanGraceMs?: number } {
+  const text = env[ORPHAN_GRACE_VAR];
+  if (text === undefined) return {};
+  const parsed = parseDurationText(text);
+  return parsed.ok && parsed.ms > 0 && parsed.ms <= MAX_DURATION_MS ? { orphanGraceMs: parsed.ms } : {};
+}
+
 /** `__login-supervisor`'s one flag (required by commander). */
 export interface SupervisorFlags {
   record: string;
@@ -119,6 +133,7 @@ export async function supervisorCommand(
     signal: io.ctx.signal,
     onReady: signalReady,
     run: (streams) => runOne(req, io.ctx.env, streams),
+    ...orphanGrace(io.ctx.env),
   });
   return { exit: asExitCode(outcome.exit) };
 }

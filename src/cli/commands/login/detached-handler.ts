@@ -110,9 +110,11 @@ export async function loginStatus(io: CommandIO, status: { wait: boolean }): Pro
 async function readOneLine(io: CommandIO, state: LoginState): Promise<string> {
   const { stdin, stderr } = io.ctx;
   const tty = Boolean(stdin.isTTY);
+  // Without escape sequences (NO_COLOR, TERM=dumb, --no-color) the prompt is written as it is, and the
+  // terminal's own line editing reads the line.
   const rl = readline.createInterface({
     input: stdin,
-    ...(tty ? { output: stderr, terminal: true } : { terminal: false }),
+    ...(tty ? { output: stderr, terminal: io.out.stderrEscapes } : { terminal: false }),
   });
   try {
     const line = new Promise<string>((resolve, reject) => {

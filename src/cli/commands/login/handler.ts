@@ -135,7 +135,8 @@ export async function confirmReplace(io: HandlerIO, credential: string): Promise
       );
     return true;
   }
-  const rl = readline.createInterface({ input: stdin, output: stderr, terminal: true });
+  // Readline's line editor writes escape sequences; without them the terminal's own line editing reads the answer.
+  const rl = readline.createInterface({ input: stdin, output: stderr, terminal: io.out.stderrEscapes });
   try {
     const answer = new Promise<string>((resolve) => {
       rl.question(`${credential}.\nSign in again and replace it? [y/N] `, resolve);
