@@ -43,7 +43,7 @@ describe('the shipped alerting rules', () => {
   it('pass promtool check rules', async () => {
     const r = await promtool(['check', 'rules', RULES]);
     expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
-    expect(r.stdout).toMatch(/SUCCESS: 7 rules found/);
+    expect(r.stdout).toMatch(/SUCCESS: 8 rules found/);
   });
 
   it('pass their promtool unit tests, which fail when a rule loses its guard', async () => {
@@ -60,6 +60,13 @@ describe('the shipped alerting rules', () => {
     const bad = await promtool(['test', 'rules', path.join(scratch, 'test', 'prometheus', 'agyctl-alerts.test.yml')]);
     expect(bad.exitCode).not.toBe(0);
     expect(`${bad.stdout}\n${bad.stderr}`).toMatch(/alertname: AgyctlCredentialsCannotRenew[\s\S]*instance="hourly"/);
+    // And a version-skew rule without its day of grace: a rollout in progress would alert.
+    const hasty = fs.readFileSync(RULES, 'utf8').replace(/(alert: AgyctlServerVersionSkew[\s\S]*?)\n {8}for: 1d/, '$1');
+    expect(hasty).not.toBe(fs.readFileSync(RULES, 'utf8'));
+    fs.writeFileSync(path.join(scratch, 'ansible', 'prometheus', 'agyctl-alerts.yml'), hasty);
+    const early = await promtool(['test', 'rules', path.join(scratch, 'test', 'prometheus', 'agyctl-alerts.test.yml')]);
+    expect(early.exitCode).not.toBe(0);
+    expect(`${early.stdout}\n${early.stderr}`).toMatch(/alertname: AgyctlServerVersionSkew, time: 23h/);
   });
 });
 
