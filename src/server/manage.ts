@@ -31,6 +31,9 @@ export interface ServerEntry {
   bytes: number;
   installedAt: string;
   path: string;
+  /** The server's command, relative to `path`, and its arguments (from agent.json, else the known layout). */
+  cmd: string;
+  args: string[];
 }
 
 const entryOf = (v: Installed): ServerEntry => ({
@@ -41,6 +44,8 @@ const entryOf = (v: Installed): ServerEntry => ({
   bytes: v.bytes,
   installedAt: v.installedAt,
   path: v.path,
+  cmd: v.cmd,
+  args: [...v.args],
 });
 
 /** Runs `work` under the store's lock after the sweep; a store that does not exist yet is empty. */

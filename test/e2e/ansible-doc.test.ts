@@ -62,7 +62,7 @@ describe('ansible-doc -t role agyctl.fleet.agyctl', () => {
     };
     const documented = Object.keys(doc.entry_points.main.options).sort();
     const defaults = fs.readFileSync(path.join(ROOT, 'ansible', 'roles', 'agyctl', 'defaults', 'main.yml'), 'utf8');
-    const variables = [...defaults.matchAll(/^(agyctl_[a-z_]+):/gm)].map((m) => m[1]!).sort();
+    const variables = [...defaults.matchAll(/^(agyctl_[a-z0-9_]+):/gm)].map((m) => m[1]!).sort();
     expect(documented).toEqual(variables);
     expect(doc.entry_points.main.short_description).toMatch(/Install agyctl/);
     for (const [name, o] of Object.entries(doc.entry_points.main.options)) expect(o.description, name).toBeTruthy();

@@ -20,6 +20,8 @@ import { which } from '../helpers/ns-lab.js';
 
 const RULES = path.join(ROOT, 'ansible', 'prometheus', 'agyctl-alerts.yml');
 const RULE_TESTS = path.join(ROOT, 'test', 'prometheus', 'agyctl-alerts.test.yml');
+/** The version-skew rule's tests: a day of series, evaluated every 10 minutes. */
+const SERVER_RULE_TESTS = path.join(ROOT, 'test', 'prometheus', 'agyctl-server-alerts.test.yml');
 
 const daemons: Daemon[] = [];
 const sandboxes: Sandbox[] = [];
@@ -43,11 +45,11 @@ describe('the shipped alerting rules', () => {
   it('pass promtool check rules', async () => {
     const r = await promtool(['check', 'rules', RULES]);
     expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
-    expect(r.stdout).toMatch(/SUCCESS: 7 rules found/);
+    expect(r.stdout).toMatch(/SUCCESS: 8 rules found/);
   });
 
   it('pass their promtool unit tests, which fail when a rule loses its guard', async () => {
-    const r = await promtool(['test', 'rules', RULE_TESTS]);
+    const r = await promtool(['test', 'rules', RULE_TESTS, SERVER_RULE_TESTS]);
     expect(r.exitCode, `${r.stdout}\n${r.stderr}`).toBe(0);
     // The same tests against rules that forget the refresh token: the hourly-token box would alert, and the test says so.
     scratch = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-rules-'));
@@ -60,6 +62,18 @@ describe('the shipped alerting rules', () => {
     const bad = await promtool(['test', 'rules', path.join(scratch, 'test', 'prometheus', 'agyctl-alerts.test.yml')]);
     expect(bad.exitCode).not.toBe(0);
     expect(`${bad.stdout}\n${bad.stderr}`).toMatch(/alertname: AgyctlCredentialsCannotRenew[\s\S]*instance="hourly"/);
+    // And a version-skew rule without its day of grace: a rollout in progress would alert.
+    const hasty = fs.readFileSync(RULES, 'utf8').replace(/(alert: AgyctlServerVersionSkew[\s\S]*?)\n {8}for: 1d/, '$1');
+    expect(hasty).not.toBe(fs.readFileSync(RULES, 'utf8'));
+    fs.writeFileSync(path.join(scratch, 'ansible', 'prometheus', 'agyctl-alerts.yml'), hasty);
+    fs.copyFileSync(SERVER_RULE_TESTS, path.join(scratch, 'test', 'prometheus', 'agyctl-server-alerts.test.yml'));
+    const early = await promtool([
+      'test',
+      'rules',
+      path.join(scratch, 'test', 'prometheus', 'agyctl-server-alerts.test.yml'),
+    ]);
+    expect(early.exitCode).not.toBe(0);
+    expect(`${early.stdout}\n${early.stderr}`).toMatch(/alertname: AgyctlServerVersionSkew, time: 23h/);
   });
 });
 

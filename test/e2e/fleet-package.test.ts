@@ -93,6 +93,7 @@ describe('the Ansible collection', () => {
     for (const f of [
       'LICENSE',
       'prometheus/agyctl-alerts.yml',
+      'playbooks/server.yml',
       'roles/agyctl/meta/argument_specs.yml',
       'roles/agyctl/templates/hardening.j2',
     ])

@@ -65,6 +65,8 @@ describe('agyctl server install', () => {
           bytes: expect.any(Number),
           installedAt: expect.any(String),
           path: path.join(store(), '1.2.1'),
+          cmd: 'agy_acp_server.par',
+          args: ['--uid='],
         },
       ],
     });

@@ -24,7 +24,7 @@ export interface FakeEntry {
 }
 
 /** The simulator's switches a fake build bakes in: `{AGY_SIM_EXIT_AT_START: '70'}` is a build that does not start. */
-export function launcher(sim: string, simEnv: Record<string, string> = {}): string {
+export function launcher(sim: string, simEnv: Record<string, string> = {}, node = process.execPath): string {
   const exports = Object.entries(simEnv)
     .map(([k, v]) => `export ${k}='${v}'\n`)
     .join('');
@@ -34,7 +34,7 @@ if [ ! -f "$here/localharness_external" ]; then
   echo "agy_acp_server.par: localharness_external is missing beside me" >&2
   exit 71
 fi
-${exports}exec -a "$0" '${process.execPath}' '${sim}' "$@"
+${exports}exec -a "$0" '${node}' '${sim}' "$@"
 `;
 }
 
