@@ -10,7 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import type { Command } from 'commander';
+import type { Command, Option } from 'commander';
 import { signalGroup } from '../acp/children.js';
 import { openTraceFile } from '../acp/file-tracer.js';
 import { writeMetricsText } from '../check/metrics-target.js';
@@ -104,6 +104,13 @@ export function ownerTimeoutOption(command: Command): Command {
     "as root on another user's state dir: deadline of the work done as that user (then it is stopped, exit 5)",
     OWNER_DEFAULT_TIMEOUT,
   );
+}
+
+/** The --timeout an ancestor of `command` took with ownerTimeoutOption (it applies here too): for the help. */
+export function inheritedOwnerTimeout(command: Command): Option[] {
+  for (let c = command.parent; c; c = c.parent)
+    if (ownerTimeoutCommands.has(c)) return c.options.filter((option) => option.long === '--timeout');
+  return [];
 }
 
 /**

@@ -11,7 +11,7 @@ import { agyctlVersion } from '../core/runtime.js';
 import { pendingLoginNotice } from '../login/detached/pending-login.js';
 import { CALLER_CWD_VAR, dropToOwner, ownerToBecome, relayFd, TRACE_FD_VAR } from '../util/os/tree-owner.js';
 import { type ActionFactory, type Handler, type Invocation, invocationOf, type RunContext } from './action.js';
-import { ownerDeadlineMs, runAsOwner, runsAsOwner } from './as-owner.js';
+import { inheritedOwnerTimeout, ownerDeadlineMs, runAsOwner, runsAsOwner } from './as-owner.js';
 import { commandError } from './command-error.js';
 import { COMMANDS } from './commands/index.js';
 import { addGlobalOptions, globalOptionsFrom } from './globals.js';
@@ -32,10 +32,11 @@ async function buildProgram(
     .description("Run Google's antigravity-acp agent server on headless boxes: settings, login, checks, backups.")
     .version(agyctlVersion(), serverVersionFlag(argv) ? '-V' : '-V, --version', 'print the version')
     // A subcommand lists the program's options as global, not its parent's own (`login status` takes no --timeout),
-    // so its help is padded to its own options.
+    // so its help is padded to its own options; the owner's --timeout of settings and sessions applies below them.
     .configureHelp({
       showGlobalOptions: true,
-      visibleGlobalOptions: (cmd) => (cmd.parent ? programOf(cmd).options.filter((option) => !option.hidden) : []),
+      visibleGlobalOptions: (cmd) =>
+        cmd.parent ? [...inheritedOwnerTimeout(cmd), ...programOf(cmd).options.filter((option) => !option.hidden)] : [],
     })
     .exitOverride()
     .configureOutput({
