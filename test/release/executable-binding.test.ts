@@ -48,7 +48,9 @@ async function run(exe: string, args: string[], env: NodeJS.ProcessEnv, mounts: 
 /** A copy of the executable whose embedded addon is damaged (its ELF magic overwritten). */
 function damagedCopy(dir: string): string {
   const cache = path.join(ROOT, 'node_modules', '.cache', 'agyctl-release');
-  const addon = fs.readdirSync(cache).find((n) => n.endsWith('.node'));
+  // The host's addon: the release build names x64's without an arch and every other one with it.
+  const arch = process.arch === 'x64' ? '' : `-${process.arch}`;
+  const addon = fs.readdirSync(cache).find((n) => new RegExp(`-node-[0-9.]+${arch}-r[0-9]+\\.node$`).test(n));
   if (!addon) throw new Error(`no addon in ${cache}: the release build caches it there`);
   const needle = fs.readFileSync(path.join(cache, addon)).subarray(0, 4096);
   const exe = fs.readFileSync(EXE);
