@@ -6,7 +6,8 @@
  * signs it (ssh-keygen -Y sign -n agyctl-release). With
  * agyctl_release_allowed_signers set, a good signature passes, and a changed
  * SHA256SUMS or a missing signature fails the host naming the fix; without it,
- * the play says that only the sums were checked.
+ * the play says that only the sums were checked. And the role's choice of
+ * release file by the host's architecture (`uname -m`, or agyctl_arch).
  *
  * @module-tag ansible
  */
@@ -64,8 +65,17 @@ function releaseDir(name: string, sign = true): string {
 }
 
 async function verify(release: string, vars: Record<string, string> = {}): Promise<{ out: string; failed: number }> {
+  return play('verify-artifact.yml', { agyctl_artifact: path.join(release, DEB), ...vars });
+}
+
+/** A local play of one of the role's task files, with `vars`; `bin` goes first on PATH (a stand-in `uname`). */
+async function play(
+  tasksFrom: string,
+  vars: Record<string, string>,
+  bin?: string,
+): Promise<{ out: string; failed: number }> {
   const controller = path.join(dir, 'controller');
-  const playbook = path.join(controller, 'verify.yml');
+  const playbook = path.join(controller, `${tasksFrom}.play.yml`);
   fs.writeFileSync(
     playbook,
     [
@@ -74,7 +84,9 @@ async function verify(release: string, vars: Record<string, string> = {}): Promi
       '  tasks:',
       '    - ansible.builtin.include_role:',
       '        name: agyctl.fleet.agyctl',
-      '        tasks_from: verify-artifact.yml',
+      `        tasks_from: ${tasksFrom}`,
+      '    - ansible.builtin.debug:',
+      '        msg: "release file: {{ agyctl_artifact_name | default(\'\') }}"',
       '',
     ].join('\n'),
   );
@@ -87,18 +99,14 @@ async function verify(release: string, vars: Record<string, string> = {}): Promi
       'local',
       playbook,
       '-e',
-      JSON.stringify({
-        agyctl_artifact: path.join(release, DEB),
-        ansible_python_interpreter: '/usr/bin/python3',
-        ...vars,
-      }),
+      JSON.stringify({ ansible_python_interpreter: '/usr/bin/python3', ...vars }),
     ],
     {
       cwd: controller,
       reject: false,
       timeout: 120_000,
       env: {
-        PATH: process.env.PATH ?? '',
+        PATH: [bin, process.env.PATH ?? ''].filter(Boolean).join(':'),
         HOME: controller,
         LANG: 'C.UTF-8',
         ANSIBLE_COLLECTIONS_PATH: path.join(controller, 'collections'),
@@ -143,5 +151,51 @@ describe('the role checks SHA256SUMS.sig on the controller when agyctl_release_a
     expect(r.out).toContain(
       `${DEB}: checked against SHA256SUMS only, not its signature; set agyctl_release_allowed_signers`,
     );
+  }, 150_000);
+});
+
+/** A directory whose `uname -m` says `machine`, as that host's would. */
+function unameSays(machine: string): string {
+  const bin = fs.mkdtempSync(path.join(dir, 'uname-'));
+  fs.writeFileSync(path.join(bin, 'uname'), `#!/bin/sh\n[ "$1" = -m ] && echo ${machine} && exit 0\nexit 1\n`, {
+    mode: 0o755,
+  });
+  return bin;
+}
+
+describe("the role picks the .deb or the executable built for the host's architecture", () => {
+  const cases: [string, string, string][] = [
+    ['x86_64', 'deb', 'agyctl_0.1.0_amd64.deb'],
+    ['x86_64', 'binary', 'agyctl-0.1.0-linux-x64'],
+    ['aarch64', 'deb', 'agyctl_0.1.0_arm64.deb'],
+    ['aarch64', 'binary', 'agyctl-0.1.0-linux-arm64'],
+  ];
+  it.each(cases)(
+    'uname -m %s, agyctl_install=%s: %s',
+    async (machine, install, file) => {
+      const r = await play('release-file.yml', { agyctl_install: install }, unameSays(machine));
+      expect(r.failed, r.out).toBe(0);
+      expect(r.out).toContain(`release file: ${file}`);
+    },
+    150_000,
+  );
+
+  it('agyctl_arch overrides what the host says', async () => {
+    const r = await play('release-file.yml', { agyctl_install: 'deb', agyctl_arch: 'arm64' }, unameSays('x86_64'));
+    expect(r.failed, r.out).toBe(0);
+    expect(r.out).toContain('release file: agyctl_0.1.0_arm64.deb');
+  }, 150_000);
+
+  it('an architecture agyctl is not built for fails the host, naming agyctl_install=tarball', async () => {
+    const r = await play('release-file.yml', { agyctl_install: 'binary' }, unameSays('riscv64'));
+    expect(r.failed, r.out).toBe(1);
+    expect(r.out).toContain("this host's architecture is riscv64");
+    expect(r.out).toContain('use agyctl_install=tarball');
+  }, 150_000);
+
+  it('tarball names the npm package whatever the architecture', async () => {
+    const r = await play('release-file.yml', { agyctl_install: 'tarball' }, unameSays('riscv64'));
+    expect(r.failed, r.out).toBe(0);
+    expect(r.out).toContain('release file: agyctl-0.1.0.tgz');
   }, 150_000);
 });
