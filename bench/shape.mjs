@@ -40,7 +40,8 @@ const literalText = (arg) =>
   (ts.isStringLiteral(arg) ||
     ts.isNoSubstitutionTemplateLiteral(arg) ||
     ts.isTemplateExpression(arg) ||
-    (ts.isBinaryExpression(arg) && arg.operatorToken.kind === ts.SyntaxKind.PlusToken &&
+    (ts.isBinaryExpression(arg) &&
+      arg.operatorToken.kind === ts.SyntaxKind.PlusToken &&
       (literalText(arg.left) || literalText(arg.right))));
 
 for (const file of files) {

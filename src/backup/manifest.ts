@@ -44,16 +44,20 @@ export interface ManifestFailure {
   reason: string;
 }
 
-export interface Manifest {
+/** Which state dir a snapshot is of, as its manifest records it (source.ts). */
+export interface ManifestSource {
+  host: string;
+  sourceStateDir: string;
+  /** The state dir's realpath and its owner's uid (with `host`: which state dir this is a snapshot of). Absent before they were recorded: an unknown source. */
+  sourceRealpath?: string;
+  sourceUid?: number;
+}
+
+export interface Manifest extends ManifestSource {
   schemaVersion: number;
   kind: 'agyctl-backup';
   created: string;
-  host: string;
   agyctlVersion: string;
-  sourceStateDir: string;
-  /** The state dir's realpath and its owner's uid (with `host`: which state dir this is a snapshot of; source.ts). Absent before they were recorded: an unknown source. */
-  sourceRealpath?: string;
-  sourceUid?: number;
   sessions: ManifestSession[];
   failed: ManifestFailure[];
 }

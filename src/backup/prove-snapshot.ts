@@ -10,8 +10,8 @@
  */
 import path from 'node:path';
 import type { StartOptions } from '../acp/lifecycle.js';
-import type { Reporter } from '../core/io.js';
 import { errorText } from './error-text.js';
+import type { ProveEvent, RestoreEvent } from './events.js';
 import { REPLAY_RECORD } from './layout.js';
 import { type Manifest, type ManifestSession, readManifest } from './manifest.js';
 import { changedOnBox, scratchStateDir } from './prove-scratch.js';
@@ -46,7 +46,8 @@ export interface ProveOptions {
   callTimeoutMs: number;
   signal: AbortSignal;
   fallbackCwd: string;
-  out: Reporter;
+  /** What the proof (and the restore into its scratch state dir) tells a person as it goes (events.ts). */
+  emit: (event: RestoreEvent | ProveEvent) => void;
 }
 
 interface LoadedRecord {
@@ -109,6 +110,16 @@ export async function proveRestored(opts: ProveOptions & { ids: string[] }): Pro
   return report(opts.stateDir, run, recorded.comparison);
 }
 
+/** What a scratch state dir is made from: the snapshot (all its sessions, or `sessionIds`), the box's state dir, and where it goes. */
+export interface ScratchOptions {
+  snapshotDir: string;
+  stateDir: string;
+  signal: AbortSignal;
+  emit: ProveOptions['emit'];
+  tmpRoot: string;
+  sessionIds?: string[];
+}
+
 export interface ScratchRun<T> {
   result: T;
   /** The box's settings/token files that changed while the scratch server ran (they must not). */
@@ -121,7 +132,7 @@ export interface ScratchRun<T> {
  * temporary dir removed on every path; then checks the box's files.
  */
 export async function inScratchState<T>(
-  opts: Pick<ProveOptions, 'snapshotDir' | 'stateDir' | 'signal' | 'out'> & { tmpRoot: string; sessionIds?: string[] },
+  opts: ScratchOptions,
   fn: (stateDir: string, restored: ManifestSession[], failed: Array<{ id: string; reason: string }>) => Promise<T>,
 ): Promise<ScratchRun<T>> {
   return withScratchDir(opts.tmpRoot, 'agyctl-prove-', async (root) => {
@@ -130,7 +141,7 @@ export async function inScratchState<T>(
     try {
       const restored = await runRestore(
         { stateDir: scratch.stateDir, sessionIds: opts.sessionIds ?? [], force: false },
-        { snapshotDir: opts.snapshotDir, signal: opts.signal, out: opts.out },
+        { snapshotDir: opts.snapshotDir, signal: opts.signal, emit: opts.emit },
       );
       const ok = new Set(restored.sessions.filter((s) => s.restored).map((s) => s.id));
       const sessions = readManifest(opts.snapshotDir).sessions.filter((s) => ok.has(s.id));
@@ -141,7 +152,8 @@ export async function inScratchState<T>(
     } catch (err) {
       // A server that wrote the box's files is reported on every path, also when the run failed.
       const changed = changedOnBox(scratch);
-      if (changed.length > 0) opts.out.warn(credentialsChanged(changed, opts.stateDir));
+      if (changed.length > 0)
+        opts.emit({ type: 'credentials-changed', note: credentialsChanged(changed, opts.stateDir) });
       throw err;
     }
     return { result, changed: changedOnBox(scratch) };
@@ -205,7 +217,7 @@ function recordNew(
     return { written: { file: path.join(opts.snapshotDir, REPLAY_RECORD), sessions: record.sessions.length } };
   } catch (err) {
     const why = `replay not recorded in ${opts.snapshotDir}: ${errorText(err)}`;
-    opts.out.warn(why);
+    opts.emit({ type: 'replay-not-recorded', why });
     return { written: null, notWritten: why };
   }
 }

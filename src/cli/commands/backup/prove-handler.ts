@@ -13,6 +13,7 @@ import { tempRoot } from '../../../core/paths.js';
 import { serverStartOptions } from '../../../profiles/server-start.js';
 import type { HandlerIO } from '../../action.js';
 import { parseDurationOption } from '../../parse-options.js';
+import { sayBackupEvents } from './progress.js';
 
 /** The flags every --prove command shares. */
 export interface ProveFlags {
@@ -34,7 +35,7 @@ export function proveCallTimeout(io: CommandIO, flags: ProveFlags): number {
   return parseDurationOption('--prove-timeout', flags.proveTimeout ?? DEFAULT_CALL_TIMEOUT);
 }
 
-/** What proving `snapshotDir` takes: the checked deadline, the box's server command, and the run's signal and reporter. */
+/** What proving `snapshotDir` takes: the checked deadline, the box's server command, and the run's signal, and its events said on stderr. */
 export function proveOptions(io: CommandIO, snapshotDir: string, callTimeoutMs: number): ProveOptions {
   assertAntigravity(io);
   return {
@@ -44,7 +45,7 @@ export function proveOptions(io: CommandIO, snapshotDir: string, callTimeoutMs: 
     callTimeoutMs,
     signal: io.ctx.signal,
     fallbackCwd: io.ctx.cwd,
-    out: io.out,
+    emit: sayBackupEvents(io.out),
   };
 }
 
