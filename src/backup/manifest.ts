@@ -11,10 +11,14 @@ export const MANIFEST = 'manifest.json';
 /** 2 added `brain` to sessions; a schemaVersion 1 manifest reads as sessions with no brain files recorded. */
 export const MANIFEST_SCHEMA = 2;
 
-export interface ManifestFile {
-  file: string;
+/** What a snapshot's manifest says of each file it holds (brain files too): its size and hash. */
+export interface FileDigest {
   bytes: number;
   sha256: string;
+}
+
+export interface ManifestFile extends FileDigest {
+  file: string;
 }
 
 export interface ManifestSession extends ManifestFile {

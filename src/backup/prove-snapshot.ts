@@ -24,6 +24,7 @@ import {
   proveSessions,
   RECORDED_NOW_NOTE,
   type ReplayComparison,
+  type ReplayRecorded,
 } from './replay-proof.js';
 import {
   NewerReplayRecordError,
@@ -197,12 +198,7 @@ function notRestored(id: string, reason: string): ProvedSession {
  * never overwritten (the user deletes it to record anew), and one of a
  * newer agyctl is left as it is.
  */
-function recordNew(
-  opts: ProveOptions,
-  manifest: Manifest,
-  loaded: LoadedRecord,
-  run: ProveRun,
-): Pick<ReplayComparison, 'written' | 'notWritten'> {
+function recordNew(opts: ProveOptions, manifest: Manifest, loaded: LoadedRecord, run: ProveRun): ReplayRecorded {
   if (loaded.comparison.status === 'damaged' || loaded.comparison.status === 'newer') return {};
   const added = run.sessions
     .filter((s) => s.ok && s.history === 'not-compared' && run.digests.has(s.id))

@@ -62,7 +62,7 @@ export interface RestoreReport {
 
 export async function runRestore(options: RestoreOptions, run: RestoreRun): Promise<RestoreReport> {
   const opts: Restoring = { ...options, ...run };
-  const chosen = selectSessions(opts);
+  const chosen = selectSessions(opts.snapshotDir, opts.sessionIds);
   checkSnapshotFiles(opts.snapshotDir, chosen);
   const targets = (id: string): string[] => [
     conversationFiles(opts.stateDir, id).db,
@@ -92,15 +92,14 @@ export async function runRestore(options: RestoreOptions, run: RestoreRun): Prom
         recheck,
         force: opts.force,
       });
-      const brain = session.brain ?? undefined;
       const stamp = snapshotName(new Date());
-      const brainRestored = restoreBrain(opts, { id: session.id, brain }, stamp);
+      const brainRestored = restoreBrain(opts.snapshotDir, opts.stateDir, session, stamp);
       sessions.push({
         id: session.id,
         restored: true,
         preRestore: dbRestored.preRestore,
         unchanged: dbRestored.unchanged,
-        brainFiles: brainRestored.unchanged ? 0 : (brain?.files.length ?? 0),
+        brainFiles: brainRestored.unchanged ? 0 : (session.brain?.files.length ?? 0),
         brainUnchanged: brainRestored.unchanged,
         brainPreRestore: brainRestored.preRestore,
       });
@@ -130,20 +129,21 @@ function halfRestored(preRestore: string | null, err: unknown): string {
   return `its database was restored${kept}, but not its brain files: ${why}`;
 }
 
-export function selectSessions(opts: { snapshotDir: string; sessionIds: string[] }): ManifestSession[] {
+/** The sessions of the snapshot in `snapshotDir` that --session names (none: all it holds). */
+export function selectSessions(snapshotDir: string, sessionIds: string[]): ManifestSession[] {
   let all: ManifestSession[];
   try {
-    all = readManifest(opts.snapshotDir).sessions;
+    all = readManifest(snapshotDir).sessions;
   } catch (err) {
-    if (err instanceof ManifestError) throw manifestAgyError(err, opts.snapshotDir);
+    if (err instanceof ManifestError) throw manifestAgyError(err, snapshotDir);
     throw err;
   }
-  if (opts.sessionIds.length === 0) return all;
-  const wanted = [...new Set(opts.sessionIds)];
+  if (sessionIds.length === 0) return all;
+  const wanted = [...new Set(sessionIds)];
   const missing = wanted.filter((id) => !all.some((s) => s.id === id));
   if (missing.length > 0)
     throw usageError(
-      `Snapshot ${opts.snapshotDir} has no session ${missing.join(', ')}.`,
+      `Snapshot ${snapshotDir} has no session ${missing.join(', ')}.`,
       `its sessions: ${all.map((s) => s.id).join(', ') || 'none'}`,
     );
   return all.filter((s) => wanted.includes(s.id));

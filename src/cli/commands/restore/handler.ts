@@ -82,8 +82,7 @@ async function restoreRun(io: HandlerIO, options: RestoreCommandOptions, timeout
   const { withArchiveSnapshot } = await import('../../../backup/archive-restore.js');
   const { ArchiveError } = await import('../../../backup/archive-read.js');
   try {
-    const unpackWith = { stdin: io.ctx.stdin, tmpRoot: tempRoot(io.ctx.env), signal: io.ctx.signal };
-    return await withArchiveSnapshot(archive, unpackWith, (dir) => restoreFrom(io, dir, options, archive));
+    return await withArchiveSnapshot(archive, io.ctx, (dir) => restoreFrom(io, dir, options, archive));
   } catch (err) {
     if (err instanceof ArchiveError) {
       throw new AgyError(
@@ -129,7 +128,7 @@ async function restoreFrom(
     const plan = planRestore(options, {
       snapshotDir: dir,
       shown: shown ?? (archive === '-' ? 'the archive on stdin' : (archive ?? dir)),
-      sessions: selectSessions({ snapshotDir: dir, sessionIds: options.sessionIds }),
+      sessions: selectSessions(dir, options.sessionIds),
       tmpRoot: tempRoot(io.ctx.env),
     });
     if (!io.opts.json) for (const line of renderPlan(plan)) io.out.print(line);
