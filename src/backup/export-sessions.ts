@@ -45,7 +45,7 @@ export interface ExportOptions {
   callTimeoutMs: number;
 }
 
-/** What an export adds to its options: where its scratch dirs go, how its server starts, its signal, reporter and progress line. */
+/** What an export adds to its options: where its scratch dirs go, how its server starts, its signal, events and progress line. */
 export interface ExportRun {
   tmpRoot: string;
   /** Server start options for a state dir (the box's command, HOME pointed at the scratch one). */

@@ -1,6 +1,8 @@
+/**
+ * The flags of `backup`, `backup list`, `backup verify` and `__snapshot-archive`, as commander gives them
+ * (register.ts declares them); each handler checks its own once. `backup`'s, checked: BackupCommandOptions.
+ */
 import type { BackupOptions } from '../../../backup/run-backup.js';
-
-/** The flags of `backup`, `backup list`, `backup verify` and `__snapshot-archive`, as commander gives them (register.ts declares them); each handler checks its own once. */
 
 /** `agyctl backup`'s flags, as commander gives them. */
 export interface BackupFlags {

@@ -16,7 +16,6 @@ import { type FsErrorContext, withFsErrors } from '../../../util/fs-errors.js';
 import { ownerToBecome, treeOwnerUid } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerIO } from '../../action.js';
 import { parseCountOption, parseDurationOption, parseSizeOption } from '../../parse-options.js';
-
 import type { BackupCommandOptions, BackupFlags } from './flags.js';
 import { Progress, sayBackupEvents } from './progress.js';
 import { backupJson, noConversationsBackup, renderBackup, renderDryRun } from './render.js';
