@@ -101,10 +101,10 @@ function proveInput(opts: ProveOptions, stateDir: string, sessions: ManifestSess
 
 const EMPTY_RUN: ProveRun = { sessions: [], digests: new Map(), server: null };
 
-/** `restore --prove`: a fresh server on the box's own state dir loads every restored session. */
-export async function proveRestored(opts: ProveOptions & { ids: string[] }): Promise<ProveReport> {
+/** `restore --prove`: a fresh server on the box's own state dir loads every restored session (`ids`). */
+export async function proveRestored(opts: ProveOptions, ids: string[]): Promise<ProveReport> {
   const manifest = readManifest(opts.snapshotDir);
-  const sessions = manifest.sessions.filter((s) => opts.ids.includes(s.id));
+  const sessions = manifest.sessions.filter((s) => ids.includes(s.id));
   const recorded = loadRecord(opts.snapshotDir, manifest);
   const run =
     sessions.length === 0 ? EMPTY_RUN : await proveSessions(proveInput(opts, opts.stateDir, sessions, recorded));
@@ -165,13 +165,11 @@ export function credentialsChanged(changed: string[], stateDir: string): string 
   return `the box's ${changed.join(' and ')} in ${stateDir} changed while the scratch server ran; it was given private copies, so something else wrote them (a server that ignores HOME, or the box's own server refreshing its token): check them`;
 }
 
-/** `backup verify --prove`: load every session from a scratch copy, compare with replay.json, record what it lacks. */
-export async function proveInScratch(
-  opts: ProveOptions & { tmpRoot: string },
-): Promise<ProveReport & { scratch: true }> {
+/** `backup verify --prove`: load every session from a scratch copy (under `tmpRoot`), compare with replay.json, record what it lacks. */
+export async function proveInScratch(opts: ProveOptions, tmpRoot: string): Promise<ProveReport & { scratch: true }> {
   const manifest = readManifest(opts.snapshotDir);
   const recorded = loadRecord(opts.snapshotDir, manifest);
-  const { result, changed } = await inScratchState(opts, async (stateDir, sessions, failed) => {
+  const { result, changed } = await inScratchState({ ...opts, tmpRoot }, async (stateDir, sessions, failed) => {
     const run = sessions.length === 0 ? EMPTY_RUN : await proveSessions(proveInput(opts, stateDir, sessions, recorded));
     for (const f of failed) run.sessions.push(notRestored(f.id, f.reason));
     return { stateDir, run };

@@ -51,12 +51,12 @@ export function proveOptions(io: CommandIO, snapshotDir: string, callTimeoutMs: 
 
 /** `restore --prove`: a fresh server on the box's own state dir loads every restored session. */
 export function proveRestoredSessions(opts: ProveOptions, ids: string[]): Promise<ProveReport> {
-  return proveRestored({ ...opts, ids });
+  return proveRestored(opts, ids);
 }
 
 /** `backup verify --prove`: the snapshot restored into a scratch state dir that gets private copies of the box's settings and token. */
 export function proveSnapshot(io: CommandIO, opts: ProveOptions): Promise<ProveReport> {
-  return proveInScratch({ ...opts, tmpRoot: tempRoot(io.ctx.env) });
+  return proveInScratch(opts, tempRoot(io.ctx.env));
 }
 
 /** Human lines of a proof (`backup --prove`, `backup verify --prove`, `restore --prove`); --json carries the report as is. */
