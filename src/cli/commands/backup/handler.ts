@@ -176,11 +176,12 @@ async function backupRun(io: HandlerIO, flags: BackupFlags): Promise<CommandResu
   const prove =
     options.proveCallTimeoutMs === undefined
       ? undefined
-      : await (await import('./prove-handler.js')).proveNewSnapshot(io, {
-          snapshotDir: report.snapshot.path,
-          callTimeoutMs: options.proveCallTimeoutMs,
+      : await (await import('./prove-handler.js')).proveNewSnapshot(
+          io,
+          report.snapshot.path,
+          options.proveCallTimeoutMs,
           say,
-        });
+        );
   return {
     exit: report.failed.length > 0 || prove?.ok === false ? EXIT.findings : EXIT.ok,
     data: {

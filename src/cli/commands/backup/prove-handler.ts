@@ -59,17 +59,19 @@ export function proveSnapshot(io: CommandIO, opts: ProveOptions): Promise<ProveR
   return proveInScratch(opts, tempRoot(io.ctx.env));
 }
 
-/** Human lines of a proof (`backup --prove`, `backup verify --prove`, `restore --prove`); --json carries the report as is. */
 /** `backup --prove`: the new snapshot proven in a scratch copy, its lines shown the way the run's own are (`say`). */
 export async function proveNewSnapshot(
   io: HandlerIO,
-  made: { snapshotDir: string; callTimeoutMs: number; say: (line: string) => void },
+  snapshotDir: string,
+  callTimeoutMs: number,
+  say: (line: string) => void,
 ): Promise<ProveReport> {
-  const report = await proveSnapshot(io, proveOptions(io, made.snapshotDir, made.callTimeoutMs));
-  if (!io.opts.json) for (const line of renderProve(report)) made.say(line);
+  const report = await proveSnapshot(io, proveOptions(io, snapshotDir, callTimeoutMs));
+  if (!io.opts.json) for (const line of renderProve(report)) say(line);
   return report;
 }
 
+/** Human lines of a proof (`backup --prove`, `backup verify --prove`, `restore --prove`); --json carries the report as is. */
 export function renderProve(p: ProveReport): string[] {
   const lines = [
     `${p.ok ? 'proved' : 'NOT proved'}: a fresh server loaded ${p.sessions.filter((s) => s.loaded).length}/${p.sessions.length} session(s)${p.scratch ? ' from a scratch copy' : ''}`,
