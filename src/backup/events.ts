@@ -1,7 +1,7 @@
 /**
  * What backup, restore, their proofs and `sessions export` tell a person as they run,
  * beside their reports, as typed events: the use cases emit them and never write text;
- * cli/commands/backup/events.ts words them (warnings on stderr, details for --verbose).
+ * cli/commands/backup/progress.ts words them (warnings on stderr, details for --verbose).
  */
 import type { ManifestSession } from './manifest.js';
 

@@ -23,7 +23,6 @@ import { sanitizeForTerminal } from '../../../util/terminal-text.js';
 import type { CommandResult, HandlerIO } from '../../action.js';
 import { collect, globalArgv, type Relay, withOwnerChild } from '../../as-owner.js';
 import { parseCountOption, parseDurationOption } from '../../parse-options.js';
-
 import type { BackupCommandOptions, SnapshotArchiveFlags } from './flags.js';
 import { formatBytes, Progress, sayBackupEvents } from './progress.js';
 

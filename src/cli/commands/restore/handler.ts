@@ -10,7 +10,6 @@ import { withFsErrors } from '../../../util/fs-errors.js';
 import { ARCHIVE_SHOWN_VAR, ownerToBecome } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerIO } from '../../action.js';
 import { parseDurationOption } from '../../parse-options.js';
-
 import { dirOption, fsContext } from '../backup/handler.js';
 import { sayBackupEvents } from '../backup/progress.js';
 import type { RestoreCommandOptions, RestoreFlags } from './flags.js';

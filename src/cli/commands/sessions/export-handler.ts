@@ -7,7 +7,6 @@ import { EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { defaultBackupDir, expandTilde, tempRoot } from '../../../core/paths.js';
 import type { CommandResult, HandlerArgs, HandlerIO } from '../../action.js';
 import { parseDurationOption } from '../../parse-options.js';
-
 import { Progress, sayBackupEvents } from '../backup/progress.js';
 
 export interface ExportFlags {
