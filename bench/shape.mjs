@@ -2,7 +2,11 @@
 // The shape figures of docs/architecture.md, counted over src/ (the simulator, src/sim, left out):
 // functions taking 5 or more parameters, parameters named `o`, types declared twice under one name,
 // and, inside the use cases (everything outside src/cli), output decisions that belong to a printer:
-// branches on `out.json` and text written with `out.print`/`out.info`/`out.status`.
+// branches on `out.json` and text written with `out.print`/`out.info`/`out.status`; the
+// `out.warn`/`out.verbose` sentences use cases still write (src/login apart from the rest, and how
+// many of them hold literal text, a string or template, rather than text built elsewhere);
+// parameters typed with an inline object type (`({ a, b }: { a: A; b: B })`, `(x: { ... })`),
+// in src/backup and in all of src/; and the `Pick<`, `Extract<` and `Omit<` types.
 // Usage: node bench/shape.mjs [--list]
 import fs from 'node:fs';
 import path from 'node:path';
@@ -26,6 +30,19 @@ const oParams = [];
 const typeNames = new Map();
 const jsonBranches = [];
 const textCalls = [];
+const warnCalls = { login: [], elsewhere: [] };
+const inlineParams = [];
+const typeSlices = { Pick: [], Extract: [], Omit: [] };
+const inDir = (rel, dir) => rel.startsWith(`src${path.sep}${dir}${path.sep}`);
+// Literal text: a string or template literal, or a `+` of them, as the message argument.
+const literalText = (arg) =>
+  arg !== undefined &&
+  (ts.isStringLiteral(arg) ||
+    ts.isNoSubstitutionTemplateLiteral(arg) ||
+    ts.isTemplateExpression(arg) ||
+    (ts.isBinaryExpression(arg) &&
+      arg.operatorToken.kind === ts.SyntaxKind.PlusToken &&
+      (literalText(arg.left) || literalText(arg.right))));
 
 for (const file of files) {
   const rel = path.relative(ROOT, file);
@@ -37,6 +54,7 @@ for (const file of files) {
     if (ts.isFunctionLike(node) && 'parameters' in node) {
       if (node.parameters.length >= 5) longLists.push(`${where(node)} (${node.parameters.length})`);
       for (const p of node.parameters) if (ts.isIdentifier(p.name) && p.name.text === 'o') oParams.push(where(p));
+      for (const p of node.parameters) if (p.type && ts.isTypeLiteralNode(p.type)) inlineParams.push(where(p));
     }
     if ((ts.isInterfaceDeclaration(node) || ts.isTypeAliasDeclaration(node)) && ts.isSourceFile(node.parent)) {
       const name = node.name.text;
@@ -50,7 +68,13 @@ for (const file of files) {
       const { name, expression } = node.expression;
       if (['print', 'info', 'status'].includes(name.text) && /(^|\.)out$/.test(expression.getText(sf)))
         textCalls.push(where(node));
+      if (['warn', 'verbose'].includes(name.text) && /(^|\.)out$/.test(expression.getText(sf))) {
+        const hit = `${where(node)}${literalText(node.arguments[0]) ? ' (literal)' : ''}`;
+        warnCalls[inDir(rel, 'login') ? 'login' : 'elsewhere'].push(hit);
+      }
     }
+    if (ts.isTypeReferenceNode(node) && ts.isIdentifier(node.typeName) && node.typeName.text in typeSlices)
+      typeSlices[node.typeName.text].push(where(node));
     ts.forEachChild(node, visit);
   };
   visit(sf);
@@ -64,6 +88,17 @@ const rows = [
   ['type names declared in two files', twice.map(([n, at]) => `${n}: ${at.join(', ')}`)],
   ['`out.json` read in use cases', jsonBranches],
   ['text written by use cases (out.print/info/status)', textCalls],
+  ['warn/verbose calls in use cases, in src/login', warnCalls.login],
+  ['warn/verbose calls in use cases, elsewhere', warnCalls.elsewhere],
+  [
+    'warn/verbose calls in use cases with literal text',
+    [...warnCalls.login, ...warnCalls.elsewhere].filter((h) => h.endsWith('(literal)')),
+  ],
+  ['inline object-type parameters in src/backup', inlineParams.filter((h) => inDir(h, 'backup'))],
+  ['inline object-type parameters in src/', inlineParams],
+  ['Pick/Extract uses', [...typeSlices.Pick, ...typeSlices.Extract]],
+  ['Pick/Extract uses in src/login', [...typeSlices.Pick, ...typeSlices.Extract].filter((h) => inDir(h, 'login'))],
+  ['Omit uses', typeSlices.Omit],
 ];
 for (const [label, hits] of rows) {
   console.log(`${label}: ${hits.length}`);

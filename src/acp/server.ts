@@ -21,13 +21,8 @@ export interface ServerExit {
   spawnError: string | undefined;
 }
 
-export interface StartServerOptions {
-  command: ServerCommand;
-  /** The environment to start from (agyctl's own); HOME is adjusted to the state dir when possible. */
-  env: NodeJS.ProcessEnv;
-  stateDir: string;
-  cwd: string;
-  tracer?: Tracer;
+/** What the caller hears of the server's output and calls. */
+export interface ServerHooks {
   /** Each stderr line and each non-JSON stdout line, redacted and stripped of control characters: safe to show. */
   onOutputLine?: (line: string, stream: 'stdout' | 'stderr') => void;
   /**
@@ -39,10 +34,19 @@ export interface StartServerOptions {
   onServerMessage?: ServerMessageHandler;
   /** Something a person may want to know with --verbose (an overlong line was dropped). */
   onNote?: (message: string) => void;
-  /** The server's environment for the state dir (a profile's HOME steering); default serverEnv(). */
-  serverEnv?: (base: NodeJS.ProcessEnv, stateDir: string) => NodeJS.ProcessEnv;
   /** An output line that means the call in flight cannot succeed (an interactive sign-in): every pending call rejects with the error returned. */
   failOn?: (line: string, stream: 'stdout' | 'stderr') => Error | undefined;
+}
+
+export interface StartServerOptions extends ServerHooks {
+  command: ServerCommand;
+  /** The environment to start from (agyctl's own); HOME is adjusted to the state dir when possible. */
+  env: NodeJS.ProcessEnv;
+  stateDir: string;
+  cwd: string;
+  tracer?: Tracer;
+  /** The server's environment for the state dir (a profile's HOME steering); default serverEnv(). */
+  serverEnv?: (base: NodeJS.ProcessEnv, stateDir: string) => NodeJS.ProcessEnv;
 }
 
 const STDERR_TAIL_LINES = 20;
@@ -99,12 +103,6 @@ interface SpawnedServer {
   tracer: Tracer;
   startedAt: number;
 }
-
-/** What the caller hears of the server's output and calls. */
-type ServerHooks = Pick<
-  StartServerOptions,
-  'onOutputLine' | 'onRawOutputLine' | 'onNote' | 'failOn' | 'onServerMessage'
->;
 
 export class AcpServer {
   readonly connection: Connection;

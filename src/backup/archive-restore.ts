@@ -2,19 +2,21 @@
 import fs from 'node:fs';
 import type { Readable } from 'node:stream';
 import { type AgyError, usageError } from '../core/errors.js';
+import type { RunContext } from '../core/io.js';
+import { tempRoot } from '../core/paths.js';
 import { readArchive } from './archive-read.js';
 import { withScratchDir } from './scratch-dir.js';
 
-/** `source`: a file, or `-` for `stdin`. */
+/** `source`: a file, or `-` for the run's stdin; unpacked under the run's temporary dir. */
 export async function withArchiveSnapshot<T>(
   source: string,
-  { stdin, tmpRoot, signal }: { stdin: Readable; tmpRoot: string; signal: AbortSignal },
+  ctx: RunContext,
   fn: (snapshotDir: string) => Promise<T>,
 ): Promise<T> {
-  return withScratchDir(tmpRoot, 'agyctl-archive-', async (dir) => {
-    const input = source === '-' ? stdin : openArchive(source);
+  return withScratchDir(tempRoot(ctx.env), 'agyctl-archive-', async (dir) => {
+    const input = source === '-' ? ctx.stdin : openArchive(source);
     try {
-      await readArchive(input, dir, signal);
+      await readArchive(input, dir, ctx.signal);
     } finally {
       if (source !== '-') input.destroy();
     }

@@ -31,6 +31,7 @@ import { tempBeside } from '../util/os/atomic-write.js';
 import { sha256File, sha256 as sha256Of } from '../util/os/file-hash.js';
 import { assertNotSymlink, assertPrivateDir, finishFile, readFileNoFollow, writeNewFile } from '../util/os/safe-fs.js';
 import { type BrainScan, copyBrain, type ManifestBrain, scanBrain } from './brain.js';
+import type { SessionInfo } from './discover.js';
 import { type FileIdentity, identityOf, sameIdentity } from './file-identity.js';
 import type { ManifestFile, ManifestSession } from './manifest.js';
 import { linkOrCopy, SNAPSHOT_FILE_MODE, type SyncBatch } from './snapshot-files.js';
@@ -51,29 +52,34 @@ export interface Previous {
   remote?: boolean;
 }
 
-/**
- * One run's snapshot while it is written: its work directory, the complete
- * snapshot it may reuse from, the run's worker pool (vacuums and checks)
- * and its background fsyncs (flushed before the snapshot is renamed into place).
- */
-/** What a run's options say about each session: where, how long to retry a busy one (--busy-timeout), --compact. */
-export interface SessionOptions {
-  stateDir: string;
+/** How one database is copied: how long to retry a busy one (--busy-timeout), and --compact. */
+export interface CopyPolicy {
   busyBudgetMs: number;
   compact?: boolean;
 }
 
-export interface SnapshotInProgress {
+/** What a run's options say about each session: where it is, and how it is copied. */
+export interface SessionOptions extends CopyPolicy {
+  stateDir: string;
+}
+
+/** Where a snapshot's work runs: the worker pool (vacuums and checks) and the background fsyncs. */
+export interface SnapshotWorkers {
+  pool: WorkerPool;
+  /** Flushed before the snapshot is renamed into place. */
+  sync: SyncBatch;
+}
+
+/** One run's snapshot while it is written: its work directory and the complete snapshot it may reuse from. */
+export interface SnapshotInProgress extends SnapshotWorkers {
   workDir: string;
   previous: Previous | undefined;
-  pool: WorkerPool;
-  sync: SyncBatch;
 }
 
 /** The run's options (state dir, --busy-timeout) and one session of it, into `snapshot`. */
 export async function backupSession(
   options: SessionOptions,
-  session: { id: string; cwd: string | null },
+  session: SessionInfo,
   snapshot: SnapshotInProgress,
 ): Promise<ManifestSession> {
   try {
@@ -88,7 +94,7 @@ export async function backupSession(
 
 async function backupFiles(
   options: SessionOptions,
-  session: { id: string; cwd: string | null },
+  session: SessionInfo,
   snapshot: SnapshotInProgress,
 ): Promise<ManifestSession> {
   const { id } = session;
@@ -114,14 +120,7 @@ async function backupFiles(
   const snap = await snapshotDb(files.db, path.join(snapshot.workDir, name), options, snapshot);
   const meta = copyMeta(files.meta, id, snapshot);
   const brain = brainOf(brainScan, id, snapshot);
-  const data = {
-    bytes: snap.bytes,
-    sha256: snap.sha256,
-    integrity: snap.integrity,
-    rows: snap.rows,
-    compacted: snap.compacted,
-  };
-  return entry(session, name, data, { meta, source, brain });
+  return entry(session, name, snap, { meta, source, brain });
 }
 
 function brainOf(scan: BrainScan | null, id: string, snapshot: SnapshotInProgress): ManifestBrain | null {
@@ -132,12 +131,23 @@ function brainOf(scan: BrainScan | null, id: string, snapshot: SnapshotInProgres
   return copyBrain(scan, { id, workDir: snapshot.workDir, previous, sync: snapshot.sync });
 }
 
-function entry(
-  session: { id: string; cwd: string | null },
-  file: string,
-  data: Pick<ManifestSession, 'bytes' | 'sha256' | 'integrity' | 'rows' | 'compacted'>,
-  beside: { meta: ManifestFile | null; source: SourceState; brain: ManifestBrain | null },
-): ManifestSession {
+/** What a session's entry says of its database: from the snapshot just made, or the previous entry when reused. */
+interface DbFacts {
+  bytes: number;
+  sha256: string;
+  integrity: string;
+  rows: Record<string, number>;
+  compacted?: boolean | undefined;
+}
+
+/** What a session's entry records beside its database. */
+interface BesideDb {
+  meta: ManifestFile | null;
+  source: SourceState;
+  brain: ManifestBrain | null;
+}
+
+function entry(session: SessionInfo, file: string, data: DbFacts, beside: BesideDb): ManifestSession {
   return {
     id: session.id,
     cwd: session.cwd,
@@ -209,7 +219,7 @@ export interface SourceState {
   checkedAt: string;
 }
 
-export function newestMtime(src: { db: FileIdentity; wal: FileIdentity | null }): number {
+export function newestMtime(src: SourceState): number {
   const ms = (f: FileIdentity | null): number => (f === null ? 0 : Number(BigInt(f.mtimeNs) / 1_000_000n));
   return Math.max(ms(src.db), ms(src.wal));
 }
@@ -259,8 +269,8 @@ const SPLIT_FROM_BYTES = 8 * 1024 * 1024;
 export async function snapshotDb(
   source: string,
   dest: string,
-  options: Pick<SessionOptions, 'busyBudgetMs' | 'compact'>,
-  run: Pick<SnapshotInProgress, 'pool' | 'sync'>,
+  options: CopyPolicy,
+  run: SnapshotWorkers,
 ): Promise<SnapshotResult> {
   for (const f of [source, `${source}-wal`, `${source}-shm`]) assertNotSymlink(f, 'a conversation database file');
   const destDir = path.dirname(dest);
@@ -289,7 +299,7 @@ function copyInto(
   pool: WorkerPool,
   source: string,
   tmp: string,
-  { busyBudgetMs, compact }: Pick<SessionOptions, 'busyBudgetMs' | 'compact'>,
+  { busyBudgetMs, compact }: CopyPolicy,
 ): Promise<Copied> {
   return pool.run<Copied>({
     kind: 'copy',

@@ -59,6 +59,12 @@ export interface BrainSkipped {
 }
 
 /** What a snapshot holds of a session's brain directory (manifest schemaVersion 2). */
+/** A session and its brain files, as its manifest entry records them (ManifestSession has both). */
+export interface SessionBrain {
+  id: string;
+  brain?: ManifestBrain | null | undefined;
+}
+
 export interface ManifestBrain {
   files: BrainFile[];
   skipped: BrainSkipped[];
@@ -260,8 +266,9 @@ function copyHashing(f: Found, dest: string): { bytes: number; sha256: string } 
  * does one whose files are all there already (`unchanged`).
  */
 export function restoreBrain(
-  { snapshotDir, stateDir }: { snapshotDir: string; stateDir: string },
-  { id, brain }: { id: string; brain: ManifestBrain | undefined },
+  snapshotDir: string,
+  stateDir: string,
+  { id, brain }: SessionBrain,
   stamp: string,
 ): { preRestore: string | null; unchanged: boolean } {
   if (!brain || brain.files.length === 0) return { preRestore: null, unchanged: false };

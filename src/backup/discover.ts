@@ -195,7 +195,7 @@ function mtimeMs(id: FileIdentity | null): number {
   return id === null ? 0 : Number(BigInt(id.mtimeNs) / 1_000_000n);
 }
 
-export function newestMtimeMs(s: Pick<SessionInfo, 'db' | 'wal'>): number {
+export function newestMtimeMs(s: SessionInfo): number {
   return Math.max(mtimeMs(s.db), mtimeMs(s.wal));
 }
 

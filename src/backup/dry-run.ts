@@ -8,9 +8,8 @@ import fs from 'node:fs';
 import { usageError } from '../core/errors.js';
 import { discoverSessions, noConversationsDirectory } from './discover.js';
 import { freshName, snapshotName } from './layout.js';
-import type { RetentionPolicy } from './retention.js';
 import { dryRunRetention, type RetentionResult } from './retention.js';
-import { sourceOf } from './source.js';
+import type { BackupOptions } from './run-backup.js';
 
 export interface DryRunReport {
   dryRun: true;
@@ -36,23 +35,14 @@ export function plannedSessions(stateDir: string, sessionIds: string[]): string[
 }
 
 /** `sessions`: the plan's sessions when they were read elsewhere (the owner's side); otherwise read here. */
-export function dryRunBackup(opts: {
-  stateDir: string;
-  backupDir: string;
-  sessionIds: string[];
-  retention: RetentionPolicy;
-  now?: Date;
-  sessions?: string[];
-}): DryRunReport {
-  const sessions = opts.sessions ?? plannedSessions(opts.stateDir, opts.sessionIds);
-  const created = opts.now ?? new Date();
-  const createsBackupDir = !fs.existsSync(opts.backupDir);
-  const name = createsBackupDir ? snapshotName(created) : freshName(opts.backupDir, created);
-  const retention = dryRunRetention({ backupDir: opts.backupDir, source: sourceOf(opts.stateDir) }, opts.retention, {
-    name,
-    dir: '',
-    created,
-    sessions,
-  });
-  return { dryRun: true, backupDir: opts.backupDir, createsBackupDir, wouldCreate: name, sessions, retention };
+export function dryRunBackup(
+  options: BackupOptions,
+  sessions = plannedSessions(options.stateDir, options.sessionIds),
+): DryRunReport {
+  const { backupDir } = options;
+  const created = new Date();
+  const createsBackupDir = !fs.existsSync(backupDir);
+  const name = createsBackupDir ? snapshotName(created) : freshName(backupDir, created);
+  const retention = dryRunRetention(options, { name, dir: '', created, sessions });
+  return { dryRun: true, backupDir, createsBackupDir, wouldCreate: name, sessions, retention };
 }

@@ -19,6 +19,7 @@ import { tempBeside } from '../util/os/atomic-write.js';
 import { createExclusive, lstatOrNull } from '../util/os/safe-fs.js';
 import { noConversationsYet } from './discover.js';
 import { errorText } from './error-text.js';
+import type { BackupEvent } from './events.js';
 import { type ExportedSessionInfo, type ExportFormat, WRITERS } from './export-format.js';
 import { type ManifestSession, readManifest } from './manifest.js';
 import { credentialsChanged, inScratchState, type ProveOptions } from './prove-snapshot.js';
@@ -44,11 +45,17 @@ export interface ExportOptions {
   callTimeoutMs: number;
 }
 
-/** What an export adds to its options: where its scratch dirs go, how its server starts, its signal, reporter and progress line. */
-export interface ExportRun
-  extends Pick<ProveOptions, 'startFor' | 'signal' | 'fallbackCwd' | 'out'>,
-    Pick<BackupRun, 'progress'> {
+/** What an export adds to its options: where its scratch dirs go, how its server starts, its signal, events and progress line. */
+export interface ExportRun {
   tmpRoot: string;
+  /** Server start options for a state dir (the box's command, HOME pointed at the scratch one). */
+  startFor: ProveOptions['startFor'];
+  signal: AbortSignal;
+  fallbackCwd: string;
+  /** What the copy, the restore into the scratch state dir and the replay tell a person as they go (events.ts). */
+  emit: (event: BackupEvent) => void;
+  /** The live copy's progress line. */
+  progress?: BackupRun['progress'];
   /** What the export is doing, for a progress line: copying, starting the server, replaying session i/n (and its messages so far). */
   onProgress?: (what: string) => void;
 }
@@ -94,7 +101,7 @@ export async function exportSessions(options: ExportOptions, run: ExportRun): Pr
         busyBudgetMs: input.busyBudgetMs,
         jobs: undefined,
       },
-      { signal: input.signal, out: input.out, ...(input.progress ? { progress: input.progress } : {}) },
+      { signal: input.signal, emit: input.emit, ...(input.progress ? { progress: input.progress } : {}) },
     );
     const report = await exportSnapshot(input, backup.snapshot.path, 'live');
     report.failed.push(...backup.failed.map((f) => ({ id: f.id, reason: `not copied: ${f.reason}` })));
@@ -152,7 +159,7 @@ async function exportSnapshot(input: ExportInput, snapshotDir: string, source: s
     { ...input, snapshotDir, sessionIds: chosen.map((s) => s.id) },
     async (stateDir, restored, failed) => {
       report.failed.push(...failed.map((f) => ({ id: f.id, reason: `not restored for replay: ${f.reason}` })));
-      if (restored.length > 0) await replayAll(input, { stateDir, sessions: restored }, report);
+      if (restored.length > 0) await replayAll(input, stateDir, restored, report);
       return report;
     },
   );
@@ -168,7 +175,8 @@ function modifiedOf(s: ManifestSession): string | null {
 /** The sessions restored into the scratch `stateDir`, replayed by one fresh server into the export's target; `report` collects them. */
 async function replayAll(
   input: ExportInput,
-  { stateDir, sessions }: { stateDir: string; sessions: ManifestSession[] },
+  stateDir: string,
+  sessions: ManifestSession[],
   report: ExportReport,
 ): Promise<void> {
   const copied = report.copied!;

@@ -11,10 +11,14 @@ export const MANIFEST = 'manifest.json';
 /** 2 added `brain` to sessions; a schemaVersion 1 manifest reads as sessions with no brain files recorded. */
 export const MANIFEST_SCHEMA = 2;
 
-export interface ManifestFile {
-  file: string;
+/** What a snapshot's manifest says of each file it holds (brain files too): its size and hash. */
+export interface FileDigest {
   bytes: number;
   sha256: string;
+}
+
+export interface ManifestFile extends FileDigest {
+  file: string;
 }
 
 export interface ManifestSession extends ManifestFile {
@@ -44,16 +48,20 @@ export interface ManifestFailure {
   reason: string;
 }
 
-export interface Manifest {
+/** Which state dir a snapshot is of, as its manifest records it (source.ts). */
+export interface ManifestSource {
+  host: string;
+  sourceStateDir: string;
+  /** The state dir's realpath and its owner's uid (with `host`: which state dir this is a snapshot of). Absent before they were recorded: an unknown source. */
+  sourceRealpath?: string;
+  sourceUid?: number;
+}
+
+export interface Manifest extends ManifestSource {
   schemaVersion: number;
   kind: 'agyctl-backup';
   created: string;
-  host: string;
   agyctlVersion: string;
-  sourceStateDir: string;
-  /** The state dir's realpath and its owner's uid (with `host`: which state dir this is a snapshot of; source.ts). Absent before they were recorded: an unknown source. */
-  sourceRealpath?: string;
-  sourceUid?: number;
   sessions: ManifestSession[];
   failed: ManifestFailure[];
 }

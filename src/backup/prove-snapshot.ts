@@ -10,8 +10,8 @@
  */
 import path from 'node:path';
 import type { StartOptions } from '../acp/lifecycle.js';
-import type { Reporter } from '../core/io.js';
 import { errorText } from './error-text.js';
+import type { ProveEvent, RestoreEvent } from './events.js';
 import { REPLAY_RECORD } from './layout.js';
 import { type Manifest, type ManifestSession, readManifest } from './manifest.js';
 import { changedOnBox, scratchStateDir } from './prove-scratch.js';
@@ -24,6 +24,7 @@ import {
   proveSessions,
   RECORDED_NOW_NOTE,
   type ReplayComparison,
+  type ReplayRecorded,
 } from './replay-proof.js';
 import {
   NewerReplayRecordError,
@@ -46,7 +47,8 @@ export interface ProveOptions {
   callTimeoutMs: number;
   signal: AbortSignal;
   fallbackCwd: string;
-  out: Reporter;
+  /** What the proof (and the restore into its scratch state dir) tells a person as it goes (events.ts). */
+  emit: (event: RestoreEvent | ProveEvent) => void;
 }
 
 interface LoadedRecord {
@@ -99,14 +101,24 @@ function proveInput(opts: ProveOptions, stateDir: string, sessions: ManifestSess
 
 const EMPTY_RUN: ProveRun = { sessions: [], digests: new Map(), server: null };
 
-/** `restore --prove`: a fresh server on the box's own state dir loads every restored session. */
-export async function proveRestored(opts: ProveOptions & { ids: string[] }): Promise<ProveReport> {
+/** `restore --prove`: a fresh server on the box's own state dir loads every restored session (`ids`). */
+export async function proveRestored(opts: ProveOptions, ids: string[]): Promise<ProveReport> {
   const manifest = readManifest(opts.snapshotDir);
-  const sessions = manifest.sessions.filter((s) => opts.ids.includes(s.id));
+  const sessions = manifest.sessions.filter((s) => ids.includes(s.id));
   const recorded = loadRecord(opts.snapshotDir, manifest);
   const run =
     sessions.length === 0 ? EMPTY_RUN : await proveSessions(proveInput(opts, opts.stateDir, sessions, recorded));
   return report(opts.stateDir, run, recorded.comparison);
+}
+
+/** What a scratch state dir is made from: the snapshot (all its sessions, or `sessionIds`), the box's state dir, and where it goes. */
+export interface ScratchOptions {
+  snapshotDir: string;
+  stateDir: string;
+  signal: AbortSignal;
+  emit: ProveOptions['emit'];
+  tmpRoot: string;
+  sessionIds?: string[];
 }
 
 export interface ScratchRun<T> {
@@ -121,7 +133,7 @@ export interface ScratchRun<T> {
  * temporary dir removed on every path; then checks the box's files.
  */
 export async function inScratchState<T>(
-  opts: Pick<ProveOptions, 'snapshotDir' | 'stateDir' | 'signal' | 'out'> & { tmpRoot: string; sessionIds?: string[] },
+  opts: ScratchOptions,
   fn: (stateDir: string, restored: ManifestSession[], failed: Array<{ id: string; reason: string }>) => Promise<T>,
 ): Promise<ScratchRun<T>> {
   return withScratchDir(opts.tmpRoot, 'agyctl-prove-', async (root) => {
@@ -130,7 +142,7 @@ export async function inScratchState<T>(
     try {
       const restored = await runRestore(
         { stateDir: scratch.stateDir, sessionIds: opts.sessionIds ?? [], force: false },
-        { snapshotDir: opts.snapshotDir, signal: opts.signal, out: opts.out },
+        { snapshotDir: opts.snapshotDir, signal: opts.signal, emit: opts.emit },
       );
       const ok = new Set(restored.sessions.filter((s) => s.restored).map((s) => s.id));
       const sessions = readManifest(opts.snapshotDir).sessions.filter((s) => ok.has(s.id));
@@ -141,7 +153,8 @@ export async function inScratchState<T>(
     } catch (err) {
       // A server that wrote the box's files is reported on every path, also when the run failed.
       const changed = changedOnBox(scratch);
-      if (changed.length > 0) opts.out.warn(credentialsChanged(changed, opts.stateDir));
+      if (changed.length > 0)
+        opts.emit({ type: 'credentials-changed', note: credentialsChanged(changed, opts.stateDir) });
       throw err;
     }
     return { result, changed: changedOnBox(scratch) };
@@ -152,13 +165,11 @@ export function credentialsChanged(changed: string[], stateDir: string): string 
   return `the box's ${changed.join(' and ')} in ${stateDir} changed while the scratch server ran; it was given private copies, so something else wrote them (a server that ignores HOME, or the box's own server refreshing its token): check them`;
 }
 
-/** `backup verify --prove`: load every session from a scratch copy, compare with replay.json, record what it lacks. */
-export async function proveInScratch(
-  opts: ProveOptions & { tmpRoot: string },
-): Promise<ProveReport & { scratch: true }> {
+/** `backup verify --prove`: load every session from a scratch copy (under `tmpRoot`), compare with replay.json, record what it lacks. */
+export async function proveInScratch(opts: ProveOptions, tmpRoot: string): Promise<ProveReport & { scratch: true }> {
   const manifest = readManifest(opts.snapshotDir);
   const recorded = loadRecord(opts.snapshotDir, manifest);
-  const { result, changed } = await inScratchState(opts, async (stateDir, sessions, failed) => {
+  const { result, changed } = await inScratchState({ ...opts, tmpRoot }, async (stateDir, sessions, failed) => {
     const run = sessions.length === 0 ? EMPTY_RUN : await proveSessions(proveInput(opts, stateDir, sessions, recorded));
     for (const f of failed) run.sessions.push(notRestored(f.id, f.reason));
     return { stateDir, run };
@@ -185,12 +196,7 @@ function notRestored(id: string, reason: string): ProvedSession {
  * never overwritten (the user deletes it to record anew), and one of a
  * newer agyctl is left as it is.
  */
-function recordNew(
-  opts: ProveOptions,
-  manifest: Manifest,
-  loaded: LoadedRecord,
-  run: ProveRun,
-): Pick<ReplayComparison, 'written' | 'notWritten'> {
+function recordNew(opts: ProveOptions, manifest: Manifest, loaded: LoadedRecord, run: ProveRun): ReplayRecorded {
   if (loaded.comparison.status === 'damaged' || loaded.comparison.status === 'newer') return {};
   const added = run.sessions
     .filter((s) => s.ok && s.history === 'not-compared' && run.digests.has(s.id))
@@ -205,7 +211,7 @@ function recordNew(
     return { written: { file: path.join(opts.snapshotDir, REPLAY_RECORD), sessions: record.sessions.length } };
   } catch (err) {
     const why = `replay not recorded in ${opts.snapshotDir}: ${errorText(err)}`;
-    opts.out.warn(why);
+    opts.emit({ type: 'replay-not-recorded', why });
     return { written: null, notWritten: why };
   }
 }

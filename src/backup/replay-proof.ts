@@ -65,30 +65,38 @@ export interface ProveReport {
   sessions: ProvedSession[];
 }
 
-export interface ReplayComparison {
-  /** `recorded`: compared with the snapshot's replay.json; `none`: it has none; `damaged`: it has one that cannot be trusted (exit 6); `newer`: written by a newer agyctl, not compared. */
-  status: 'recorded' | 'none' | 'damaged' | 'newer';
-  file: string | null;
-  problem?: string;
+/** What a scratch proof recorded in the snapshot's replay.json (prove-snapshot.ts). */
+export interface ReplayRecorded {
   /** Set by `backup verify --prove` when it wrote (or extended) replay.json. */
   written?: { file: string; sessions: number } | null;
   /** Why nothing was recorded although it would have been (the snapshot directory is not ours, read-only). */
   notWritten?: string;
 }
 
-export interface ProveInput {
-  sessions: ManifestSession[];
-  stateDir: string;
-  start: StartOptions;
-  /** Per call (initialize has its own in `start`). */
+export interface ReplayComparison extends ReplayRecorded {
+  /** `recorded`: compared with the snapshot's replay.json; `none`: it has none; `damaged`: it has one that cannot be trusted (exit 6); `newer`: written by a newer agyctl, not compared. */
+  status: 'recorded' | 'none' | 'damaged' | 'newer';
+  file: string | null;
+  problem?: string;
+}
+
+/** How one session is loaded and replayed (replayOne): the proof's and `sessions export`'s. */
+export interface ReplayCall {
+  /** Per call (initialize has its own in the server's start options). */
   callTimeoutMs: number;
   signal: AbortSignal;
   /** The cwd to load a session with when its manifest has none. */
   fallbackCwd: string;
-  /** The recorded replay of each session that has one. */
-  recorded: Map<string, ReplayDigest>;
   /** Every replayed message, in order (sessions export); the proof itself keeps only digests. */
   onMessage?: (sessionId: string, m: ReplayedMessage) => void;
+}
+
+export interface ProveInput extends ReplayCall {
+  sessions: ManifestSession[];
+  stateDir: string;
+  start: StartOptions;
+  /** The recorded replay of each session that has one. */
+  recorded: Map<string, ReplayDigest>;
   /** Before each session is loaded (progress). */
   onSession?: (sessionId: string, index: number) => void;
 }
@@ -105,11 +113,7 @@ export interface LoadedReplay {
 }
 
 /** session/load of one session; the digest of what it replayed, or why it did not load. */
-export async function replayOne(
-  conn: Connection,
-  s: Pick<ManifestSession, 'id' | 'cwd'>,
-  input: Pick<ProveInput, 'callTimeoutMs' | 'signal' | 'fallbackCwd' | 'onMessage'>,
-): Promise<LoadedReplay> {
+export async function replayOne(conn: Connection, s: ManifestSession, input: ReplayCall): Promise<LoadedReplay> {
   const builder = new DigestBuilder();
   const stop = onReplayedMessages(conn, s.id, (m) => {
     builder.add(m);

@@ -37,7 +37,7 @@ export function resolveSnapshot(
     return resolveSnapshot('latest', path.dirname(path.resolve(cwd, arg)), cwd, source, takesArchive);
   const candidates = isPath ? [path.resolve(cwd, arg)] : [path.resolve(cwd, arg), path.join(backupDir, arg)];
   const dir = candidates.find((c) => isDir(c));
-  if (!dir) throw noSnapshot(arg, candidates, backupDir, { isPath, takesArchive });
+  if (!dir) throw noSnapshot(arg, candidates, backupDir, takesArchive);
   if (/\.(partial|deleting)$/.test(dir))
     throw usageError(
       `${dir} is an unfinished snapshot from an interrupted run.`,
@@ -96,12 +96,8 @@ function snapshotNames(backupDir: string): string[] {
 }
 
 /** What to say when no directory answers to `arg`: an archive named as one, else the snapshots there are. */
-function noSnapshot(
-  arg: string,
-  candidates: string[],
-  backupDir: string,
-  { isPath, takesArchive }: { isPath: boolean; takesArchive: boolean },
-): Error {
+function noSnapshot(arg: string, candidates: string[], backupDir: string, takesArchive: boolean): Error {
+  const isPath = arg.includes('/');
   const file = candidates.find(isFile);
   if (file && (ARCHIVE_NAME.test(file) || !isPath))
     return usageError(

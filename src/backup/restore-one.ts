@@ -30,7 +30,7 @@ import {
 } from '../util/os/safe-fs.js';
 import { snapshotName } from './layout.js';
 import type { ManifestSession } from './manifest.js';
-import { type Db, holdsSnapshotContent, integrityCheck, isBusy, openReadWrite } from './sqlite.js';
+import { type Db, holdsSnapshotContent, integrityCheck, isBusy, openReadWrite, type SnapshotDbFile } from './sqlite.js';
 
 /** A process is writing the database: refused even with --force. */
 export class LockedError extends Error {}
@@ -195,12 +195,7 @@ function exclusiveRead(conn: Db): boolean {
  * where SQLite would look for it). Made in the work dir, given mode 0600,
  * then renamed to `target` in conversations/.
  */
-function safetyCopy(
-  probe: Db | undefined,
-  place: Place,
-  target: string,
-  snapshot: { file: string; compacted: boolean | undefined },
-): boolean {
+function safetyCopy(probe: Db | undefined, place: Place, target: string, snapshot: SnapshotDbFile): boolean {
   const { files } = place;
   const copy = path.join(place.work, 'pre-restore.db');
   const current = (file: string): string => place.conv.at(path.basename(file));

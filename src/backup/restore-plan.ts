@@ -15,9 +15,9 @@ import { brainHoldsSnapshot } from './brain.js';
 import { discoverSessions } from './discover.js';
 import { identityOf } from './file-identity.js';
 import type { ManifestSession } from './manifest.js';
-import { brainFilesNow, mismatchedFiles } from './restore.js';
+import { brainFilesNow, mismatchedFiles, type RestoreOptions } from './restore.js';
 import { makeScratchDir } from './scratch-dir.js';
-import { holdsSnapshotContent, openReadWrite } from './sqlite.js';
+import { holdsSnapshotContent, openReadWrite, type SnapshotDbFile } from './sqlite.js';
 
 export interface PlannedSession {
   id: string;
@@ -54,14 +54,20 @@ export interface RestorePlan {
   wouldRefuse: boolean;
 }
 
-/**
- * `restore --dry-run`: the restore's options (state dir, --force), and the snapshot: the directory read,
- * `shown` naming it in the report (that directory, or the archive it was unpacked from), and its chosen sessions.
- */
-export function planRestore(
-  { stateDir, force }: { stateDir: string; force: boolean },
-  snapshot: { snapshotDir: string; shown: string; sessions: ManifestSession[]; tmpRoot?: string },
-): RestorePlan {
+/** The snapshot a restore is planned from. */
+export interface PlannedFrom {
+  /** The directory read. */
+  snapshotDir: string;
+  /** What the report names it: that directory, or the archive it was unpacked from. */
+  shown: string;
+  /** Its sessions the restore would put back. */
+  sessions: ManifestSession[];
+  /** Where the scratch copies that compare contents go (default: the system's temporary dir). */
+  tmpRoot?: string;
+}
+
+/** `restore --dry-run`: what the restore's options (state dir, --force) would do with `snapshot`, nothing changed. */
+export function planRestore({ stateDir, force }: RestoreOptions, snapshot: PlannedFrom): RestorePlan {
   const { snapshotDir: dir, sessions: chosen } = snapshot;
   const targets = (id: string): string[] => [
     conversationFiles(stateDir, id).db,
@@ -107,11 +113,7 @@ export function planRestore(
  * The database there (db and WAL, copied into a scratch dir: even a read-only SQLite connection writes the
  * -shm beside it, and a dry run changes nothing), compacted and compared with the snapshot's; null when unreadable.
  */
-function holdsContent(
-  db: string,
-  snapshot: { file: string; compacted: boolean | undefined },
-  tmpRoot: string,
-): boolean | null {
+function holdsContent(db: string, snapshot: SnapshotDbFile, tmpRoot: string): boolean | null {
   const scratch = makeScratchDir(tmpRoot, 'agyctl-restore-');
   try {
     const copy = path.join(scratch, 'now.db');

@@ -6,46 +6,37 @@
  */
 import path from 'node:path';
 import { AgyError, EXIT, InterruptedError, usageError } from '../core/errors.js';
-import type { Reporter } from '../core/io.js';
 import { conversationFiles, stateFiles } from '../core/paths.js';
 import { sha256File } from '../util/os/file-hash.js';
 import { assertNotSymlink, mkdirPrivate, sweepPrivateDirs } from '../util/os/safe-fs.js';
 import { findServersFor, holders } from '../util/procfs.js';
 import { brainDir, restoreBrain, scanBrain } from './brain.js';
 import { errorText } from './error-text.js';
+import type { RestoreEvent } from './events.js';
 import { snapshotName } from './layout.js';
 import { ManifestError, type ManifestSession, manifestAgyError, readManifest, sessionFiles } from './manifest.js';
 import { assertConversationNotLinked, LockedError, OpenElsewhereError, restoreOne } from './restore-one.js';
 
 /**
- * `agyctl restore`'s options, checked once from its flags (cli/commands/restore/handler.ts).
- * The restore reads the state dir, sessions and --force; the handler reads the
- * rest (where the snapshot comes from, --dry-run, --prove), which act around it.
+ * What a restore reads, checked once from `agyctl restore`'s flags (cli/commands/restore/handler.ts);
+ * what acts around it (where the snapshot comes from, --dry-run, --prove) stays with the handler.
  */
 export interface RestoreOptions {
-  /** A snapshot directory, or an archive (a file, or `-` for stdin). */
-  source: { dir: string } | { archive: string };
   /** The state dir restored into (--state-dir). */
   stateDir: string;
   /** --session: only these conversations (none: all the snapshot holds). */
   sessionIds: string[];
   force: boolean;
-  dryRun: boolean;
-  /** --prove: each server call's deadline while proving the restored sessions; undefined without --prove. */
-  proveCallTimeoutMs: number | undefined;
-  /** --from-other-source: restore a snapshot of another state dir (source.ts) on purpose. */
-  fromOtherSource?: boolean;
 }
 
-/** What a restore adds to its options: the snapshot directory it reads (an archive is unpacked into one first), its stop signal and reporter. */
+/** What a restore adds to its options: the snapshot directory it reads (an archive is unpacked into one first), its stop signal and events. */
 export interface RestoreRun {
   snapshotDir: string;
   signal: AbortSignal;
-  out: Reporter;
+  emit: (event: RestoreEvent) => void;
 }
 
-/** What the restore itself reads: its options' state dir, sessions and --force, and its run. */
-type Restoring = Pick<RestoreOptions, 'stateDir' | 'sessionIds' | 'force'> & RestoreRun;
+type Restoring = RestoreOptions & RestoreRun;
 
 export interface RestoredSession {
   id: string;
@@ -69,12 +60,9 @@ export interface RestoreReport {
   sessions: RestoredSession[];
 }
 
-export async function runRestore(
-  options: Pick<RestoreOptions, 'stateDir' | 'sessionIds' | 'force'>,
-  run: RestoreRun,
-): Promise<RestoreReport> {
+export async function runRestore(options: RestoreOptions, run: RestoreRun): Promise<RestoreReport> {
   const opts: Restoring = { ...options, ...run };
-  const chosen = selectSessions(opts);
+  const chosen = selectSessions(opts.snapshotDir, opts.sessionIds);
   checkSnapshotFiles(opts.snapshotDir, chosen);
   const targets = (id: string): string[] => [
     conversationFiles(opts.stateDir, id).db,
@@ -88,8 +76,7 @@ export async function runRestore(
   refuseLinks(opts.stateDir, chosen);
   mkdirPrivate(stateFiles(opts.stateDir).conversations);
   for (const dir of [stateFiles(opts.stateDir).conversations, path.join(opts.stateDir, 'brain')])
-    for (const name of sweepPrivateDirs(dir, 'restore'))
-      opts.out.verbose(`removed ${name}, left by a restore that was killed`);
+    for (const name of sweepPrivateDirs(dir, 'restore')) opts.emit({ type: 'leftover-removed', name });
   const sessions: RestoredSession[] = [];
   for (const session of chosen) {
     await new Promise((resolve) => setImmediate(resolve));
@@ -105,22 +92,21 @@ export async function runRestore(
         recheck,
         force: opts.force,
       });
-      const brain = session.brain ?? undefined;
       const stamp = snapshotName(new Date());
-      const brainRestored = restoreBrain(opts, { id: session.id, brain }, stamp);
+      const brainRestored = restoreBrain(opts.snapshotDir, opts.stateDir, session, stamp);
       sessions.push({
         id: session.id,
         restored: true,
         preRestore: dbRestored.preRestore,
         unchanged: dbRestored.unchanged,
-        brainFiles: brainRestored.unchanged ? 0 : (brain?.files.length ?? 0),
+        brainFiles: brainRestored.unchanged ? 0 : (session.brain?.files.length ?? 0),
         brainUnchanged: brainRestored.unchanged,
         brainPreRestore: brainRestored.preRestore,
       });
     } catch (err) {
       if (err instanceof AgyError && !dbRestored) throw err;
       const reason = dbRestored ? halfRestored(dbRestored.preRestore, err) : explain(err);
-      opts.out.warn(`${session.id}: not restored: ${reason}`);
+      opts.emit({ type: 'session-not-restored', id: session.id, reason });
       sessions.push({
         id: session.id,
         restored: false,
@@ -143,20 +129,21 @@ function halfRestored(preRestore: string | null, err: unknown): string {
   return `its database was restored${kept}, but not its brain files: ${why}`;
 }
 
-export function selectSessions(opts: { snapshotDir: string; sessionIds: string[] }): ManifestSession[] {
+/** The sessions of the snapshot in `snapshotDir` that --session names (none: all it holds). */
+export function selectSessions(snapshotDir: string, sessionIds: string[]): ManifestSession[] {
   let all: ManifestSession[];
   try {
-    all = readManifest(opts.snapshotDir).sessions;
+    all = readManifest(snapshotDir).sessions;
   } catch (err) {
-    if (err instanceof ManifestError) throw manifestAgyError(err, opts.snapshotDir);
+    if (err instanceof ManifestError) throw manifestAgyError(err, snapshotDir);
     throw err;
   }
-  if (opts.sessionIds.length === 0) return all;
-  const wanted = [...new Set(opts.sessionIds)];
+  if (sessionIds.length === 0) return all;
+  const wanted = [...new Set(sessionIds)];
   const missing = wanted.filter((id) => !all.some((s) => s.id === id));
   if (missing.length > 0)
     throw usageError(
-      `Snapshot ${opts.snapshotDir} has no session ${missing.join(', ')}.`,
+      `Snapshot ${snapshotDir} has no session ${missing.join(', ')}.`,
       `its sessions: ${all.map((s) => s.id).join(', ') || 'none'}`,
     );
   return all.filter((s) => wanted.includes(s.id));
@@ -216,7 +203,7 @@ function refuseIfOpen(paths: string[], opts: Restoring): void {
   if (open.length === 0) return;
   const list = open.map(([p, pids]) => `${path.basename(p)} (pid ${pids.join(', ')})`).join(', ');
   if (opts.force) {
-    opts.out.warn(`--force: restoring although ${list} is open; a running server may overwrite or corrupt it`);
+    opts.emit({ type: 'forced-while-open', files: list });
     return;
   }
   const servers = findServersFor(opts.stateDir).map((p) => p.pid);

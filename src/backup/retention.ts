@@ -21,9 +21,9 @@
 
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Reporter } from '../core/io.js';
 import { fsyncDir } from '../util/os/atomic-write.js';
 import { errorText } from './error-text.js';
+import type { RetentionEvent } from './events.js';
 import { deletingName, listSnapshots, type SnapshotRef } from './layout.js';
 import { type Manifest, readManifest } from './manifest.js';
 import { matchSource, type SnapshotSource, sourceOf } from './source.js';
@@ -175,30 +175,37 @@ function manifestOf(snap: SnapshotRef): Manifest | null {
   }
 }
 
-/** The plan for the snapshots as they are, plus (for a dry run) the snapshot this run would add. */
-export function planPrune(
-  { backupDir, source }: { backupDir: string; source: SnapshotSource },
-  policy: RetentionPolicy,
-  newest: string,
-  planned?: SnapshotContents,
-): RetentionPlan {
-  const all = snapshotContents(backupDir, source);
-  return planSessionRetention(planned ? [...all, planned] : all, policy, newest);
+/**
+ * What retention reads of a run's options (BackupOptions extends it): the
+ * backup directory (--to), the state dir whose snapshots it thins there, and the policy (--keep-*).
+ */
+export interface RetentionOptions {
+  stateDir: string;
+  backupDir: string;
+  retention: RetentionPolicy;
 }
 
-/** After a run: the run's backup directory and policy (its options), the snapshot it just wrote and how many sessions failed in it. */
+/** The plan for the snapshots as they are, plus (for a dry run) the snapshot this run would add. */
+function planPrune(options: RetentionOptions, newest: string, planned?: SnapshotContents): RetentionPlan {
+  const all = snapshotContents(options.backupDir, sourceOf(options.stateDir));
+  return planSessionRetention(planned ? [...all, planned] : all, options.retention, newest);
+}
+
+/** After a run: its options, the snapshot it just wrote (`newest`) and how many sessions failed in it. */
 export function applyRetention(
-  { backupDir, stateDir, retention: policy }: { backupDir: string; stateDir: string; retention: RetentionPolicy },
-  newest: { name: string; failures: number },
-  out: Reporter,
+  options: RetentionOptions,
+  newest: string,
+  failures: number,
+  emit: (event: RetentionEvent) => void,
 ): RetentionResult | null {
+  const { backupDir, retention: policy } = options;
   if (!hasPolicy(policy)) return null;
-  if (newest.failures > 0) {
-    const why = `${newest.failures} session(s) failed in this run`;
-    out.warn(`retention skipped: ${why}; no snapshot was deleted`);
+  if (failures > 0) {
+    const why = `${failures} session(s) failed in this run`;
+    emit({ type: 'retention-skipped', why });
     return { applied: false, skippedBecause: why, kept: [], removed: [] };
   }
-  const plan = planPrune({ backupDir, source: sourceOf(stateDir) }, policy, newest.name);
+  const plan = planPrune(options, newest);
   const removed: string[] = [];
   for (const snap of plan.remove) {
     // Rename first: a run killed mid-delete leaves a `.deleting` leftover, never a half snapshot that looks whole.
@@ -209,19 +216,15 @@ export function applyRetention(
       fs.rmSync(doomed, { recursive: true, force: true });
       removed.push(snap.name);
     } catch (err) {
-      out.warn(`could not remove snapshot ${snap.name}: ${errorText(err)}`);
+      emit({ type: 'snapshot-not-removed', snapshot: snap.name, error: errorText(err) });
     }
   }
   return { applied: true, kept: plan.keep, removed };
 }
 
 /** `backup --dry-run`: the plan for a run now, as if every selected session were snapshotted; nothing is written or removed. */
-export function dryRunRetention(
-  where: { backupDir: string; source: SnapshotSource },
-  policy: RetentionPolicy,
-  planned: SnapshotContents,
-): RetentionResult | null {
-  if (!hasPolicy(policy)) return null;
-  const plan = planPrune(where, policy, planned.name, planned);
+export function dryRunRetention(options: RetentionOptions, planned: SnapshotContents): RetentionResult | null {
+  if (!hasPolicy(options.retention)) return null;
+  const plan = planPrune(options, planned.name, planned);
   return { applied: false, dryRun: true, kept: plan.keep, removed: [], wouldRemove: plan.remove.map((s) => s.name) };
 }

@@ -10,14 +10,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { AgyError, EXIT, InterruptedError, usageError } from '../core/errors.js';
-import type { Reporter } from '../core/io.js';
-import { describeUnrecognised, unrecognisedEntries } from '../core/paths.js';
+import { unrecognisedEntries } from '../core/paths.js';
 import { agyctlVersion } from '../core/runtime.js';
 import { fsyncDir } from '../util/os/atomic-write.js';
-import { sanitizeForTerminal } from '../util/terminal-text.js';
 import { backupSession, type Previous, type SnapshotInProgress } from './backup-session.js';
 import { conversationsDir, discoverSessions, noConversationsDirectory, type SessionInfo } from './discover.js';
 import { errorText, isNoSpace, noSpaceText } from './error-text.js';
+import type { RetentionEvent, RunEvent } from './events.js';
 import { sameIdentity } from './file-identity.js';
 import { acquireLock, freshName, partialName, removeLeftovers } from './layout.js';
 import {
@@ -25,13 +24,13 @@ import {
   type Manifest,
   type ManifestFailure,
   type ManifestSession,
+  type ManifestSource,
   readManifest,
   sessionFiles,
   writeManifest,
 } from './manifest.js';
 import { adoptReused, nothingReused } from './owner-reuse.js';
-import type { RetentionPolicy } from './retention.js';
-import { applyRetention, type RetentionResult } from './retention.js';
+import { applyRetention, type RetentionOptions, type RetentionResult } from './retention.js';
 import { SyncBatch } from './snapshot-files.js';
 import { type SnapshotSource, snapshotsOf, sourceOf } from './source.js';
 import { runBounded, WorkerPool } from './worker-pool.js';
@@ -42,42 +41,29 @@ export function defaultJobs(): number {
 }
 
 /**
- * `agyctl backup`'s options, checked once from its flags (cli/commands/backup/handler.ts):
- * the run reads what a snapshot needs; the handler reads the rest (--dry-run,
- * --archive, --prometheus, --prove), which act around the run.
+ * What a snapshot run reads, checked once from `agyctl backup`'s flags
+ * (cli/commands/backup/handler.ts); what acts around the run (--dry-run,
+ * --archive, --prometheus, --prove, --max-bytes) stays with the handler.
+ * `sessions export` and the owner's side of root's backup fill it for a copy.
  */
-export interface BackupOptions {
+export interface BackupOptions extends RetentionOptions {
   /** The state dir whose conversations are snapshotted (--state-dir). */
   stateDir: string;
-  backupDir: string;
   /** --session: only these conversations (none: all). */
   sessionIds: string[];
-  retention: RetentionPolicy;
   /** --busy-timeout. */
   busyBudgetMs: number;
   /** --compact: VACUUM INTO every snapshot made now, whatever its free pages. */
   compact?: boolean;
   /** Sessions snapshotted at once (worker threads); undefined: the cores, at most 8. */
   jobs: number | undefined;
-  /** --dry-run: show what a run now would do, write nothing (dry-run.ts). */
-  dryRun: boolean;
-  /** --archive FILE or `-` (stdout), checked: also write the new snapshot as one tar stream. */
-  archive: string | undefined;
-  /** --prometheus FILE, absolute. */
-  prometheus: string | undefined;
-  /** --prove: each server call's deadline while proving the new snapshot; undefined without --prove. */
-  proveCallTimeoutMs: number | undefined;
-  /** --max-bytes: what root takes from a user's side in one run, at most (the stream's declared bytes). */
-  maxBytes?: number;
 }
 
-/** --max-bytes' default: 16 GiB. */
-export const DEFAULT_MAX_BYTES = 16 * 1024 ** 3;
-
-/** What a run adds to its options: how it is stopped, where it reports, and where its snapshot comes from. */
+/** What a run adds to its options: how it is stopped, where its events go, and where its snapshot comes from. */
 export interface BackupRun {
   signal: AbortSignal;
-  out: Reporter;
+  /** What the run tells a person as it goes (events.ts). */
+  emit: (event: RunEvent | RetentionEvent) => void;
   /** A progress line for `sessions` sessions of `bytes` in all, told as each one starts and ends; none: no line. */
   progress?: (sessions: number, bytes: number) => SessionProgress;
   /**
@@ -102,24 +88,18 @@ export interface BackupReport {
   elapsedMs: number;
 }
 
-/** What the run itself reads of its options (export and root's owner side run it for a copy, with no flags around it). */
-type SnapshotOptions = Pick<
-  BackupOptions,
-  'stateDir' | 'backupDir' | 'sessionIds' | 'retention' | 'busyBudgetMs' | 'jobs' | 'compact'
->;
-
-export async function runBackup(options: SnapshotOptions, run: BackupRun): Promise<BackupReport> {
+export async function runBackup(options: BackupOptions, run: BackupRun): Promise<BackupReport> {
   const started = Date.now();
-  const sessions = run.snapshotFrom ? [] : withoutStrays(options.stateDir, selectSessions(options), run.out);
+  const sessions = run.snapshotFrom ? [] : withoutStrays(options.stateDir, selectSessions(options), run.emit);
   fs.mkdirSync(options.backupDir, { recursive: true, mode: 0o700 });
   const lock = acquireLock(options.backupDir);
   try {
     const cleanedUp = removeLeftovers(options.backupDir);
-    const previous = run.previous ?? loadPrevious(options.backupDir, sourceOf(options.stateDir), run.out);
+    const previous = run.previous ?? loadPrevious(options.backupDir, sourceOf(options.stateDir), run.emit);
     const created = new Date();
     const name = freshName(options.backupDir, created);
     const manifest = await writeSnapshot({ options, run, previous, name, created }, sessions);
-    const retention = applyRetention(options, { name, failures: manifest.failed.length }, run.out);
+    const retention = applyRetention(options, name, manifest.failed.length, run.emit);
     const dir = path.join(options.backupDir, name);
     return {
       backupDir: options.backupDir,
@@ -135,7 +115,7 @@ export async function runBackup(options: SnapshotOptions, run: BackupRun): Promi
   }
 }
 
-function selectSessions({ stateDir, sessionIds }: SnapshotOptions): SessionInfo[] {
+function selectSessions({ stateDir, sessionIds }: BackupOptions): SessionInfo[] {
   const all = discoverSessions(stateDir, { holders: false });
   if (all === undefined) throw noConversationsDirectory(stateDir);
   if (sessionIds.length === 0) return all;
@@ -152,14 +132,11 @@ function selectSessions({ stateDir, sessionIds }: SnapshotOptions): SessionInfo[
  * alone, as a build that names its databases otherwise leaves), are named
  * in a note and left alone, never counted as a failed session.
  */
-function withoutStrays(stateDir: string, sessions: SessionInfo[], out: Reporter): SessionInfo[] {
+function withoutStrays(stateDir: string, sessions: SessionInfo[], emit: BackupRun['emit']): SessionInfo[] {
   const unrecognised = unrecognisedEntries(conversationsDir(stateDir));
-  if (unrecognised.length > 0) out.warn(describeUnrecognised(unrecognised));
+  if (unrecognised.length > 0) emit({ type: 'unrecognised-entries', entries: unrecognised });
   const strays = sessions.filter((s) => s.db === null && s.wal === null && !/symlink/.test(s.problem ?? ''));
-  if (strays.length > 0)
-    out.warn(
-      `${strays.map((s) => s.id).join(', ')}: no database beside ${strays.length === 1 ? 'its' : 'their'} other files (a .meta or -shm alone); nothing to back up`,
-    );
+  if (strays.length > 0) emit({ type: 'no-database', ids: strays.map((s) => s.id) });
   return sessions.filter((s) => !strays.includes(s));
 }
 
@@ -172,13 +149,13 @@ export interface SessionProgress {
 }
 
 /** The newest complete snapshot whose manifest reads, for reuse. */
-function loadPrevious(backupDir: string, source: SnapshotSource, out: Reporter): Previous | undefined {
+function loadPrevious(backupDir: string, source: SnapshotSource, emit: BackupRun['emit']): Previous | undefined {
   for (const snap of snapshotsOf(backupDir, source)) {
     try {
       const m = readManifest(snap.dir);
       return { name: snap.name, dir: snap.dir, sessions: new Map(m.sessions.map((s) => [s.id, s])) };
     } catch (err) {
-      out.warn(`skipping ${snap.name} for reuse: ${errorText(err)}`);
+      emit({ type: 'reuse-skipped', snapshot: snap.name, error: errorText(err) });
     }
   }
   return undefined;
@@ -186,7 +163,7 @@ function loadPrevious(backupDir: string, source: SnapshotSource, out: Reporter):
 
 /** The snapshot a run writes: its name and time, and the complete snapshot it may reuse from. */
 interface NewSnapshot {
-  options: SnapshotOptions;
+  options: BackupOptions;
   run: BackupRun;
   previous: Previous | undefined;
   name: string;
@@ -199,7 +176,7 @@ async function writeSnapshot(snap: NewSnapshot, sessions: SessionInfo[]): Promis
   fs.mkdirSync(work, { mode: 0o700 });
   try {
     const manifest = run.snapshotFrom
-      ? { ...(await received(run.snapshotFrom, work, snap.previous, run.out)), ...sourceFields(options.stateDir) }
+      ? { ...(await received(run.snapshotFrom, work, snap.previous, run.emit)), ...sourceFields(options.stateDir) }
       : newManifest(options.stateDir, snap.created);
     if (!run.snapshotFrom) {
       const sync = new SyncBatch();
@@ -228,13 +205,11 @@ async function received(
   from: NonNullable<BackupRun['snapshotFrom']>,
   work: string,
   previous: Previous | undefined,
-  out: Reporter,
+  emit: BackupRun['emit'],
 ): Promise<Manifest> {
   let manifest = await from(work, previous);
   if (previous && !adoptReused(manifest, work, previous)) {
-    out.warn(
-      "the state dir's owner named a session unchanged that root's previous snapshot does not match; copying all again",
-    );
+    emit({ type: 'owner-reuse-refused' });
     for (const name of fs.readdirSync(work)) fs.rmSync(path.join(work, name), { recursive: true, force: true });
     manifest = nothingReused(await from(work, undefined));
   } else if (!previous) nothingReused(manifest);
@@ -302,17 +277,13 @@ async function backupOne(
   try {
     const entry = await backupSession(options, s, snapshot);
     for (const skipped of entry.brain?.skipped ?? [])
-      run.out.warn(
-        sanitizeForTerminal(`${s.id}: brain/${s.id}/${skipped.path} skipped: ${skipped.reason}`, { singleLine: true }),
-      );
-    run.out.verbose(
-      `${s.id}: ${entry.reused ? `reused from ${entry.reusedFrom}` : `snapshot ${entry.bytes} bytes`} in ${Date.now() - t0} ms`,
-    );
+      run.emit({ type: 'brain-file-skipped', id: s.id, path: skipped.path, reason: skipped.reason });
+    run.emit({ type: 'session-done', session: entry, ms: Date.now() - t0 });
     return entry;
   } catch (err) {
     if (isNoSpace(err) || err instanceof InterruptedError) throw err; // the destination is full, or Ctrl-C: stop the whole run
     const reason = errorText(err);
-    run.out.warn(`${s.id}: ${reason}`);
+    run.emit({ type: 'session-failed', id: s.id, reason });
     return { id: s.id, reason };
   }
 }
@@ -340,7 +311,7 @@ function newManifest(stateDir: string, created: Date): Manifest {
 }
 
 /** The manifest's record of which state dir this is a snapshot of (source.ts); root sets it itself for an owner's snapshot. */
-function sourceFields(stateDir: string): Pick<Manifest, 'sourceStateDir' | 'sourceRealpath' | 'sourceUid' | 'host'> {
+function sourceFields(stateDir: string): ManifestSource {
   const source = sourceOf(stateDir);
   return {
     sourceStateDir: source.stateDir,

@@ -19,20 +19,17 @@ import { sha256FileAsync } from '../util/os/file-hash.js';
 import { copyLiveInto } from './live-copy.js';
 import { checkFreshCopy, isBusy, isCorrupt, openReadOnly, openReadWrite, VACUUM_CACHE_KIB } from './sqlite.js';
 
-type CopyTask = Extract<Task, { kind: 'copy' }>;
+interface CopyTask {
+  kind: 'copy';
+  source: string;
+  tmp: string;
+  busyBudgetMs: number;
+  /** --compact: VACUUM INTO whatever the free pages. */
+  compact?: boolean;
+  checkBelowBytes?: number;
+}
 
-export type Task =
-  | {
-      kind: 'copy';
-      source: string;
-      tmp: string;
-      busyBudgetMs: number;
-      /** --compact: VACUUM INTO whatever the free pages. */
-      compact?: boolean;
-      checkBelowBytes?: number;
-    }
-  | { kind: 'check'; file: string }
-  | { kind: 'hash'; file: string };
+export type Task = CopyTask | { kind: 'check'; file: string } | { kind: 'hash'; file: string };
 
 export interface CheckedCopy {
   integrity: string;
@@ -60,7 +57,7 @@ export class SnapshotError extends Error {
   constructor(
     message: string,
     readonly code: string,
-    options?: { cause?: unknown },
+    options?: ErrorOptions,
   ) {
     super(message, options);
   }

@@ -4,14 +4,14 @@
  * runs one task at a time (the pool sends the next only after the reply).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { runTask, type Task } from './snapshot-work.js';
-import type { TaskReply } from './worker-pool.js';
+import { runTask } from './snapshot-work.js';
+import type { TaskMessage, TaskReply } from './worker-pool.js';
 
 /** Set to 1 by the main thread on Ctrl-C: a vacuum stops between its retries. */
 const abortFlag = new Int32Array((workerData as { abort: SharedArrayBuffer }).abort);
 const aborted = (): boolean => Atomics.load(abortFlag, 0) === 1;
 
-parentPort!.on('message', async (msg: { id: number; task: Task }) => {
+parentPort!.on('message', async (msg: TaskMessage) => {
   let reply: TaskReply;
   try {
     reply = { id: msg.id, ok: true, value: await runTask(msg.task, aborted) };

@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { usageError } from '../core/errors.js';
 import { listSnapshots, type SnapshotRef } from './layout.js';
-import { type Manifest, readManifest } from './manifest.js';
+import { type Manifest, type ManifestSource, readManifest } from './manifest.js';
 
 export interface SnapshotSource {
   /** The state dir as it was given (`sourceStateDir`). */
@@ -42,10 +42,7 @@ export function sourceOf(stateDir: string): SnapshotSource {
 export type SourceMatch = 'same' | 'other' | 'unknown';
 
 /** Whether `m` was taken of `source`: 'unknown' for a manifest without sourceRealpath/sourceUid whose old fields agree. */
-export function matchSource(
-  m: Pick<Manifest, 'sourceStateDir' | 'host' | 'sourceRealpath' | 'sourceUid'>,
-  source: SnapshotSource,
-): SourceMatch {
+export function matchSource(m: ManifestSource, source: SnapshotSource): SourceMatch {
   if (m.host !== source.host) return 'other';
   if (typeof m.sourceRealpath !== 'string' || typeof m.sourceUid !== 'number')
     return path.resolve(String(m.sourceStateDir)) === source.stateDir || m.sourceStateDir === source.realpath

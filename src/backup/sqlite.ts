@@ -170,17 +170,20 @@ export function sameDatabaseContent(a: string, b: string): boolean {
   return sha256File(a, { zeroed: VOLATILE_SQLITE_HEADER }) === sha256File(b, { zeroed: VOLATILE_SQLITE_HEADER });
 }
 
+/** A snapshot's database file, where it is, and how it was made (ManifestSession.compacted). */
+export interface SnapshotDbFile {
+  file: string;
+  /** false: the checked private copy itself; true, or undefined (older snapshots): compacted with VACUUM INTO. */
+  compacted: boolean | undefined;
+}
+
 /**
  * Whether `compact`, a VACUUM INTO copy of a database, holds the content of
  * the snapshot file `snapshotFile`. A snapshot that is not compacted (the
  * private copy itself: its pages in the live file's order, its free pages
  * kept) is compacted into `scratch` for the comparison, and that file removed.
  */
-export function holdsSnapshotContent(
-  compact: string,
-  snapshot: { file: string; compacted: boolean | undefined },
-  scratch: string,
-): boolean {
+export function holdsSnapshotContent(compact: string, snapshot: SnapshotDbFile, scratch: string): boolean {
   if (snapshot.compacted !== false) return sameDatabaseContent(compact, snapshot.file);
   const again = path.join(scratch, 'snapshot-compact.db');
   try {

@@ -5,7 +5,7 @@ import { sha256File } from '../util/os/file-hash.js';
 import { brainEntryName } from './brain.js';
 import { errorText } from './error-text.js';
 import { REPLAY_RECORD } from './layout.js';
-import { type Manifest, type ManifestSession, readManifest } from './manifest.js';
+import { type FileDigest, type Manifest, type ManifestSession, readManifest } from './manifest.js';
 import { NewerReplayRecordError, ReplayRecordError, readReplayRecord } from './replay-record.js';
 import { integrityCheck, openReadOnly, rowCounts } from './sqlite.js';
 
@@ -37,15 +37,8 @@ export interface RecordCheck {
   note?: string;
 }
 
-/** `backup verify`'s options, checked once from its flags (cli/commands/backup/verify.ts). */
-export interface VerifyOptions {
-  snapshotDir: string;
-  /** --prove: each server call's deadline while proving the snapshot; undefined without --prove. */
-  proveCallTimeoutMs: number | undefined;
-}
-
-/** Re-hashes and checks the snapshot; proving it (--prove) is the handler's next step. */
-export function verifySnapshot({ snapshotDir: dir }: Pick<VerifyOptions, 'snapshotDir'>): VerifyReport {
+/** Re-hashes and checks the snapshot in `dir`; proving it (--prove) is the handler's next step. */
+export function verifySnapshot(dir: string): VerifyReport {
   const manifest = readManifest(dir);
   const sessions = manifest.sessions.map((s) => verifyOne(dir, s));
   const replay = checkRecord(dir, manifest);
@@ -86,7 +79,7 @@ function verifyOne(dir: string, s: ManifestSession): VerifiedSession {
 /** `file` against what the manifest says of it (`expected`); what differs goes into `problems`. */
 function checkFile(
   file: string,
-  { bytes, sha256 }: { bytes: number; sha256: string },
+  { bytes, sha256 }: FileDigest,
   problems: string[],
   name = path.basename(file),
 ): boolean {

@@ -21,6 +21,12 @@ import { Worker } from 'node:worker_threads';
 import { bundledRuntime } from '../core/runtime.js';
 import { runTask, type Task } from './snapshot-work.js';
 
+/** What the pool posts to a worker: one task, and the id its reply carries. */
+export interface TaskMessage {
+  id: number;
+  task: Task;
+}
+
 /** What the worker shim posts back for one task. */
 export interface TaskReply {
   id: number;
@@ -35,9 +41,7 @@ export interface PoolPolicy {
 }
 
 /** A task waiting for (or running in) a worker, with the promise its caller awaits. */
-interface QueuedTask {
-  id: number;
-  task: Task;
+interface QueuedTask extends TaskMessage {
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
 }

@@ -50,11 +50,15 @@ export interface AssumptionsInput {
   startOptions(stateDir: string, onStdoutNoise: (line: string) => void): StartOptions;
 }
 
-export interface AssumptionsReport {
+/** What the probe found: the server, the conversation it loaded, and each assumption's verdict. */
+export interface AssumptionsFound {
   server: string;
   /** The conversation loaded (a copy of it, in the scratch state dir), or null. */
   loadedSession: string | null;
   assumptions: Assumption[];
+}
+
+export interface AssumptionsReport extends AssumptionsFound {
   counts: Record<AssumptionVerdict, number>;
   /** The live state dir before and after, compared by name, size, mtime and inode of every entry. */
   stateDir: { path: string; unchanged: boolean };
@@ -113,11 +117,7 @@ async function replayFirstWithMessages(
 }
 
 /** The report, with the verdicts counted and the live state dir compared with its fingerprint from before. */
-function report(
-  found: Pick<AssumptionsReport, 'server' | 'loadedSession' | 'assumptions'>,
-  stateDir: string,
-  before: StateFingerprint,
-): AssumptionsReport {
+function report(found: AssumptionsFound, stateDir: string, before: StateFingerprint): AssumptionsReport {
   const counts: Record<AssumptionVerdict, number> = { held: 0, differs: 0, unknown: 0 };
   for (const r of found.assumptions) counts[r.verdict] += 1;
   return {

@@ -34,7 +34,23 @@ const BOM = '\ufeff';
 /** The command that removes a leading byte-order mark from `file` in place (GNU sed). */
 export const removeBomCommand = (file: string): string => `sed -i '1s/^\\xEF\\xBB\\xBF//' ${shellQuote(file)}`;
 
-export interface SettingsFile {
+/** What parsing settings.json's text gives: the object, its tree, and why it cannot be edited in place. */
+export interface ParsedSettings {
+  /** The content, when it is a JSON object (set even when `auth`/`gcp` has the wrong shape). */
+  data?: Record<string, unknown>;
+  /** The ordered tree agyctl edits; present whenever `data` is. */
+  tree?: JsonNode;
+  /** Why agyctl must not edit the file in place. */
+  error?: SettingsError;
+  /**
+   * The file has comments, which plain JSON does not: it was read leniently.
+   * Whether the server's parser skips comments is not known (docs/assumptions.md,
+   * `settings.comments`), so this is a warning, never a failed check.
+   */
+  comments?: true;
+}
+
+export interface SettingsFile extends ParsedSettings {
   /** <stateDir>/settings.json, as the server opens it. */
   path: string;
   exists: boolean;
@@ -44,12 +60,6 @@ export interface SettingsFile {
   target: string;
   /** The file's bytes as text (never printed: it may hold secrets a user put there). */
   raw?: string;
-  /** The content, when it is a JSON object (set even when `auth`/`gcp` has the wrong shape). */
-  data?: Record<string, unknown>;
-  /** The ordered tree agyctl edits; present whenever `data` is. */
-  tree?: JsonNode;
-  /** Why agyctl must not edit the file in place. */
-  error?: SettingsError;
   /** Why the file could not be read at all (permission denied, a directory...). */
   unreadable?: string;
   /** What to do about it, when that is not "run as the server's user". */
@@ -57,12 +67,6 @@ export interface SettingsFile {
   mode?: number;
   uid?: number;
   gid?: number;
-  /**
-   * The file has comments, which plain JSON does not: it was read leniently.
-   * Whether the server's parser skips comments is not known (docs/assumptions.md,
-   * `settings.comments`), so this is a warning, never a failed check.
-   */
-  comments?: true;
 }
 
 /** Where a write to `file` must land so a symlink stays a symlink (also when its target does not exist yet). */
@@ -162,7 +166,7 @@ function readNoFollow(base: SettingsFile, options: JsonOptions): SettingsFile {
 }
 
 /** As parseSettingsText; text that is plain JSON but for its comments is read with them, and says so. */
-function parseLeniently(raw: string, options: JsonOptions): Pick<SettingsFile, 'data' | 'tree' | 'error' | 'comments'> {
+function parseLeniently(raw: string, options: JsonOptions): ParsedSettings {
   const strict = parseSettingsText(raw, options);
   if (options.comments || strict.error?.kind !== 'syntax') return strict;
   const relaxed = parseSettingsText(raw, { ...options, comments: true });
@@ -170,10 +174,7 @@ function parseLeniently(raw: string, options: JsonOptions): Pick<SettingsFile, '
 }
 
 /** Parse settings text: the object (if any) and the first reason it cannot be edited in place. */
-export function parseSettingsText(
-  raw: string,
-  options: JsonOptions = {},
-): Pick<SettingsFile, 'data' | 'tree' | 'error'> {
+export function parseSettingsText(raw: string, options: JsonOptions = {}): ParsedSettings {
   // JSON forbids a byte-order mark (RFC 8259 section 8.1), and JSON.parse and Python's json refuse one,
   // so the server may too: the file is named as unusable until the mark is removed.
   if (raw.startsWith(BOM))

@@ -14,7 +14,7 @@ import type { Previous } from '../../../backup/backup-session.js';
 import { noConversationsYet, SESSION_ID } from '../../../backup/discover.js';
 import type { Manifest } from '../../../backup/manifest.js';
 import { previousFromHints, reuseHints } from '../../../backup/owner-reuse.js';
-import { type BackupOptions, runBackup } from '../../../backup/run-backup.js';
+import { runBackup } from '../../../backup/run-backup.js';
 import { withScratchDir } from '../../../backup/scratch-dir.js';
 import { AgyError, asExitCode, EXIT, usageError } from '../../../core/errors.js';
 import { tempRoot } from '../../../core/paths.js';
@@ -23,8 +23,8 @@ import { sanitizeForTerminal } from '../../../util/terminal-text.js';
 import type { CommandResult, HandlerIO } from '../../action.js';
 import { collect, globalArgv, type Relay, withOwnerChild } from '../../as-owner.js';
 import { parseCountOption, parseDurationOption } from '../../parse-options.js';
-import type { SnapshotArchiveFlags } from './flags.js';
-import { formatBytes, Progress } from './progress.js';
+import type { BackupCommandOptions, SnapshotArchiveFlags } from './flags.js';
+import { formatBytes, Progress, sayBackupEvents } from './progress.js';
 
 /** The owner's side: a snapshot in a scratch dir of the owner's, streamed to root's side through ARCHIVE_FD_VAR. */
 export async function snapshotArchiveCommand(io: HandlerIO, flags: SnapshotArchiveFlags): Promise<CommandResult> {
@@ -48,7 +48,7 @@ export async function snapshotArchiveCommand(io: HandlerIO, flags: SnapshotArchi
       },
       {
         signal: io.ctx.signal,
-        out: io.out,
+        emit: sayBackupEvents(io.out),
         progress: (sessions, bytes) => new Progress(io.out, sessions, bytes),
         ...(previous ? { previous } : {}),
       },
@@ -137,7 +137,7 @@ export class NoConversationsYet extends Error {}
 export function snapshotFromOwner(
   io: HandlerIO,
   owner: TreeOwner,
-  options: Pick<BackupOptions, 'sessionIds' | 'busyBudgetMs' | 'compact' | 'jobs' | 'maxBytes'>,
+  options: BackupCommandOptions,
   deadlineMs: number,
 ): (work: string, previous: Previous | undefined) => Promise<Manifest> {
   return async (work, previous) => {

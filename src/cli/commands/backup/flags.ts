@@ -1,4 +1,8 @@
-/** The flags of `backup`, `backup list`, `backup verify` and `__snapshot-archive`, as commander gives them (register.ts declares them); each handler checks its own once. */
+/**
+ * The flags of `backup`, `backup list`, `backup verify` and `__snapshot-archive`, as commander gives them
+ * (register.ts declares them); each handler checks its own once. `backup`'s, checked: BackupCommandOptions.
+ */
+import type { BackupOptions } from '../../../backup/run-backup.js';
 
 /** `agyctl backup`'s flags, as commander gives them. */
 export interface BackupFlags {
@@ -18,6 +22,20 @@ export interface BackupFlags {
   /** The deadline of the owner's side (root on a user's state dir). */
   timeout?: string;
   maxBytes?: string;
+}
+
+/** `agyctl backup`'s flags checked once (handler.ts): the run's options, and what acts around the run. */
+export interface BackupCommandOptions extends BackupOptions {
+  /** --dry-run: show what a run now would do, write nothing (dry-run.ts). */
+  dryRun: boolean;
+  /** --archive FILE or `-` (stdout), checked: also write the new snapshot as one tar stream. */
+  archive: string | undefined;
+  /** --prometheus FILE, absolute. */
+  prometheus: string | undefined;
+  /** --prove: each server call's deadline while proving the new snapshot; undefined without --prove. */
+  proveCallTimeoutMs: number | undefined;
+  /** --max-bytes: what root takes from a user's side in one run, at most (the stream's declared bytes). */
+  maxBytes: number;
 }
 
 /** `agyctl backup verify`'s flags. */

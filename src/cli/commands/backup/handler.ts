@@ -8,7 +8,7 @@ import path from 'node:path';
 import { noConversationsYet } from '../../../backup/discover.js';
 import { errorText } from '../../../backup/error-text.js';
 import type { RetentionPolicy } from '../../../backup/retention.js';
-import { type BackupOptions, type BackupReport, DEFAULT_MAX_BYTES } from '../../../backup/run-backup.js';
+import type { BackupReport } from '../../../backup/run-backup.js';
 import { keyedBackupDir, sourceOf } from '../../../backup/source.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { defaultBackupDir, expandTilde, resolveUserPath } from '../../../core/paths.js';
@@ -16,8 +16,8 @@ import { type FsErrorContext, withFsErrors } from '../../../util/fs-errors.js';
 import { ownerToBecome, treeOwnerUid } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerIO } from '../../action.js';
 import { parseCountOption, parseDurationOption, parseSizeOption } from '../../parse-options.js';
-import type { BackupFlags } from './flags.js';
-import { Progress } from './progress.js';
+import type { BackupCommandOptions, BackupFlags } from './flags.js';
+import { Progress, sayBackupEvents } from './progress.js';
 import { backupJson, noConversationsBackup, renderBackup, renderDryRun } from './render.js';
 
 /**
@@ -96,9 +96,12 @@ export async function backupCommand(io: HandlerIO, flags: BackupFlags): Promise<
   }
 }
 
+/** --max-bytes' default: 16 GiB. */
+const DEFAULT_MAX_BYTES = 16 * 1024 ** 3;
+
 /** Every flag checked here, once, before anything runs: a dry run accepts exactly what a real run accepts. */
-async function backupOptions(io: HandlerIO, flags: BackupFlags): Promise<BackupOptions> {
-  const options: BackupOptions = {
+async function backupOptions(io: HandlerIO, flags: BackupFlags): Promise<BackupCommandOptions> {
+  const options: BackupCommandOptions = {
     stateDir: io.opts.stateDir,
     backupDir: dirOption(io, flags.to),
     sessionIds: flags.session ?? [],
@@ -119,7 +122,7 @@ async function backupOptions(io: HandlerIO, flags: BackupFlags): Promise<BackupO
   return options;
 }
 
-function freshBackup(io: HandlerIO, options: BackupOptions): CommandResult {
+function freshBackup(io: HandlerIO, options: BackupCommandOptions): CommandResult {
   const fresh = noConversationsBackup(options.stateDir, options.backupDir);
   if (!io.opts.json) for (const line of fresh.lines) io.out.print(line);
   return { exit: EXIT.ok, data: fresh.json };
@@ -143,7 +146,7 @@ async function backupRun(io: HandlerIO, flags: BackupFlags): Promise<CommandResu
         ? await fromOwner.planFromOwner(io, owner, options.sessionIds, ownerDeadline(flags))
         : undefined;
     if (owner && sessions === undefined) return freshBackup(io, options);
-    const report = dryRunBackup({ ...options, ...(sessions ? { sessions } : {}) });
+    const report = dryRunBackup(options, sessions);
     if (!io.opts.json) for (const line of renderDryRun(report)) io.out.print(line);
     return { exit: EXIT.ok, data: { ...report } };
   }
@@ -154,7 +157,7 @@ async function backupRun(io: HandlerIO, flags: BackupFlags): Promise<CommandResu
   try {
     report = await runBackup(options, {
       signal: io.ctx.signal,
-      out: io.out,
+      emit: sayBackupEvents(io.out),
       progress: (sessions, bytes) => new Progress(io.out, sessions, bytes),
       ...(owner && fromOwner
         ? { snapshotFrom: fromOwner.snapshotFromOwner(io, owner, options, ownerDeadline(flags)) }
@@ -173,11 +176,12 @@ async function backupRun(io: HandlerIO, flags: BackupFlags): Promise<CommandResu
   const prove =
     options.proveCallTimeoutMs === undefined
       ? undefined
-      : await (await import('./prove-handler.js')).proveNewSnapshot(io, {
-          snapshotDir: report.snapshot.path,
-          callTimeoutMs: options.proveCallTimeoutMs,
+      : await (await import('./prove-handler.js')).proveNewSnapshot(
+          io,
+          report.snapshot.path,
+          options.proveCallTimeoutMs,
           say,
-        });
+        );
   return {
     exit: report.failed.length > 0 || prove?.ok === false ? EXIT.findings : EXIT.ok,
     data: {

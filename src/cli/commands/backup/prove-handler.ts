@@ -13,6 +13,7 @@ import { tempRoot } from '../../../core/paths.js';
 import { serverStartOptions } from '../../../profiles/server-start.js';
 import type { HandlerIO } from '../../action.js';
 import { parseDurationOption } from '../../parse-options.js';
+import { sayBackupEvents } from './progress.js';
 
 /** The flags every --prove command shares. */
 export interface ProveFlags {
@@ -34,7 +35,7 @@ export function proveCallTimeout(io: CommandIO, flags: ProveFlags): number {
   return parseDurationOption('--prove-timeout', flags.proveTimeout ?? DEFAULT_CALL_TIMEOUT);
 }
 
-/** What proving `snapshotDir` takes: the checked deadline, the box's server command, and the run's signal and reporter. */
+/** What proving `snapshotDir` takes: the checked deadline, the box's server command, and the run's signal, and its events said on stderr. */
 export function proveOptions(io: CommandIO, snapshotDir: string, callTimeoutMs: number): ProveOptions {
   assertAntigravity(io);
   return {
@@ -44,31 +45,33 @@ export function proveOptions(io: CommandIO, snapshotDir: string, callTimeoutMs: 
     callTimeoutMs,
     signal: io.ctx.signal,
     fallbackCwd: io.ctx.cwd,
-    out: io.out,
+    emit: sayBackupEvents(io.out),
   };
 }
 
 /** `restore --prove`: a fresh server on the box's own state dir loads every restored session. */
 export function proveRestoredSessions(opts: ProveOptions, ids: string[]): Promise<ProveReport> {
-  return proveRestored({ ...opts, ids });
+  return proveRestored(opts, ids);
 }
 
 /** `backup verify --prove`: the snapshot restored into a scratch state dir that gets private copies of the box's settings and token. */
 export function proveSnapshot(io: CommandIO, opts: ProveOptions): Promise<ProveReport> {
-  return proveInScratch({ ...opts, tmpRoot: tempRoot(io.ctx.env) });
+  return proveInScratch(opts, tempRoot(io.ctx.env));
 }
 
-/** Human lines of a proof (`backup --prove`, `backup verify --prove`, `restore --prove`); --json carries the report as is. */
 /** `backup --prove`: the new snapshot proven in a scratch copy, its lines shown the way the run's own are (`say`). */
 export async function proveNewSnapshot(
   io: HandlerIO,
-  made: { snapshotDir: string; callTimeoutMs: number; say: (line: string) => void },
+  snapshotDir: string,
+  callTimeoutMs: number,
+  say: (line: string) => void,
 ): Promise<ProveReport> {
-  const report = await proveSnapshot(io, proveOptions(io, made.snapshotDir, made.callTimeoutMs));
-  if (!io.opts.json) for (const line of renderProve(report)) made.say(line);
+  const report = await proveSnapshot(io, proveOptions(io, snapshotDir, callTimeoutMs));
+  if (!io.opts.json) for (const line of renderProve(report)) say(line);
   return report;
 }
 
+/** Human lines of a proof (`backup --prove`, `backup verify --prove`, `restore --prove`); --json carries the report as is. */
 export function renderProve(p: ProveReport): string[] {
   const lines = [
     `${p.ok ? 'proved' : 'NOT proved'}: a fresh server loaded ${p.sessions.filter((s) => s.loaded).length}/${p.sessions.length} session(s)${p.scratch ? ' from a scratch copy' : ''}`,

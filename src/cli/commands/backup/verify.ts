@@ -2,7 +2,7 @@
 
 import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
 import { sourceOf } from '../../../backup/source.js';
-import type { VerifyOptions, VerifyReport } from '../../../backup/verify.js';
+import type { VerifyReport } from '../../../backup/verify.js';
 import { EXIT, usageError } from '../../../core/errors.js';
 import { withFsErrors } from '../../../util/fs-errors.js';
 import { sanitizeForTerminal } from '../../../util/terminal-text.js';
@@ -37,6 +37,13 @@ export function verifyCommand(io: HandlerIO, snapshot: string, flags: VerifyFlag
   );
 }
 
+/** `backup verify`'s flags, checked once: the snapshot it reads, and --prove's deadline, which acts after the check. */
+interface VerifyOptions {
+  snapshotDir: string;
+  /** --prove: each server call's deadline while proving the snapshot; undefined without --prove. */
+  proveCallTimeoutMs: number | undefined;
+}
+
 /** Every flag checked here, once, before anything is read. */
 async function verifyOptions(io: HandlerIO, snapshot: string, flags: VerifyFlags): Promise<VerifyOptions> {
   const snapshotDir = resolveSnapshot(snapshot, dirOption(io, flags.from), io.ctx.cwd, sourceOf(io.opts.stateDir));
@@ -51,7 +58,7 @@ async function verifyRun(io: HandlerIO, options: VerifyOptions): Promise<Command
   const { ManifestError, manifestAgyError } = await import('../../../backup/manifest.js');
   let report: ReturnType<typeof verifySnapshot>;
   try {
-    report = verifySnapshot(options);
+    report = verifySnapshot(options.snapshotDir);
   } catch (err) {
     if (err instanceof ManifestError) throw manifestAgyError(err, options.snapshotDir);
     throw err;

@@ -12,18 +12,18 @@
  */
 import fs from 'node:fs';
 import { SnapshotMismatch, verifySnapshotFiles, writeArchive } from '../../../backup/archive-write.js';
-import type { RestoreOptions } from '../../../backup/restore.js';
 import { AgyError, EXIT } from '../../../core/errors.js';
 import { openRootsOwn, whyNotRootsOwn } from '../../../util/os/roots-own.js';
 import { ARCHIVE_SHOWN_VAR, type TreeOwner } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerIO } from '../../action.js';
 import { globalArgv, withOwnerChild } from '../../as-owner.js';
+import type { RestoreCommandOptions } from './flags.js';
 
 /** `input.source`: a snapshot directory root reads, or an archive: a file root reads, or `-` (root's stdin, handed over). */
 export async function restoreAsOwner(
   io: HandlerIO,
   owner: TreeOwner,
-  input: RestoreOptions,
+  input: RestoreCommandOptions,
   deadlineMs: number,
 ): Promise<CommandResult> {
   const reader = whoReads(input.source, owner);
@@ -63,7 +63,7 @@ export async function restoreAsOwner(
 }
 
 /** The owner's args for the source: every option restoreAsOwner passes, with the snapshot dir or archive path itself. */
-function restoreArgs(io: HandlerIO, input: RestoreOptions, from?: string[]): string[] {
+function restoreArgs(io: HandlerIO, input: RestoreCommandOptions, from?: string[]): string[] {
   return [
     ...globalArgv(io.opts),
     'restore',
@@ -100,7 +100,7 @@ async function verifyFirst(dir: string, signal: AbortSignal): Promise<void> {
 async function ownerReads(
   io: HandlerIO,
   owner: TreeOwner,
-  input: RestoreOptions,
+  input: RestoreCommandOptions,
   deadlineMs: number,
 ): Promise<CommandResult> {
   const exit = await withOwnerChild(
@@ -125,7 +125,7 @@ async function ownerReads(
  * owner's). Throws (exit 2) for a link, a FIFO or anything else, or another
  * user's file, before anything is read.
  */
-function whoReads(source: RestoreOptions['source'], owner: TreeOwner): 'root' | 'owner' | 'stdin' | number {
+function whoReads(source: RestoreCommandOptions['source'], owner: TreeOwner): 'root' | 'owner' | 'stdin' | number {
   if ('archive' in source && source.archive === '-') return 'stdin';
   const target = 'dir' in source ? source.dir : source.archive;
   const st = fs.lstatSync(target);

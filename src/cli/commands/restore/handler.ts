@@ -3,7 +3,6 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { type Manifest, readManifest } from '../../../backup/manifest.js';
 import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
-import type { RestoreOptions } from '../../../backup/restore.js';
 import { assertSameSource, sourceOf } from '../../../backup/source.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { expandTilde, stateDirProblem, tempRoot } from '../../../core/paths.js';
@@ -12,21 +11,9 @@ import { ARCHIVE_SHOWN_VAR, ownerToBecome } from '../../../util/os/tree-owner.js
 import type { CommandResult, HandlerIO } from '../../action.js';
 import { parseDurationOption } from '../../parse-options.js';
 import { dirOption, fsContext } from '../backup/handler.js';
+import { sayBackupEvents } from '../backup/progress.js';
+import type { RestoreCommandOptions, RestoreFlags } from './flags.js';
 import { renderPlan, renderRestore } from './render.js';
-
-/** `agyctl restore`'s flags, as commander gives them. */
-export interface RestoreFlags {
-  archive?: string;
-  session?: string[];
-  from?: string;
-  force?: boolean;
-  dryRun?: boolean;
-  prove?: boolean;
-  proveTimeout: string;
-  /** The deadline of the owner's side (root on a user's state dir). */
-  timeout: string;
-  fromOtherSource?: boolean;
-}
 
 export function restoreCommand(
   io: HandlerIO,
@@ -39,7 +26,7 @@ export function restoreCommand(
 }
 
 /** Every flag checked here, once, before anything is restored. */
-function restoreOptions(io: HandlerIO, snapshot: string | undefined, flags: RestoreFlags): RestoreOptions {
+function restoreOptions(io: HandlerIO, snapshot: string | undefined, flags: RestoreFlags): RestoreCommandOptions {
   if ((snapshot === undefined) === (flags.archive === undefined))
     throw usageError(
       'Give either a SNAPSHOT or --archive FILE|-, not both or neither.',
@@ -79,7 +66,7 @@ function restoreOptions(io: HandlerIO, snapshot: string | undefined, flags: Rest
   return { ...common, source: { archive } };
 }
 
-async function restoreRun(io: HandlerIO, options: RestoreOptions, timeout: string): Promise<CommandResult> {
+async function restoreRun(io: HandlerIO, options: RestoreCommandOptions, timeout: string): Promise<CommandResult> {
   // Root on a user's state dir: the restore itself runs as that user, fed the archive through a pipe.
   const owner = ownerToBecome(options.stateDir);
   if (owner)
@@ -94,8 +81,7 @@ async function restoreRun(io: HandlerIO, options: RestoreOptions, timeout: strin
   const { withArchiveSnapshot } = await import('../../../backup/archive-restore.js');
   const { ArchiveError } = await import('../../../backup/archive-read.js');
   try {
-    const unpackWith = { stdin: io.ctx.stdin, tmpRoot: tempRoot(io.ctx.env), signal: io.ctx.signal };
-    return await withArchiveSnapshot(archive, unpackWith, (dir) => restoreFrom(io, dir, options, archive));
+    return await withArchiveSnapshot(archive, io.ctx, (dir) => restoreFrom(io, dir, options, archive));
   } catch (err) {
     if (err instanceof ArchiveError) {
       throw new AgyError(
@@ -115,7 +101,7 @@ async function restoreRun(io: HandlerIO, options: RestoreOptions, timeout: strin
 }
 
 /** A snapshot of another state dir is refused (exit 2) unless --from-other-source; a manifest that cannot be read is the restore's to report. */
-function assertSnapshotOfThis(io: HandlerIO, dir: string, options: RestoreOptions, archive?: string): void {
+function assertSnapshotOfThis(io: HandlerIO, dir: string, options: RestoreCommandOptions, archive?: string): void {
   let manifest: Manifest;
   try {
     manifest = readManifest(dir);
@@ -130,7 +116,7 @@ function assertSnapshotOfThis(io: HandlerIO, dir: string, options: RestoreOption
 async function restoreFrom(
   io: HandlerIO,
   dir: string,
-  options: RestoreOptions,
+  options: RestoreCommandOptions,
   archive?: string,
 ): Promise<CommandResult> {
   const { runRestore, selectSessions } = await import('../../../backup/restore.js');
@@ -141,7 +127,7 @@ async function restoreFrom(
     const plan = planRestore(options, {
       snapshotDir: dir,
       shown: shown ?? (archive === '-' ? 'the archive on stdin' : (archive ?? dir)),
-      sessions: selectSessions({ snapshotDir: dir, sessionIds: options.sessionIds }),
+      sessions: selectSessions(dir, options.sessionIds),
       tmpRoot: tempRoot(io.ctx.env),
     });
     if (!io.opts.json) for (const line of renderPlan(plan)) io.out.print(line);
@@ -152,7 +138,7 @@ async function restoreFrom(
   const callTimeoutMs = options.proveCallTimeoutMs;
   const prover = callTimeoutMs === undefined ? undefined : await import('../backup/prove-handler.js');
   const proveWith = callTimeoutMs === undefined ? undefined : prover?.proveOptions(io, dir, callTimeoutMs);
-  const report = await runRestore(options, { snapshotDir: dir, signal: io.ctx.signal, out: io.out });
+  const report = await runRestore(options, { snapshotDir: dir, signal: io.ctx.signal, emit: sayBackupEvents(io.out) });
   if (archive) report.snapshot = (archive === '-' ? io.ctx.env[ARCHIVE_SHOWN_VAR] : undefined) ?? archive;
   if (!io.opts.json) for (const line of renderRestore(report)) io.out.print(line);
   const restoredOk = report.sessions.every((s) => s.restored);

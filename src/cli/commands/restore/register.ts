@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import type { ActionFactory } from '../../action.js';
 import { collect } from '../../parse-options.js';
-import type { RestoreFlags } from './handler.js';
+import type { RestoreFlags } from './flags.js';
 
 export function register(program: Command, action: ActionFactory): void {
   program

@@ -7,7 +7,7 @@ import { EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { defaultBackupDir, expandTilde, tempRoot } from '../../../core/paths.js';
 import type { CommandResult, HandlerArgs, HandlerIO } from '../../action.js';
 import { parseDurationOption } from '../../parse-options.js';
-import { Progress } from '../backup/progress.js';
+import { Progress, sayBackupEvents } from '../backup/progress.js';
 
 export interface ExportFlags {
   session?: string[] | undefined;
@@ -91,7 +91,7 @@ export async function exportCommand(
       startFor: (stateDir) => serverStartOptions({ ...io, opts: { ...io.opts, stateDir } }),
       signal: io.ctx.signal,
       fallbackCwd: io.ctx.cwd,
-      out: io.out,
+      emit: sayBackupEvents(io.out),
       onProgress: progressLine(io),
       progress: (sessions, bytes) => new Progress(io.out, sessions, bytes),
     });
