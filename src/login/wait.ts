@@ -13,9 +13,9 @@ import { AgyError, EXIT, InterruptedError, TimeoutError } from '../core/errors.j
 import type { CommandIO } from '../core/io.js';
 import { type AuthUrl, validatePastedRedirect } from '../profiles/auth-url.js';
 import { formatDuration } from '../util/duration.js';
+import type { ShowLoginEvent } from './events.js';
 import { startPasteReader } from './paste.js';
 import { deliverRedirect, listenerAlive } from './startup.js';
-import type { ShowLoginStep } from './steps.js';
 
 /** Probe period and grace: a vanished listener is reported within 2 s (test/e2e/login-listener-watch.test.ts measures it). */
 export const LIVENESS_EVERY_MS = 700;
@@ -30,7 +30,7 @@ export interface SignInWait {
   startedAt: number;
   /** How long a closed listener may go unanswered (a profile quirk); default LIVENESS_GRACE_MS. */
   listenerGraceMs?: number | undefined;
-  show: ShowLoginStep;
+  show: ShowLoginEvent;
   /** Resolves with the elicitation's id when the server withdraws the URL it asked the user to open. */
   withdrawn?: Promise<string> | undefined;
 }
@@ -61,8 +61,7 @@ export function waitForSignIn(io: CommandIO, wait: SignInWait): Promise<void> {
     );
   }
 
-  const refuse = (reason: string): void =>
-    void show({ step: 'paste-refused', event: { event: 'redirect-rejected', reason } });
+  const refuse = (reason: string): void => void show({ event: 'redirect-rejected', reason });
 
   async function onPaste(line: string): Promise<void> {
     if (delivered) return refuse('a redirect was already delivered for this login; waiting for the server');
@@ -71,8 +70,7 @@ export function waitForSignIn(io: CommandIO, wait: SignInWait): Promise<void> {
     delivered = true;
     try {
       const status = await deliverRedirect(v.value.deliverTo);
-      void show({ step: 'event', event: { event: 'redirect-delivered', status } });
-      io.out.verbose(`delivered the redirect to the login listener (HTTP ${status})`);
+      void show({ event: 'redirect-delivered', status });
     } catch (err) {
       delivered = false;
       // The listener closes once a redirect arrives: the browser may have got there first, through the tunnel.
@@ -162,7 +160,7 @@ export interface WaitLoopOptions {
   authenticate: Promise<unknown>;
   deadline: number;
   startedAt: number;
-  show: ShowLoginStep;
+  show: ShowLoginEvent;
   /** Prompt text after the countdown, e.g. "paste the authorization code". */
   prompt: string;
   /** What the deadline says: "No sign-in" / "No code". */
@@ -231,20 +229,14 @@ export function runWaitLoop(io: CommandIO, wait: WaitLoopOptions): Promise<void>
       teardown?.();
       teardown = undefined;
       const graceMs = Math.min(remaining(), WITHDRAWN_GRACE_MS);
-      void wait.show({
-        step: 'url-withdrawn',
-        event: { event: 'url-withdrawn', elicitationId, graceS: Math.round(graceMs / 1000) },
-      });
+      void wait.show({ event: 'url-withdrawn', elicitationId, graceS: Math.round(graceMs / 1000) });
       loop.keep(setTimeout(() => loop.finish(withdrawnUnanswered(elicitationId, graceMs)), graceMs));
     });
     const waitingEvent = (): void =>
       void wait.show({
-        step: 'event',
-        event: {
-          event: 'waiting',
-          elapsedS: Math.round((Date.now() - wait.startedAt) / 1000),
-          remainingS: Math.round(remaining() / 1000),
-        },
+        event: 'waiting',
+        elapsedS: Math.round((Date.now() - wait.startedAt) / 1000),
+        remainingS: Math.round(remaining() / 1000),
       });
     waitingEvent();
     loop.keep(setInterval(waitingEvent, WAITING_EVENT_EVERY_MS));

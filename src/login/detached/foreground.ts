@@ -20,8 +20,8 @@ import { AgyError, EXIT, InterruptedError } from '../../core/errors.js';
 import type { CommandIO } from '../../core/io.js';
 import { holderLine, parseHolderLine, takePidLock } from '../../util/os/pid-lock.js';
 import { sameProcessAlive } from '../../util/os/process.js';
+import type { LoginEvent } from '../events.js';
 import { type PasteReader, promptsOnTty, startPasteReader } from '../paste.js';
-import type { ShowStartStep } from '../steps.js';
 import type { LoginRequest } from './contract.js';
 import { attach, type Frame } from './ipc.js';
 import { cancelPending, cleanupAfter, deliver, inspect } from './pending-login.js';
@@ -45,6 +45,9 @@ const HARD_END_MARGIN_MS = 60_000;
 /** What the supervisor runs: written to the 0600 request.json with the ids and deadlines added. */
 export type LoginAsked = Pick<LoginRequest, 'opts' | 'login' | 'tty'>;
 
+/** Where the foreground's own events go (its printer); shown at once, nothing to wait for. */
+export type ShowStartEvent = (event: LoginEvent) => void;
+
 /** The message is one line; the URL and tunnel stand in `pending` (and, for a person, on the lines before it). */
 export function pendingError(state: LoginState): AgyError {
   const [first] = describePending(state);
@@ -54,7 +57,7 @@ export function pendingError(state: LoginState): AgyError {
   });
 }
 
-export async function startLogin(io: CommandIO, asked: LoginAsked, show: ShowStartStep): Promise<RelayResult> {
+export async function startLogin(io: CommandIO, asked: LoginAsked, show: ShowStartEvent): Promise<RelayResult> {
   const paths = recordPaths(io.ctx.env, io.opts.stateDir);
   ensureRecordDir(paths);
   const release = claimStart(paths.dir, io.opts.stateDir);
@@ -62,14 +65,14 @@ export async function startLogin(io: CommandIO, asked: LoginAsked, show: ShowSta
     const seen = inspect(paths);
     if (seen.kind === 'pending') {
       if (!asked.login.restart) {
-        show({ step: 'pending', state: seen.state });
+        show({ event: 'pending', state: seen.state });
         throw pendingError(seen.state);
       }
-      show({ step: 'restarting', pid: seen.state.pid });
+      show({ event: 'restarting', pid: seen.state.pid });
       await cancelPending(paths, seen.state);
-      show({ step: 'restarted', event: { event: 'restarted', cancelled: seen.state.id } });
+      show({ event: 'restarted', cancelled: seen.state.id });
     } else if (seen.kind === 'died') {
-      show({ step: 'previous-died', pid: seen.state.pid });
+      show({ event: 'previous-died', pid: seen.state.pid });
     }
     fs.rmSync(paths.state, { force: true });
     const request = makeRequest(io, asked);
@@ -138,7 +141,7 @@ export interface TerminalRelayOptions {
   endBy: number;
   /** Called once the supervisor's state is on record (lets a concurrent login see it pending). */
   release(): void;
-  show: ShowStartStep;
+  show: ShowStartEvent;
 }
 
 /** The login's recorded error, as the error this process reports (same exit, code, message and hint). */
@@ -174,7 +177,7 @@ export async function relayLogin(io: CommandIO, relay: TerminalRelayOptions): Pr
   const answerLatePastes = (): void => {
     if (lateLines || gone) return;
     lateLines = startPasteReader(io, undefined, (line) => {
-      if (line.trim() !== '') say(() => show({ step: 'already-arrived' }));
+      if (line.trim() !== '') say(() => show({ event: 'already-arrived' }));
       return undefined;
     });
   };
@@ -197,7 +200,7 @@ export async function relayLogin(io: CommandIO, relay: TerminalRelayOptions): Pr
       // The prompt waits for it: drawn again only when the paste was not delivered, or when the
       // server asks again (a new URL after a code it could not use); `authenticated` ends it.
       void deliver(paths, line).then((answer) => {
-        if (!answer) say(() => show({ step: 'undelivered' }));
+        if (!answer) say(() => show({ event: 'undelivered' }));
         if (!answer?.ok && !answer?.arrived) paste?.resume();
       });
       return false;
@@ -244,7 +247,7 @@ export async function relayLogin(io: CommandIO, relay: TerminalRelayOptions): Pr
     const first = await settled;
     if (first !== 'cancel') return first;
     stopPaste();
-    show({ step: 'cancelling' });
+    show({ event: 'cancelling' });
     const seen = inspect(paths);
     if (seen.kind === 'pending') await cancelPending(paths, seen.state);
     throw new InterruptedError();

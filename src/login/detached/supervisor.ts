@@ -25,8 +25,9 @@ import { AgyError, EXIT } from '../../core/errors.js';
 import { agyctlEntryArgs } from '../../core/runtime.js';
 import { isRecordedProcess, procStat, recordProcess } from '../../util/os/process.js';
 import { enterableCwd, relayFd, TRACE_FD_VAR } from '../../util/os/tree-owner.js';
+import { ANSWER_EVENTS, type LoginEvent } from '../events.js';
 import { liveShimDirs } from '../shims.js';
-import { ANSWER_EVENTS, type FinishAnswer, type LoginEvent, type LoginRequest } from './contract.js';
+import type { FinishAnswer, LoginRequest } from './contract.js';
 import { type Frame, onJsonLines, type Request, sendLine } from './ipc.js';
 import {
   CANCELLED,

@@ -2,13 +2,9 @@
 import path from 'node:path';
 import { asExitCode, EXIT, InterruptedError, TimeoutError } from '../../../core/errors.js';
 import { nullTracer, type Tracer } from '../../../core/io.js';
-import {
-  asLoginEvent,
-  type LoginEvent,
-  type LoginRequest,
-  ORPHAN_GRACE_VAR,
-} from '../../../login/detached/contract.js';
+import { type LoginRequest, ORPHAN_GRACE_VAR } from '../../../login/detached/contract.js';
 import type { LoginStreams } from '../../../login/detached/supervisor.js';
+import { asLoginEvent, type LoginEvent } from '../../../login/events.js';
 import { MAX_DURATION_MS, parseDurationText } from '../../../util/duration.js';
 import { relayFd, TRACE_FD_VAR } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerArgs, HandlerIO, RunContext, TtyWritable } from '../../action.js';
@@ -57,7 +53,7 @@ async function runOne(req: LoginRequest, env: NodeJS.ProcessEnv, streams: LoginS
     }
     const io: HandlerIO = { ctx, opts: { ...req.opts }, out, tracer };
     const { runLogin } = await import('../../../login/run-login.js');
-    const report = await runLogin(io, req.login, (step) => printer.show(step));
+    const report = await runLogin(io, req.login, (event) => printer.show(event));
     printer.finish(report, req.login.keepProbeSession);
     return { exit: EXIT.ok };
   } catch (thrown) {

@@ -11,6 +11,7 @@ import { describeInsight, inspectToken } from '../../../check/token.js';
 import { EXIT, TimeoutError, usageError } from '../../../core/errors.js';
 import type { TtyReadable } from '../../../core/io.js';
 import { resolveUserPath } from '../../../core/paths.js';
+import type { LoginEvent } from '../../../login/events.js';
 import type { LoginOptions } from '../../../login/run-login.js';
 import { profileOf } from '../../../profiles/index.js';
 import { withDeadline } from '../../../util/deadline.js';
@@ -76,7 +77,7 @@ function stdinCanPaste(stdin: TtyReadable): boolean {
 
 export async function loginCommand(io: HandlerIO, { options }: HandlerArgs<LoginFlags>): Promise<CommandResult> {
   const { startLogin, outcomeError } = await import('../../../login/detached/foreground.js');
-  const { startPrinter } = await import('./printers.js');
+  const { detachedEvent, loginPrinter, pasteWhere } = await import('./printers.js');
   const login = await loginOptionsFrom(io, options);
   // A settings.json login would refuse is refused first, before anything is said about the credential.
   (await import('../../../login/run-login.js')).usableSettings(io);
@@ -95,12 +96,12 @@ export async function loginCommand(io: HandlerIO, { options }: HandlerArgs<Login
   const { screenOf } = await import('../../../login/qr.js');
   const stderrSize = screenOf(io.ctx.stderr).size;
   const tty = { stdout: Boolean(io.ctx.stdout.isTTY), stderr: Boolean(io.ctx.stderr.isTTY) };
-  const printer = startPrinter(io.out);
-  const show = (step: Parameters<typeof printer.show>[0]): void => void printer.show(step);
+  const printer = loginPrinter(io.out, { qr: login.qr, pasteWhere: pasteWhere(login), stderr: io.ctx.stderr });
+  const show = (event: LoginEvent): void => void printer.show(event);
   const result = await startLogin(io, { opts, login, tty: { ...tty, ...(stderrSize ? { stderrSize } : {}) } }, show);
   if (result.kind === 'hangup') return { exit: EXIT.ok, data: { detached: true } };
   if (result.kind === 'detached') {
-    show({ step: 'detached', state: result.state });
+    show(detachedEvent(result.state));
     return { exit: EXIT.ok, data: { detached: true } };
   }
   if (result.outcome.exit !== EXIT.ok) throw outcomeError(result.outcome);
