@@ -18,7 +18,7 @@ import type { CommandIO, Tracer } from '../core/io.js';
 import { type AuthUrl, findUrls, type Validation, validateCodeEntryUrl } from '../profiles/auth-url.js';
 import type { ShowLoginEvent } from './events.js';
 import { codeEntryEvent, openInBrowser } from './present.js';
-import { runWaitLoop, type WaitLoop } from './wait.js';
+import { type Pastes, runWaitLoop, type WaitLoop } from './wait.js';
 
 export interface CodeEntryOptions {
   server: AcpServer;
@@ -30,6 +30,7 @@ export interface CodeEntryOptions {
   /** The auth method, on the `url` event of a retry. */
   method: string | undefined;
   show: ShowLoginEvent;
+  pastes: Pastes;
   /** Subscribe to the server's output lines (a retry shows a new URL there); returns the unsubscribe. */
   watchOutput(listener: (line: string) => void): () => void;
   /** Register the code before it is written, so it is scrubbed from every later output line and trace (the server echoes it). */
@@ -116,7 +117,7 @@ export function waitForCode(io: CommandIO, entry: CodeEntryOptions): Promise<voi
     deadline: entry.deadline,
     startedAt: entry.startedAt,
     show: entry.show,
-    prompt: 'paste the authorization code',
+    pastes: entry.pastes,
     nothing: 'No code',
     timeoutHint: 'run `agyctl login` again; the URL is single-use, so open the new one',
     onLine,

@@ -122,6 +122,20 @@ type PersonEvent =
   | { event: 'token-file-narrowed'; path: string; from: string }
   | { event: 'auth-type-differs'; key: string; current: unknown; method: string; canSetAuth: boolean }
   | { event: 'credentials-elsewhere'; tokenFile: string }
+  /**
+   * A sentence of the layers under the login (the server's start-up and its output for --verbose, the
+   * profile it turned out to be), said through the supervisor's reporter: rendered by the terminal's printer.
+   */
+  | { event: 'said'; how: 'print' | 'info' | 'warn' | 'verbose'; text: string; verbatim?: true }
+  /** The login succeeded: what a person is told at the end (the `verified` line says it for --json). */
+  | {
+      event: 'logged-in';
+      method: string;
+      serverStartMs: number;
+      account?: SignedInAccount;
+      tokenFile?: { path: string; mode: string | undefined };
+      keptProbeSession?: string;
+    }
   // The foreground's own: starting under a supervisor and staying attached to it.
   /** Refused: a login is pending already (the lines after the error's first). */
   | { event: 'pending'; state: LoginState }
@@ -150,6 +164,8 @@ export const PERSON_ONLY: { readonly [N in PersonEvent['event']]: true } = {
   'token-file-narrowed': true,
   'auth-type-differs': true,
   'credentials-elsewhere': true,
+  said: true,
+  'logged-in': true,
   pending: true,
   restarting: true,
   'previous-died': true,

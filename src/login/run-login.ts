@@ -24,6 +24,7 @@ import type { LoginOptions } from './detached/contract.js';
 import type { LoginEventOf, ShowLoginEvent, SignedInAccount } from './events.js';
 import { checkAndFixTokenFile, type ProofResult, proveCredentials, type TokenFileReport } from './prove-credentials.js';
 import { isBrowserMethod, type SignInOptions, serverAccount, signIn } from './sign-in.js';
+import type { Pastes } from './wait.js';
 
 export type { LoginOptions } from './detached/contract.js';
 
@@ -196,8 +197,13 @@ function credentialsWhere(
   return 'elsewhere';
 }
 
-/** The login's steps go to `show`, in order (the command's printer); the report is what it found. */
-export async function runLogin(io: CommandIO, options: LoginOptions, show: ShowLoginEvent): Promise<LoginReport> {
+/** The login's events go to `show`, in order; pasted lines come from `pastes`; the report is what it found. */
+export async function runLogin(
+  io: CommandIO,
+  options: LoginOptions,
+  show: ShowLoginEvent,
+  pastes: Pastes,
+): Promise<LoginReport> {
   // The server would write the new token through a planted link (as root: anywhere): refuse before starting it.
   assertNotSymlink(profileOf(io.opts).files(io.opts.stateDir).token, 'the token file');
   const pre = preflight(io, options.method);
@@ -211,7 +217,7 @@ export async function runLogin(io: CommandIO, options: LoginOptions, show: ShowL
     void show({ event: 'profile-detected', profile: profile.id, stateDir: io.opts.stateDir });
     pre.settingsRaw = snapshotSettings(io);
   };
-  const signInOptions: SignInOptions = { ...options, method: pre.method, show, onStarted };
+  const signInOptions: SignInOptions = { ...options, method: pre.method, show, pastes, onStarted };
   const attempt = await signIn(io, signInOptions);
   const profile = profileOf(io.opts);
   await show({ event: 'authenticated', method: pre.method });
@@ -233,6 +239,14 @@ export async function runLogin(io: CommandIO, options: LoginOptions, show: ShowL
     },
     serverStartMs: proof.initMs,
     ...(account ? { account } : {}),
+  });
+  await show({
+    event: 'logged-in',
+    method: pre.method,
+    serverStartMs: proof.initMs,
+    ...(account ? { account } : {}),
+    ...(tokenFile?.exists ? { tokenFile: { path: tokenFile.path, mode: tokenFile.mode } } : {}),
+    ...(options.keepProbeSession ? { keptProbeSession: proof.sessionId } : {}),
   });
   return {
     method: pre.method,

@@ -37,7 +37,7 @@ import type { ShowLoginEvent, SignedInAccount } from './events.js';
 import { codeEntryEvent, devicePageEvent, loopbackUrlEvent, openInBrowser, withClientCheck } from './present.js';
 import { createShimDir, loginServerEnv, recordOwner, sweepStaleLoginDirs } from './shims.js';
 import { type Ready, startForSignIn } from './startup.js';
-import { authFailure, waitForServerSignIn, waitForSignIn } from './wait.js';
+import { authFailure, type Pastes, waitForServerSignIn, waitForSignIn } from './wait.js';
 
 /** If no URL shows up by then, say what usually causes it. */
 const NO_URL_HINT_AFTER_MS = 20_000;
@@ -50,6 +50,8 @@ const ACCOUNT_ASK_MS = 5_000;
 export interface SignInOptions extends Pick<LoginOptions, 'timeoutMs' | 'fakeDisplay' | 'target' | 'open'> {
   method: string;
   show: ShowLoginEvent;
+  /** Pasted redirects or codes, while the sign-in waits for one. */
+  pastes: Pastes;
   /** Right after initialize (login adopts a detected profile here). */
   onStarted?: (init: InitializeResult) => void;
 }
@@ -150,6 +152,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
         deadline,
         startedAt,
         show: options.show,
+        pastes: options.pastes,
         withdrawn: withdrawals.of(first),
       };
       const origin = { source: first.source, via: first.via, message: first.elicitation?.message };

@@ -7,7 +7,6 @@
 
 import type { ServerTarget } from '../../core/io.js';
 import type { LoginEvent } from '../events.js';
-import type { TerminalSize } from '../qr.js';
 import type { TunnelTarget } from '../tunnel.js';
 
 /**
@@ -33,15 +32,12 @@ export interface LoginOptions {
   force: boolean;
 }
 
-/** The global options the login runs with (the CLI's GlobalOptions, as written to request.json). */
+/** The global options the login runs with: its server and state dir, and --trace. How it is shown is the clients' business. */
 export interface RequestOptions extends ServerTarget {
-  json: boolean;
-  color: boolean;
-  verbose: boolean;
   trace: string | undefined;
 }
 
-/** request.json (0600, in the record dir): the login's options and the global options; never the environment. */
+/** request.json (0600, in the record dir): the login's options and the server it runs; never the environment or a terminal's facts. */
 export interface LoginRequest {
   version: 1;
   id: string;
@@ -53,11 +49,6 @@ export interface LoginRequest {
   hardDeadline: number;
   opts: RequestOptions;
   login: LoginOptions;
-  /**
-   * Whether the starting agyctl's stdout/stderr were terminals: the login colours its output as it would there.
-   * The size of its stderr terminal when known at the start (`login --qr` draws the code only when it fits).
-   */
-  tty: { stdout: boolean; stderr: boolean; stderrSize?: TerminalSize };
 }
 
 /** The supervisor's answer to `finish` (the answer event is kept for clients of an older version). */

@@ -88,20 +88,18 @@ export async function loginCommand(io: HandlerIO, { options }: HandlerArgs<Login
       return { exit: EXIT.ok, data: { started: false } };
     }
   }
-  // The supervisor runs the login with these options; --trace is made absolute, it runs elsewhere.
+  // The supervisor runs the login with these options (how it is shown stays here); --trace is made absolute, it runs elsewhere.
+  const { json: _json, color: _color, verbose: _verbose, ...target } = io.opts;
   const opts = {
-    ...io.opts,
+    ...target,
     ...(io.opts.trace ? { trace: resolveUserPath(io.ctx.cwd, io.opts.trace, io.ctx.env) } : {}),
   };
-  const { screenOf } = await import('../../../login/qr.js');
-  const stderrSize = screenOf(io.ctx.stderr).size;
-  const tty = { stdout: Boolean(io.ctx.stdout.isTTY), stderr: Boolean(io.ctx.stderr.isTTY) };
   const printer = loginPrinter(io.out, { qr: login.qr, pasteWhere: pasteWhere(login), stderr: io.ctx.stderr });
-  const show = (event: LoginEvent): void => void printer.show(event);
-  const result = await startLogin(io, { opts, login, tty: { ...tty, ...(stderrSize ? { stderrSize } : {}) } }, show);
+  const show = (event: LoginEvent) => printer.show(event);
+  const result = await startLogin(io, { opts, login }, show);
   if (result.kind === 'hangup') return { exit: EXIT.ok, data: { detached: true } };
   if (result.kind === 'detached') {
-    show(detachedEvent(result.state));
+    await show(detachedEvent(result.state));
     return { exit: EXIT.ok, data: { detached: true } };
   }
   if (result.outcome.exit !== EXIT.ok) throw outcomeError(result.outcome);

@@ -19,7 +19,6 @@ import {
   type PublicLoginEvent,
 } from '../../../login/events.js';
 import { fitQr, qrLines, screenOf } from '../../../login/qr.js';
-import type { LoginReport } from '../../../login/run-login.js';
 import { tunnelExplanation } from '../../../login/tunnel.js';
 import type { UnexpectedClient } from '../../../profiles/auth-url.js';
 import type { Output } from '../../terminal/output.js';
@@ -46,10 +45,9 @@ export function pasteWhere(how: { detached?: boolean | undefined; stdinPastes?: 
 /** One renderer per event name: leaving one out is a type error. */
 type Renderers = { readonly [N in LoginEventName]: (e: LoginEventOf<N>) => void | Promise<void> };
 
-/** The login's printer: its events as they come, then the report of a login that succeeded. */
+/** The login's printer: its events as they come, rendered for this terminal. */
 export interface LoginPrinter {
   show(event: LoginEvent): void | Promise<void>;
-  finish(report: LoginReport, keepProbeSession: boolean): void;
 }
 
 export function loginPrinter(out: Output, display: LoginDisplay): LoginPrinter {
@@ -59,7 +57,6 @@ export function loginPrinter(out: Output, display: LoginDisplay): LoginPrinter {
       if (isPublicLoginEvent(e)) out.event(jsonLine(e)); // printed only with --json; a supervisor forwards it
       return (render[e.event] as (e: LoginEvent) => void | Promise<void>)(e);
     },
-    finish: (report, keep) => (out.json ? undefined : finishText(out, report, keep)),
   };
 }
 
@@ -164,6 +161,11 @@ function notes(out: Output) {
       out.info(
         `note: no ${path.basename(e.tokenFile)}; the server holds credentials elsewhere, e.g. the OS keyring (a fresh server accepted them without authenticate)`,
       ),
+    said(e: LoginEventOf<'said'>): void {
+      if (e.how === 'print') out.print(e.text, { verbatim: e.verbatim === true });
+      else if (e.how === 'info') out.info(e.text, { verbatim: e.verbatim === true });
+      else out[e.how](e.text);
+    },
     previousDied: (e: LoginEventOf<'previous-died'>) =>
       out.warn(`the previous login's supervisor (pid ${e.pid}) had died; cleaned up after it`),
     alreadyArrived: () => out.info(ALREADY_ARRIVED),
@@ -206,6 +208,8 @@ function jsonRenderers(out: Output, display: LoginDisplay): Renderers {
     'token-file-narrowed': n.tokenFileNarrowed,
     'auth-type-differs': n.authTypeDiffers,
     'credentials-elsewhere': n.credentialsElsewhere,
+    said: n.said,
+    'logged-in': n.none,
     pending: n.none,
     restarting: n.none,
     'previous-died': n.previousDied,
@@ -265,6 +269,8 @@ function textRenderers(out: Output, display: LoginDisplay): Renderers {
     'token-file-narrowed': n.tokenFileNarrowed,
     'auth-type-differs': n.authTypeDiffers,
     'credentials-elsewhere': n.credentialsElsewhere,
+    said: n.said,
+    'logged-in': (e) => loggedIn(out, e),
     pending(e) {
       for (const line of describePending(e.state).slice(1)) out.info(line);
     },
@@ -276,14 +282,11 @@ function textRenderers(out: Output, display: LoginDisplay): Renderers {
   };
 }
 
-function finishText(out: Output, report: LoginReport, keepProbeSession: boolean): void {
-  out.print(
-    `Logged in with ${report.method}; a fresh server accepted the credentials (start-up ${report.proof.initMs} ms).`,
-  );
-  if (report.account) out.print(`Signed in as ${accountText(report.account)}.`);
-  if (report.tokenFile?.exists)
-    out.print(`Token file: ${report.tokenFile.path} (mode ${report.tokenFile.mode}; contents never shown).`);
-  if (keepProbeSession) out.print(`Probe session kept: ${report.proof.sessionId}`);
+function loggedIn(out: Output, e: LoginEventOf<'logged-in'>): void {
+  out.print(`Logged in with ${e.method}; a fresh server accepted the credentials (start-up ${e.serverStartMs} ms).`);
+  if (e.account) out.print(`Signed in as ${accountText(e.account)}.`);
+  if (e.tokenFile) out.print(`Token file: ${e.tokenFile.path} (mode ${e.tokenFile.mode}; contents never shown).`);
+  if (e.keptProbeSession !== undefined) out.print(`Probe session kept: ${e.keptProbeSession}`);
 }
 
 /** The URL's lines, each value to copy alone on its stdout line, with its QR code above them when asked for and it fits. */
