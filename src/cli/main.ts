@@ -106,7 +106,7 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
     }
     if (!isLoginCommand(command)) {
       // Loaded only where a command runs (never for --version or help), and never for login itself.
-      const { pendingLoginNotice } = await import('../login/detached/pending-login.js');
+      const { pendingLoginNotice } = await import('../login/pending-login.js');
       const notice = pendingLoginNotice(ctx.env, opts.stateDir);
       if (notice) out.info(notice);
     }

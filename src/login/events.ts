@@ -12,9 +12,9 @@
  * of their own (`PERSON_ONLY`) are said to a person only.
  */
 import type { UnexpectedClient } from '../profiles/auth-url.js';
-import type { LoginState, SignedInAccount } from './detached/record.js';
+import type { LoginState, SignedInAccount } from './record.js';
 
-export type { SignedInAccount } from './detached/record.js';
+export type { SignedInAccount } from './record.js';
 
 export type UrlSource = 'shim' | 'launcher-file' | 'stdout' | 'stderr' | 'rpc' | 'remote' | (string & {});
 

@@ -32,7 +32,7 @@ import { signInRequestHandler } from './capture/elicitation-source.js';
 import { type Candidate, describeCandidate, noSignInUrlError } from './capture/evidence.js';
 import { type CapturedUrl, UrlCapture } from './capture/pipeline.js';
 import { Secrets, scrubbingTracer, waitForCode } from './code-entry.js';
-import type { LoginOptions } from './detached/contract.js';
+import type { LoginOptions } from './contract.js';
 import type { ShowLoginEvent, SignedInAccount } from './events.js';
 import { codeEntryEvent, devicePageEvent, loopbackUrlEvent, openInBrowser, withClientCheck } from './present.js';
 import { createShimDir, loginServerEnv, recordOwner, sweepStaleLoginDirs } from './shims.js';

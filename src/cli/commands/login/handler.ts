@@ -1,7 +1,7 @@
 /**
  * `agyctl login`: flags -> the login's options (one type, checked once), the question before a
  * credential `check` accepts is replaced, then the login started under its supervisor
- * (src/login/detached/foreground.ts).
+ * (src/login/client.ts).
  */
 
 import fs from 'node:fs';
@@ -76,7 +76,7 @@ function stdinCanPaste(stdin: TtyReadable): boolean {
 }
 
 export async function loginCommand(io: HandlerIO, { options }: HandlerArgs<LoginFlags>): Promise<CommandResult> {
-  const { startLogin, outcomeError } = await import('../../../login/detached/foreground.js');
+  const { startLogin, outcomeError } = await import('../../../login/client.js');
   const { detachedEvent, loginPrinter, pasteWhere } = await import('./printers.js');
   const login = await loginOptionsFrom(io, options);
   // A settings.json login would refuse is refused first, before anything is said about the credential.

@@ -10,7 +10,6 @@
  */
 import path from 'node:path';
 import type { TtyWritable } from '../../../core/io.js';
-import { describePending, type LoginState, terminalLine } from '../../../login/detached/record.js';
 import {
   isPublicLoginEvent,
   type LoginEvent,
@@ -19,6 +18,7 @@ import {
   type PublicLoginEvent,
 } from '../../../login/events.js';
 import { fitQr, qrLines, screenOf } from '../../../login/qr.js';
+import { describePending, type LoginState, terminalLine } from '../../../login/record.js';
 import { tunnelExplanation } from '../../../login/tunnel.js';
 import type { UnexpectedClient } from '../../../profiles/auth-url.js';
 import type { Output } from '../../terminal/output.js';

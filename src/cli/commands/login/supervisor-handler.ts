@@ -2,8 +2,8 @@
 import path from 'node:path';
 import { asExitCode, EXIT, InterruptedError, TimeoutError } from '../../../core/errors.js';
 import { type CommandIO, nullTracer, type Tracer } from '../../../core/io.js';
-import { type LoginRequest, ORPHAN_GRACE_VAR } from '../../../login/detached/contract.js';
-import type { LoginPorts } from '../../../login/detached/supervisor.js';
+import { type LoginRequest, ORPHAN_GRACE_VAR } from '../../../login/contract.js';
+import type { LoginPorts } from '../../../login/supervisor.js';
 import { MAX_DURATION_MS, parseDurationText } from '../../../util/duration.js';
 import { relayFd, TRACE_FD_VAR } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerArgs, HandlerIO, RunContext } from '../../action.js';
@@ -75,10 +75,10 @@ export async function supervisorCommand(
 ): Promise<CommandResult> {
   io.ctx.claimHangup?.(() => undefined); // no terminal, but never let a stray SIGHUP end a login
   const dir = path.resolve(options.record);
-  const { recordPathsIn, checkRecordDir } = await import('../../../login/detached/record.js');
+  const { recordPathsIn, checkRecordDir } = await import('../../../login/record.js');
   const { recordProcess } = await import('../../../util/os/process.js');
   const { readFileNoFollow } = await import('../../../util/os/safe-fs.js');
-  const { runSupervisor, signalReady } = await import('../../../login/detached/supervisor.js');
+  const { runSupervisor, signalReady } = await import('../../../login/supervisor.js');
   const paths = recordPathsIn(dir);
   checkRecordDir(paths);
   const req = JSON.parse(readFileNoFollow(paths.request, 'the login request').toString('utf8')) as LoginRequest;

@@ -5,9 +5,9 @@
  * in ../events.ts.
  */
 
-import type { ServerTarget } from '../../core/io.js';
-import type { LoginEvent } from '../events.js';
-import type { TunnelTarget } from '../tunnel.js';
+import type { ServerTarget } from '../core/io.js';
+import type { LoginEvent } from './events.js';
+import type { TunnelTarget } from './tunnel.js';
 
 /**
  * `agyctl login`'s options: its flags checked once (src/cli/commands/login/handler.ts), the one type

@@ -5,7 +5,7 @@
  * answer. Every client wait is bounded; lines are capped in length.
  */
 import net from 'node:net';
-import type { LoginEvent } from '../events.js';
+import type { LoginEvent } from './events.js';
 
 /** No request or answer is anywhere near this; a longer line is garbage. */
 export const MAX_LINE = 64 * 1024;

@@ -16,14 +16,14 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { AgyError, EXIT, InterruptedError } from '../../core/errors.js';
-import type { CommandIO } from '../../core/io.js';
-import { holderLine, parseHolderLine, takePidLock } from '../../util/os/pid-lock.js';
-import { sameProcessAlive } from '../../util/os/process.js';
-import type { LoginEvent, ShowLoginEvent } from '../events.js';
-import { type PasteReader, promptsOnTty, startPasteReader } from '../paste.js';
+import { AgyError, EXIT, InterruptedError } from '../core/errors.js';
+import type { CommandIO } from '../core/io.js';
+import { holderLine, parseHolderLine, takePidLock } from '../util/os/pid-lock.js';
+import { sameProcessAlive } from '../util/os/process.js';
 import type { LoginRequest } from './contract.js';
+import type { LoginEvent, ShowLoginEvent } from './events.js';
 import { attach, type Frame } from './ipc.js';
+import { type PasteReader, promptsOnTty, startPasteReader } from './paste.js';
 import { cancelPending, cleanupAfter, deliver, inspect } from './pending-login.js';
 import {
   checkOurSocket,
@@ -198,7 +198,7 @@ export async function relayLogin(io: CommandIO, relay: TerminalRelayOptions): Pr
     if (paste || gone) return;
     paste = startPasteReader(io, prompt, (line) => {
       if (line.trim() === '') return undefined;
-      // The answer also arrives as a redirect-* / code-* event, printed like any other output.
+      // The answer also arrives as a redirect-* / code-* event, rendered like any other.
       // The prompt waits for it: drawn again only when the paste was not delivered, or when the
       // server asks again (a new URL after a code it could not use); `authenticated` ends it.
       void deliver(paths, line).then((answer) => {
@@ -209,7 +209,8 @@ export async function relayLogin(io: CommandIO, relay: TerminalRelayOptions): Pr
     });
   };
 
-  // The prompt follows the events before they are rendered, after the ones before them.
+  // The prompt reacts to an event after every event before it is shown, and just before its own
+  // lines (the prompt is gone before "Signed in" is written).
   const onFrame = (frame: Frame): void => {
     if (frame.t !== 'event') return;
     const e = frame.event;

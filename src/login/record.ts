@@ -8,13 +8,13 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { AgyError, EXIT } from '../../core/errors.js';
-import { homeDir, tempRoot } from '../../core/paths.js';
-import { formatDuration } from '../../util/duration.js';
-import { writeFileAtomic } from '../../util/os/atomic-write.js';
-import type { ProcessIdentity } from '../../util/os/process.js';
-import { lstatOrNull } from '../../util/os/safe-fs.js';
-import { sanitizeForTerminal } from '../../util/terminal-text.js';
+import { AgyError, EXIT } from '../core/errors.js';
+import { homeDir, tempRoot } from '../core/paths.js';
+import { formatDuration } from '../util/duration.js';
+import { writeFileAtomic } from '../util/os/atomic-write.js';
+import type { ProcessIdentity } from '../util/os/process.js';
+import { lstatOrNull } from '../util/os/safe-fs.js';
+import { sanitizeForTerminal } from '../util/terminal-text.js';
 
 /** A unix socket path must fit in sun_path (108 bytes on Linux); keep a margin. */
 const MAX_SOCKET_PATH = 100;

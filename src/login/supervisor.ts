@@ -21,16 +21,14 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import type { Readable } from 'node:stream';
-import { signalGroup } from '../../acp/children.js';
-import { AgyError, EXIT } from '../../core/errors.js';
-import { PLAIN, type Reporter } from '../../core/io.js';
-import { agyctlEntryArgs } from '../../core/runtime.js';
-import { isRecordedProcess, procStat, recordProcess } from '../../util/os/process.js';
-import { enterableCwd, relayFd, TRACE_FD_VAR } from '../../util/os/tree-owner.js';
-import { ANSWER_EVENTS, isPublicLoginEvent, type LoginEvent, type ShowLoginEvent } from '../events.js';
-import { liveShimDirs } from '../shims.js';
-import type { Pastes } from '../wait.js';
+import { signalGroup } from '../acp/children.js';
+import { AgyError, EXIT } from '../core/errors.js';
+import { PLAIN, type Reporter } from '../core/io.js';
+import { agyctlEntryArgs } from '../core/runtime.js';
+import { isRecordedProcess, procStat, recordProcess } from '../util/os/process.js';
+import { enterableCwd, relayFd, TRACE_FD_VAR } from '../util/os/tree-owner.js';
 import type { FinishAnswer, LoginRequest } from './contract.js';
+import { ANSWER_EVENTS, isPublicLoginEvent, type LoginEvent, type ShowLoginEvent } from './events.js';
 import { type Frame, onJsonLines, type Request, sendLine } from './ipc.js';
 import {
   CANCELLED,
@@ -40,6 +38,8 @@ import {
   type RecordPaths,
   writeState,
 } from './record.js';
+import { liveShimDirs } from './shims.js';
+import type { Pastes } from './wait.js';
 
 // --- starting it, and the processes a record names ---
 
