@@ -54,7 +54,15 @@ export function pendingError(state: LoginState): AgyError {
   });
 }
 
-export async function startLogin(io: CommandIO, asked: LoginAsked, show: ShowLoginEvent): Promise<RelayResult> {
+/** This terminal's printer of the login's events (src/cli/commands/login/printers.ts). */
+export interface EventPrinter {
+  show: ShowLoginEvent;
+  /** Whether showing this event writes anything here (the prompt is cleared and redrawn only around that). */
+  writes(event: LoginEvent): boolean;
+}
+
+export async function startLogin(io: CommandIO, asked: LoginAsked, printer: EventPrinter): Promise<RelayResult> {
+  const show = (e: LoginEvent) => printer.show(e);
   const paths = recordPaths(io.ctx.env, io.opts.stateDir);
   ensureRecordDir(paths);
   const release = claimStart(paths.dir, io.opts.stateDir);
@@ -79,7 +87,7 @@ export async function startLogin(io: CommandIO, asked: LoginAsked, show: ShowLog
       detach: asked.login.detached,
       endBy: request.hardDeadline,
       release,
-      show,
+      printer,
     });
   } finally {
     release();
@@ -139,7 +147,7 @@ export interface TerminalRelayOptions {
   /** Called once the supervisor's state is on record (lets a concurrent login see it pending). */
   release(): void;
   /** The printer of this terminal: every event of the login, and the foreground's own. */
-  show: ShowLoginEvent;
+  printer: EventPrinter;
 }
 
 /** The login's recorded error, as the error this process reports (same exit, code, message and hint). */
@@ -157,7 +165,8 @@ export function outcomeError(outcome: Omit<Outcome, 'endedAt'>): AgyError {
 }
 
 export async function relayLogin(io: CommandIO, relay: TerminalRelayOptions): Promise<RelayResult> {
-  const { paths, show } = relay;
+  const { paths, printer } = relay;
+  const show = (e: LoginEvent) => printer.show(e);
   const { out, ctx } = io;
   let paste: PasteReader | undefined;
   let lateLines: PasteReader | undefined;
@@ -184,7 +193,7 @@ export async function relayLogin(io: CommandIO, relay: TerminalRelayOptions): Pr
   const say = (e: LoginEvent): void => {
     rendering = rendering.then(async () => {
       if (gone) return;
-      const prompting = paste !== undefined && promptsOnTty(io);
+      const prompting = paste !== undefined && promptsOnTty(io) && printer.writes(e);
       if (prompting) out.clearStatus();
       await show(e);
       if (prompting) paste?.refresh();

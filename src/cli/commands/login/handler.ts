@@ -11,7 +11,6 @@ import { describeInsight, inspectToken } from '../../../check/token.js';
 import { EXIT, TimeoutError, usageError } from '../../../core/errors.js';
 import type { TtyReadable } from '../../../core/io.js';
 import { resolveUserPath } from '../../../core/paths.js';
-import type { LoginEvent } from '../../../login/events.js';
 import type { LoginOptions } from '../../../login/run-login.js';
 import { profileOf } from '../../../profiles/index.js';
 import { withDeadline } from '../../../util/deadline.js';
@@ -95,11 +94,10 @@ export async function loginCommand(io: HandlerIO, { options }: HandlerArgs<Login
     ...(io.opts.trace ? { trace: resolveUserPath(io.ctx.cwd, io.opts.trace, io.ctx.env) } : {}),
   };
   const printer = loginPrinter(io.out, { qr: login.qr, pasteWhere: pasteWhere(login), stderr: io.ctx.stderr });
-  const show = (event: LoginEvent) => printer.show(event);
-  const result = await startLogin(io, { opts, login }, show);
+  const result = await startLogin(io, { opts, login }, printer);
   if (result.kind === 'hangup') return { exit: EXIT.ok, data: { detached: true } };
   if (result.kind === 'detached') {
-    await show(detachedEvent(result.state));
+    await printer.show(detachedEvent(result.state));
     return { exit: EXIT.ok, data: { detached: true } };
   }
   if (result.outcome.exit !== EXIT.ok) throw outcomeError(result.outcome);

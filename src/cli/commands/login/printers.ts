@@ -48,11 +48,33 @@ type Renderers = { readonly [N in LoginEventName]: (e: LoginEventOf<N>) => void 
 /** The login's printer: its events as they come, rendered for this terminal. */
 export interface LoginPrinter {
   show(event: LoginEvent): void | Promise<void>;
+  /** Whether showing this event writes anything here (a prompt is cleared and redrawn only around what is written). */
+  writes(event: LoginEvent): boolean;
 }
 
+/** Events whose only words are --verbose detail. */
+const VERBOSE_ONLY: ReadonlySet<LoginEventName> = new Set<LoginEventName>([
+  'server-started',
+  'redirect-delivered',
+  'code-sent',
+  'auth-status',
+  'sign-in-window',
+  'stale-login-dir-removed',
+  'sign-in-before-initialize',
+  'redirect-path-differs',
+  'page-step-ended',
+]);
+
 export function loginPrinter(out: Output, display: LoginDisplay): LoginPrinter {
-  const render = out.json ? jsonRenderers(out, display) : textRenderers(out, display);
+  const n = notes(out);
+  const render = out.json ? jsonRenderers(out, display, n) : textRenderers(out, display, n);
+  const verboseOnly = (e: LoginEvent): boolean =>
+    VERBOSE_ONLY.has(e.event) ||
+    (e.event === 'said' && e.how === 'verbose') ||
+    (e.event === 'url-rejected' && !(e.loud && e.url) && !out.json);
   return {
+    writes: (e) =>
+      (out.json && isPublicLoginEvent(e)) || (render[e.event] !== n.none && (out.options.verbose || !verboseOnly(e))),
     show(e) {
       if (isPublicLoginEvent(e)) out.event(jsonLine(e)); // printed only with --json; a supervisor forwards it
       return (render[e.event] as (e: LoginEvent) => void | Promise<void>)(e);
@@ -174,8 +196,9 @@ function notes(out: Output) {
 }
 
 /** --json: the NDJSON lines (written before these) and, on stderr, only what a person is told in both modes. */
-function jsonRenderers(out: Output, display: LoginDisplay): Renderers {
-  const n = notes(out);
+type Notes = ReturnType<typeof notes>;
+
+function jsonRenderers(out: Output, display: LoginDisplay, n: Notes): Renderers {
   return {
     'server-started': n.serverStarted,
     url(e) {
@@ -220,8 +243,7 @@ function jsonRenderers(out: Output, display: LoginDisplay): Renderers {
 }
 
 /** Text: the notes, the URL's lines (and QR code), and the progress sentences. */
-function textRenderers(out: Output, display: LoginDisplay): Renderers {
-  const n = notes(out);
+function textRenderers(out: Output, display: LoginDisplay, n: Notes): Renderers {
   return {
     'server-started': n.serverStarted,
     async url(e) {
