@@ -56,7 +56,7 @@ function start(sb, args, { input, argv } = {}) {
       resolve({ exit: code, stdout, stderr });
     }),
   );
-  return { child, done, text: () => stdout + stderr };
+  return { child, done, text: () => stdout + stderr, stdout: () => stdout };
 }
 
 async function until(what, probe, timeoutMs = 20_000) {
@@ -137,7 +137,8 @@ async function foreground(name, args, env = {}, input = '') {
   const sb = sandbox(env);
   try {
     const login = start(sb, ['login', '--timeout', '30s', ...args], { input });
-    const url = await until('the sign-in URL', () => signInUrl(login.text()));
+    // The URL to open is the one on stdout: --verbose shows the server's own output, abbreviated, on stderr.
+    const url = await until('the sign-in URL', () => signInUrl(login.stdout()));
     await httpGet(redirectFor(url));
     save(name, sb, await login.done);
   } finally {
@@ -172,7 +173,7 @@ async function pasted(name, args) {
   const sb = sandbox({ AGY_SIM_LAUNCH: 'stdout' });
   try {
     const login = start(sb, ['login', '--timeout', '30s', ...args], { input: true });
-    const url = await until('the sign-in URL', () => signInUrl(login.text()));
+    const url = await until('the sign-in URL', () => signInUrl(login.stdout()));
     await until('the paste prompt', () => (/waiting|paste/i.test(login.text()) ? true : undefined));
     login.child.stdin.end(`${redirectFor(url)}\n`);
     save(name, sb, await login.done);
