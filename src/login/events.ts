@@ -187,13 +187,3 @@ export const ANSWER_EVENTS: ReadonlySet<LoginEventName> = new Set<LoginEventName
   'code-sent',
   'code-rejected',
 ]);
-
-/**
- * An event as the supervisor's tap (or an attached client) receives it:
- * the login's own steps carried it, so the name is one of ours; a value
- * without a string `event` is not an event.
- */
-export function asLoginEvent(value: unknown): LoginEvent | undefined {
-  if (!value || typeof value !== 'object' || typeof (value as { event?: unknown }).event !== 'string') return undefined;
-  return value as LoginEvent;
-}
