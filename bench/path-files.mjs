@@ -22,7 +22,7 @@ const PATHS = {
   },
   'backup (entry before: run-backup.ts)': { entries: ['src/backup/run-backup.ts'], follows: 'all' },
   login: {
-    entries: ['src/cli/commands/login/handler.ts', 'src/cli/commands/login-supervisor/handler.ts'],
+    entries: ['src/cli/commands/login/handler.ts', 'src/cli/commands/login/supervisor-handler.ts'],
     follows: 'all',
   },
 };

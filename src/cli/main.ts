@@ -8,7 +8,6 @@ import { AgyError, EXIT, EXIT_TABLE, type ExitCode, ReaderGone } from '../core/e
 import { nullTracer, type Tracer } from '../core/io.js';
 import { resolveUserPath, stateDirProblem } from '../core/paths.js';
 import { agyctlVersion } from '../core/runtime.js';
-import { pendingLoginNotice } from '../login/detached/pending-login.js';
 import { CALLER_CWD_VAR, dropToOwner, ownerToBecome, relayFd, TRACE_FD_VAR } from '../util/os/tree-owner.js';
 import { type ActionFactory, type Handler, type Invocation, invocationOf, type RunContext } from './action.js';
 import { inheritedOwnerTimeout, ownerDeadlineMs, runAsOwner, runsAsOwner } from './as-owner.js';
@@ -106,6 +105,8 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
       if (problem) throw problem;
     }
     if (!isLoginCommand(command)) {
+      // Loaded only where a command runs (never for --version or help), and never for login itself.
+      const { pendingLoginNotice } = await import('../login/pending-login.js');
       const notice = pendingLoginNotice(ctx.env, opts.stateDir);
       if (notice) out.info(notice);
     }

@@ -13,7 +13,7 @@ import { execa, type ResultPromise } from 'execa';
 import { registerGroup, unregisterGroup } from '../acp/children.js';
 import { serverText } from '../acp/redact.js';
 import type { AgyError } from '../core/errors.js';
-import type { LoginEvent } from '../login/detached/contract.js';
+import type { PublicLoginEvent } from '../login/events.js';
 import { sanitizeForTerminal } from '../util/terminal-text.js';
 import { type SshMaster, settlesWithin } from './control-master.js';
 import { PID_MARKER } from './remote-command.js';
@@ -33,8 +33,8 @@ type Untrusted<E> = E extends { event: infer N }
   ? { event: N } & { readonly [K in Exclude<keyof E, 'event'>]?: unknown }
   : never;
 
-/** An event of the remote login: one of login's own (`LoginEvent`) or its final error. */
-export type RemoteEvent = Untrusted<LoginEvent | ErrorEvent>;
+/** An event of the remote login: one of login's NDJSON lines (`PublicLoginEvent`) or its final error. */
+export type RemoteEvent = Untrusted<PublicLoginEvent | ErrorEvent>;
 export type RemoteEventOf<N extends RemoteEvent['event']> = Extract<RemoteEvent, { event: N }>;
 
 const REMOTE_EVENT_NAMES: Record<RemoteEvent['event'], true> = {

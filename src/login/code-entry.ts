@@ -16,9 +16,9 @@
 import type { AcpServer } from '../acp/server.js';
 import type { CommandIO, Tracer } from '../core/io.js';
 import { type AuthUrl, findUrls, type Validation, validateCodeEntryUrl } from '../profiles/auth-url.js';
-import { codeEntryStep, openInBrowser } from './present.js';
-import type { ShowLoginStep } from './steps.js';
-import { runWaitLoop, type WaitLoop } from './wait.js';
+import type { ShowLoginEvent } from './events.js';
+import { codeEntryEvent, openInBrowser } from './present.js';
+import { type Pastes, runWaitLoop, type WaitLoop } from './wait.js';
 
 export interface CodeEntryOptions {
   server: AcpServer;
@@ -29,7 +29,8 @@ export interface CodeEntryOptions {
   open: boolean;
   /** The auth method, on the `url` event of a retry. */
   method: string | undefined;
-  show: ShowLoginStep;
+  show: ShowLoginEvent;
+  pastes: Pastes;
   /** Subscribe to the server's output lines (a retry shows a new URL there); returns the unsubscribe. */
   watchOutput(listener: (line: string) => void): () => void;
   /** Register the code before it is written, so it is scrubbed from every later output line and trace (the server echoes it). */
@@ -76,7 +77,7 @@ export function waitForCode(io: CommandIO, entry: CodeEntryOptions): Promise<voi
   let current = entry.auth;
 
   function refuse(reason: string): void {
-    void entry.show({ step: 'paste-refused', event: { event: 'code-rejected', reason } });
+    void entry.show({ event: 'code-rejected', reason });
   }
 
   function onLine(line: string): void {
@@ -93,8 +94,7 @@ export function waitForCode(io: CommandIO, entry: CodeEntryOptions): Promise<voi
     sent = true;
     // Raw, newline-terminated, and nothing else: the server's line reader takes the next line as the code.
     entry.server.connection.writeRaw(`${v.value}\n`);
-    void entry.show({ step: 'event', event: { event: 'code-sent' } });
-    io.out.verbose('sent the code to the server');
+    void entry.show({ event: 'code-sent' });
   }
 
   /** After a code it could not use, the server starts over with a new URL. */
@@ -107,8 +107,8 @@ export function waitForCode(io: CommandIO, entry: CodeEntryOptions): Promise<voi
     current = next.value;
     sent = false;
     const url = current.url;
-    void Promise.resolve(entry.show(codeEntryStep(current, entry.method, true))).then(() =>
-      entry.open ? openInBrowser(io, url) : undefined,
+    void Promise.resolve(entry.show(codeEntryEvent(current, entry.method, true))).then(() =>
+      entry.open ? openInBrowser(io, url, entry.show) : undefined,
     );
   }
 
@@ -117,7 +117,7 @@ export function waitForCode(io: CommandIO, entry: CodeEntryOptions): Promise<voi
     deadline: entry.deadline,
     startedAt: entry.startedAt,
     show: entry.show,
-    prompt: 'paste the authorization code',
+    pastes: entry.pastes,
     nothing: 'No code',
     timeoutHint: 'run `agyctl login` again; the URL is single-use, so open the new one',
     onLine,

@@ -20,12 +20,13 @@ import {
   writeAuthType,
 } from '../settings/profile-auth.js';
 import { assertNotSymlink } from '../util/os/safe-fs.js';
-import type { LoginOptions, SignedInAccount } from './detached/contract.js';
+import type { LoginOptions } from './contract.js';
+import type { LoginEventOf, ShowLoginEvent, SignedInAccount } from './events.js';
 import { checkAndFixTokenFile, type ProofResult, proveCredentials, type TokenFileReport } from './prove-credentials.js';
 import { isBrowserMethod, type SignInOptions, serverAccount, signIn } from './sign-in.js';
-import type { LoginStep, ShowLoginStep } from './steps.js';
+import type { Pastes } from './wait.js';
 
-export type { LoginOptions } from './detached/contract.js';
+export type { LoginOptions } from './contract.js';
 
 export interface LoginReport {
   method: string;
@@ -43,7 +44,9 @@ interface Preflight {
   method: string;
   settingsRaw: string | undefined;
   /** settings name another method than --method: said once the server offers it. */
-  mismatch: Extract<LoginStep, { step: 'method-mismatch' }> | undefined;
+  mismatch: LoginEventOf<'method-mismatch'> | undefined;
+  /** The server gives up on a sign-in sooner than --timeout says. */
+  window: LoginEventOf<'sign-in-window'> | undefined;
 }
 
 /** The settings as they were before the server ran (re-read when the server turned out to be another profile). */
@@ -89,18 +92,18 @@ function preflight(io: CommandIO, requested: string | undefined): Preflight {
   const mismatch =
     requested && configured && configured !== requested
       ? {
-          step: 'method-mismatch' as const,
+          event: 'method-mismatch' as const,
           key: authTypeKey(profile),
           configured,
           requested,
           canSetAuth: canSetAuth(profile, requested),
         }
       : undefined;
-  if (profile.quirks.authWindowMs !== undefined)
-    io.out.verbose(
-      `${profile.title} gives up on a sign-in after ${profile.quirks.authWindowMs / 60_000} minutes, whatever --timeout says`,
-    );
-  return { method, settingsRaw: settings.raw, mismatch };
+  const window =
+    profile.quirks.authWindowMs === undefined
+      ? undefined
+      : { event: 'sign-in-window' as const, title: profile.title, minutes: profile.quirks.authWindowMs / 60_000 };
+  return { method, settingsRaw: settings.raw, mismatch, window };
 }
 
 /** `agyctl settings set-auth X` only where X is a type settings accepts (never `set-auth sso`). */
@@ -131,7 +134,7 @@ function reconcileSettings(
   io: CommandIO,
   pre: Preflight,
   profile: ServerProfile,
-  show: ShowLoginStep,
+  show: ShowLoginEvent,
 ): LoginReport['settings'] {
   const key = authTypeKey(profile);
   const now = readProfileSettings(profile, io.opts.stateDir);
@@ -142,13 +145,10 @@ function reconcileSettings(
   const changedByServer = now.raw !== pre.settingsRaw;
   if (changedByServer)
     void show({
-      step: 'settings-changed',
-      event: {
-        event: 'settings-changed',
-        by: 'server',
-        authTypeBefore: before ?? null,
-        authTypeAfter: rawAuthTypeFor(profile, now.data) ?? null,
-      },
+      event: 'settings-changed',
+      by: 'server',
+      authTypeBefore: before ?? null,
+      authTypeAfter: rawAuthTypeFor(profile, now.data) ?? null,
       key,
       expected: Boolean(profile.quirks.writesAuthTypeOnLogin),
     });
@@ -157,14 +157,10 @@ function reconcileSettings(
   if (current === undefined && !now.error) {
     writeAuthType(profile, io.opts.stateDir, pre.method, io.ctx.env);
     wroteAuthType = true;
-    void show({
-      step: 'auth-type-written',
-      event: { event: 'settings-changed', by: 'agyctl', authTypeBefore: null, authTypeAfter: pre.method },
-      key,
-    });
+    void show({ event: 'settings-changed', by: 'agyctl', authTypeBefore: null, authTypeAfter: pre.method, key });
   } else if (current !== pre.method) {
     void show({
-      step: 'auth-type-differs',
+      event: 'auth-type-differs',
       key,
       current,
       method: pre.method,
@@ -179,46 +175,52 @@ function reconcileSettings(
   };
 }
 
-function checkToken(io: CommandIO, profile: ServerProfile, show: ShowLoginStep): TokenFileReport {
+function checkToken(io: CommandIO, profile: ServerProfile, show: ShowLoginEvent): TokenFileReport {
   const report = checkAndFixTokenFile(profile.files(io.opts.stateDir).token);
-  if (!report.exists) void show({ step: 'token-file-missing', path: report.path });
+  if (!report.exists) void show({ event: 'token-file-missing', path: report.path });
   else if (!report.regular || !report.ownedByUser)
     throw new AgyError(EXIT.auth, 'token-file-unsafe', `${report.path} is not a regular file owned by you.`, {
       hint: `remove it and run \`agyctl login\` again`,
     });
-  else if (report.fixedFrom) void show({ step: 'token-file-narrowed', path: report.path, from: report.fixedFrom });
+  else if (report.fixedFrom) void show({ event: 'token-file-narrowed', path: report.path, from: report.fixedFrom });
   return report;
 }
 
 /** Live beats static: a fresh server accepted the login although there is no token file, so the server keeps it elsewhere. */
 function credentialsWhere(
   tokenFile: TokenFileReport | undefined,
-  show: ShowLoginStep,
+  show: ShowLoginEvent,
 ): 'token-file' | 'elsewhere' | undefined {
   if (!tokenFile) return undefined;
   if (tokenFile.exists) return 'token-file';
-  void show({ step: 'credentials-elsewhere', tokenFile: tokenFile.path });
+  void show({ event: 'credentials-elsewhere', tokenFile: tokenFile.path });
   return 'elsewhere';
 }
 
-/** The login's steps go to `show`, in order (the command's printer); the report is what it found. */
-export async function runLogin(io: CommandIO, options: LoginOptions, show: ShowLoginStep): Promise<LoginReport> {
+/** The login's events go to `show`, in order; pasted lines come from `pastes`; the report is what it found. */
+export async function runLogin(
+  io: CommandIO,
+  options: LoginOptions,
+  show: ShowLoginEvent,
+  pastes: Pastes,
+): Promise<LoginReport> {
   // The server would write the new token through a planted link (as root: anywhere): refuse before starting it.
   assertNotSymlink(profileOf(io.opts).files(io.opts.stateDir).token, 'the token file');
   const pre = preflight(io, options.method);
+  if (pre.window) void show(pre.window);
   // A guessed profile may be corrected by initialize; its settings are then the ones to compare against.
   const onStarted = (init: InitializeResult): void => {
     if (pre.mismatch) void show(pre.mismatch);
     const { profile, switched, target } = adoptDetectedProfile(io, init);
     if (!switched) return;
     io = { ...io, opts: target }; // from here on the login works on the detected profile's target
-    void show({ step: 'event', event: { event: 'profile-detected', profile: profile.id, stateDir: io.opts.stateDir } });
+    void show({ event: 'profile-detected', profile: profile.id, stateDir: io.opts.stateDir });
     pre.settingsRaw = snapshotSettings(io);
   };
-  const signInOptions: SignInOptions = { ...options, method: pre.method, show, onStarted };
+  const signInOptions: SignInOptions = { ...options, method: pre.method, show, pastes, onStarted };
   const attempt = await signIn(io, signInOptions);
   const profile = profileOf(io.opts);
-  await show({ step: 'authenticated', event: { event: 'authenticated', method: pre.method } });
+  await show({ event: 'authenticated', method: pre.method });
   const tokenFile = isBrowserMethod(profile, pre.method) ? checkToken(io, profile, show) : undefined;
   const settings = reconcileSettings(io, pre, profile, show);
   const proof = await proveCredentials(io, {
@@ -228,18 +230,23 @@ export async function runLogin(io: CommandIO, options: LoginOptions, show: ShowL
   const credentials = credentialsWhere(tokenFile, show);
   const account = attempt.account ? serverAccount(attempt.account) : localAccount(io, profile);
   await show({
-    step: 'verified',
-    event: {
-      event: 'verified',
-      ...(tokenFile ? { tokenFile: { mode: tokenFile.mode } } : {}),
-      ...(credentials ? { credentials } : {}),
-      sessionProbe: {
-        removed: proof.probeRemoved,
-        ...(options.keepProbeSession ? { sessionId: proof.sessionId } : {}),
-      },
-      serverStartMs: proof.initMs,
-      ...(account ? { account } : {}),
+    event: 'verified',
+    ...(tokenFile ? { tokenFile: { mode: tokenFile.mode } } : {}),
+    ...(credentials ? { credentials } : {}),
+    sessionProbe: {
+      removed: proof.probeRemoved,
+      ...(options.keepProbeSession ? { sessionId: proof.sessionId } : {}),
     },
+    serverStartMs: proof.initMs,
+    ...(account ? { account } : {}),
+  });
+  await show({
+    event: 'logged-in',
+    method: pre.method,
+    serverStartMs: proof.initMs,
+    ...(account ? { account } : {}),
+    ...(tokenFile?.exists ? { tokenFile: { path: tokenFile.path, mode: tokenFile.mode } } : {}),
+    ...(options.keepProbeSession ? { keptProbeSession: proof.sessionId } : {}),
   });
   return {
     method: pre.method,

@@ -32,12 +32,12 @@ import { signInRequestHandler } from './capture/elicitation-source.js';
 import { type Candidate, describeCandidate, noSignInUrlError } from './capture/evidence.js';
 import { type CapturedUrl, UrlCapture } from './capture/pipeline.js';
 import { Secrets, scrubbingTracer, waitForCode } from './code-entry.js';
-import type { LoginOptions, SignedInAccount } from './detached/contract.js';
-import { codeEntryStep, devicePageStep, loopbackUrlStep, openInBrowser, withClientCheck } from './present.js';
+import type { LoginOptions } from './contract.js';
+import type { ShowLoginEvent, SignedInAccount } from './events.js';
+import { codeEntryEvent, devicePageEvent, loopbackUrlEvent, openInBrowser, withClientCheck } from './present.js';
 import { createShimDir, loginServerEnv, recordOwner, sweepStaleLoginDirs } from './shims.js';
 import { type Ready, startForSignIn } from './startup.js';
-import type { ShowLoginStep } from './steps.js';
-import { authFailure, waitForServerSignIn, waitForSignIn } from './wait.js';
+import { authFailure, type Pastes, waitForServerSignIn, waitForSignIn } from './wait.js';
 
 /** If no URL shows up by then, say what usually causes it. */
 const NO_URL_HINT_AFTER_MS = 20_000;
@@ -49,7 +49,9 @@ const ACCOUNT_ASK_MS = 5_000;
 /** The login's options a sign-in uses, the method it settled on, and where its steps go. */
 export interface SignInOptions extends Pick<LoginOptions, 'timeoutMs' | 'fakeDisplay' | 'target' | 'open'> {
   method: string;
-  show: ShowLoginStep;
+  show: ShowLoginEvent;
+  /** Pasted redirects or codes, while the sign-in waits for one. */
+  pastes: Pastes;
   /** Right after initialize (login adopts a detected profile here). */
   onStarted?: (init: InitializeResult) => void;
 }
@@ -65,7 +67,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
   const profile = profileOf(io.opts);
   const browser = isBrowserMethod(profile, options.method);
   for (const dir of sweepStaleLoginDirs(tempRoot(io.ctx.env)))
-    io.out.verbose(`removed ${dir}, left by a login that was killed`);
+    void options.show({ event: 'stale-login-dir-removed', dir });
   const shims = createShimDir(io.ctx.env);
   recordOwner(shims.dir);
   const capture = new UrlCapture(
@@ -99,8 +101,8 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
       server.kill();
     };
     io.ctx.signal.addEventListener('abort', onAbort, { once: true });
-    listenForElicitation(io, server.connection, capture);
-    const heard = listenForAuthStatus(io, server.connection, options.show);
+    listenForElicitation(server.connection, capture, options.show);
+    const heard = listenForAuthStatus(server.connection, options.show);
     const withdrawals = listenForWithdrawals(server.connection);
     let init: InitializeResult | undefined;
     let failed = true;
@@ -115,7 +117,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
       const callAuthenticate = (ready: Ready): Promise<unknown> => {
         init = ready.init;
         const { initMs } = ready;
-        announce(io, { pid: server.pid, init, initMs }, options);
+        announce({ pid: server.pid, init, initMs }, options);
         return authenticate(server.connection, options.method, {
           timeoutMs: options.timeoutMs + CALL_MARGIN_MS,
           signal: io.ctx.signal,
@@ -138,9 +140,7 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
         if (!first) return await ok({ url: undefined, tunnel: undefined }); // authenticated without a browser round trip
       } else {
         if (!browser) throw startupSignInRefused(profile, options.method);
-        io.out.verbose(
-          'the server started a sign-in before answering initialize (its settings name an OAuth type, but it has no usable credentials)',
-        );
+        void options.show({ event: 'sign-in-before-initialize' });
         first = started.url;
         auth = started.ready.then(callAuthenticate);
         auth.catch(() => undefined);
@@ -152,18 +152,19 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
         deadline,
         startedAt,
         show: options.show,
+        pastes: options.pastes,
         withdrawn: withdrawals.of(first),
       };
       const origin = { source: first.source, via: first.via, message: first.elicitation?.message };
       if (first.kind === 'device') {
-        await options.show(withClientCheck(devicePageStep(first.auth, options.method, origin), profile.oauthClient));
-        if (options.open) await openInBrowser(io, first.auth.url);
+        await options.show(withClientCheck(devicePageEvent(first.auth, options.method, origin), profile.oauthClient));
+        if (options.open) await openInBrowser(io, first.auth.url, options.show);
         await waitForServerSignIn(io, wait);
         return await ok({ url: first, tunnel: undefined });
       }
       if (first.kind === 'code-entry') {
-        await options.show(withClientCheck(codeEntryStep(first.auth, options.method), profile.oauthClient));
-        if (options.open) await openInBrowser(io, first.auth.url);
+        await options.show(withClientCheck(codeEntryEvent(first.auth, options.method), profile.oauthClient));
+        if (options.open) await openInBrowser(io, first.auth.url, options.show);
         const watchOutput = (w: (line: string) => void): (() => void) => {
           watchers.add(w);
           return () => watchers.delete(w);
@@ -179,13 +180,16 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
       }
       // The path always comes from the server's own redirect_uri; a difference from the profile is drift worth a note.
       if (first.auth.redirectPath !== profile.redirectPath)
-        io.out.verbose(
-          `the redirect path ${first.auth.redirectPath} is not the ${profile.id} profile's ${profile.redirectPath}; using the server's`,
-        );
-      const shown = withClientCheck(loopbackUrlStep(first.auth, options, origin), profile.oauthClient);
+        void options.show({
+          event: 'redirect-path-differs',
+          path: first.auth.redirectPath,
+          profile: profile.id,
+          expected: profile.redirectPath,
+        });
+      const shown = withClientCheck(loopbackUrlEvent(first.auth, options, origin), profile.oauthClient);
       await options.show(shown);
-      const tunnel = shown.event.tunnel;
-      if (options.open) await openInBrowser(io, first.auth.url);
+      const tunnel = shown.tunnel;
+      if (options.open) await openInBrowser(io, first.auth.url, options.show);
       await waitForSignIn(io, { ...wait, listenerGraceMs: profile.quirks.listenerGoneGraceMs });
       return await ok({ url: first, tunnel });
     } finally {
@@ -201,13 +205,9 @@ export async function signIn(io: CommandIO, options: SignInOptions): Promise<Sig
   }
 }
 
-function announce(io: CommandIO, server: { pid: number } & Ready, options: SignInOptions): void {
+function announce(server: { pid: number } & Ready, options: SignInOptions): void {
   const { pid, init, initMs } = server;
-  void options.show({
-    step: 'event',
-    event: { event: 'server-started', pid, agent: describeInit(init).agent, ms: initMs },
-  });
-  io.out.verbose(`server ${pid} initialized in ${initMs} ms`);
+  void options.show({ event: 'server-started', pid, agent: describeInit(init).agent, ms: initMs });
   checkSignInMethod(init, options.method); // before anything onStarted says about that method
   options.onStarted?.(init);
 }
@@ -216,27 +216,21 @@ function announce(io: CommandIO, server: { pid: number } & Ready, options: SignI
  * A login answers a URL elicitation tied to its authenticate with `accept` (the user asked to sign in). The
  * `authenticate` answer decides the sign-in: `elicitation/complete` only says the browser step ended.
  */
-function listenForElicitation(io: CommandIO, conn: Connection, capture: UrlCapture): void {
+function listenForElicitation(conn: Connection, capture: UrlCapture, show: ShowLoginEvent): void {
   conn.setRequestHandler(signInRequestHandler(conn, capture, 'accept'));
   conn.onNotification((method) => {
-    if (method === 'elicitation/complete')
-      io.out.verbose('the server says the page step ended (elicitation/complete); waiting for its authenticate answer');
+    if (method === 'elicitation/complete') void show({ event: 'page-step-ended' });
   });
 }
 
 /** The auth status pushes of a sign-in (ACP's and vendors'): each one an event; the last one names the account. */
-function listenForAuthStatus(
-  io: CommandIO,
-  conn: Connection,
-  show: ShowLoginStep,
-): { latest: () => AuthStatus | undefined } {
+function listenForAuthStatus(conn: Connection, show: ShowLoginEvent): { latest: () => AuthStatus | undefined } {
   let latest: AuthStatus | undefined;
   conn.onNotification((method, params) => {
     if (!AUTH_STATUS_PUSHES.includes(method)) return;
     latest = readAuthStatus(params);
-    io.out.verbose(`the server pushed its auth status (${method}): ${latest.state}`);
     const account = latest.account ? { account: serverAccount(latest.account) } : {};
-    void show({ step: 'event', event: { event: 'auth-status', state: latest.state, ...account } });
+    void show({ event: 'auth-status', state: latest.state, ...account, pushedWith: method });
   });
   return { latest: () => latest };
 }
@@ -304,7 +298,7 @@ const mapAuthError =
   };
 
 /** Every candidate that was not used: a warning when it looked like a sign-in, else --verbose only (evidence either way). */
-function reportRejected(show: ShowLoginStep, c: Candidate, loud: boolean): void {
+function reportRejected(show: ShowLoginEvent, c: Candidate, loud: boolean): void {
   const event = {
     event: 'url-rejected',
     source: c.channel,
@@ -313,11 +307,7 @@ function reportRejected(show: ShowLoginStep, c: Candidate, loud: boolean): void 
     ...(c.via ? { via: c.via } : {}),
     ...(c.url ? { url: c.url } : {}),
   } as const;
-  void show({
-    step: 'url-rejected',
-    event,
-    text: serverText(`not a sign-in URL: ${describeCandidate(c)}`, { singleLine: true }),
-  });
+  void show({ ...event, text: serverText(`not a sign-in URL: ${describeCandidate(c)}`, { singleLine: true }) });
 }
 
 /** What the race for the URL needs: the capture, the authenticate call, and the sign-in's clock. */
@@ -326,14 +316,14 @@ interface UrlRace {
   auth: Promise<unknown>;
   timeoutMs: number;
   startedAt: number;
-  show: ShowLoginStep;
+  show: ShowLoginEvent;
 }
 
 /** The URL, or undefined when authenticate finished first; a failure or the deadline throws (listing what was seen). */
 async function raceForUrl(io: CommandIO, race: UrlRace): Promise<CapturedUrl | undefined> {
   const { capture, auth, timeoutMs, startedAt } = race;
   const hint = setTimeout(
-    () => void race.show({ step: 'no-url-yet', event: { event: 'no-url-yet', afterS: NO_URL_HINT_AFTER_MS / 1000 } }),
+    () => void race.show({ event: 'no-url-yet', afterS: NO_URL_HINT_AFTER_MS / 1000 }),
     NO_URL_HINT_AFTER_MS,
   );
   try {

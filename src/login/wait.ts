@@ -13,9 +13,8 @@ import { AgyError, EXIT, InterruptedError, TimeoutError } from '../core/errors.j
 import type { CommandIO } from '../core/io.js';
 import { type AuthUrl, validatePastedRedirect } from '../profiles/auth-url.js';
 import { formatDuration } from '../util/duration.js';
-import { startPasteReader } from './paste.js';
+import type { ShowLoginEvent } from './events.js';
 import { deliverRedirect, listenerAlive } from './startup.js';
-import type { ShowLoginStep } from './steps.js';
 
 /** Probe period and grace: a vanished listener is reported within 2 s (test/e2e/login-listener-watch.test.ts measures it). */
 export const LIVENESS_EVERY_MS = 700;
@@ -30,7 +29,8 @@ export interface SignInWait {
   startedAt: number;
   /** How long a closed listener may go unanswered (a profile quirk); default LIVENESS_GRACE_MS. */
   listenerGraceMs?: number | undefined;
-  show: ShowLoginStep;
+  show: ShowLoginEvent;
+  pastes: Pastes;
   /** Resolves with the elicitation's id when the server withdraws the URL it asked the user to open. */
   withdrawn?: Promise<string> | undefined;
 }
@@ -61,8 +61,7 @@ export function waitForSignIn(io: CommandIO, wait: SignInWait): Promise<void> {
     );
   }
 
-  const refuse = (reason: string): void =>
-    void show({ step: 'paste-refused', event: { event: 'redirect-rejected', reason } });
+  const refuse = (reason: string): void => void show({ event: 'redirect-rejected', reason });
 
   async function onPaste(line: string): Promise<void> {
     if (delivered) return refuse('a redirect was already delivered for this login; waiting for the server');
@@ -71,8 +70,7 @@ export function waitForSignIn(io: CommandIO, wait: SignInWait): Promise<void> {
     delivered = true;
     try {
       const status = await deliverRedirect(v.value.deliverTo);
-      void show({ step: 'event', event: { event: 'redirect-delivered', status } });
-      io.out.verbose(`delivered the redirect to the login listener (HTTP ${status})`);
+      void show({ event: 'redirect-delivered', status });
     } catch (err) {
       delivered = false;
       // The listener closes once a redirect arrives: the browser may have got there first, through the tunnel.
@@ -87,10 +85,10 @@ export function waitForSignIn(io: CommandIO, wait: SignInWait): Promise<void> {
     deadline: wait.deadline,
     startedAt: wait.startedAt,
     show,
-    prompt: 'paste the address your browser ended on',
     nothing: 'No sign-in',
     timeoutHint: 'run `agyctl login --timeout 20m` for more time; the URL is single-use, so open the new one',
     withdrawn: wait.withdrawn,
+    pastes: wait.pastes,
     onLine: (line) => void onPaste(line),
     setup: (loop) => {
       loop.keep(setInterval(() => void checkListener(loop), LIVENESS_EVERY_MS));
@@ -106,16 +104,14 @@ export function waitForServerSignIn(
 ): Promise<void> {
   return runWaitLoop(io, {
     ...wait,
-    prompt: '',
     nothing: 'No sign-in',
     timeoutHint: 'run `agyctl login --timeout 20m` for more time, and open the new page it shows',
     onLine: () => undefined,
-    paste: false,
   });
 }
 
 // --- the skeleton both sign-in waits share (the browser redirect and gemini-cli's code entry) ---
-// A prompt on stdin with a live countdown, the authenticate answer, the deadline, Ctrl-C, and periodic
+// Pasted lines, the authenticate answer, the deadline, Ctrl-C, and periodic
 // `waiting` events. Whichever comes first settles the wait; every timer and the prompt are gone afterwards.
 
 const WAITING_EVENT_EVERY_MS = 15_000;
@@ -158,19 +154,23 @@ export interface WaitLoop {
   keep(timer: NodeJS.Timeout): void;
 }
 
+/** Where pasted lines come from (the supervisor's `deliver`, fed by `login finish` and the attached prompt). */
+export interface Pastes {
+  /** Calls onLine with each pasted line until the returned function is called. */
+  listen(onLine: (line: string) => void): () => void;
+}
+
 export interface WaitLoopOptions {
   authenticate: Promise<unknown>;
   deadline: number;
   startedAt: number;
-  show: ShowLoginStep;
-  /** Prompt text after the countdown, e.g. "paste the authorization code". */
-  prompt: string;
+  show: ShowLoginEvent;
   /** What the deadline says: "No sign-in" / "No code". */
   nothing: string;
   timeoutHint: string;
   onLine(line: string, loop: WaitLoop): void;
-  /** false: nothing can be pasted (a page the server follows itself), so stdin is left alone. */
-  paste?: boolean;
+  /** Absent: nothing can be pasted (a page the server follows itself). */
+  pastes?: Pastes | undefined;
   /** The server withdrew the URL (`$/cancel_request` of its elicitation): resolves with the elicitation's id. */
   withdrawn?: Promise<string> | undefined;
   /** Extra set-up (probes, output watchers); the returned function runs when the wait settles. */
@@ -192,17 +192,15 @@ export function runWaitLoop(io: CommandIO, wait: WaitLoopOptions): Promise<void>
         for (const t of timers) clearInterval(t);
         io.ctx.signal.removeEventListener('abort', onAbort);
         teardown?.();
-        reader.close();
+        stopListening();
         if (err) reject(err);
         else resolve();
       },
     };
-    const reader =
-      wait.paste === false
-        ? { close: () => undefined }
-        : startPasteReader(io, { text: () => wait.prompt, deadline: () => wait.deadline }, (line) => {
-            if (!loop.settled && line.trim() !== '') wait.onLine(line, loop);
-          });
+    const stopListening =
+      wait.pastes?.listen((line) => {
+        if (!loop.settled && line.trim() !== '') wait.onLine(line, loop);
+      }) ?? (() => undefined);
     io.ctx.signal.addEventListener('abort', onAbort, { once: true });
     let withdrawn = false;
     wait.authenticate.then(
@@ -227,24 +225,18 @@ export function runWaitLoop(io: CommandIO, wait: WaitLoopOptions): Promise<void>
       withdrawn = true;
       // Nothing to open or paste any more: only the server's answer (or the shorter deadline) ends the wait.
       for (const t of timers.splice(0)) clearInterval(t);
-      reader.close();
+      stopListening();
       teardown?.();
       teardown = undefined;
       const graceMs = Math.min(remaining(), WITHDRAWN_GRACE_MS);
-      void wait.show({
-        step: 'url-withdrawn',
-        event: { event: 'url-withdrawn', elicitationId, graceS: Math.round(graceMs / 1000) },
-      });
+      void wait.show({ event: 'url-withdrawn', elicitationId, graceS: Math.round(graceMs / 1000) });
       loop.keep(setTimeout(() => loop.finish(withdrawnUnanswered(elicitationId, graceMs)), graceMs));
     });
     const waitingEvent = (): void =>
       void wait.show({
-        step: 'event',
-        event: {
-          event: 'waiting',
-          elapsedS: Math.round((Date.now() - wait.startedAt) / 1000),
-          remainingS: Math.round(remaining() / 1000),
-        },
+        event: 'waiting',
+        elapsedS: Math.round((Date.now() - wait.startedAt) / 1000),
+        remainingS: Math.round(remaining() / 1000),
       });
     waitingEvent();
     loop.keep(setInterval(waitingEvent, WAITING_EVENT_EVERY_MS));

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { loginPrinter, pasteWhere } from '../../src/cli/commands/login/printers.js';
 import { Output } from '../../src/cli/terminal/output.js';
 import type { CommandIO, TtyWritable } from '../../src/core/io.js';
-import { codeEntryStep, loopbackUrlStep } from '../../src/login/present.js';
+import { codeEntryEvent, loopbackUrlEvent } from '../../src/login/present.js';
 import { fitQr, lineWidth, qrLines, type Screen, screenOf, wrappedRows } from '../../src/login/qr.js';
 import { type AuthUrl, validateAuthUrl } from '../../src/profiles/auth-url.js';
 import { buildAuthUrl } from '../../src/sim/oauth.js';
@@ -46,8 +46,8 @@ function terminal(size: { columns: number; rows: number } | undefined, json = fa
 /** The login's printer, as the supervisor builds it for `login --qr`. */
 const printerOf = (io: CommandIO) =>
   loginPrinter(io.out as Output, { qr: true, pasteWhere: pasteWhere({}), stderr: io.ctx.stderr });
-const present = (io: CommandIO) => printerOf(io).show(loopbackUrlStep(AUTH, { target: TARGET }));
-const presentCodeEntry = (io: CommandIO) => printerOf(io).show(codeEntryStep(AUTH, undefined));
+const present = (io: CommandIO) => printerOf(io).show(loopbackUrlEvent(AUTH, { target: TARGET }));
+const presentCodeEntry = (io: CommandIO) => printerOf(io).show(codeEntryEvent(AUTH, undefined));
 
 describe('the QR code of a real sign-in URL', () => {
   it('is wider than 80 columns and taller than 40 rows (so it must be fitted)', async () => {

@@ -10,7 +10,6 @@ import { register as check } from './check/register.js';
 import { register as completion } from './completion/register.js';
 import { register as connect } from './connect/register.js';
 import { register as login } from './login/register.js';
-import { register as loginSupervisor } from './login-supervisor/register.js';
 import { register as logout } from './logout/register.js';
 import { register as probe } from './probe/register.js';
 import { register as restore } from './restore/register.js';
@@ -30,7 +29,6 @@ export const COMMANDS: ReadonlyArray<(program: Command, action: ActionFactory) =
   restore,
   connect,
   server,
-  loginSupervisor,
   completion,
   version,
 ];

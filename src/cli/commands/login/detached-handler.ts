@@ -5,8 +5,9 @@
 import readline from 'node:readline';
 import { AgyError, EXIT, type ExitCode, InterruptedError, usageError } from '../../../core/errors.js';
 import type { CommandIO, CommandResult } from '../../../core/io.js';
-import { outcomeError } from '../../../login/detached/foreground.js';
-import { cancelPending, deliver, inspect, type Liveness, waitEnded } from '../../../login/detached/pending-login.js';
+import { outcomeError } from '../../../login/client.js';
+import { countdownPrompt } from '../../../login/paste.js';
+import { cancelPending, deliver, inspect, type Liveness, waitEnded } from '../../../login/pending-login.js';
 import {
   describePending,
   type LoginState,
@@ -15,8 +16,7 @@ import {
   statusData,
   terminalLine,
   timeLeft,
-} from '../../../login/detached/record.js';
-import { countdownPrompt } from '../../../login/paste.js';
+} from '../../../login/record.js';
 import { notAnAddress } from '../../../profiles/auth-url.js';
 import { withDeadline } from '../../../util/deadline.js';
 import type { HandlerArgs } from '../../action.js';

@@ -1,7 +1,7 @@
 /**
  * `agyctl login`: flags -> the login's options (one type, checked once), the question before a
  * credential `check` accepts is replaced, then the login started under its supervisor
- * (src/login/detached/foreground.ts).
+ * (src/login/client.ts).
  */
 
 import fs from 'node:fs';
@@ -75,8 +75,8 @@ function stdinCanPaste(stdin: TtyReadable): boolean {
 }
 
 export async function loginCommand(io: HandlerIO, { options }: HandlerArgs<LoginFlags>): Promise<CommandResult> {
-  const { startLogin, outcomeError } = await import('../../../login/detached/foreground.js');
-  const { startPrinter } = await import('./printers.js');
+  const { startLogin, outcomeError } = await import('../../../login/client.js');
+  const { detachedEvent, loginPrinter, pasteWhere } = await import('./printers.js');
   const login = await loginOptionsFrom(io, options);
   // A settings.json login would refuse is refused first, before anything is said about the credential.
   (await import('../../../login/run-login.js')).usableSettings(io);
@@ -87,20 +87,17 @@ export async function loginCommand(io: HandlerIO, { options }: HandlerArgs<Login
       return { exit: EXIT.ok, data: { started: false } };
     }
   }
-  // The supervisor runs the login with these options; --trace is made absolute, it runs elsewhere.
+  // The supervisor runs the login with these options (how it is shown stays here); --trace is made absolute, it runs elsewhere.
+  const { json: _json, color: _color, verbose: _verbose, ...target } = io.opts;
   const opts = {
-    ...io.opts,
+    ...target,
     ...(io.opts.trace ? { trace: resolveUserPath(io.ctx.cwd, io.opts.trace, io.ctx.env) } : {}),
   };
-  const { screenOf } = await import('../../../login/qr.js');
-  const stderrSize = screenOf(io.ctx.stderr).size;
-  const tty = { stdout: Boolean(io.ctx.stdout.isTTY), stderr: Boolean(io.ctx.stderr.isTTY) };
-  const printer = startPrinter(io.out);
-  const show = (step: Parameters<typeof printer.show>[0]): void => void printer.show(step);
-  const result = await startLogin(io, { opts, login, tty: { ...tty, ...(stderrSize ? { stderrSize } : {}) } }, show);
+  const printer = loginPrinter(io.out, { qr: login.qr, pasteWhere: pasteWhere(login), stderr: io.ctx.stderr });
+  const result = await startLogin(io, { opts, login }, printer);
   if (result.kind === 'hangup') return { exit: EXIT.ok, data: { detached: true } };
   if (result.kind === 'detached') {
-    show({ step: 'detached', state: result.state });
+    await printer.show(detachedEvent(result.state));
     return { exit: EXIT.ok, data: { detached: true } };
   }
   if (result.outcome.exit !== EXIT.ok) throw outcomeError(result.outcome);

@@ -1,27 +1,30 @@
 /**
- * How a login is shown: the steps its use cases report (src/login/steps.ts),
+ * How a login is shown: the events its use cases emit (src/login/events.ts),
  * rendered by one text printer or one --json printer behind one interface.
- * Every step's event goes to the output's event channel in both modes: only
- * --json prints it, and a supervisor's output forwards every one to its
- * clients. Warnings and notes for a person go to stderr in both modes; the
- * URL lines, the QR code and the progress sentences only in text mode.
+ * Each printer is a table with one entry per event name, so an event nobody
+ * renders does not compile. Every event of the contract goes to the output's
+ * event channel in both modes, as its NDJSON line: only --json prints it,
+ * and a supervisor's output forwards every one to its clients. Warnings and
+ * notes for a person go to stderr in both modes; the URL lines, the QR code
+ * and the progress sentences only in text mode.
  */
 import path from 'node:path';
 import type { TtyWritable } from '../../../core/io.js';
-import { describePending, terminalLine } from '../../../login/detached/record.js';
+import {
+  isPublicLoginEvent,
+  type LoginEvent,
+  type LoginEventName,
+  type LoginEventOf,
+  type PublicLoginEvent,
+} from '../../../login/events.js';
 import { fitQr, qrLines, screenOf } from '../../../login/qr.js';
-import type { LoginReport } from '../../../login/run-login.js';
-import type { LoginStep, StartStep, UrlOrigin } from '../../../login/steps.js';
+import { describePending, type LoginState, terminalLine } from '../../../login/record.js';
 import { tunnelExplanation } from '../../../login/tunnel.js';
 import type { UnexpectedClient } from '../../../profiles/auth-url.js';
 import type { Output } from '../../terminal/output.js';
 import { printValue } from '../../terminal/output.js';
 
-export interface Printer<Step> {
-  show(step: Step): void | Promise<void>;
-}
-
-/** What the login's text shows besides the steps, decided by whoever knows how the login runs. */
+/** What the login's text shows besides the events, decided by whoever knows how the login runs. */
 export interface LoginDisplay {
   qr: boolean;
   /** Where a user without a tunnel gives the address or code (`pasteWhere`). */
@@ -39,17 +42,54 @@ export function pasteWhere(how: { detached?: boolean | undefined; stdinPastes?: 
   return how.stdinPastes === false ? 'give it to `agyctl login finish` in another shell' : 'paste it here';
 }
 
-/** The login's printer: its steps as they come, then the report of a login that succeeded. */
-export interface LoginPrinter extends Printer<LoginStep> {
-  finish(report: LoginReport, keepProbeSession: boolean): void;
+/** One renderer per event name: leaving one out is a type error. */
+type Renderers = { readonly [N in LoginEventName]: (e: LoginEventOf<N>) => void | Promise<void> };
+
+/** The login's printer: its events as they come, rendered for this terminal. */
+export interface LoginPrinter {
+  show(event: LoginEvent): void | Promise<void>;
+  /** Whether showing this event writes anything here (a prompt is cleared and redrawn only around what is written). */
+  writes(event: LoginEvent): boolean;
 }
+
+/** Events whose only words are --verbose detail. */
+const VERBOSE_ONLY: ReadonlySet<LoginEventName> = new Set<LoginEventName>([
+  'server-started',
+  'redirect-delivered',
+  'code-sent',
+  'auth-status',
+  'sign-in-window',
+  'stale-login-dir-removed',
+  'sign-in-before-initialize',
+  'redirect-path-differs',
+  'page-step-ended',
+]);
 
 export function loginPrinter(out: Output, display: LoginDisplay): LoginPrinter {
-  return out.json ? new JsonLoginPrinter(out, display.qr) : new TextLoginPrinter(out, display);
+  const n = notes(out);
+  const render = out.json ? jsonRenderers(out, display, n) : textRenderers(out, display, n);
+  const verboseOnly = (e: LoginEvent): boolean =>
+    VERBOSE_ONLY.has(e.event) ||
+    (e.event === 'said' && e.how === 'verbose') ||
+    (e.event === 'url-rejected' && !(e.loud && e.url) && !out.json);
+  return {
+    writes: (e) =>
+      (out.json && isPublicLoginEvent(e)) || (render[e.event] !== n.none && (out.options.verbose || !verboseOnly(e))),
+    show(e) {
+      if (isPublicLoginEvent(e)) out.event(jsonLine(e)); // printed only with --json; a supervisor forwards it
+      return (render[e.event] as (e: LoginEvent) => void | Promise<void>)(e);
+    },
+  };
 }
 
-export function startPrinter(out: Output): Printer<StartStep> {
-  return out.json ? new JsonStartPrinter(out) : new TextStartPrinter(out);
+/** The fields a person is told besides an NDJSON line (events.ts marks them "person only"). */
+const PERSON_FIELDS = ['message', 'retry', 'text', 'pushedWith', 'key', 'expected', 'devicePage'] as const;
+
+/** An event of the contract as its NDJSON line: its own fields, in their order. */
+export function jsonLine(e: PublicLoginEvent): Record<string, unknown> {
+  const line: Record<string, unknown> = { ...e };
+  for (const field of PERSON_FIELDS) delete line[field];
+  return line;
 }
 
 /** A line shown with the URL: data on stdout (print), a message on stderr (info, warn). */
@@ -68,198 +108,264 @@ export function unexpectedClientWarning(u: UnexpectedClient, what: string): stri
 }
 
 /** What a person is told in both modes: warnings and notes on stderr, and --verbose detail. */
-function notes(out: Output, step: LoginStep): void {
-  switch (step.step) {
-    case 'url': {
-      const { origin } = step;
-      const what = step.event.mode === 'device' ? 'sign-in page' : 'sign-in URL';
-      if (origin) out.verbose(`${what} caught on ${origin.source}${origin.via ? ` (${origin.via})` : ''}`);
-      const unexpected = step.event.unexpectedClient;
-      if (unexpected) out.warn(unexpectedClientWarning(unexpected, what));
-      return;
-    }
-    case 'method-mismatch': {
-      const advice = step.canSetAuth ? ` (agyctl settings set-auth ${step.requested})` : '';
+function notes(out: Output) {
+  const none = (): void => undefined;
+  return {
+    none,
+    serverStarted: (e: LoginEventOf<'server-started'>) => out.verbose(`server ${e.pid} initialized in ${e.ms} ms`),
+    url(e: LoginEventOf<'url'>): void {
+      const what = e.mode === 'device' ? 'sign-in page' : 'sign-in URL';
+      if (e.source !== undefined) out.verbose(`${what} caught on ${e.source}${e.via ? ` (${e.via})` : ''}`);
+      if (e.unexpectedClient) out.warn(unexpectedClientWarning(e.unexpectedClient, what));
+    },
+    redirectDelivered: (e: LoginEventOf<'redirect-delivered'>) =>
+      out.verbose(`delivered the redirect to the login listener (HTTP ${e.status})`),
+    codeSent: () => out.verbose('sent the code to the server'),
+    urlWithdrawn: (e: LoginEventOf<'url-withdrawn'>) =>
       out.warn(
-        `settings.json says ${step.key} ${step.configured}, but you asked for --method ${step.requested}; the server will use ${step.configured} after a restart unless you change it${advice}`,
-      );
-      return;
-    }
-    case 'token-file-missing':
-      out.info(
-        `the server reported success but ${step.path} does not exist (some builds keep credentials elsewhere, e.g. the OS keyring); the proof below decides whether a restart keeps the login`,
-      );
-      return;
-    case 'token-file-narrowed':
-      out.warn(`${step.path} had mode ${step.from}; narrowed it to 0600 (it is a credential)`);
-      return;
-    case 'settings-changed': {
-      const { authTypeBefore: before, authTypeAfter: after } = step.event;
-      const note = `the server changed settings.json during the login (${step.key} ${String(before ?? 'unset')} -> ${String(after ?? 'unset')})`;
-      // gemini-cli records the method it just used by design; elsewhere a rewrite may have replaced the user's choice.
-      if (step.expected) out.info(note);
-      else out.warn(note);
-      return;
-    }
-    case 'auth-type-written':
-      out.info(
-        `settings.json had no ${step.key}; wrote ${step.key} = ${String(step.event.authTypeAfter)} so the server finds these credentials after a restart`,
-      );
-      return;
-    case 'auth-type-differs': {
-      const current = String(step.current);
-      const advice = step.canSetAuth ? ` (change it with: agyctl settings set-auth ${step.method})` : '';
-      out.warn(
-        `settings.json names ${step.key} ${current}, not ${step.method}; left unchanged. The server will use ${current} after a restart${advice}`,
-      );
-      return;
-    }
-    case 'url-withdrawn':
-      out.warn(
-        `the server withdrew the sign-in URL (elicitation ${step.event.elicitationId}): do not open it any more; waiting up to ${step.event.graceS}s for the server's answer to the sign-in`,
-      );
-      return;
-    case 'event':
-      if (step.event.event === 'auth-status')
-        out.verbose(
-          `the server says: ${step.event.state}${step.event.account ? ` (${accountText(step.event.account)})` : ''}`,
-        );
-      return;
-    case 'credentials-elsewhere':
-      out.info(
-        `note: no ${path.basename(step.tokenFile)}; the server holds credentials elsewhere, e.g. the OS keyring (a fresh server accepted them without authenticate)`,
-      );
-      return;
-    default:
-      return;
-  }
-}
-
-class JsonLoginPrinter implements LoginPrinter {
-  constructor(
-    private readonly out: Output,
-    private readonly qr: boolean,
-  ) {}
-
-  show(step: LoginStep): void {
-    if ('event' in step) this.out.event(step.event);
-    notes(this.out, step);
-    if (step.step === 'url' && this.qr) this.out.info('QR code left out: --json prints no QR code.');
-  }
-
-  /** The events said it all; the --json document of the foreground is its own. */
-  finish(): void {}
-}
-
-class TextLoginPrinter implements LoginPrinter {
-  constructor(
-    private readonly out: Output,
-    private readonly display: LoginDisplay,
-  ) {}
-
-  async show(step: LoginStep): Promise<void> {
-    const { out } = this;
-    if ('event' in step) out.event(step.event); // printed only with --json; a supervisor forwards it
-    notes(out, step);
-    switch (step.step) {
-      case 'url':
-        return this.showUrl(step);
-      case 'url-rejected':
-        if (step.event.loud && step.event.url) out.warn(`ignoring ${step.text}`);
-        else out.verbose(step.text);
-        return;
-      case 'no-url-yet':
-        out.warn(
-          `the server has not shown a sign-in URL after ${step.event.afterS}s; if this build only opens a browser when DISPLAY is set, do not pass --no-fake-display (run with --verbose to see its output)`,
-        );
-        return;
-      case 'paste-refused':
-        out.warn(`${step.event.event === 'code-rejected' ? 'not sent' : 'not delivered'}: ${step.event.reason}`);
-        return;
-      case 'authenticated':
+        `the server withdrew the sign-in URL (elicitation ${e.elicitationId}): do not open it any more; waiting up to ${e.graceS}s for the server's answer to the sign-in`,
+      ),
+    authStatus(e: LoginEventOf<'auth-status'>): void {
+      if (e.pushedWith) out.verbose(`the server pushed its auth status (${e.pushedWith}): ${e.state}`);
+      out.verbose(`the server says: ${e.state}${e.account ? ` (${accountText(e.account)})` : ''}`);
+    },
+    settingsChanged(e: LoginEventOf<'settings-changed'>): void {
+      const key = e.key ?? 'auth.type';
+      if (e.by === 'agyctl') {
         out.info(
-          out.e.green(`Signed in (${step.event.method}). Checking that a fresh server accepts the credentials...`),
+          `settings.json had no ${key}; wrote ${key} = ${String(e.authTypeAfter)} so the server finds these credentials after a restart`,
         );
         return;
-      default:
-        return;
-    }
-  }
+      }
+      const note = `the server changed settings.json during the login (${key} ${String(e.authTypeBefore ?? 'unset')} -> ${String(e.authTypeAfter ?? 'unset')})`;
+      // gemini-cli records the method it just used by design; elsewhere a rewrite may have replaced the user's choice.
+      if (e.expected) out.info(note);
+      else out.warn(note);
+    },
+    methodMismatch(e: LoginEventOf<'method-mismatch'>): void {
+      const advice = e.canSetAuth ? ` (agyctl settings set-auth ${e.requested})` : '';
+      out.warn(
+        `settings.json says ${e.key} ${e.configured}, but you asked for --method ${e.requested}; the server will use ${e.configured} after a restart unless you change it${advice}`,
+      );
+    },
+    signInWindow: (e: LoginEventOf<'sign-in-window'>) =>
+      out.verbose(`${e.title} gives up on a sign-in after ${e.minutes} minutes, whatever --timeout says`),
+    staleDirRemoved: (e: LoginEventOf<'stale-login-dir-removed'>) =>
+      out.verbose(`removed ${e.dir}, left by a login that was killed`),
+    signInBeforeInitialize: () =>
+      out.verbose(
+        'the server started a sign-in before answering initialize (its settings name an OAuth type, but it has no usable credentials)',
+      ),
+    redirectPathDiffers: (e: LoginEventOf<'redirect-path-differs'>) =>
+      out.verbose(`the redirect path ${e.path} is not the ${e.profile} profile's ${e.expected}; using the server's`),
+    pageStepEnded: () =>
+      out.verbose('the server says the page step ended (elicitation/complete); waiting for its authenticate answer'),
+    browserNotOpened: (e: LoginEventOf<'browser-not-opened'>) =>
+      out.warn(
+        e.error === undefined
+          ? '--open: no display here (DISPLAY/WAYLAND_DISPLAY unset); open the URL on your laptop instead'
+          : `--open: could not start a browser (${e.error})`,
+      ),
+    tokenFileMissing: (e: LoginEventOf<'token-file-missing'>) =>
+      out.info(
+        `the server reported success but ${e.path} does not exist (some builds keep credentials elsewhere, e.g. the OS keyring); the proof below decides whether a restart keeps the login`,
+      ),
+    tokenFileNarrowed: (e: LoginEventOf<'token-file-narrowed'>) =>
+      out.warn(`${e.path} had mode ${e.from}; narrowed it to 0600 (it is a credential)`),
+    authTypeDiffers(e: LoginEventOf<'auth-type-differs'>): void {
+      const current = String(e.current);
+      const advice = e.canSetAuth ? ` (change it with: agyctl settings set-auth ${e.method})` : '';
+      out.warn(
+        `settings.json names ${e.key} ${current}, not ${e.method}; left unchanged. The server will use ${current} after a restart${advice}`,
+      );
+    },
+    credentialsElsewhere: (e: LoginEventOf<'credentials-elsewhere'>) =>
+      out.info(
+        `note: no ${path.basename(e.tokenFile)}; the server holds credentials elsewhere, e.g. the OS keyring (a fresh server accepted them without authenticate)`,
+      ),
+    said(e: LoginEventOf<'said'>): void {
+      if (e.how === 'print') out.print(e.text, { verbatim: e.verbatim === true });
+      else if (e.how === 'info') out.info(e.text, { verbatim: e.verbatim === true });
+      else out[e.how](e.text);
+    },
+    previousDied: (e: LoginEventOf<'previous-died'>) =>
+      out.warn(`the previous login's supervisor (pid ${e.pid}) had died; cleaned up after it`),
+    alreadyArrived: () => out.info(ALREADY_ARRIVED),
+    undelivered: () => out.warn('could not reach the login supervisor to deliver that'),
+  };
+}
 
-  finish(report: LoginReport, keepProbeSession: boolean): void {
-    const { out } = this;
-    out.print(
-      `Logged in with ${report.method}; a fresh server accepted the credentials (start-up ${report.proof.initMs} ms).`,
-    );
-    if (report.account) out.print(`Signed in as ${accountText(report.account)}.`);
-    if (report.tokenFile?.exists)
-      out.print(`Token file: ${report.tokenFile.path} (mode ${report.tokenFile.mode}; contents never shown).`);
-    if (keepProbeSession) out.print(`Probe session kept: ${report.proof.sessionId}`);
-  }
+/** --json: the NDJSON lines (written before these) and, on stderr, only what a person is told in both modes. */
+type Notes = ReturnType<typeof notes>;
 
-  /** The URL's lines, each value to copy alone on its stdout line, with its QR code above them when asked for and it fits. */
-  private async showUrl(step: Extract<LoginStep, { step: 'url' }>): Promise<void> {
-    const lines = [...elicitedLines(step.event.url, step.origin), ...this.urlLines(step)];
-    if (this.display.qr) await this.showQr(step.event.url, lines);
-    for (const line of lines) {
-      if (line.kind === 'print') printValue(this.out, line.text);
-      else if (line.kind === 'info') this.out.info(line.text);
-      else this.out.warn(line.text);
-    }
-  }
+function jsonRenderers(out: Output, display: LoginDisplay, n: Notes): Renderers {
+  return {
+    'server-started': n.serverStarted,
+    url(e) {
+      n.url(e);
+      if (display.qr) out.info('QR code left out: --json prints no QR code.');
+    },
+    'url-rejected': n.none,
+    'no-url-yet': n.none,
+    waiting: n.none,
+    'redirect-rejected': n.none,
+    'redirect-delivered': n.redirectDelivered,
+    'code-rejected': n.none,
+    'code-sent': n.codeSent,
+    authenticated: n.none,
+    'url-withdrawn': n.urlWithdrawn,
+    'auth-status': n.authStatus,
+    'settings-changed': n.settingsChanged,
+    'profile-detected': n.none,
+    verified: n.none,
+    restarted: n.none,
+    detached: n.none,
+    'method-mismatch': n.methodMismatch,
+    'sign-in-window': n.signInWindow,
+    'stale-login-dir-removed': n.staleDirRemoved,
+    'sign-in-before-initialize': n.signInBeforeInitialize,
+    'redirect-path-differs': n.redirectPathDiffers,
+    'page-step-ended': n.pageStepEnded,
+    'browser-not-opened': n.browserNotOpened,
+    'token-file-missing': n.tokenFileMissing,
+    'token-file-narrowed': n.tokenFileNarrowed,
+    'auth-type-differs': n.authTypeDiffers,
+    'credentials-elsewhere': n.credentialsElsewhere,
+    said: n.said,
+    'logged-in': n.none,
+    pending: n.none,
+    restarting: n.none,
+    'previous-died': n.previousDied,
+    'already-arrived': n.alreadyArrived,
+    undelivered: n.undelivered,
+    cancelling: n.none,
+  };
+}
 
-  private urlLines(step: Extract<LoginStep, { step: 'url' }>): ShownLine[] {
-    const { event } = step;
-    const bold = this.out.e.bold;
-    if (event.mode === 'device')
-      return [
-        { kind: 'info', text: bold('Open this page in a browser on your laptop and follow it:') },
-        { kind: 'print', text: event.url },
-        {
-          kind: 'info',
-          text: 'No tunnel and nothing to paste: the server sees the sign-in finish by itself. Waiting for it...',
-        },
-      ];
-    if (event.mode === 'code-entry')
-      return [
-        ...(step.retry
-          ? [
-              {
-                kind: 'warn' as const,
-                text: 'the server could not use that code and started over: sign in again with this new URL',
-              },
-            ]
-          : []),
-        {
-          kind: 'info',
-          text: bold('Open this URL in any browser (this server uses code entry: no SSH tunnel needed):'),
-        },
-        { kind: 'print', text: event.url },
-        {
-          kind: 'info',
-          text: `After you sign in, Google shows an authorization code: ${this.display.pasteWhere}.`,
-        },
-      ];
+/** Text: the notes, the URL's lines (and QR code), and the progress sentences. */
+function textRenderers(out: Output, display: LoginDisplay, n: Notes): Renderers {
+  return {
+    'server-started': n.serverStarted,
+    async url(e) {
+      n.url(e);
+      await showUrl(out, display, e);
+    },
+    'url-rejected'(e) {
+      const text = e.text ?? e.reason;
+      if (e.loud && e.url) out.warn(`ignoring ${text}`);
+      else out.verbose(text);
+    },
+    'no-url-yet': (e) =>
+      out.warn(
+        `the server has not shown a sign-in URL after ${e.afterS}s; if this build only opens a browser when DISPLAY is set, do not pass --no-fake-display (run with --verbose to see its output)`,
+      ),
+    waiting: n.none,
+    'redirect-rejected': (e) => out.warn(`not delivered: ${e.reason}`),
+    'redirect-delivered': n.redirectDelivered,
+    'code-rejected': (e) => out.warn(`not sent: ${e.reason}`),
+    'code-sent': n.codeSent,
+    authenticated: (e) =>
+      out.info(out.e.green(`Signed in (${e.method}). Checking that a fresh server accepts the credentials...`)),
+    'url-withdrawn': n.urlWithdrawn,
+    'auth-status': n.authStatus,
+    'settings-changed': n.settingsChanged,
+    'profile-detected': n.none,
+    verified: n.none,
+    restarted: n.none,
+    detached(e) {
+      out.info(`The login goes on in the background (supervisor pid ${e.pid}) until ${e.deadline}.`);
+      out.info(
+        e.devicePage
+          ? 'Follow the page; the server sees the sign-in finish by itself. Then `agyctl login status --wait`. Stop it with `agyctl login cancel`.'
+          : 'After signing in: `agyctl login finish` with the address your browser ended on (not needed when the tunnel carried it), then `agyctl login status --wait`. Stop it with `agyctl login cancel`.',
+      );
+    },
+    'method-mismatch': n.methodMismatch,
+    'sign-in-window': n.signInWindow,
+    'stale-login-dir-removed': n.staleDirRemoved,
+    'sign-in-before-initialize': n.signInBeforeInitialize,
+    'redirect-path-differs': n.redirectPathDiffers,
+    'page-step-ended': n.pageStepEnded,
+    'browser-not-opened': n.browserNotOpened,
+    'token-file-missing': n.tokenFileMissing,
+    'token-file-narrowed': n.tokenFileNarrowed,
+    'auth-type-differs': n.authTypeDiffers,
+    'credentials-elsewhere': n.credentialsElsewhere,
+    said: n.said,
+    'logged-in': (e) => loggedIn(out, e),
+    pending(e) {
+      for (const line of describePending(e.state).slice(1)) out.info(line);
+    },
+    restarting: (e) => out.info(`Cancelling the pending login (supervisor pid ${e.pid}) to start over...`),
+    'previous-died': n.previousDied,
+    'already-arrived': n.alreadyArrived,
+    undelivered: n.undelivered,
+    cancelling: () => out.info('Cancelling the login...'),
+  };
+}
+
+function loggedIn(out: Output, e: LoginEventOf<'logged-in'>): void {
+  out.print(`Logged in with ${e.method}; a fresh server accepted the credentials (start-up ${e.serverStartMs} ms).`);
+  if (e.account) out.print(`Signed in as ${accountText(e.account)}.`);
+  if (e.tokenFile) out.print(`Token file: ${e.tokenFile.path} (mode ${e.tokenFile.mode}; contents never shown).`);
+  if (e.keptProbeSession !== undefined) out.print(`Probe session kept: ${e.keptProbeSession}`);
+}
+
+/** The URL's lines, each value to copy alone on its stdout line, with its QR code above them when asked for and it fits. */
+async function showUrl(out: Output, display: LoginDisplay, e: LoginEventOf<'url'>): Promise<void> {
+  const lines = [...elicitedLines(e), ...urlLines(out, display, e)];
+  if (display.qr) await showQr(out, display, e.url, lines);
+  for (const line of lines) {
+    if (line.kind === 'print') printValue(out, line.text);
+    else if (line.kind === 'info') out.info(line.text);
+    else out.warn(line.text);
+  }
+}
+
+function urlLines(out: Output, display: LoginDisplay, e: LoginEventOf<'url'>): ShownLine[] {
+  const bold = out.e.bold;
+  if (e.mode === 'device')
     return [
-      { kind: 'info', text: bold('Open this URL in a browser on your laptop:') },
-      { kind: 'print', text: event.url },
-      { kind: 'info', text: bold('First run this on your laptop and leave it running:') },
-      { kind: 'print', text: event.tunnel ?? '' },
-      { kind: 'info', text: tunnelExplanation(event.port ?? 0) },
+      { kind: 'info', text: bold('Open this page in a browser on your laptop and follow it:') },
+      { kind: 'print', text: e.url },
       {
         kind: 'info',
-        text: `No tunnel? Sign in anyway; when the browser fails to load http://127.0.0.1:${event.port}/..., copy that address and ${this.display.pasteWhere}.`,
+        text: 'No tunnel and nothing to paste: the server sees the sign-in finish by itself. Waiting for it...',
       },
     ];
-  }
+  if (e.mode === 'code-entry')
+    return [
+      ...(e.retry
+        ? [
+            {
+              kind: 'warn' as const,
+              text: 'the server could not use that code and started over: sign in again with this new URL',
+            },
+          ]
+        : []),
+      { kind: 'info', text: bold('Open this URL in any browser (this server uses code entry: no SSH tunnel needed):') },
+      { kind: 'print', text: e.url },
+      { kind: 'info', text: `After you sign in, Google shows an authorization code: ${display.pasteWhere}.` },
+    ];
+  return [
+    { kind: 'info', text: bold('Open this URL in a browser on your laptop:') },
+    { kind: 'print', text: e.url },
+    { kind: 'info', text: bold('First run this on your laptop and leave it running:') },
+    { kind: 'print', text: e.tunnel ?? '' },
+    { kind: 'info', text: tunnelExplanation(e.port ?? 0) },
+    {
+      kind: 'info',
+      text: `No tunnel? Sign in anyway; when the browser fails to load http://127.0.0.1:${e.port}/..., copy that address and ${display.pasteWhere}.`,
+    },
+  ];
+}
 
-  private async showQr(url: string, after: readonly ShownLine[]): Promise<void> {
-    const code = await qrLines(url);
-    // Output.warn puts this prefix before the text.
-    const shown = after.map((l) => (l.kind === 'warn' ? `warning: ${l.text}` : l.text));
-    const fit = fitQr(code, screenOf(this.display.stderr), shown);
-    this.out.info(fit.draw ? code.join('\n') : fit.note, { verbatim: fit.draw });
-  }
+async function showQr(out: Output, display: LoginDisplay, url: string, after: readonly ShownLine[]): Promise<void> {
+  const code = await qrLines(url);
+  // Output.warn puts this prefix before the text.
+  const shown = after.map((l) => (l.kind === 'warn' ? `warning: ${l.text}` : l.text));
+  const fit = fitQr(code, screenOf(display.stderr), shown);
+  out.info(fit.draw ? code.join('\n') : fit.note, { verbatim: fit.draw });
 }
 
 /** An account for a person: its label and email, as the server (or gemini-cli's record) gave them, already sanitised. */
@@ -269,65 +375,16 @@ export function accountText(a: { label: string; email: string | null }): string 
 }
 
 /** An elicited URL is shown with its host and what the agent said about it, as the ACP specification asks of a client. */
-function elicitedLines(url: string, origin: UrlOrigin | undefined): ShownLine[] {
-  if (origin?.source !== 'elicitation') return [];
-  const host = new URL(url).hostname;
+function elicitedLines(e: LoginEventOf<'url'>): ShownLine[] {
+  if (e.source !== 'elicitation') return [];
+  const host = new URL(e.url).hostname;
   // The server's words, quoted as such: only the URL above was checked.
-  const said = origin.message ? `; its own words, not checked by agyctl: "${origin.message}"` : '';
+  const said = e.message ? `; its own words, not checked by agyctl: "${e.message}"` : '';
   return [{ kind: 'info', text: `The server asks you to open a page on ${host} (ACP URL elicitation)${said}` }];
 }
 
-/** Warnings and notes of the foreground side, on stderr in both modes. */
-function startNotes(out: Output, step: StartStep): void {
-  if (step.step === 'previous-died')
-    out.warn(`the previous login's supervisor (pid ${step.pid}) had died; cleaned up after it`);
-  else if (step.step === 'already-arrived') out.info(ALREADY_ARRIVED);
-  else if (step.step === 'undelivered') out.warn('could not reach the login supervisor to deliver that');
-}
-
-class JsonStartPrinter implements Printer<StartStep> {
-  constructor(private readonly out: Output) {}
-
-  show(step: StartStep): void {
-    if (step.step === 'restarted') this.out.event(step.event);
-    else if (step.step === 'detached') this.out.event(detachedEvent(step.state));
-    startNotes(this.out, step);
-  }
-}
-
-class TextStartPrinter implements Printer<StartStep> {
-  constructor(private readonly out: Output) {}
-
-  show(step: StartStep): void {
-    const { out } = this;
-    startNotes(out, step);
-    switch (step.step) {
-      case 'pending':
-        for (const line of describePending(step.state).slice(1)) out.info(line);
-        return;
-      case 'restarting':
-        out.info(`Cancelling the pending login (supervisor pid ${step.pid}) to start over...`);
-        return;
-      case 'cancelling':
-        out.info('Cancelling the login...');
-        return;
-      case 'detached':
-        out.info(
-          `The login goes on in the background (supervisor pid ${step.state.pid}) until ${new Date(step.state.deadline).toISOString()}.`,
-        );
-        out.info(
-          step.state.mode === 'device'
-            ? 'Follow the page; the server sees the sign-in finish by itself. Then `agyctl login status --wait`. Stop it with `agyctl login cancel`.'
-            : 'After signing in: `agyctl login finish` with the address your browser ended on (not needed when the tunnel carried it), then `agyctl login status --wait`. Stop it with `agyctl login cancel`.',
-        );
-        return;
-      default:
-        return;
-    }
-  }
-}
-
-function detachedEvent(s: Extract<StartStep, { step: 'detached' }>['state']) {
+/** The `detached` event of a login that goes on under its supervisor. */
+export function detachedEvent(s: LoginState): LoginEventOf<'detached'> {
   return {
     event: 'detached',
     id: s.id,
@@ -336,5 +393,6 @@ function detachedEvent(s: Extract<StartStep, { step: 'detached' }>['state']) {
     port: s.port ?? null,
     tunnel: s.tunnel ?? null,
     deadline: new Date(s.deadline).toISOString(),
-  } as const;
+    ...(s.mode === 'device' ? { devicePage: true } : {}),
+  };
 }

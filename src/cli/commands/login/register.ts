@@ -1,12 +1,18 @@
 /**
  * agyctl login: headless OAuth sign-in with URL capture, the exact tunnel
  * command, paste-back and proof; and `login status | finish | cancel` for
- * a login that outlives its terminal (docs/login.md).
+ * a login that outlives its terminal (docs/login.md); and the hidden
+ * `__login-supervisor --record DIR`, the process a login runs in: it reads
+ * the login's options from DIR/request.json, runs the ordinary login
+ * (src/login/run-login.ts) with its events streamed to attached clients,
+ * and records the outcome. Started only by src/login/supervisor.ts, in its
+ * own session.
  */
 import type { Command } from 'commander';
 import type { ActionFactory } from '../../action.js';
 import type { LoginStatusFlags, NoFlags } from './detached-handler.js';
 import type { LoginFlags } from './handler.js';
+import type { SupervisorFlags } from './supervisor-handler.js';
 
 export function register(program: Command, action: ActionFactory): void {
   const login = program
@@ -57,4 +63,14 @@ export function register(program: Command, action: ActionFactory): void {
     .command('cancel')
     .description('stop the pending login: its server, listener and shim directory go away')
     .action(action(async (io) => (await import('./detached-handler.js')).loginCancel(io)));
+  program
+    .command('__login-supervisor', { hidden: true })
+    .description('internal: runs a login for `agyctl login`')
+    .requiredOption('--record <dir>', 'the login record directory')
+    .action(
+      action<SupervisorFlags>(
+        async (io, input) => (await import('./supervisor-handler.js')).supervisorCommand(io, input),
+        { streaming: true },
+      ),
+    );
 }

@@ -1,21 +1,19 @@
 /**
  * Clients and the supervisor talk over a unix socket in the 0700 record
  * dir: newline-delimited JSON, one request per connection. `attach` keeps
- * the connection and streams what the login prints; the others get one
+ * the connection and streams the login's events; the others get one
  * answer. Every client wait is bounded; lines are capped in length.
  */
 import net from 'node:net';
-import type { LoginEvent } from './contract.js';
+import type { LoginEvent } from './events.js';
 
 /** No request or answer is anywhere near this; a longer line is garbage. */
 export const MAX_LINE = 64 * 1024;
 
 export type Request = { op: 'attach' } | { op: 'finish'; line: string } | { op: 'cancel' } | { op: 'ping' };
 
-/** What attach streams: output chunks (exactly as the login wrote them), events (for the client's logic), then the end. */
+/** What attach streams: the login's events (the client renders them for its terminal), then the end. */
 export type Frame =
-  | { t: 'out'; text: string }
-  | { t: 'err'; text: string }
   | { t: 'event'; event: LoginEvent }
   | {
       t: 'end';
@@ -78,7 +76,7 @@ export interface Attachment {
   close(): void;
 }
 
-/** Stream the login's output from its start; the connection itself has no deadline (the login's own deadline ends it). */
+/** Stream the login's events from its start; the connection itself has no deadline (the login's own deadline ends it). */
 export function attach(
   socketPath: string,
   onFrame: (frame: Frame) => void,

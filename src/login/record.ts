@@ -8,17 +8,27 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { AgyError, EXIT } from '../../core/errors.js';
-import { homeDir, tempRoot } from '../../core/paths.js';
-import { formatDuration } from '../../util/duration.js';
-import { writeFileAtomic } from '../../util/os/atomic-write.js';
-import type { ProcessIdentity } from '../../util/os/process.js';
-import { lstatOrNull } from '../../util/os/safe-fs.js';
-import { sanitizeForTerminal } from '../../util/terminal-text.js';
-import type { SignedInAccount } from './contract.js';
+import { AgyError, EXIT } from '../core/errors.js';
+import { homeDir, tempRoot } from '../core/paths.js';
+import { formatDuration } from '../util/duration.js';
+import { writeFileAtomic } from '../util/os/atomic-write.js';
+import type { ProcessIdentity } from '../util/os/process.js';
+import { lstatOrNull } from '../util/os/safe-fs.js';
+import { sanitizeForTerminal } from '../util/terminal-text.js';
 
 /** A unix socket path must fit in sun_path (108 bytes on Linux); keep a margin. */
 const MAX_SOCKET_PATH = 100;
+
+/**
+ * The account a sign-in ended with, in the server's words (sanitised and redacted): `label` as the server names it,
+ * `email` when it gives one. `source` says who named it: `server` (auth/status or its push) or `google_accounts.json`
+ * (gemini-cli's own record, read locally).
+ */
+export interface SignedInAccount {
+  label: string;
+  email: string | null;
+  source: 'server' | 'google_accounts.json';
+}
 
 export type Phase = 'starting' | 'waiting' | 'signed-in' | 'done';
 

@@ -1,10 +1,11 @@
 /**
  * The login supervisor: the process that owns a login's server, shim dir
  * and deadline, in its own session with no terminal, so that a dropped SSH
- * session cannot end it. Everything the login prints is kept as frames and
- * streamed to attached clients; pasted redirects arrive over the socket and
- * are fed to the login's ordinary paste-back reader, so they get exactly
- * the checks of an attached paste (state, port, path, code; one delivery).
+ * session cannot end it. It has no terminal and renders nothing: every
+ * event the login emits is kept as a frame and streamed to attached
+ * clients, which render it for their own terminal. Pasted redirects arrive
+ * over the socket and are delivered to the running login's paste handling
+ * (the same checks for every paste: state, port, path, code; one delivery).
  *
  * It is agyctl itself (a hidden subcommand), in its own session (setsid: no
  * controlling terminal, so no SIGHUP when an SSH session drops),
@@ -19,14 +20,15 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
-import { PassThrough, type Readable, Writable } from 'node:stream';
-import { signalGroup } from '../../acp/children.js';
-import { AgyError, EXIT } from '../../core/errors.js';
-import { agyctlEntryArgs } from '../../core/runtime.js';
-import { isRecordedProcess, procStat, recordProcess } from '../../util/os/process.js';
-import { enterableCwd, relayFd, TRACE_FD_VAR } from '../../util/os/tree-owner.js';
-import { liveShimDirs } from '../shims.js';
-import { ANSWER_EVENTS, type FinishAnswer, type LoginEvent, type LoginRequest } from './contract.js';
+import type { Readable } from 'node:stream';
+import { signalGroup } from '../acp/children.js';
+import { AgyError, EXIT } from '../core/errors.js';
+import { PLAIN, type Reporter } from '../core/io.js';
+import { agyctlEntryArgs } from '../core/runtime.js';
+import { isRecordedProcess, procStat, recordProcess } from '../util/os/process.js';
+import { enterableCwd, relayFd, TRACE_FD_VAR } from '../util/os/tree-owner.js';
+import type { FinishAnswer, LoginRequest } from './contract.js';
+import { ANSWER_EVENTS, isPublicLoginEvent, type LoginEvent, type ShowLoginEvent } from './events.js';
 import { type Frame, onJsonLines, type Request, sendLine } from './ipc.js';
 import {
   CANCELLED,
@@ -36,6 +38,8 @@ import {
   type RecordPaths,
   writeState,
 } from './record.js';
+import { liveShimDirs } from './shims.js';
+import type { Pastes } from './wait.js';
 
 // --- starting it, and the processes a record names ---
 
@@ -142,16 +146,18 @@ export function signalReady(): void {
 
 /** A delivery answers within the listener's own 15 s bound; allow a margin. */
 const FINISH_ANSWER_MS = 20_000;
-/** A runaway login never keeps more output than this in memory. */
+/** A runaway login never keeps more events than this in memory. */
 const MAX_FRAMES = 5_000;
 
-export interface LoginStreams {
-  stdin: PassThrough;
-  stdout: Writable;
-  stderr: Writable;
+/** What the supervisor hands the login it runs. */
+export interface LoginPorts {
   signal: AbortSignal;
-  /** Every event the login emits (also in human mode). */
-  onEvent(event: LoginEvent): void;
+  /** Every event the login emits: tracked, kept and streamed to the attached clients. */
+  show: ShowLoginEvent;
+  /** Pasted lines delivered over the socket (`login finish`, an attached prompt). */
+  pastes: Pastes;
+  /** The reporter the layers under the login say their sentences to: each one a `said` event. */
+  out: Reporter;
 }
 
 export interface SupervisorOptions {
@@ -169,18 +175,32 @@ export interface SupervisorOptions {
    * out its deadline. A `login status --wait` or `login finish` (connect reconnecting) counts as asking.
    */
   orphanGraceMs?: number;
-  run(streams: LoginStreams): Promise<Omit<Outcome, 'endedAt'>>;
+  run(ports: LoginPorts): Promise<Omit<Outcome, 'endedAt'>>;
 }
 
-class FrameSink extends Writable {
-  constructor(private readonly push: (text: string) => void) {
-    super({ decodeStrings: false });
-  }
-
-  override _write(chunk: unknown, _enc: BufferEncoding, cb: () => void): void {
-    this.push(typeof chunk === 'string' ? chunk : String(chunk));
-    cb();
-  }
+/**
+ * The reporter of a process with no terminal: every sentence becomes a `said` event, rendered (or
+ * left out, --verbose) by the client's printer. Plain, since colour is the client terminal's business.
+ */
+function saidReporter(show: ShowLoginEvent): Reporter {
+  const say = (how: 'print' | 'info' | 'warn' | 'verbose', text: string, verbatim?: boolean): void =>
+    void show({ event: 'said', how, text, ...(verbatim ? { verbatim: true } : {}) });
+  return {
+    c: PLAIN,
+    e: PLAIN,
+    json: false,
+    stderrIsTTY: false,
+    stdoutIsTTY: false,
+    stderrEscapes: false,
+    print: (line = '', opts = {}) => say('print', line, opts.verbatim),
+    info: (text, opts = {}) => say('info', text, opts.verbatim),
+    warn: (text) => say('warn', text),
+    verbose: (text) => say('verbose', text),
+    status: () => undefined,
+    clearStatus: () => undefined,
+    event: () => undefined,
+    error: (text) => say('warn', text),
+  };
 }
 
 export async function runSupervisor(supervised: SupervisorOptions): Promise<Outcome> {
@@ -190,7 +210,13 @@ export async function runSupervisor(supervised: SupervisorOptions): Promise<Outc
   const controller = new AbortController();
   const eventWaiters = new Set<(e: LoginEvent) => void>();
   let finishChain: Promise<unknown> = Promise.resolve();
-  const stdin = new PassThrough();
+  const pasteListeners = new Set<(line: string) => void>();
+  const pastes: Pastes = {
+    listen(onLine) {
+      pasteListeners.add(onLine);
+      return () => pasteListeners.delete(onLine);
+    },
+  };
   /** `login cancel` (or Ctrl-C of an attached login) asked: the end is a cancellation, not a failure. */
   let cancelRequested = false;
 
@@ -205,8 +231,9 @@ export async function runSupervisor(supervised: SupervisorOptions): Promise<Outc
     if (frames.length < MAX_FRAMES) frames.push(frame);
     for (const c of clients) sendLine(c, frame);
   };
-  const onEvent = (event: LoginEvent): void => {
-    trackState(state, event, save); // on record before any client hears of it (detach reads the record on `waiting`)
+  const show = (event: LoginEvent): void => {
+    // On record before any client hears of it (detach reads the record on `waiting`).
+    if (isPublicLoginEvent(event)) trackState(state, event, save);
     broadcast({ t: 'event', event });
     for (const w of eventWaiters) w(event);
   };
@@ -230,7 +257,8 @@ export async function runSupervisor(supervised: SupervisorOptions): Promise<Outc
         resolve(answer);
       };
       eventWaiters.add(waiter);
-      stdin.write(`${line.replace(/[\r\n]+/g, ' ')}\n`);
+      const one = line.replace(/[\r\n]+/g, ' ');
+      for (const deliver of pasteListeners) deliver(one);
     });
   };
 
@@ -289,13 +317,7 @@ export async function runSupervisor(supervised: SupervisorOptions): Promise<Outc
   const watchdog = setTimeout(() => controller.abort('deadline'), Math.max(0, supervised.hardDeadline - Date.now()));
   let result: Omit<Outcome, 'endedAt'>;
   try {
-    result = await supervised.run({
-      stdin,
-      stdout: new FrameSink((text) => broadcast({ t: 'out', text })),
-      stderr: new FrameSink((text) => broadcast({ t: 'err', text })),
-      signal: controller.signal,
-      onEvent,
-    });
+    result = await supervised.run({ signal: controller.signal, show, pastes, out: saidReporter(show) });
   } finally {
     clearTimeout(watchdog);
     clearTimeout(orphanTimer);

@@ -10,11 +10,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { tempRoot } from '../../core/paths.js';
-import { pause } from '../../util/deadline.js';
-import { formatDuration } from '../../util/duration.js';
-import { isRecordedProcess } from '../../util/os/process.js';
-import { isLoginDirName } from '../shims.js';
+import { tempRoot } from '../core/paths.js';
+import { pause } from '../util/deadline.js';
+import { formatDuration } from '../util/duration.js';
+import { isRecordedProcess } from '../util/os/process.js';
 import type { FinishAnswer } from './contract.js';
 import { request } from './ipc.js';
 import {
@@ -28,6 +27,7 @@ import {
   SUPERVISOR_DIED,
   writeState,
 } from './record.js';
+import { isLoginDirName } from './shims.js';
 import { killRecorded, SUPERVISOR_COMMAND } from './supervisor.js';
 
 const CANCEL_ANSWER_MS = 5_000;

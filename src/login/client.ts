@@ -4,9 +4,9 @@
  * (SIGHUP) hands the login over for free: the foreground process simply
  * leaves. One pending login per state dir.
  *
- * Attached, it writes what the login prints exactly as printed, shows the
- * paste prompt with the countdown and relays pasted lines (`login finish`
- * semantics), and then either
+ * Attached, it renders the login's events for its own terminal (the
+ * printer it is given), shows the paste prompt with the countdown and
+ * relays pasted lines (`login finish` semantics), and then either
  *  - returns the login's outcome (success, or its error with exit code),
  *  - cancels it (Ctrl-C / SIGTERM: the supervisor stops the server, 130),
  *  - or, on SIGHUP (a dropped SSH session), just lets go: the supervisor
@@ -16,14 +16,14 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { AgyError, EXIT, InterruptedError } from '../../core/errors.js';
-import type { CommandIO } from '../../core/io.js';
-import { holderLine, parseHolderLine, takePidLock } from '../../util/os/pid-lock.js';
-import { sameProcessAlive } from '../../util/os/process.js';
-import { type PasteReader, promptsOnTty, startPasteReader } from '../paste.js';
-import type { ShowStartStep } from '../steps.js';
+import { AgyError, EXIT, InterruptedError } from '../core/errors.js';
+import type { CommandIO } from '../core/io.js';
+import { holderLine, parseHolderLine, takePidLock } from '../util/os/pid-lock.js';
+import { sameProcessAlive } from '../util/os/process.js';
 import type { LoginRequest } from './contract.js';
+import type { LoginEvent, ShowLoginEvent } from './events.js';
 import { attach, type Frame } from './ipc.js';
+import { type PasteReader, promptsOnTty, startPasteReader } from './paste.js';
 import { cancelPending, cleanupAfter, deliver, inspect } from './pending-login.js';
 import {
   checkOurSocket,
@@ -43,7 +43,7 @@ const STARTUP_ALLOWANCE_MS = 60_000;
 const HARD_END_MARGIN_MS = 60_000;
 
 /** What the supervisor runs: written to the 0600 request.json with the ids and deadlines added. */
-export type LoginAsked = Pick<LoginRequest, 'opts' | 'login' | 'tty'>;
+export type LoginAsked = Pick<LoginRequest, 'opts' | 'login'>;
 
 /** The message is one line; the URL and tunnel stand in `pending` (and, for a person, on the lines before it). */
 export function pendingError(state: LoginState): AgyError {
@@ -54,7 +54,15 @@ export function pendingError(state: LoginState): AgyError {
   });
 }
 
-export async function startLogin(io: CommandIO, asked: LoginAsked, show: ShowStartStep): Promise<RelayResult> {
+/** This terminal's printer of the login's events (src/cli/commands/login/printers.ts). */
+export interface EventPrinter {
+  show: ShowLoginEvent;
+  /** Whether showing this event writes anything here (the prompt is cleared and redrawn only around that). */
+  writes(event: LoginEvent): boolean;
+}
+
+export async function startLogin(io: CommandIO, asked: LoginAsked, printer: EventPrinter): Promise<RelayResult> {
+  const show = (e: LoginEvent) => printer.show(e);
   const paths = recordPaths(io.ctx.env, io.opts.stateDir);
   ensureRecordDir(paths);
   const release = claimStart(paths.dir, io.opts.stateDir);
@@ -62,14 +70,14 @@ export async function startLogin(io: CommandIO, asked: LoginAsked, show: ShowSta
     const seen = inspect(paths);
     if (seen.kind === 'pending') {
       if (!asked.login.restart) {
-        show({ step: 'pending', state: seen.state });
+        void show({ event: 'pending', state: seen.state });
         throw pendingError(seen.state);
       }
-      show({ step: 'restarting', pid: seen.state.pid });
+      void show({ event: 'restarting', pid: seen.state.pid });
       await cancelPending(paths, seen.state);
-      show({ step: 'restarted', event: { event: 'restarted', cancelled: seen.state.id } });
+      void show({ event: 'restarted', cancelled: seen.state.id });
     } else if (seen.kind === 'died') {
-      show({ step: 'previous-died', pid: seen.state.pid });
+      void show({ event: 'previous-died', pid: seen.state.pid });
     }
     fs.rmSync(paths.state, { force: true });
     const request = makeRequest(io, asked);
@@ -79,7 +87,7 @@ export async function startLogin(io: CommandIO, asked: LoginAsked, show: ShowSta
       detach: asked.login.detached,
       endBy: request.hardDeadline,
       release,
-      show,
+      printer,
     });
   } finally {
     release();
@@ -138,7 +146,8 @@ export interface TerminalRelayOptions {
   endBy: number;
   /** Called once the supervisor's state is on record (lets a concurrent login see it pending). */
   release(): void;
-  show: ShowStartStep;
+  /** The printer of this terminal: every event of the login, and the foreground's own. */
+  printer: EventPrinter;
 }
 
 /** The login's recorded error, as the error this process reports (same exit, code, message and hint). */
@@ -156,7 +165,8 @@ export function outcomeError(outcome: Omit<Outcome, 'endedAt'>): AgyError {
 }
 
 export async function relayLogin(io: CommandIO, relay: TerminalRelayOptions): Promise<RelayResult> {
-  const { paths, show } = relay;
+  const { paths, printer } = relay;
+  const show = (e: LoginEvent) => printer.show(e);
   const { out, ctx } = io;
   let paste: PasteReader | undefined;
   let lateLines: PasteReader | undefined;
@@ -174,16 +184,20 @@ export async function relayLogin(io: CommandIO, relay: TerminalRelayOptions): Pr
   const answerLatePastes = (): void => {
     if (lateLines || gone) return;
     lateLines = startPasteReader(io, undefined, (line) => {
-      if (line.trim() !== '') say(() => show({ step: 'already-arrived' }));
+      if (line.trim() !== '') say({ event: 'already-arrived' });
       return undefined;
     });
   };
-  const say = (write: () => void): void => {
-    if (gone) return;
-    const prompting = paste !== undefined && promptsOnTty(io);
-    if (prompting) out.clearStatus();
-    write();
-    if (prompting) paste?.refresh();
+  // One event at a time, in order: a URL's QR code takes a moment, and the lines after it wait for it.
+  let rendering: Promise<void> = Promise.resolve();
+  const say = (e: LoginEvent): void => {
+    rendering = rendering.then(async () => {
+      if (gone) return;
+      const prompting = paste !== undefined && promptsOnTty(io) && printer.writes(e);
+      if (prompting) out.clearStatus();
+      await show(e);
+      if (prompting) paste?.refresh();
+    });
   };
   const prompt = {
     text: () => (codeEntry ? 'paste the authorization code' : 'paste the address your browser ended on'),
@@ -193,28 +207,32 @@ export async function relayLogin(io: CommandIO, relay: TerminalRelayOptions): Pr
     if (paste || gone) return;
     paste = startPasteReader(io, prompt, (line) => {
       if (line.trim() === '') return undefined;
-      // The answer also arrives as a redirect-* / code-* event, printed like any other output.
+      // The answer also arrives as a redirect-* / code-* event, rendered like any other.
       // The prompt waits for it: drawn again only when the paste was not delivered, or when the
       // server asks again (a new URL after a code it could not use); `authenticated` ends it.
       void deliver(paths, line).then((answer) => {
-        if (!answer) say(() => show({ step: 'undelivered' }));
+        if (!answer) say({ event: 'undelivered' });
         if (!answer?.ok && !answer?.arrived) paste?.resume();
       });
       return false;
     });
   };
 
+  // The prompt reacts to an event after every event before it is shown, and just before its own
+  // lines (the prompt is gone before "Signed in" is written).
   const onFrame = (frame: Frame): void => {
-    if (frame.t === 'out') say(() => ctx.stdout.write(frame.text));
-    else if (frame.t === 'err') say(() => ctx.stderr.write(frame.text));
-    else if (frame.t === 'event') onEvent(frame.event);
+    if (frame.t !== 'event') return;
+    const e = frame.event;
+    rendering = rendering.then(() => onEvent(e));
+    say(e);
   };
-  const onEvent = (e: Record<string, unknown>): void => {
+  const onEvent = (e: LoginEvent): void => {
+    if (gone) return;
     if (e.event === 'url') {
       codeEntry = e.mode === 'code-entry';
       paste?.resume();
     } else if (e.event === 'waiting') {
-      if (typeof e.remainingS === 'number' && deadline === undefined) deadline = Date.now() + e.remainingS * 1000;
+      if (deadline === undefined) deadline = Date.now() + e.remainingS * 1000;
       if (relay.detach) {
         const seen = inspect(paths);
         if (seen.kind === 'pending') settle({ kind: 'detached', state: seen.state });
@@ -235,7 +253,10 @@ export async function relayLogin(io: CommandIO, relay: TerminalRelayOptions): Pr
   ctx.signal.addEventListener('abort', onAbort, { once: true });
   if (ctx.signal.aborted) onAbort();
   relay.release();
-  void attachment.ended.then((outcome) => settle(outcome ? { kind: 'ended', outcome } : afterBreak(paths)));
+  void attachment.ended.then(async (outcome) => {
+    await rendering;
+    settle(outcome ? { kind: 'ended', outcome } : afterBreak(paths));
+  });
   const stuck = setTimeout(
     () => settle(afterBreak(paths, true)),
     Math.max(0, relay.endBy - Date.now()) + STUCK_MARGIN_MS,
@@ -244,7 +265,7 @@ export async function relayLogin(io: CommandIO, relay: TerminalRelayOptions): Pr
     const first = await settled;
     if (first !== 'cancel') return first;
     stopPaste();
-    show({ step: 'cancelling' });
+    await show({ event: 'cancelling' });
     const seen = inspect(paths);
     if (seen.kind === 'pending') await cancelPending(paths, seen.state);
     throw new InterruptedError();

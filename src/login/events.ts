@@ -1,0 +1,189 @@
+/**
+ * What a login says, one typed event at a time, in order: the one union
+ * every use case of a login emits (the sign-in and its proof in the
+ * supervisor, the start and the attachment in the foreground) and every
+ * printer renders (src/cli/commands/login/printers.ts). The use cases never
+ * write text.
+ *
+ * An event of the public contract (docs/json.md, "login (NDJSON events)")
+ * carries its NDJSON fields first, in the contract's order; fields marked
+ * "person only" come after them and are what a person is told besides
+ * (the printers' `jsonLine` leaves them out). The events without a line
+ * of their own (`PERSON_ONLY`) are said to a person only.
+ */
+import type { UnexpectedClient } from '../profiles/auth-url.js';
+import type { LoginState, SignedInAccount } from './record.js';
+
+export type { SignedInAccount } from './record.js';
+
+export type UrlSource = 'shim' | 'launcher-file' | 'stdout' | 'stderr' | 'rpc' | 'remote' | (string & {});
+
+/** The events of the public contract, each an NDJSON line of `login --json`. */
+export type PublicLoginEvent =
+  | {
+      event: 'server-started';
+      pid: number;
+      agent: { name: string | null; title: string | null; version: string | null };
+      ms: number;
+    }
+  | {
+      event: 'url';
+      url: string;
+      mode?: 'loopback' | 'code-entry' | 'device';
+      port?: number;
+      redirectUri: string;
+      tunnel?: string;
+      method?: string;
+      source?: UrlSource;
+      via?: string;
+      /** The URL names a client_id or scopes that are not the profile's known ones (shown as a warning). */
+      unexpectedClient?: UnexpectedClient;
+      /** Person only: the agent's own words with an elicited URL (sanitised, redacted). */
+      message?: string;
+      /** Person only: a new code-entry URL after a code the server could not use. */
+      retry?: true;
+    }
+  | {
+      event: 'url-rejected';
+      source: UrlSource;
+      reason: string;
+      loud?: boolean;
+      via?: string;
+      url?: string;
+      /** Person only: the sanitised description of the candidate. */
+      text?: string;
+    }
+  | { event: 'no-url-yet'; afterS: number }
+  | { event: 'waiting'; elapsedS: number; remainingS: number }
+  | { event: 'redirect-rejected'; reason: string }
+  | { event: 'redirect-delivered'; status: number }
+  | { event: 'code-rejected'; reason: string }
+  | { event: 'code-sent' }
+  | { event: 'authenticated'; method: string }
+  /** The server withdrew the URL it had asked the user to open (`$/cancel_request` of its elicitation). */
+  | { event: 'url-withdrawn'; elicitationId: string; graceS: number }
+  /** The server pushed its auth status (`auth/status_update`, or a vendor's `_auth/status_update`). */
+  | {
+      event: 'auth-status';
+      state: string;
+      account?: SignedInAccount;
+      /** Person only: the notification the server pushed it with. */
+      pushedWith?: string;
+    }
+  | {
+      event: 'settings-changed';
+      by: 'server' | 'agyctl';
+      authTypeBefore: unknown;
+      authTypeAfter: unknown;
+      /** Person only: the settings key of the auth type (`auth.type`, `security.auth.selectedType`). */
+      key?: string;
+      /** Person only: this server records its method in settings.json by design. */
+      expected?: boolean;
+    }
+  | { event: 'profile-detected'; profile: string; stateDir: string }
+  | {
+      event: 'verified';
+      tokenFile?: { mode: string | undefined };
+      credentials?: 'token-file' | 'elsewhere';
+      sessionProbe: { removed: boolean; sessionId?: string };
+      serverStartMs: number;
+      /** Whom the server says it signed in (personal data: shown, never traced or a metric label). */
+      account?: SignedInAccount;
+    }
+  | { event: 'restarted'; cancelled: string }
+  | {
+      event: 'detached';
+      id: string;
+      pid: number;
+      url: string | null;
+      port: number | null;
+      tunnel: string | null;
+      deadline: string;
+      /** Person only: the login shows a device page (nothing for `login finish` to deliver). */
+      devicePage?: true;
+    };
+
+/** What a person is told besides the contract's lines, in both modes (warnings and notes on stderr, --verbose detail). */
+type PersonEvent =
+  /** settings.json names another method than --method (said once the server offers it); `canSetAuth`: set-auth can fix it. */
+  | { event: 'method-mismatch'; key: string; configured: string; requested: string; canSetAuth: boolean }
+  /** The server gives up on a sign-in sooner than --timeout. */
+  | { event: 'sign-in-window'; title: string; minutes: number }
+  /** A shim directory left by a login that was killed, removed. */
+  | { event: 'stale-login-dir-removed'; dir: string }
+  | { event: 'sign-in-before-initialize' }
+  /** The server's redirect path is not its profile's: drift worth a note (the server's path is used). */
+  | { event: 'redirect-path-differs'; path: string; profile: string; expected: string }
+  /** `elicitation/complete`: the browser step ended; the authenticate answer decides. */
+  | { event: 'page-step-ended' }
+  /** --open could not open the URL: no display of this shell's own, or the browser failed to start. */
+  | { event: 'browser-not-opened'; error?: string }
+  | { event: 'token-file-missing'; path: string }
+  | { event: 'token-file-narrowed'; path: string; from: string }
+  | { event: 'auth-type-differs'; key: string; current: unknown; method: string; canSetAuth: boolean }
+  | { event: 'credentials-elsewhere'; tokenFile: string }
+  /**
+   * A sentence of the layers under the login (the server's start-up and its output for --verbose, the
+   * profile it turned out to be), said through the supervisor's reporter: rendered by the terminal's printer.
+   */
+  | { event: 'said'; how: 'print' | 'info' | 'warn' | 'verbose'; text: string; verbatim?: true }
+  /** The login succeeded: what a person is told at the end (the `verified` line says it for --json). */
+  | {
+      event: 'logged-in';
+      method: string;
+      serverStartMs: number;
+      account?: SignedInAccount;
+      tokenFile?: { path: string; mode: string | undefined };
+      keptProbeSession?: string;
+    }
+  // The foreground's own: starting under a supervisor and staying attached to it.
+  /** Refused: a login is pending already (the lines after the error's first). */
+  | { event: 'pending'; state: LoginState }
+  | { event: 'restarting'; pid: number }
+  | { event: 'previous-died'; pid: number }
+  /** A paste after the sign-in arrived. */
+  | { event: 'already-arrived' }
+  | { event: 'undelivered' }
+  | { event: 'cancelling' };
+
+/** Every event a login emits. */
+export type LoginEvent = PublicLoginEvent | PersonEvent;
+export type LoginEventName = LoginEvent['event'];
+export type LoginEventOf<N extends LoginEventName> = Extract<LoginEvent, { event: N }>;
+
+/** The events that have no NDJSON line. */
+export const PERSON_ONLY: { readonly [N in PersonEvent['event']]: true } = {
+  'method-mismatch': true,
+  'sign-in-window': true,
+  'stale-login-dir-removed': true,
+  'sign-in-before-initialize': true,
+  'redirect-path-differs': true,
+  'page-step-ended': true,
+  'browser-not-opened': true,
+  'token-file-missing': true,
+  'token-file-narrowed': true,
+  'auth-type-differs': true,
+  'credentials-elsewhere': true,
+  said: true,
+  'logged-in': true,
+  pending: true,
+  restarting: true,
+  'previous-died': true,
+  'already-arrived': true,
+  undelivered: true,
+  cancelling: true,
+};
+
+/** Whether an event is one of the contract's (an NDJSON line, tracked by the supervisor and relayed to clients). */
+export const isPublicLoginEvent = (e: LoginEvent): e is PublicLoginEvent => !(e.event in PERSON_ONLY);
+
+/** Where a login's events go: the command's printer. A URL may draw a QR code first, so showing one can take a moment. */
+export type ShowLoginEvent = (event: LoginEvent) => void | Promise<void>;
+
+/** The events that answer a delivered paste (`login finish` waits for one of them). */
+export const ANSWER_EVENTS: ReadonlySet<LoginEventName> = new Set<LoginEventName>([
+  'redirect-delivered',
+  'redirect-rejected',
+  'code-sent',
+  'code-rejected',
+]);
