@@ -9,7 +9,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { httpGet, redirectFor, waitForEvent } from '../helpers/browser.js';
 import {
   agyctl,
@@ -23,10 +23,6 @@ import {
 import { authedSandbox } from '../helpers/sim-conversations.js';
 
 let sandbox: Sandbox | undefined;
-afterEach(() => {
-  sandbox?.cleanup();
-  sandbox = undefined;
-});
 
 const EMAIL = 'sim-user@example.com';
 

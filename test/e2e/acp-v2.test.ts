@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { httpGet, redirectFor, waitForEvent } from '../helpers/browser.js';
 import {
   agyctl,
@@ -21,10 +21,6 @@ import {
 import { addConversation, authedSandbox } from '../helpers/sim-conversations.js';
 
 let sandbox: Sandbox | undefined;
-afterEach(() => {
-  sandbox?.cleanup();
-  sandbox = undefined;
-});
 
 const V2 = { AGY_SIM_PROTOCOL: 'v2' };
 
@@ -82,7 +78,6 @@ describe('a protocol version agyctl does not speak', () => {
     const err = parseJson(probe.stdout).error as { code: string; message: string };
     expect(err.code).toBe('protocol-version-unsupported');
     expect(err.message).toMatch(/protocol version 3\b/);
-    sandbox.cleanup();
     sandbox = authedSandbox({ AGY_SIM_PROTOCOL: 'v3' });
     const check = await agyctl(['check', '--live'], sandbox);
     expect(check.exitCode, check.stdout).toBe(4);

@@ -9,18 +9,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { agyctl, BIN, parseJson, type Sandbox } from '../helpers/cli.js';
 import { addConversation, authedSandbox, dirState } from '../helpers/sim-conversations.js';
 
-const sandboxes: Sandbox[] = [];
-afterEach(() => {
-  for (const sb of sandboxes.splice(0)) sb.cleanup();
-});
-
 function box(): Sandbox {
   const sb = authedSandbox();
-  sandboxes.push(sb);
   return sb;
 }
 

@@ -17,19 +17,16 @@ import { agyctl, parseJson, type Sandbox } from '../helpers/cli.js';
 import { addConversation, authedSandbox } from '../helpers/sim-conversations.js';
 import { Sim } from '../sim/helpers.js';
 
-const sandboxes: Sandbox[] = [];
 const sims: Sim[] = [];
 afterEach(async () => {
   for (const sim of sims.splice(0)) {
     sim.child.stdin!.end();
     await sim.exited;
   }
-  for (const sb of sandboxes.splice(0)) sb.cleanup();
 });
 
 function box(): Sandbox {
   const sb = authedSandbox();
-  sandboxes.push(sb);
   return sb;
 }
 

@@ -12,16 +12,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { agyctl, parseJson, type Sandbox } from '../helpers/cli.js';
 import { addConversation, authedSandbox } from '../helpers/sim-conversations.js';
 
-const sandboxes: Sandbox[] = [];
 const kills: Array<() => void> = [];
 afterEach(() => {
   for (const k of kills.splice(0)) k();
-  for (const sb of sandboxes.splice(0)) sb.cleanup();
 });
 
 function box(): Sandbox {
   const sb = authedSandbox();
-  sandboxes.push(sb);
   return sb;
 }
 

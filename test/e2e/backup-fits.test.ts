@@ -21,7 +21,6 @@ let mounted: string | undefined;
 afterEach(() => {
   if (mounted) execFileSync('umount', [mounted]);
   mounted = undefined;
-  sb?.cleanup();
   sb = undefined;
 });
 

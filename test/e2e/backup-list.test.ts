@@ -1,15 +1,11 @@
 /** `agyctl backup list`: the snapshots of a backup directory, newest first, for people and as JSON. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { agyctl, parseJson, type Sandbox } from '../helpers/cli.js';
 import { addConversation, authedSandbox } from '../helpers/sim-conversations.js';
 
 let sandbox: Sandbox | undefined;
-afterEach(() => {
-  sandbox?.cleanup();
-  sandbox = undefined;
-});
 
 describe('backup list', () => {
   it('lists complete snapshots newest first with sessions and size; nothing else in the directory', async () => {

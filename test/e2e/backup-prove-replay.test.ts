@@ -8,15 +8,11 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { agyctl, parseJson, type Sandbox, spawnAgyctl } from '../helpers/cli.js';
 import { addConversation, authedSandbox } from '../helpers/sim-conversations.js';
 
 let sandbox: Sandbox | undefined;
-afterEach(() => {
-  sandbox?.cleanup();
-  sandbox = undefined;
-});
 
 async function snapshotOf(sb: Sandbox): Promise<string> {
   const r = await agyctl(['backup', '--to', path.join(sb.root, 'bk'), '--json'], sb);

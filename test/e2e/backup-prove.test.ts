@@ -15,7 +15,6 @@ let sandbox: Sandbox | undefined;
 const writers: Writer[] = [];
 afterEach(async () => {
   for (const w of writers.splice(0)) await w.stop();
-  sandbox?.cleanup();
   sandbox = undefined;
 });
 

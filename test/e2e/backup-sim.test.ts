@@ -88,7 +88,6 @@ let sandbox: Sandbox | undefined;
 const sims: SimClient[] = [];
 afterEach(async () => {
   for (const s of sims.splice(0)) await s.stop();
-  sandbox?.cleanup();
   sandbox = undefined;
 });
 

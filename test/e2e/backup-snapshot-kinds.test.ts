@@ -9,20 +9,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { statePaths } from '../../src/sim/paths.js';
 import { ConversationDb } from '../../src/sim/store.js';
 import { agyctl, parseJson, type Sandbox } from '../helpers/cli.js';
 import { addConversation, authedSandbox } from '../helpers/sim-conversations.js';
 
-const sandboxes: Sandbox[] = [];
-afterEach(() => {
-  for (const sb of sandboxes.splice(0)) sb.cleanup();
-});
-
 function box(): Sandbox {
   const sb = authedSandbox();
-  sandboxes.push(sb);
   return sb;
 }
 

@@ -12,7 +12,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AGYCTL_ARGV, ROOT, type Sandbox, simPath } from '../helpers/cli.js';
 import { authedSandbox } from '../helpers/sim-conversations.js';
 
@@ -62,12 +62,9 @@ function crontab(): { vars: Record<string, string>; command: string } {
   return { vars, command };
 }
 
-let sb: Sandbox | undefined;
-afterEach(() => sb?.cleanup());
-
 /** A box: settings and a token the simulator accepts (or none), agyctl and the server in `bin`. */
 function box(loggedIn: boolean): { sb: Sandbox; bin: string } {
-  sb = authedSandbox();
+  const sb = authedSandbox();
   if (!loggedIn) fs.rmSync(path.join(sb.stateDir, 'acp_token.json'));
   const bin = path.join(sb.root, 'bin');
   fs.mkdirSync(bin);
@@ -112,7 +109,6 @@ describe('docs/check.md: the CI examples work as written', () => {
     const bad = await ciShell(script, box(false));
     expect(bad.exitCode, bad.all).toBe(3);
     expect(bad.all).toMatch(/✗ token-file/);
-    sb?.cleanup();
     const good = await ciShell(script, box(true));
     expect(good.exitCode, good.all).toBe(0);
   });
@@ -136,7 +132,6 @@ describe('docs/check.md: the CI examples work as written', () => {
     const healthy = await cron(command, vars, box(true));
     expect(healthy.exitCode, healthy.all).toBe(0);
     expect(healthy.all).toBe('');
-    sb?.cleanup();
     const b = box(false);
     const failing = await cron(command, vars, b);
     expect(failing.all).toMatch(/✗ token-file/);

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   agyctl,
   makeSandbox,
@@ -17,7 +17,6 @@ import {
 } from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
-afterEach(() => sandbox?.cleanup());
 
 describe('global contract', () => {
   it('--state-dir steers the server through HOME', async () => {

@@ -18,9 +18,9 @@ const OLDER = '2026-11-30T08-00-00.000Z';
 const AUTH_TYPES = ['agent-platform', 'gemini-api-key', 'oauth-business', 'oauth-personal', 'vertex-ai'];
 const METHODS = ['agent-platform', 'gateway', 'gemini-api-key', 'oauth-business', 'oauth-personal', 'vertex-ai'];
 
+/** The test's sandbox, made by its first setup() (makeSandbox removes it after the test). */
 let sandbox: Sandbox | undefined;
 afterEach(() => {
-  sandbox?.cleanup();
   sandbox = undefined;
 });
 

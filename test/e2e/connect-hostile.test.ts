@@ -24,7 +24,6 @@ const sq = (v: string): string => `'${v.replace(/'/g, `'\\''`)}'`;
 
 function laptop(lab: SshLab): { sb: Sandbox; shimLog: string } {
   const sb = makeSandbox();
-  fx.keep(sb);
   const shimLog = path.join(sb.root, 'browser.log');
   const browser = path.join(sb.root, 'browser');
   fs.writeFileSync(browser, `#!/bin/sh\nexec ${NODE} ${SHIM} "$@"\n`, { mode: 0o755 });

@@ -23,7 +23,7 @@ import {
   tokenMode,
 } from '../helpers/connect-lab.js';
 import { connectArgs, requireLab, type SshLab, useSshLab } from '../helpers/netns.js';
-import { waitUntil } from '../helpers/ns-lab.js';
+import { until } from '../helpers/until.js';
 
 const fx = useSshLab();
 let nextPort = 45000 + (process.pid % 1000) * 4;
@@ -52,7 +52,7 @@ async function get(
 /** connect to the lab's remote, its sshd restarted with `sshd` lines, the simulator's callback on a fixed port. */
 async function connectThrough(lab: SshLab, sshd: string[], extra: string[], shim?: string) {
   await lab.configureSshd(sshd);
-  const s = sides(fx, lab, shim);
+  const s = sides(lab, shim);
   const port = callbackPort();
   const args = connectArgs(lab, remoteAgyctl(s.remote, { AGY_SIM_CALLBACK_PORT: String(port) }), extra);
   return { s, port, ...startConnect(fx, lab, s, args) };
@@ -60,7 +60,7 @@ async function connectThrough(lab: SshLab, sshd: string[], extra: string[], shim
 
 /** What Chromium printed of the page it ended on (it may still be writing it when connect has finished). */
 async function browserPage(s: Sides): Promise<Record<string, unknown> | undefined> {
-  await waitUntil(() => shimEntries(s).some((e) => 'page' in e), 20_000, 'Chromium to finish');
+  await until('Chromium to finish', 20_000, () => shimEntries(s).some((e) => 'page' in e));
   return shimEntries(s).find((e) => 'page' in e);
 }
 
@@ -140,10 +140,10 @@ describe('agyctl connect when the SSH server forbids forwarding', () => {
       const r = await get(lab, url, host);
       expect(r, name).toMatchObject({ status: 400, page: expect.stringMatching(reason) });
     }
-    await waitUntil(
-      () => events.names().filter((n) => n === 'relay-refused').length === hostile.length,
-      5_000,
+    await until(
       'a relay-refused event per hostile request',
+      5_000,
+      () => events.names().filter((n) => n === 'relay-refused').length === hostile.length,
     );
     // None of them reached the remote login: it neither rejected nor received anything, and still waits.
     expect(events.find('redirect-rejected')).toBeUndefined();

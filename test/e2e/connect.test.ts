@@ -30,7 +30,8 @@ import {
   tokenMode,
 } from '../helpers/connect-lab.js';
 import { connectArgs, DEST, requireLab, type SshLab, useSshLab } from '../helpers/netns.js';
-import { killGroup, waitUntil } from '../helpers/ns-lab.js';
+import { killGroup, LAB_POLL_MS } from '../helpers/ns-lab.js';
+import { until } from '../helpers/until.js';
 
 const fx = useSshLab();
 
@@ -51,7 +52,7 @@ async function busyCallbackPort(
     { timeoutMs: RUN_MS },
   );
   fx.track(busy);
-  await waitUntil(() => lab.listening(lab.laptop, port), 10_000, 'the busy listener');
+  await until('the busy listener', 10_000, () => lab.listening(lab.laptop, port), LAB_POLL_MS);
   const stop = async (): Promise<void> => {
     busy.kill('SIGKILL');
     await busy;
@@ -73,7 +74,7 @@ function connectWithoutStdin(lab: SshLab, s: Sides, remote: string, timeout: str
 describe('agyctl connect over a real SSH connection', () => {
   it('logs the remote box in: forward, browser on the laptop, proof on the remote', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(fx, lab);
+    const s = sides(lab);
     const { child, events } = startConnect(fx, lab, s, connectArgs(lab, remoteAgyctl(s.remote), ['--json']));
     const result = await child;
     expect(result.exitCode, String(result.stderr)).toBe(0);
@@ -108,7 +109,7 @@ describe('agyctl connect over a real SSH connection', () => {
 
   it('checks the box first: working credentials are left as they are (exit 0), --force signs in again', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(fx, lab);
+    const s = sides(lab);
     const first = await startConnect(fx, lab, s, connectArgs(lab, remoteAgyctl(s.remote), ['--json'])).child;
     expect(first.exitCode, String(first.stderr)).toBe(0);
     const token = path.join(s.remote.stateDir, 'acp_token.json');
@@ -137,7 +138,7 @@ describe('agyctl connect over a real SSH connection', () => {
 
   it('prints progress for a person without --json and still logs in', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(fx, lab);
+    const s = sides(lab);
     const { child } = startConnect(fx, lab, s, connectArgs(lab, remoteAgyctl(s.remote)));
     const result = await child;
     const stdout = String(result.stdout);
@@ -159,7 +160,7 @@ describe('agyctl connect over a real SSH connection', () => {
 
   it('lets ssh ask for host key confirmation on the terminal, then goes on', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(fx, lab);
+    const s = sides(lab);
     const knownHosts = path.join(s.laptop.root, 'known_hosts');
     // A first connection: empty known_hosts, ssh asks. script(1) gives connect a terminal; "yes" is typed when asked.
     const args = [
@@ -205,7 +206,7 @@ describe('agyctl connect over a real SSH connection', () => {
 
   it('falls back to paste-back when the callback port is taken on the laptop', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(fx, lab);
+    const s = sides(lab);
     const { port, seen, stop } = await busyCallbackPort(lab, s);
     const { child, events } = startConnect(
       fx,
@@ -218,7 +219,7 @@ describe('agyctl connect over a real SSH connection', () => {
       reason: expect.stringMatching(/another program is listening/),
     });
     // The browser ended on the busy program's page; that address is what the user pastes.
-    await waitUntil(() => fs.existsSync(seen), 10_000, 'the browser to land on the busy port');
+    await until('the browser to land on the busy port', 10_000, () => fs.existsSync(seen));
     const landed = fs.readFileSync(seen, 'utf8').trim().split('\n')[0]!;
     expect(landed).toMatch(/[?&]code=browser-shim-code/);
     child.stdin!.write(`${landed.replace(/state=[^&]+/, 'state=not-this-login')}\n`);
@@ -237,7 +238,7 @@ describe('agyctl connect over a real SSH connection', () => {
 
   it('on a terminal, the paste prompt is drawn again after a refused paste, not after a delivered one', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(fx, lab);
+    const s = sides(lab);
     const { port, seen, stop } = await busyCallbackPort(lab, s);
     const args = [BIN, ...connectArgs(lab, remoteAgyctl(s.remote, { AGY_SIM_CALLBACK_PORT: String(port) }))];
     const child = lab.run(
@@ -268,7 +269,7 @@ describe('agyctl connect over a real SSH connection', () => {
         look();
       });
     await shown(() => screen.includes(PROMPT), 'the paste prompt');
-    await waitUntil(() => fs.existsSync(seen), 10_000, 'the browser to land on the busy port');
+    await until('the browser to land on the busy port', 10_000, () => fs.existsSync(seen));
     const landed = fs.readFileSync(seen, 'utf8').trim().split('\n')[0]!;
     const refusedAt = screen.length;
     child.stdin!.write(`${landed.replace(/state=[^&]+/, 'state=not-this-login')}\r`);
@@ -287,7 +288,7 @@ describe('agyctl connect over a real SSH connection', () => {
 
   it('a device page from the remote login is shown as it is: no forward, no relay, no paste', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(fx, lab);
+    const s = sides(lab);
     const remote = remoteAgyctl(s.remote, { AGY_SIM_ELICITATION: 'only', AGY_SIM_ELICITATION_PAGE: 'device' });
     const { child, events } = startConnect(fx, lab, s, connectArgs(lab, remote, ['--json', '--no-open']));
     const result = await child;
@@ -305,7 +306,7 @@ describe('agyctl connect over a real SSH connection', () => {
 
   it('with stdin at /dev/null and no forward, it stops at once (exit 2) instead of waiting for a paste it cannot read', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(fx, lab);
+    const s = sides(lab);
     const { port, stop } = await busyCallbackPort(lab, s);
     const started = Date.now();
     const result = await connectWithoutStdin(
@@ -324,7 +325,7 @@ describe('agyctl connect over a real SSH connection', () => {
 
   it("the remote login's timeout hint names connect, the command the user ran", async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(fx, lab);
+    const s = sides(lab);
     const result = await connectWithoutStdin(lab, s, remoteAgyctl(s.remote), '3s');
     expect(result.exitCode, String(result.stderr)).toBe(5);
     expect(String(result.stderr)).toMatch(/hint: run `agyctl connect \S+ --timeout 20m`/);
@@ -334,7 +335,7 @@ describe('agyctl connect over a real SSH connection', () => {
 
   it('says clearly when agyctl is missing on the remote box (exit 4)', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(fx, lab);
+    const s = sides(lab);
     const { child } = startConnect(fx, lab, s, connectArgs(lab, '/nonexistent/bin/agyctl'));
     const result = await child;
     const stderr = String(result.stderr);
@@ -351,7 +352,7 @@ describe('agyctl connect over a real SSH connection', () => {
 
   it("exits 4 with ssh's own message when SSH authentication fails", async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(fx, lab);
+    const s = sides(lab);
     // No IdentityFile: the lab's ssh config has no key, so the server refuses us.
     const args = connectArgs(lab, remoteAgyctl(s.remote), ['--json']).filter(
       (a, i, all) =>
@@ -370,7 +371,7 @@ describe('agyctl connect over a real SSH connection', () => {
 
   it("exits 4 with ssh's own message when sshd is not running", async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(fx, lab);
+    const s = sides(lab);
     await lab.stopSshd();
     try {
       const { child, events } = startConnect(fx, lab, s, connectArgs(lab, remoteAgyctl(s.remote), ['--json']));
@@ -390,7 +391,7 @@ describe('agyctl connect over a real SSH connection', () => {
 
   it('Ctrl-C cancels the remote login: exit 130, its server gone, forward and master closed', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(fx, lab);
+    const s = sides(lab);
     const { child, events } = startConnect(
       fx,
       lab,
@@ -418,7 +419,7 @@ describe('agyctl connect over a real SSH connection', () => {
 
   it('a SIGTERM to its whole process group (timeout 20 agyctl connect) still cancels the remote login', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(fx, lab);
+    const s = sides(lab);
     const { child, events } = startConnect(
       fx,
       lab,
@@ -443,7 +444,7 @@ describe('agyctl connect over a real SSH connection', () => {
 
   it('killed outright with its ssh (SIGKILL to the group), the remote login cancels itself once its session is gone', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
-    const s = sides(fx, lab);
+    const s = sides(lab);
     // The grace connect gives its remote login (2min) shortened, as the remote's own environment may.
     const remote = remoteAgyctl(s.remote, { AGYCTL_LOGIN_ORPHAN_GRACE: '2s' });
     const { child, events } = startConnect(fx, lab, s, connectArgs(lab, remote, ['--json', '--no-open'], '10m'), {
@@ -457,7 +458,7 @@ describe('agyctl connect over a real SSH connection', () => {
     await child.catch(() => undefined);
     // The remote login's attached side leaves when its session's pipe breaks (at its next event, within 15 s);
     // then, with no one asking after the login for the grace, it cancels itself and stops its server.
-    await waitUntil(() => processesOf(s.remote).length === 0, 40_000, 'the remote login and its server to end');
+    await until('the remote login and its server to end', 40_000, () => processesOf(s.remote).length === 0);
     const status = await agyctl(['login', 'status', '--json'], s.remote);
     const login = (parseJson(status.stdout) as { login?: { status?: string } }).login;
     expect(login?.status, status.stdout).not.toBe('pending');

@@ -14,17 +14,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { agyctl, makeSandbox, ROOT, type Sandbox, writeSettings } from '../helpers/cli.js';
+import { agyctl, makeSandbox, ROOT, writeSettings } from '../helpers/cli.js';
 import { type Daemon, PROMETHEUS, startDaemon, startNodeExporter } from '../helpers/loopback-daemon.js';
 import { which } from '../helpers/ns-lab.js';
+import { until } from '../helpers/until.js';
 
 const RULES = path.join(ROOT, 'ansible', 'prometheus', 'agyctl-alerts.yml');
 const RULE_TESTS = path.join(ROOT, 'test', 'prometheus', 'agyctl-alerts.test.yml');
 /** The version-skew rule's tests: a day of series, evaluated every 10 minutes. */
 const SERVER_RULE_TESTS = path.join(ROOT, 'test', 'prometheus', 'agyctl-server-alerts.test.yml');
 
+/** Between two queries of Prometheus's HTTP API. */
+const QUERY_EVERY_MS = 250;
 const daemons: Daemon[] = [];
-const sandboxes: Sandbox[] = [];
 let scratch: string | undefined;
 
 beforeAll(() => {
@@ -34,7 +36,6 @@ beforeAll(() => {
 
 afterEach(async () => {
   for (const d of daemons.splice(0)) await d.stop();
-  for (const s of sandboxes.splice(0)) s.cleanup();
   if (scratch) fs.rmSync(scratch, { recursive: true, force: true });
   scratch = undefined;
 });
@@ -89,21 +90,9 @@ async function api<T>(prom: Daemon, query: string): Promise<T> {
   return body.data;
 }
 
-/** Poll `probe` until it returns a value, at most `ms`; no fixed sleeps. */
-async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
 /** One box: a HOME whose check wrote agyctl.prom into a textfile directory, and a node_exporter reading it. */
 async function box(token: object | undefined): Promise<Daemon> {
   const sb = makeSandbox();
-  sandboxes.push(sb);
   writeSettings(sb, { auth: { type: 'oauth-personal' } });
   if (token) fs.writeFileSync(path.join(sb.stateDir, 'acp_token.json'), JSON.stringify(token), { mode: 0o600 });
   const textfiles = path.join(sb.root, 'textfile');
@@ -147,28 +136,43 @@ describe('Prometheus with the shipped rules, over node_exporter reading agyctl',
     );
     daemons.push(prom);
     // Both boxes scraped: their agyctl_check_ok arrived.
-    await until('both boxes scraped', 45_000, async () => {
-      const r = await api<{ result: Array<{ metric: Record<string, string>; value: [number, string] }> }>(
-        prom,
-        `query?query=${encodeURIComponent('agyctl_check_ok')}`,
-      );
-      const seen = Object.fromEntries(r.result.map((x) => [x.metric.box, x.value[1]]));
-      return seen.lost === '0' && seen.good === '1' ? seen : undefined;
-    });
+    await until(
+      'both boxes scraped',
+      45_000,
+      async () => {
+        const r = await api<{ result: Array<{ metric: Record<string, string>; value: [number, string] }> }>(
+          prom,
+          `query?query=${encodeURIComponent('agyctl_check_ok')}`,
+        );
+        const seen = Object.fromEntries(r.result.map((x) => [x.metric.box, x.value[1]]));
+        return seen.lost === '0' && seen.good === '1' ? seen : undefined;
+      },
+      QUERY_EVERY_MS,
+    );
     const scrapedAt = Date.now();
-    const active = await until('the alert for the lost box', 45_000, async () => {
-      const { alerts } = await api<{ alerts: Alert[] }>(prom, 'alerts');
-      return alerts.find((a) => a.labels.box === 'lost' && a.labels.alertname === 'AgyctlCredentialsFailing');
-    });
+    const active = await until(
+      'the alert for the lost box',
+      45_000,
+      async () => {
+        const { alerts } = await api<{ alerts: Alert[] }>(prom, 'alerts');
+        return alerts.find((a) => a.labels.box === 'lost' && a.labels.alertname === 'AgyctlCredentialsFailing');
+      },
+      QUERY_EVERY_MS,
+    );
     // Pending: the rule waits 10 minutes before it fires; pending and firing are both active.
     expect(['pending', 'firing']).toContain(active.state);
     expect(active.labels).toMatchObject({ status: 'not-authenticated', severity: 'critical' });
     // Rules evaluated after both boxes were in: still nothing for the healthy one.
-    await until('an evaluation after both scrapes', 30_000, async () => {
-      const { groups } = await api<{ groups: Array<{ name: string; lastEvaluation: string }> }>(prom, 'rules');
-      const g = groups.find((x) => x.name === 'agyctl');
-      return g && Date.parse(g.lastEvaluation) > scrapedAt + 1000 ? g : undefined;
-    });
+    await until(
+      'an evaluation after both scrapes',
+      30_000,
+      async () => {
+        const { groups } = await api<{ groups: Array<{ name: string; lastEvaluation: string }> }>(prom, 'rules');
+        const g = groups.find((x) => x.name === 'agyctl');
+        return g && Date.parse(g.lastEvaluation) > scrapedAt + 1000 ? g : undefined;
+      },
+      QUERY_EVERY_MS,
+    );
     const { alerts } = await api<{ alerts: Alert[] }>(prom, 'alerts');
     expect(alerts.filter((a) => a.labels.box === 'good')).toEqual([]);
     expect(alerts.filter((a) => a.labels.box === 'lost').map((a) => a.labels.alertname)).toEqual([

@@ -15,7 +15,8 @@ import { describe, expect, it } from 'vitest';
 import { BIN, makeSandbox, parseEvents, ROOT, type Sandbox } from '../helpers/cli.js';
 import { type FleetLab, requireFleetLab, useFleetLab } from '../helpers/fleet-lab.js';
 import { EventStream } from '../helpers/ndjson.js';
-import { waitUntil } from '../helpers/ns-lab.js';
+import { LAB_POLL_MS } from '../helpers/ns-lab.js';
+import { until } from '../helpers/until.js';
 
 const NODE = process.execPath;
 const SHIM = path.join(ROOT, 'test', 'helpers', 'browser-shim.mjs');
@@ -59,21 +60,22 @@ function hostResults(stdout: string): Record<string, Record<string, unknown>> {
 
 /** No ssh master, remote login or check left: the laptop namespace is empty, each host runs only its sshd. */
 async function expectNothingLeft(lab: FleetLab, l: Laptop): Promise<void> {
-  await waitUntil(
-    async () => (await lab.pids(lab.laptop)).length === 0,
-    15_000,
+  await until(
     'no process left in the laptop namespace',
+    15_000,
+    async () => (await lab.pids(lab.laptop)).length === 0,
+    LAB_POLL_MS,
   );
   for (const h of lab.hosts) {
     const sshd = h.sshdPid();
-    await waitUntil(
-      async () => (await lab.pids(h.ns)).every((pid) => pid === sshd),
-      15_000,
+    await until(
       `no process but sshd left on ${h.name}`,
+      15_000,
+      async () => (await lab.pids(h.ns)).every((pid) => pid === sshd),
+      LAB_POLL_MS,
     );
   }
   expect(fs.readdirSync(l.sandbox.root).filter((n) => n.startsWith('agyctl-connect-'))).toEqual([]);
-  l.sandbox.cleanup();
 }
 
 describe('agyctl connect for a fleet', () => {
@@ -235,10 +237,11 @@ describe('agyctl connect for a fleet', () => {
       );
       const sshd = h1.sshdPid();
       // sshd's session process, the remote agyctl and its server: the check is running.
-      await waitUntil(
-        async () => (await lab.pids(h1.ns)).filter((pid) => pid !== sshd).length >= 3,
-        30_000,
+      await until(
         'the remote check to start its server on h1',
+        30_000,
+        async () => (await lab.pids(h1.ns)).filter((pid) => pid !== sshd).length >= 3,
+        LAB_POLL_MS,
       );
       const startedAt = Date.now();
       child.kill('SIGINT');

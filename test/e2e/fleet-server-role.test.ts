@@ -29,9 +29,12 @@ import { ip, which } from '../helpers/ns-lab.js';
 import { copyApp, type ReleaseFiles, releaseFiles } from '../helpers/release-artifacts.js';
 import { launcher, sha256Of, writeZip } from '../helpers/server-archive.js';
 import { bootSystemdBox, debianSystemdTree, type SystemdBox } from '../helpers/systemd-box.js';
+import { until } from '../helpers/until.js';
 
 const fx = useFleetLab({ hosts: 2 });
 const PLAY_TEST_MS = 900_000;
+/** Between two queries of Prometheus's HTTP API. */
+const QUERY_EVERY_MS = 250;
 // Three plays of two hosts one after the other: slow on a loaded machine.
 const ROLLOUT_TEST_MS = 1_800_000;
 const USER = 'agy';
@@ -356,7 +359,7 @@ describe('the role installs the server on Debian 12 boxes, host by host', () => 
         };
         return body.data.alerts.find((a) => a.labels.alertname === 'AgyctlServerVersionSkew');
       };
-      const active = await until('the version-skew alert', 60_000, skew);
+      const active = await until('the version-skew alert', 60_000, skew, QUERY_EVERY_MS);
       // Pending: it fires only after a day of skew.
       expect(active.state).toBe('pending');
       expect(active.labels).toMatchObject({ name: 'antigravity-acp', severity: 'warning' });
@@ -366,23 +369,17 @@ describe('the role installs the server on Debian 12 boxes, host by host', () => 
       expect(rest.code, rest.out).toBe(0);
       expect(current(h2)).toBe('1.0.0');
       refresh();
-      await until('the version-skew alert to clear', 60_000, async () => {
-        const alert = await skew();
-        return alert === undefined || alert.state === 'inactive' ? true : undefined;
-      });
+      await until(
+        'the version-skew alert to clear',
+        60_000,
+        async () => {
+          const alert = await skew();
+          return alert === undefined || alert.state === 'inactive' ? true : undefined;
+        },
+        QUERY_EVERY_MS,
+      );
       fs.rmSync(scratch, { recursive: true, force: true });
     },
     PLAY_TEST_MS,
   );
 });
-
-/** Poll `probe` until it returns a value, at most `ms`; no fixed sleeps. */
-async function until<T>(what: string, ms: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}

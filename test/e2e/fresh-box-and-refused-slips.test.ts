@@ -6,11 +6,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { agyctl, makeSandbox, parseJson, type Sandbox, writeSettings } from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
-afterEach(() => sandbox?.cleanup());
 
 describe('a fresh box: the state dir exists, conversations/ does not yet', () => {
   it('sessions: exit 0, "no conversations yet", an empty list in JSON', async () => {

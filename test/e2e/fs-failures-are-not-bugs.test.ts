@@ -10,14 +10,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { execa } from 'execa';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AGYCTL_ARGV, agyctl, makeSandbox, parseJson, type RunResult, type Sandbox } from '../helpers/cli.js';
 
 const A = '11111111-1111-4111-8111-111111111111';
 const LONG = 'x'.repeat(300);
 
 let sandbox: Sandbox | undefined;
-afterEach(() => sandbox?.cleanup());
 
 function conversation(sb: Sandbox, id = A): void {
   const dir = path.join(sb.stateDir, 'conversations');

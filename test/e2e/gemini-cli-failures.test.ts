@@ -8,13 +8,12 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { httpGet, redirectFor, waitForEvent } from '../helpers/browser.js';
 import { agyctl, parseEvents, parseJson, spawnAgyctl, waitNoProcesses } from '../helpers/cli.js';
 import { GEMINI_VERSION, type GeminiSandbox, makeGeminiSandbox } from '../helpers/gemini.js';
 
 let sandbox: GeminiSandbox | undefined;
-afterEach(() => sandbox?.cleanup());
 
 const shimDirsLeft = (sb: GeminiSandbox): string[] =>
   fs.readdirSync(sb.root).filter((n) => n.startsWith('agyctl-login-'));

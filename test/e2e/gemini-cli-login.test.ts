@@ -10,7 +10,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { httpGet, redirectFor, waitForEvent } from '../helpers/browser.js';
 import { agyctl, parseEvents, parseJson, spawnAgyctl, waitNoProcesses } from '../helpers/cli.js';
 import { FAKE, useFakeGoogle } from '../helpers/fake-google.js';
@@ -18,8 +18,6 @@ import { type GeminiSandbox, makeGeminiSandbox } from '../helpers/gemini.js';
 
 const google = useFakeGoogle();
 let sandbox: GeminiSandbox | undefined;
-
-afterEach(() => sandbox?.cleanup());
 
 function onlineSandbox(): GeminiSandbox {
   return makeGeminiSandbox({ HTTPS_PROXY: google().proxyUrl, NODE_EXTRA_CA_CERTS: google().caFile });

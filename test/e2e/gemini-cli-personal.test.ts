@@ -20,7 +20,6 @@ const google = useFakeGoogle();
 let sandbox: GeminiSandbox | undefined;
 
 afterEach(() => {
-  sandbox?.cleanup();
   google().codeAssist = 'ok';
 });
 
@@ -60,7 +59,6 @@ describe('gemini-cli refuses personal accounts (UNSUPPORTED_CLIENT)', () => {
     });
     expect(String(run.events.at(-1)?.hint)).toContain('GOOGLE_CLOUD_PROJECT');
     expect(await waitNoProcesses(sandbox, 10_000)).toEqual([]);
-    sandbox.cleanup();
     // The docs' first example: a Workspace account with its project still signs in.
     sandbox = makeGeminiSandbox({
       HTTPS_PROXY: google().proxyUrl,

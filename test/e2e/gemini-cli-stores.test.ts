@@ -8,12 +8,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { agyctl, parseJson } from '../helpers/cli.js';
 import { type GeminiSandbox, makeGeminiSandbox } from '../helpers/gemini.js';
 
 let sandbox: GeminiSandbox | undefined;
-afterEach(() => sandbox?.cleanup());
 
 interface Check {
   id: string;

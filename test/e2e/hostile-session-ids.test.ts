@@ -6,11 +6,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { agyctl, makeSandbox, parseEvents, parseJson, type Sandbox, writeSettings } from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
-afterEach(() => sandbox?.cleanup());
 
 const KEY = 'AIzaFAKEFAKEFAKEFAKEFAKEFAKE';
 const CONVERSATION = '4d5a6c89-0be5-4d98-ac4d-dede75c780fe';

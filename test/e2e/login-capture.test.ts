@@ -7,12 +7,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { httpGet, redirectFor, waitForEvent } from '../helpers/browser.js';
 import { agyctl, makeSandbox, parseEvents, type Sandbox, spawnAgyctl, waitNoProcesses } from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
-afterEach(() => sandbox?.cleanup());
 
 const shimDirsLeft = (sb: Sandbox): string[] => fs.readdirSync(sb.root).filter((f) => f.startsWith('agyctl-login-'));
 /** The private dirs of the pages the simulator's file modes hand a launcher. */

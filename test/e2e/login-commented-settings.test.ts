@@ -16,7 +16,6 @@ let sandbox: Sandbox | undefined;
 afterEach(async () => {
   if (sandbox) {
     await agyctl(['login', 'cancel'], sandbox);
-    sandbox.cleanup();
   }
   sandbox = undefined;
 });

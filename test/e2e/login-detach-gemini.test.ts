@@ -18,7 +18,6 @@ let sandbox: GeminiSandbox | undefined;
 
 afterEach(async () => {
   if (sandbox) await agyctl(['login', 'cancel', '--profile', 'gemini-cli'], sandbox);
-  sandbox?.cleanup();
   sandbox = undefined;
 });
 

@@ -28,7 +28,6 @@ afterEach(async () => {
   if (sandbox) {
     // Whatever a failed test left: stop the pending login before removing its HOME.
     await agyctl(['login', 'cancel'], sandbox);
-    sandbox.cleanup();
   }
   sandbox = undefined;
 });

@@ -23,7 +23,6 @@ let sandbox: Sandbox | undefined;
 afterEach(async () => {
   if (!sandbox) return;
   expect(await waitNoProcesses(sandbox)).toEqual([]);
-  sandbox.cleanup();
   sandbox = undefined;
 });
 

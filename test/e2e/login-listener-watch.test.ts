@@ -4,12 +4,11 @@
  * from the moment the port refuses connections to the moment run() returns.
  */
 import net from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { makeSandbox, type Sandbox } from '../helpers/cli.js';
 import { runInProcess } from '../helpers/in-process.js';
 
 let sandbox: Sandbox | undefined;
-afterEach(() => sandbox?.cleanup());
 
 /** A bare connect-and-close, as agyctl probes (the listener tolerates it). */
 function refuses(port: number): Promise<boolean> {

@@ -25,7 +25,6 @@ afterEach(async () => {
   if (!sandbox) return;
   await agyctl(['login', 'cancel'], sandbox);
   expect(await waitNoProcesses(sandbox)).toEqual([]);
-  sandbox.cleanup();
   sandbox = undefined;
 });
 

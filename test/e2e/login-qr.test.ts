@@ -5,14 +5,13 @@
  * size the starting agyctl saw. The test plays the browser as login.test.ts.
  */
 import { execa } from 'execa';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { stripAnsi } from '../../src/util/terminal-text.js';
 import { httpGet, redirectFor } from '../helpers/browser.js';
 import { BIN, makeSandbox, type Sandbox, waitNoProcesses } from '../helpers/cli.js';
 import { decodeQr, hasZbar } from '../helpers/qr-decode.js';
 
 let sandbox: Sandbox | undefined;
-afterEach(() => sandbox?.cleanup());
 
 const QR_LINE = /^[█▀▄ ]{20,}$/;
 const TARGET = 'ops@box.example.com:2222';

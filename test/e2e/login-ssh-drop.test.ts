@@ -16,7 +16,8 @@ import { redirectFor } from '../helpers/browser.js';
 import { BIN, makeSandbox, processesOf, type Sandbox, SIM } from '../helpers/cli.js';
 import { EventStream } from '../helpers/ndjson.js';
 import { connectArgs, DEST, labSettled, requireLab, type SshLab, useSshLab } from '../helpers/netns.js';
-import { killGroup, waitUntil } from '../helpers/ns-lab.js';
+import { killGroup, LAB_POLL_MS } from '../helpers/ns-lab.js';
+import { until } from '../helpers/until.js';
 
 const NODE = process.execPath;
 const RUN_MS = 60_000;
@@ -71,7 +72,6 @@ describe('a dropped SSH session during agyctl login', () => {
   it('the login survives: a new session sees it pending on the same port, a new tunnel carries the redirect, status reports success', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
     const remote = makeSandbox();
-    fx.keep(remote);
     const agy = remoteAgyctlScript(remote);
     // ssh -tt in a pty (script), as a person's terminal would run it.
     const session = lab.run(
@@ -88,10 +88,8 @@ describe('a dropped SSH session during agyctl login', () => {
     fx.track(session);
     let transcript = '';
     session.stdout!.on('data', (b: Buffer) => (transcript += b.toString()));
-    await waitUntil(
-      () => ptyEvents(transcript).some((e) => e.event === 'waiting'),
-      30_000,
-      'the remote login to wait for the browser',
+    await until('the remote login to wait for the browser', 30_000, () =>
+      ptyEvents(transcript).some((e) => e.event === 'waiting'),
     );
     const url = ptyEvents(transcript).find((e) => e.event === 'url')!;
     const port = Number(url.port);
@@ -112,7 +110,12 @@ describe('a dropped SSH session during agyctl login', () => {
       { env: { PATH: `${lab.sshFullBin}:${process.env.PATH}` }, timeoutMs: RUN_MS, detached: true },
     );
     fx.track(tunnel);
-    await waitUntil(() => lab.listening(lab.laptop, port), 10_000, `the new tunnel on the laptop's port ${port}`);
+    await until(
+      `the new tunnel on the laptop's port ${port}`,
+      10_000,
+      () => lab.listening(lab.laptop, port),
+      LAB_POLL_MS,
+    );
     const browser = await lab.run(lab.laptop, NODE, ['-e', GET, redirectFor(String(url.url))], { timeoutMs: 15_000 });
     expect(String(browser.stdout).trim(), String(browser.stderr)).toBe('200');
 
@@ -132,7 +135,6 @@ describe('a dropped SSH session during agyctl login', () => {
 async function startConnect(lab: SshLab, timeout: string, routeEvent = 'forward-added') {
   const remote = makeSandbox();
   const laptop = makeSandbox();
-  fx.keep(remote, laptop);
   laptop.env = { ...laptop.env, PATH: `${lab.sshBareBin}:${process.env.PATH}` };
   const agy = remoteAgyctlScript(remote);
   const args = connectArgs(lab, agy, ['--json', '--no-open'], timeout);
@@ -163,10 +165,10 @@ async function dropAndReconnect(lab: SshLab, events: EventStream, routeEvent: st
   expect(masters).toHaveLength(1);
   process.kill(masters[0]!, 'SIGKILL');
   await events.waitFor('reconnected', 45_000);
-  await waitUntil(
-    () => events.events.filter((e) => e.event === routeEvent).length === 2,
-    15_000,
+  await until(
     `${routeEvent} on the new master`,
+    15_000,
+    () => events.events.filter((e) => e.event === routeEvent).length === 2,
   );
 }
 
@@ -236,7 +238,9 @@ describe('agyctl connect when its connection drops once', () => {
       await lab.startSshd();
     }
     // The remote login ends at its own deadline (exit 5), and nothing is left behind.
-    await waitUntil(
+    await until(
+      'the remote login to end at its deadline',
+      30_000,
       () => {
         try {
           return (
@@ -259,8 +263,7 @@ describe('agyctl connect when its connection drops once', () => {
           return false;
         }
       },
-      30_000,
-      'the remote login to end at its deadline',
+      LAB_POLL_MS,
     );
     await nothingLeft(lab, remote);
     expect(processesOf(laptop)).toEqual([]);

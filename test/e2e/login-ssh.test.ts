@@ -20,7 +20,8 @@ import { describe, expect, it } from 'vitest';
 import { BIN, makeSandbox, processesOf } from '../helpers/cli.js';
 import { EventStream } from '../helpers/ndjson.js';
 import { LAPTOP_ADDR, labSettled, REMOTE_ADDR, requireLab, useSshLab } from '../helpers/netns.js';
-import { killGroup, waitUntil } from '../helpers/ns-lab.js';
+import { killGroup, LAB_POLL_MS } from '../helpers/ns-lab.js';
+import { until } from '../helpers/until.js';
 
 const NODE = process.execPath;
 const RUN_MS = 45_000;
@@ -34,7 +35,6 @@ describe('agyctl login through a real SSH tunnel', () => {
   it('the printed tunnel command, run on the laptop, carries the redirect to the remote login', async (ctx) => {
     const lab = requireLab(fx.result(), ctx);
     const remote = makeSandbox({ USER: 'root', SSH_CONNECTION: `${LAPTOP_ADDR} 50022 ${REMOTE_ADDR} 22` });
-    fx.keep(remote);
     const login = lab.run(lab.remote, NODE, [BIN, 'login', '--json', '--timeout', '30s'], {
       env: remote.env,
       stdin: 'pipe',
@@ -56,7 +56,12 @@ describe('agyctl login through a real SSH tunnel', () => {
       detached: true,
     });
     fx.track(tunnelProc);
-    await waitUntil(() => lab.listening(lab.laptop, port), 10_000, `the tunnel to listen on the laptop's port ${port}`);
+    await until(
+      `the tunnel to listen on the laptop's port ${port}`,
+      10_000,
+      () => lab.listening(lab.laptop, port),
+      LAB_POLL_MS,
+    );
 
     const auth = new URL(String(url.url));
     const redirect = new URL(String(auth.searchParams.get('redirect_uri')));

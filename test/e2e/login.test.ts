@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FAKE_CODE, httpGet, redirectFor, waitForEvent } from '../helpers/browser.js';
 import {
   agyctl,
@@ -20,7 +20,6 @@ import {
 } from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
-afterEach(() => sandbox?.cleanup());
 
 const shimDirsLeft = (sb: Sandbox): string[] => fs.readdirSync(sb.root).filter((f) => f.startsWith('agyctl-login-'));
 const conversationsLeft = (sb: Sandbox): string[] => {

@@ -18,7 +18,6 @@ let exporter: Daemon | undefined;
 afterEach(async () => {
   await exporter?.stop();
   exporter = undefined;
-  sandbox?.cleanup();
   sandbox = undefined;
 });
 

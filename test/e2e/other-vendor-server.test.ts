@@ -7,11 +7,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { agyctl, makeSandbox, parseEvents, ROOT, type Sandbox, waitNoProcesses } from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
-afterEach(() => sandbox?.cleanup());
 
 const AGENT = `node ${path.join(ROOT, 'test', 'fixtures', 'other-vendor-agent.mjs')}`;
 const PLAIN =

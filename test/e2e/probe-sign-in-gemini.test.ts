@@ -9,12 +9,11 @@
  * @module-tag gemini-cli
  */
 import fs from 'node:fs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { agyctl, parseJson, waitNoProcesses } from '../helpers/cli.js';
 import { type GeminiSandbox, makeGeminiSandbox } from '../helpers/gemini.js';
 
 let sandbox: GeminiSandbox | undefined;
-afterEach(() => sandbox?.cleanup());
 
 /**
  * Run the probe in `sb` and check what every sign-in probe must leave: the

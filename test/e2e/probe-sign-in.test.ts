@@ -8,11 +8,10 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { agyctl, makeSandbox, parseJson, type Sandbox, waitNoProcesses, writeSettings } from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
-afterEach(() => sandbox?.cleanup());
 
 interface Report {
   pid: number;

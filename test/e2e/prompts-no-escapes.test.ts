@@ -8,15 +8,11 @@
  */
 import fs from 'node:fs';
 import { execa, type ResultPromise } from 'execa';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { redirectFor } from '../helpers/browser.js';
 import { agyctl, BIN, makeSandbox, type Sandbox, waitNoProcesses } from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
-afterEach(() => {
-  sandbox?.cleanup();
-  sandbox = undefined;
-});
 
 const MODES: Array<[string, NodeJS.ProcessEnv, string[]]> = [
   ['NO_COLOR=1', { NO_COLOR: '1', TERM: 'xterm-256color' }, []],

@@ -63,7 +63,6 @@ describe.each(STATES)('a conversation database %s', (state) => {
   });
   afterEach(async () => {
     await box.writer?.stop();
-    box.sandbox.cleanup();
   });
 
   it.each(COMMANDS)('%s changes nothing in the state dir', async (_name, argv, readIt) => {

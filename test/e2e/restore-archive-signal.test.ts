@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { fileHeader, padding } from '../../src/backup/tar.js';
 import { type Sandbox, spawnAgyctl } from '../helpers/cli.js';
 import { authedSandbox } from '../helpers/sim-conversations.js';
@@ -16,10 +16,6 @@ const ID = '33333333-3333-4333-8333-333333333333';
 const BIG = 2 * 1024 ** 3;
 
 let sandbox: Sandbox | undefined;
-afterEach(() => {
-  sandbox?.cleanup();
-  sandbox = undefined;
-});
 
 function manifestEntry(): Buffer {
   const manifest = {

@@ -8,16 +8,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { statePaths } from '../../src/sim/paths.js';
 import { ConversationDb } from '../../src/sim/store.js';
 import { agyctl, parseJson, type Sandbox } from '../helpers/cli.js';
 import { addConversation, authedSandbox, dirState } from '../helpers/sim-conversations.js';
-
-const sandboxes: Sandbox[] = [];
-afterEach(() => {
-  for (const sb of sandboxes.splice(0)) sb.cleanup();
-});
 
 const conv = (sb: Sandbox): string => path.join(sb.stateDir, 'conversations');
 const copiesOf = (sb: Sandbox, id: string): string[] =>
@@ -39,7 +34,6 @@ function addTurn(sb: Sandbox, id: string, n: number): void {
 describe('pre-restore copies', () => {
   it('a restore of the same content keeps no copy; dry run says "same content"; changed content keeps one', async () => {
     const sb = authedSandbox();
-    sandboxes.push(sb);
     const id = addConversation(sb, 2);
     const snap = await backup(sb);
 
@@ -74,7 +68,6 @@ describe('pre-restore copies', () => {
 
   it('keeps at most three copies per conversation, and nothing warns about them', async () => {
     const sb = authedSandbox();
-    sandboxes.push(sb);
     const id = addConversation(sb, 1);
     const other = addConversation(sb, 1);
     const snap = await backup(sb);

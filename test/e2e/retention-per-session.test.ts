@@ -7,14 +7,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { agyctl, makeSandbox, parseJson, type Sandbox } from '../helpers/cli.js';
 
 const A = '11111111-1111-4111-8111-111111111111';
 const B = '22222222-2222-4222-8222-222222222222';
 
 let sandbox: Sandbox | undefined;
-afterEach(() => sandbox?.cleanup());
 
 const backups = (sb: Sandbox): string => path.join(sb.root, 'backups');
 const conversations = (sb: Sandbox): string => path.join(sb.stateDir, 'conversations');

@@ -48,7 +48,6 @@ const attackers: ChildProcess[] = [];
 afterEach(async () => {
   await stopAttacks();
   box?.user.remove();
-  box?.cleanup();
   box = undefined;
 });
 

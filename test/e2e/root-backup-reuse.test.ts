@@ -34,7 +34,6 @@ interface Box extends Sandbox {
 let box: Box | undefined;
 afterEach(() => {
   box?.user.remove();
-  box?.cleanup();
   box = undefined;
 });
 

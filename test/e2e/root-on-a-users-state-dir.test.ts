@@ -12,7 +12,7 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { agyctl, makeSandbox, parseEvents, parseJson, type Sandbox } from '../helpers/cli.js';
 import { stateDirOwnerForFile } from '../helpers/os-user.js';
 import { makeTaggedDb, tagsOf } from '../helpers/tagged-db.js';
@@ -23,16 +23,9 @@ const OWNER = user.uid;
 const OWNER_GROUP = user.gid;
 const A = '11111111-1111-4111-8111-111111111111';
 
-let sandbox: Sandbox | undefined;
-afterEach(() => {
-  sandbox?.cleanup();
-  sandbox = undefined;
-});
-
 /** A sandbox whose HOME, ~/.gemini and state dir belong to the user; a root-only `secret/` dir beside it. */
 function userBox(): Sandbox & { secret: string; conv: string } {
   const sb = makeSandbox();
-  sandbox = sb;
   fs.chmodSync(sb.root, 0o755);
   fs.mkdirSync(path.join(sb.stateDir, 'conversations'), { recursive: true, mode: 0o700 });
   for (const d of [sb.home, path.dirname(sb.stateDir), sb.stateDir, path.join(sb.stateDir, 'conversations')])
@@ -127,7 +120,6 @@ describe('settings set-auth as root', () => {
 
   it('a missing state dir is created 0700 and given to the owner of the home it is in', async () => {
     const sb = makeSandbox();
-    sandbox = sb;
     fs.chmodSync(sb.root, 0o755); // the user can reach their home
     fs.chownSync(sb.home, OWNER, OWNER_GROUP);
     const r = await agyctl(['settings', 'set-auth', 'gemini-api-key'], sb);

@@ -28,6 +28,7 @@ import { EventStream } from '../helpers/ndjson.js';
 import { createUser, type OsUser, requireRoot } from '../helpers/os-user.js';
 import { useReadableApp } from '../helpers/readable-app.js';
 import { makeTaggedDb } from '../helpers/tagged-db.js';
+import { until } from '../helpers/until.js';
 
 beforeAll(useReadableApp);
 requireRoot("the owner's child tests");
@@ -48,7 +49,6 @@ interface Box extends Sandbox {
 let box: Box | undefined;
 afterEach(() => {
   box?.user.remove();
-  box?.cleanup();
   box = undefined;
 });
 
@@ -108,16 +108,6 @@ function procs(): Proc[] {
 /** The owner's child: the user's process whose parent is root's. */
 function ownerChild(user: OsUser): Proc | undefined {
   return procs().find((p) => p.uid === user.uid && proc(p.ppid)?.uid === 0);
-}
-
-async function waitFor<T>(what: string, fn: () => T | undefined, timeoutMs = 30_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const found = fn();
-    if (found !== undefined) return found;
-    if (Date.now() > until) throw new Error(`${what}: not seen within ${timeoutMs} ms`);
-    await delay(5);
-  }
 }
 
 /** The terminals among a process's open descriptors. */
@@ -206,7 +196,7 @@ describe("the owner's child holds nothing of root's", () => {
   it('SIGUSR1 while root runs check --live on a terminal: no inspector, no terminal, a session of its own', async () => {
     const b = userBox();
     const run = onTerminal(b, ['check', '--live', '--json'], { AGYCTL_SERVER: slowServer(4_000) });
-    const child = await waitFor('the owner child', () => ownerChild(b.user));
+    const child = await until('the owner child', 30_000, () => ownerChild(b.user));
     const root = proc(child.ppid)!;
     // Each is checked, whichever fails first.
     expect.soft(child.ttyNr, 'controlling terminal of the owner child').toBe(0);
@@ -296,7 +286,7 @@ describe("root's deadline on the owner's child", () => {
     const run = agyctl(['backup', '--to', path.join(b.root, 'bk'), '--timeout', '3s', '--json'], b, {
       timeoutMs: 60_000,
     });
-    const child = await waitFor('the owner child', () => ownerChild(b.user));
+    const child = await until('the owner child', 30_000, () => ownerChild(b.user));
     process.kill(child.pid, 'SIGSTOP');
     const r = await run;
     expect(r.exitCode, `${r.stdout}${r.stderr}`).toBe(5);
@@ -331,8 +321,8 @@ describe("root's deadline on the owner's child", () => {
       reject: false,
       timeout: 30_000,
     });
-    const child = await waitFor('the owner child', () => ownerChild(b.user));
-    await waitFor('its server', () => procs().find((p) => p.uid === b.user.uid && p.ppid === child.pid));
+    const child = await until('the owner child', 30_000, () => ownerChild(b.user));
+    await until('its server', 30_000, () => procs().find((p) => p.uid === b.user.uid && p.ppid === child.pid));
     process.kill(child.pid, 'SIGSTOP');
     run.kill('SIGINT');
     const r = await run;

@@ -13,7 +13,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { agyctl, makeSandbox, parseJson, type Sandbox } from '../helpers/cli.js';
 import { createUser, stateDirOwnerForFile } from '../helpers/os-user.js';
 import { makeTaggedDb, tagsOf } from '../helpers/tagged-db.js';
@@ -25,15 +25,9 @@ afterAll(() => mallory.remove());
 const BOB_ID = '33333333-3333-4333-8333-333333333333';
 const MAL_ID = '44444444-4444-4444-8444-444444444444';
 
-const boxes: Sandbox[] = [];
-afterEach(() => {
-  for (const b of boxes.splice(0)) b.cleanup();
-});
-
 /** A sandbox whose home and state dir belong to `who`, with one conversation `id` tagged `tag`. */
 function userBox(who: { uid: number; gid: number }, id: string, tag: string): Sandbox & { conv: string } {
   const sb = makeSandbox();
-  boxes.push(sb);
   fs.chmodSync(sb.root, 0o755);
   const conv = path.join(sb.stateDir, 'conversations');
   fs.mkdirSync(conv, { recursive: true, mode: 0o700 });

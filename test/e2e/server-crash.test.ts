@@ -15,6 +15,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { agyctl, makeSandbox, parseJson, type Sandbox, simPath, spawnAgyctl } from '../helpers/cli.js';
 import { requireRoot } from '../helpers/os-user.js';
 import { fakeBuild, sha256Of, writeTarGz, writeZip } from '../helpers/server-archive.js';
+import { until } from '../helpers/until.js';
 
 requireRoot('the server crash tests (they mount a tmpfs)');
 
@@ -26,7 +27,6 @@ beforeEach(() => {
   prefix = path.join(sb.root, 'servers');
   store = path.join(prefix, 'antigravity-acp');
 });
-afterEach(() => sb.cleanup());
 
 async function installV1(): Promise<void> {
   const v1 = path.join(sb.root, 'a-1.0.0-linux-x.zip');
@@ -43,14 +43,6 @@ async function bigV2(zeros: number): Promise<{ file: string; sum: string }> {
 }
 
 const staging = (): string[] => fs.readdirSync(store).filter((n) => n.startsWith('.staging-'));
-
-async function until(what: string, ms: number, ok: () => boolean): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 /** Bytes written so far in a staging directory. */
 function stagedBytes(): number {

@@ -7,7 +7,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { agyctl, makeSandbox, parseJson, type Sandbox, simPath } from '../helpers/cli.js';
 import { type FakeEntry, fakeBuild, sha256Of, writeTarGz, writeZip } from '../helpers/server-archive.js';
 
@@ -17,7 +17,6 @@ beforeEach(() => {
   sb = makeSandbox();
   prefix = path.join(sb.root, 'servers');
 });
-afterEach(() => sb.cleanup());
 
 const store = (): string => path.join(prefix, 'antigravity-acp');
 

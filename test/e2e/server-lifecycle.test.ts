@@ -27,7 +27,6 @@ let sb: Sandbox | undefined;
 let user: OsUser | undefined;
 afterEach(() => {
   user?.remove();
-  sb?.cleanup();
   sb = undefined;
   user = undefined;
 });

@@ -7,16 +7,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { agyctl, BIN, parseJson, type Sandbox, spawnAgyctl, waitNoProcesses } from '../helpers/cli.js';
 import { addConversation, authedSandbox } from '../helpers/sim-conversations.js';
 import { changes, listTree } from '../helpers/state-listing.js';
 
 let sandbox: Sandbox | undefined;
-afterEach(() => {
-  sandbox?.cleanup();
-  sandbox = undefined;
-});
 
 const conv = (sb: Sandbox): string => path.join(sb.stateDir, 'conversations');
 

@@ -16,7 +16,6 @@ afterEach(async () => {
   sim?.kill();
   sim = undefined;
   if (sandbox) expect(await waitNoProcesses(sandbox)).toEqual([]);
-  sandbox?.cleanup();
   sandbox = undefined;
 });
 

@@ -10,20 +10,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AGYCTL_ARGV, agyctl, parseJson, type Sandbox } from '../helpers/cli.js';
 import { createUser, requireRoot } from '../helpers/os-user.js';
 import { useReadableApp } from '../helpers/readable-app.js';
 import { addConversation, authedSandbox } from '../helpers/sim-conversations.js';
 
-const sandboxes: Sandbox[] = [];
-afterEach(() => {
-  for (const sb of sandboxes.splice(0)) sb.cleanup();
-});
-
 async function withSnapshot(): Promise<{ sb: Sandbox; bk: string; name: string }> {
   const sb = authedSandbox();
-  sandboxes.push(sb);
   addConversation(sb, 1);
   const bk = path.join(sb.root, 'bk');
   const r = await agyctl(['backup', '--to', bk, '--json'], sb);

@@ -7,15 +7,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { httpGet, redirectFor, waitForEvent } from '../helpers/browser.js';
 import { agyctl, makeSandbox, parseEvents, type Sandbox, spawnAgyctl, waitNoProcesses } from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
-afterEach(() => {
-  sandbox?.cleanup();
-  sandbox = undefined;
-});
 
 const SSH = {
   SSH_CONNECTION: '203.0.113.7 52814 192.0.2.10 22',

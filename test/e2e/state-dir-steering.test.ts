@@ -5,11 +5,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { agyctl, makeSandbox, parseEvents, parseJson, type Sandbox, writeSettings } from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
-afterEach(() => sandbox?.cleanup());
 
 function plantToken(stateDir: string): string {
   fs.mkdirSync(stateDir, { recursive: true });

@@ -5,11 +5,10 @@
  * as the piped output (which a pipe gets whole).
  */
 import { execa } from 'execa';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { AGYCTL_ARGV, agyctl, makeSandbox, type Sandbox } from '../helpers/cli.js';
 
 let sandbox: Sandbox | undefined;
-afterEach(() => sandbox?.cleanup());
 
 /** The words, with timings (`(11ms)`) that differ from run to run made equal. */
 const words = (s: string): string[] =>

@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BIN, makeSandbox, parseEvents, ROOT, type Sandbox } from '../helpers/cli.js';
 
 const FIXTURE = path.join(ROOT, 'test', 'fixtures', 'hostile-remote.mjs');
@@ -53,10 +53,6 @@ const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/;
 const ESCAPED = /\\u001b|\\u0007|\\u009b/;
 
 let sandbox: Sandbox | undefined;
-afterEach(() => {
-  sandbox?.cleanup();
-  sandbox = undefined;
-});
 
 async function fleetConnect(json: boolean) {
   sandbox = makeSandbox();

@@ -31,7 +31,6 @@ afterEach(async () => {
   }
   if (sandbox) {
     expect(await waitNoProcesses(sandbox)).toEqual([]);
-    sandbox.cleanup();
   }
   sandbox = undefined;
 });

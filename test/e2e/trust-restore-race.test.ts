@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agyctl, makeSandbox, parseJson, type Sandbox } from '../helpers/cli.js';
+import { agyctl, makeSandbox, parseJson } from '../helpers/cli.js';
 import { stateDirOwnerForFile } from '../helpers/os-user.js';
 
 /** The state dir's owner: a user created for this run (removed afterwards). */
@@ -20,13 +20,10 @@ const OWNER = user.uid;
 const OWNER_GROUP = user.gid;
 const A = '22222222-2222-4222-8222-222222222222';
 
-let sandbox: Sandbox | undefined;
 let attacker: ChildProcess | undefined;
 afterEach(() => {
   attacker?.kill('SIGKILL');
   attacker = undefined;
-  sandbox?.cleanup();
-  sandbox = undefined;
 });
 
 /** The user's loop: every `.agyctl-*` name in conversations/ becomes a link to `secret`; sometimes conversations/ itself. */
@@ -71,7 +68,6 @@ function makeDb(file: string, tag: string): void {
 describe('root restoring into a user state dir the user races', () => {
   it('writes nothing through swapped directories, and a later restore works', async () => {
     const sb = makeSandbox();
-    sandbox = sb;
     fs.chmodSync(sb.root, 0o755);
     const conv = path.join(sb.stateDir, 'conversations');
     fs.mkdirSync(conv, { recursive: true, mode: 0o700 });
@@ -121,7 +117,6 @@ describe('root restoring into a user state dir the user races', () => {
 
   it("does the same in the user's brain/: a session's files never land where a swapped link points", async () => {
     const sb = makeSandbox();
-    sandbox = sb;
     fs.chmodSync(sb.root, 0o755);
     const conv = path.join(sb.stateDir, 'conversations');
     const brain = path.join(sb.stateDir, 'brain');
