@@ -7,7 +7,7 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * Three projects, by what a test needs (README, Development):
  *   unit  test/unit: in process, from src/, no build (`npm run test:unit`; bench/unit-suite.mjs times it);
  *   sim   test/sim: the simulator's protocol (its global setup builds dist/sim when stale);
- *   e2e   test/e2e: the built binary (`npm run test:e2e`, minutes); refuses a dist/ older than src/.
+ *   e2e   test/e2e (a folder per command): the built binary (`npm run test:e2e`, minutes); refuses a dist/ older than src/.
  *   release  test/release and a set of e2e files, against the single executable and the .deb
  *         (`npm run test:release`; builds release/ once per run when it is older than src/ and the
  *         other files the release script reads).
@@ -16,17 +16,17 @@ import { BaseSequencer, type TestSpecification } from 'vitest/node';
  * gemini-cli dev dependency), `ansible` (Debian's ansible-core). Leave them
  * out with e.g. `npx vitest run --project e2e --tags-filter='!root'`.
  */
-/** The e2e files that exercise installed behaviour, run a second time against the single executable. */
+/** The e2e files that exercise installed behaviour, run a second time against the single executable (paths under test/e2e/). */
 const EXECUTABLE_E2E = [
-  'cli',
-  'check',
-  'settings',
-  'backup',
-  'login-detach',
-  'restore-archive-signal',
-  'sessions-export',
-  'root-owner-child',
-  'root-reads-roots-own',
+  'cli/cli',
+  'check/check',
+  'settings/settings',
+  'backup/backup',
+  'login/login-detach',
+  'backup/restore-archive-signal',
+  'sessions/sessions-export',
+  'root/root-owner-child',
+  'root/root-reads-roots-own',
 ];
 
 /**

@@ -16,7 +16,7 @@ import { formatDuration } from '../util/duration.js';
 import type { ShowLoginEvent } from './events.js';
 import { deliverRedirect, listenerAlive } from './startup.js';
 
-/** Probe period and grace: a vanished listener is reported within 2 s (test/e2e/login-listener-watch.test.ts measures it). */
+/** Probe period and grace: a vanished listener is reported within 2 s (test/e2e/login/login-listener-watch.test.ts measures it). */
 export const LIVENESS_EVERY_MS = 700;
 export const LIVENESS_GRACE_MS = 900;
 

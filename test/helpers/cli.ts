@@ -6,10 +6,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { execa, type ResultPromise } from 'execa';
+import { onTestFinished } from 'vitest';
+import { getCurrentTest } from 'vitest/suite';
+import { ROOT } from './root.js';
 
-export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+export { ROOT };
 export const BIN = path.join(ROOT, 'bin', 'agyctl.js');
 export const SIM = path.join(ROOT, 'scripts', 'agy-acp-sim');
 
@@ -61,10 +63,17 @@ export interface Sandbox {
   home: string;
   stateDir: string;
   env: NodeJS.ProcessEnv;
+  /** Removes the sandbox now (it is removed after its test anyway); a second call does nothing. */
   cleanup(): void;
 }
 
-/** A fresh HOME with nothing in it; agyctl and the simulator both derive the state dir from it. */
+/**
+ * A fresh HOME with nothing in it; agyctl and the simulator both derive the state dir from it.
+ * The one clean-up of the tests' sandboxes: a sandbox made by a test (or its beforeEach) is removed
+ * when that test has finished, after the afterEach hooks, which may still stop what runs in it or
+ * look for its leftover processes; a file keeps no list of sandboxes to remove. One made in a
+ * beforeAll belongs to no test: its maker removes it (cleanup()).
+ */
 export function makeSandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
   const root = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-test-'));
   const home = path.join(root, 'home');
@@ -79,13 +88,9 @@ export function makeSandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
     ...runtimeEnv(),
     ...extraEnv,
   };
-  return {
-    root,
-    home,
-    stateDir: path.join(home, '.gemini', 'antigravity-acp'),
-    env,
-    cleanup: () => fs.rmSync(root, { recursive: true, force: true }),
-  };
+  const cleanup = (): void => fs.rmSync(root, { recursive: true, force: true });
+  if (getCurrentTest()) onTestFinished(cleanup);
+  return { root, home, stateDir: path.join(home, '.gemini', 'antigravity-acp'), env, cleanup };
 }
 
 export interface RunResult {

@@ -24,10 +24,9 @@ export interface Sides {
   shimLog: string;
 }
 
-export function sides(fx: LabFixture, lab: SshLab, shim = BROWSER_SHIM): Sides {
+export function sides(lab: SshLab, shim = BROWSER_SHIM): Sides {
   const remote = makeSandbox();
   const laptop = makeSandbox();
-  fx.keep(remote, laptop);
   const shimLog = path.join(laptop.root, 'browser.log');
   const browser = path.join(laptop.root, 'browser');
   fs.writeFileSync(browser, `#!/bin/sh\nexec ${NODE} ${shim} "$@"\n`, { mode: 0o755 });

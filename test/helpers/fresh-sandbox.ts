@@ -4,8 +4,8 @@ import { makeSandbox, type Sandbox, waitNoProcesses } from './cli.js';
 
 /**
  * Returns `fresh(env)`, which makes the test's sandbox. After each test no
- * process of that sandbox may be left (the test fails otherwise), and the
- * sandbox is removed.
+ * process of that sandbox may be left (the test fails otherwise); then the
+ * sandbox is removed, as every sandbox is (makeSandbox).
  */
 export function useFreshSandbox(): (env?: NodeJS.ProcessEnv) => Sandbox {
   let sandbox: Sandbox | undefined;
@@ -13,11 +13,7 @@ export function useFreshSandbox(): (env?: NodeJS.ProcessEnv) => Sandbox {
     if (!sandbox) return;
     const sb = sandbox;
     sandbox = undefined;
-    try {
-      expect(await waitNoProcesses(sb)).toEqual([]);
-    } finally {
-      sb.cleanup();
-    }
+    expect(await waitNoProcesses(sb)).toEqual([]);
   });
   return (env = {}) => {
     sandbox = makeSandbox(env);

@@ -14,12 +14,12 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ResultPromise } from 'execa';
 import { afterAll, afterEach, beforeAll } from 'vitest';
-import type { Sandbox } from './cli.js';
 import {
   addNamespace,
   ipSteps,
   keygen,
   killTracked,
+  LAB_POLL_MS,
   namespaceObstacle,
   nsPids,
   type RunInNs,
@@ -33,8 +33,8 @@ import {
   sshdConfigLines,
   sshdControl,
   sshWrapper,
-  waitUntil,
 } from './ns-lab.js';
+import { until } from './until.js';
 
 export const REMOTE_ADDR = '10.203.0.1';
 export const LAPTOP_ADDR = '10.203.0.2';
@@ -183,16 +183,18 @@ export function connectArgs(lab: SshLab, remoteCommand: string, extra: string[] 
 
 /** Wait (bounded) until no process is left in the laptop namespace and none but sshd in the remote one. */
 export async function labSettled(lab: SshLab, timeoutMs: number): Promise<void> {
-  await waitUntil(
-    async () => (await lab.pids(lab.laptop)).length === 0,
-    timeoutMs,
+  await until(
     'no process left in the laptop namespace',
+    timeoutMs,
+    async () => (await lab.pids(lab.laptop)).length === 0,
+    LAB_POLL_MS,
   );
   const sshd = lab.sshdPid();
-  await waitUntil(
-    async () => (await lab.pids(lab.remote)).every((pid) => pid === sshd),
-    timeoutMs,
+  await until(
     'no process but sshd left in the remote namespace',
+    timeoutMs,
+    async () => (await lab.pids(lab.remote)).every((pid) => pid === sshd),
+    LAB_POLL_MS,
   );
 }
 
@@ -203,27 +205,22 @@ export function requireLab(result: LabResult | undefined, ctx?: unknown): SshLab
 
 /**
  * The lab for one test file: created before its tests, torn down after them;
- * every child a test tracks is killed (with its group) and every sandbox it
- * tracks removed after each test.
+ * every child a test tracks is killed (with its group) after each test, before
+ * the test's sandboxes are removed (makeSandbox).
  */
 export interface LabFixture {
   /** The lab, or why it could not be made (pass to requireLab). */
   result(): LabResult | undefined;
   track<T extends ResultPromise>(child: T): T;
-  keep(...sandboxes: Sandbox[]): void;
 }
 
 export function useSshLab(): LabFixture {
   let labResult: LabResult | undefined;
   const children = new Set<ResultPromise>();
-  const sandboxes: Sandbox[] = [];
   beforeAll(async () => {
     labResult = await createSshLab();
   }, 60_000);
-  afterEach(() => {
-    killTracked(children);
-    for (const s of sandboxes.splice(0)) s.cleanup();
-  });
+  afterEach(() => killTracked(children));
   afterAll(async () => {
     await labResult?.lab?.teardown();
   });
@@ -233,6 +230,5 @@ export function useSshLab(): LabFixture {
       children.add(child);
       return child;
     },
-    keep: (...s) => void sandboxes.push(...s),
   };
 }

@@ -231,19 +231,8 @@ export function requireLabOf<T>(
   );
 }
 
-/** Wait (bounded) for a condition that a background process brings about. */
-export async function waitUntil(
-  check: () => Promise<boolean> | boolean,
-  timeoutMs: number,
-  what: string,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() >= deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** Between two looks into a namespace (each runs `ip netns pids` or a socket listing), for until(). */
+export const LAB_POLL_MS = 100;
 
 /** The sshd_config of a lab sshd on `addr`: its files in `dir`, keys only, root allowed, forwarding on. */
 export function sshdConfigLines(dir: string, addr: string): string[] {

@@ -11,16 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { type Sandbox, SIM, writeSettings } from './cli.js';
-
-async function until<T>(what: string, deadlineMs: number, probe: () => T | undefined): Promise<T> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+import { until } from './until.js';
 
 export async function loginViaSim(sandbox: Sandbox, timeoutMs = 15_000): Promise<void> {
   writeSettings(sandbox, { auth: { type: 'oauth-personal' } });

@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execa, type Result, type ResultPromise } from 'execa';
 import { which } from './ns-lab.js';
+import { until } from './until.js';
 
 const CACHE = '/var/cache/agyctl-test';
 const MIRROR = 'http://deb.debian.org/debian';
@@ -32,6 +33,8 @@ const PACKAGES = [
 const DEBOOTSTRAP_MS = 900_000;
 const BOOT_MS = 60_000;
 const STOP_MS = 30_000;
+/** Between two looks into the box (a process listing, `systemctl` through nsenter). */
+const PROBE_EVERY_MS = 100;
 
 export type TreeResult = { tree: string; unavailable?: undefined } | { tree?: undefined; unavailable: string };
 
@@ -95,16 +98,6 @@ function childPids(pid: number): number[] {
   }
 }
 
-async function until<T>(what: string, deadlineMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const end = Date.now() + deadlineMs;
-  for (;;) {
-    const got = await probe();
-    if (got !== undefined) return got;
-    if (Date.now() > end) throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 /**
  * Boots a copy of the tree and waits for systemd to finish starting. A copy of our own rather than nspawn's
  * --ephemeral, whose snapshot is left behind when nspawn has to be killed.
@@ -133,18 +126,23 @@ export async function bootSystemdBox(options: BootOptions): Promise<SystemdBox> 
   void nspawn.then(() => {
     ended = true;
   });
-  const pid = await until('systemd-nspawn to start the container', BOOT_MS, async () => {
-    if (ended) throw new Error(`systemd-nspawn ended: ${String((await nspawn).all)}`);
-    const spawner = nspawn.pid === undefined ? [] : childPids(nspawn.pid);
-    for (const p of spawner.flatMap((s) => [s, ...childPids(s)])) {
-      try {
-        if (fs.readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'systemd') return p;
-      } catch {
-        /* gone */
+  const pid = await until(
+    'systemd-nspawn to start the container',
+    BOOT_MS,
+    async () => {
+      if (ended) throw new Error(`systemd-nspawn ended: ${String((await nspawn).all)}`);
+      const spawner = nspawn.pid === undefined ? [] : childPids(nspawn.pid);
+      for (const p of spawner.flatMap((s) => [s, ...childPids(s)])) {
+        try {
+          if (fs.readFileSync(`/proc/${p}/comm`, 'utf8').trim() === 'systemd') return p;
+        } catch {
+          /* gone */
+        }
       }
-    }
-    return undefined;
-  });
+      return undefined;
+    },
+    PROBE_EVERY_MS,
+  );
   const exec: SystemdBox['exec'] = (argv, o = {}) =>
     execa('nsenter', ['-t', String(pid), '-m', '-u', '-i', '-n', '-p', '--', ...argv], {
       reject: false,
@@ -166,16 +164,21 @@ export async function bootSystemdBox(options: BootOptions): Promise<SystemdBox> 
     fs.rmSync(options.dir, { recursive: true, force: true });
   };
   try {
-    await until('systemd in the box to finish starting', BOOT_MS, async () => {
-      const r = await exec(['systemctl', 'is-system-running'], { timeoutMs: 10_000 });
-      const state = String(r.stdout).trim();
-      if (state === 'running') return true;
-      if (state === 'degraded') {
-        const failed = await exec(['systemctl', '--no-pager', '--failed']);
-        throw new Error(`systemd in the box is degraded:\n${String(failed.all)}`);
-      }
-      return undefined;
-    });
+    await until(
+      'systemd in the box to finish starting',
+      BOOT_MS,
+      async () => {
+        const r = await exec(['systemctl', 'is-system-running'], { timeoutMs: 10_000 });
+        const state = String(r.stdout).trim();
+        if (state === 'running') return true;
+        if (state === 'degraded') {
+          const failed = await exec(['systemctl', '--no-pager', '--failed']);
+          throw new Error(`systemd in the box is degraded:\n${String(failed.all)}`);
+        }
+        return undefined;
+      },
+      PROBE_EVERY_MS,
+    );
   } catch (err) {
     await stop();
     throw err;

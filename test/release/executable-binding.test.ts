@@ -18,7 +18,6 @@ import { createUser } from '../helpers/os-user.js';
 let sandbox: Sandbox | undefined;
 let outsideTmp: string | undefined;
 afterEach(() => {
-  sandbox?.cleanup();
   sandbox = undefined;
   if (outsideTmp) fs.rmSync(outsideTmp, { recursive: true, force: true });
   outsideTmp = undefined;

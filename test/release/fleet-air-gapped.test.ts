@@ -6,7 +6,7 @@
  * is installed from the release's own tarball (into the controller's HOME),
  * and ansible-playbook finds `agyctl.fleet.site` and the inventory's host.
  * The host is a closed port, so the play ends there (UNREACHABLE); what the
- * role then does on a real box is test/e2e/fleet-debian-systemd.test.ts.
+ * role then does on a real box is test/e2e/fleet/fleet-debian-systemd.test.ts.
  *
  * @module-tag ansible
  */

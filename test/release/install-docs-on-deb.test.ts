@@ -4,7 +4,7 @@
  * Debian 12 tree (debootstrap minbase: no Node), each in its own fresh view:
  * the checksums check, `dpkg -i`, the executable's `install`, and `agyctl
  * version` loading the SQLite binding. The npm line (laptops with Node) runs
- * in test/e2e/install-binding.test.ts instead. A minimal Debian has no sudo:
+ * in test/e2e/cli/install-binding.test.ts instead. A minimal Debian has no sudo:
  * where a doc says `sudo`, the box gets one that runs the command (as root).
  *
  * @module-tag root

@@ -38,16 +38,12 @@ describe('agyctl-<v>.cdx.json', () => {
 
   it('names node, sqlite and better-sqlite3 at the versions `agyctl version --json` reports', async () => {
     const sandbox = makeSandbox();
-    try {
-      const r = await execa(EXE, ['version', '--json'], { env: sandbox.env, reject: false, timeout: 60_000 });
-      expect(r.exitCode, String(r.stderr)).toBe(0);
-      const v = (JSON.parse(String(r.stdout)) as { version: Record<string, string> }).version;
-      expect(byName('node')).toMatchObject({ version: v.node });
-      expect(byName('sqlite')).toMatchObject({ version: v.sqlite, type: 'library' });
-      expect(byName('better-sqlite3')).toMatchObject({ version: v.betterSqlite3, licenses: [{ expression: 'MIT' }] });
-    } finally {
-      sandbox.cleanup();
-    }
+    const r = await execa(EXE, ['version', '--json'], { env: sandbox.env, reject: false, timeout: 60_000 });
+    expect(r.exitCode, String(r.stderr)).toBe(0);
+    const v = (JSON.parse(String(r.stdout)) as { version: Record<string, string> }).version;
+    expect(byName('node')).toMatchObject({ version: v.node });
+    expect(byName('sqlite')).toMatchObject({ version: v.sqlite, type: 'library' });
+    expect(byName('better-sqlite3')).toMatchObject({ version: v.betterSqlite3, licenses: [{ expression: 'MIT' }] });
   });
 
   it('lists the bundled npm packages at their installed versions, each with a license', () => {

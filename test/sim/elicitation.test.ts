@@ -4,14 +4,15 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { httpRequest, type Msg, parseAuthUrl, Sim, stateDir, tmp, until, useSimulator } from './helpers.js';
+import { until } from '../helpers/until.js';
+import { httpRequest, type Msg, parseAuthUrl, Sim, stateDir, tmp, useSimulator } from './helpers.js';
 
 useSimulator();
 
 const ELICITING = { protocolVersion: 1, clientCapabilities: { elicitation: { url: {} } } };
 
 async function elicitation(sim: Sim): Promise<Msg & { id: number; params: Record<string, unknown> }> {
-  return (await until('elicitation/create', () =>
+  return (await until('elicitation/create', 5_000, () =>
     sim.messages.find((m) => m.method === 'elicitation/create'),
   )) as Msg & { id: number; params: Record<string, unknown> };
 }

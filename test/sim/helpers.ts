@@ -5,13 +5,13 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:f
 import { get as httpGet } from 'node:http';
 import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { simBuildIsFresh } from '../helpers/fresh-sim.js';
+import { ROOT } from '../helpers/root.js';
+import { until } from '../helpers/until.js';
 
-export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const LAUNCHER = join(ROOT, 'scripts', 'agy-acp-sim');
 
 // ---------------------------------------------------------------- fixtures
@@ -205,16 +205,6 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-export async function until<T>(what: string, fn: () => T | undefined | false, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = fn();
-    if (v !== undefined && v !== false) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
-
 export const ANSI_RE = /\x1b\[[0-9;?]*[A-Za-z]/g;
 
 export const running: Sim[] = [];
@@ -290,10 +280,8 @@ export class Sim {
 
   async response(id: number | string | null, timeoutMs = 10_000): Promise<Msg> {
     try {
-      return await until(
-        `response to ${id}`,
-        () => this.messages.find((m) => m.id === id && ('result' in m || 'error' in m) && !('method' in m)),
-        timeoutMs,
+      return await until(`response to ${id}`, timeoutMs, () =>
+        this.messages.find((m) => m.id === id && ('result' in m || 'error' in m) && !('method' in m)),
       );
     } catch (err) {
       // Say why: a dead process or a stderr trace beats a bare timeout.
@@ -327,7 +315,7 @@ export class Sim {
   }
 
   waitForRawLine(pred: (l: string) => boolean, timeoutMs = 5000): Promise<string> {
-    return until('a stdout line', () => this.rawLines.find(pred), timeoutMs);
+    return until('a stdout line', timeoutMs, () => this.rawLines.find(pred));
   }
 
   async closeStdin(): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
@@ -355,7 +343,7 @@ export async function newSession(
   const sessionId: string = r.result.sessionId;
   // The commands notification follows the response; wait for it so later
   // snapshots of sim.messages start after it.
-  await until('available_commands_update', () =>
+  await until('available_commands_update', 5_000, () =>
     sim.updates(sessionId).find((m) => m.params.update.sessionUpdate === 'available_commands_update'),
   );
   return { id, sessionId, result: r.result };

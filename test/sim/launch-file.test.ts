@@ -6,7 +6,8 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { capturingScript, parseAuthUrl, Sim, sleep, tmp, until, useSimulator } from './helpers.js';
+import { until } from '../helpers/until.js';
+import { capturingScript, parseAuthUrl, Sim, sleep, tmp, useSimulator } from './helpers.js';
 
 useSimulator();
 
@@ -22,7 +23,7 @@ function simWithBrowser(mode: string, extra: Record<string, string> = {}): { sim
 
 /** The one argument BROWSER got, once it ran. */
 async function launched(log: string): Promise<string> {
-  const line = await until('BROWSER ran', () =>
+  const line = await until('BROWSER ran', 5_000, () =>
     existsSync(log) ? readFileSync(log, 'utf8').trim() || undefined : undefined,
   );
   const [argc, arg] = line.split('|');

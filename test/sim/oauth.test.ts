@@ -3,6 +3,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { until } from '../helpers/until.js';
 import {
   authRequired,
   capturingScript,
@@ -20,7 +21,6 @@ import {
   tcpProbe,
   tmp,
   URL_PREFIX,
-  until,
   useSimulator,
   waitRefused,
   writeState,
@@ -213,7 +213,7 @@ describe('URL delivery (AGY_SIM_LAUNCH)', () => {
   }
 
   function readLaunch(log: string): Promise<string> {
-    return until(`${log}`, () => (existsSync(log) ? readFileSync(log, 'utf8').trim() || undefined : undefined));
+    return until(`${log}`, 5_000, () => (existsSync(log) ? readFileSync(log, 'utf8').trim() || undefined : undefined));
   }
 
   it('default: runs $BROWSER with the URL as its only argument, prints nothing', async () => {
@@ -271,7 +271,7 @@ describe('URL delivery (AGY_SIM_LAUNCH)', () => {
     const l = launchEnv(true);
     const sim = new Sim(tmp(), { ...l.env, AGY_SIM_LAUNCH: 'stderr' });
     sim.start('authenticate', { methodId: 'oauth-personal' });
-    const line = await until('stderr URL', () => sim.stderr.split('\n').find((x) => x.startsWith(URL_PREFIX)));
+    const line = await until('stderr URL', 5_000, () => sim.stderr.split('\n').find((x) => x.startsWith(URL_PREFIX)));
     parseAuthUrl(line.slice(URL_PREFIX.length));
     expect(sim.stdout).toBe('');
     expect(existsSync(l.browserLog)).toBe(false);

@@ -5,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { until } from '../helpers/until.js';
 import {
   AVAILABLE_COMMANDS,
   authedSim,
@@ -21,7 +22,6 @@ import {
   stateDir,
   tablesOf,
   tmp,
-  until,
   useSimulator,
 } from './helpers.js';
 
@@ -34,7 +34,7 @@ describe('sessions', () => {
     const { id, sessionId, result } = await newSession(sim, '/work/project');
     expect(sessionId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(result).toEqual({ sessionId, ...expectedSessionState() });
-    const cmd = await until('commands', () =>
+    const cmd = await until('commands', 5_000, () =>
       sim.updates(sessionId).find((m) => m.params.update.sessionUpdate === 'available_commands_update'),
     );
     expect(cmd.params.update).toEqual(AVAILABLE_COMMANDS);
@@ -116,7 +116,7 @@ describe('sessions', () => {
     const { sessionId } = await newSession(sim);
     const db = convPath(home, sessionId);
     // 260 rows of 20 KB = 5.2 MB of WAL, beyond the default 4 MB trigger.
-    await until('5 MB of WAL', () => statSync(`${db}-wal`).size > 5_200_000 || undefined, 30_000);
+    await until('5 MB of WAL', 30_000, () => statSync(`${db}-wal`).size > 5_200_000);
     const copy = join(tmp(), 'c.db');
     copyFileSync(db, copy);
     expect(tablesOf(copy)).toEqual([]);
@@ -219,7 +219,7 @@ describe('sessions', () => {
     const sim = await authedSim({ AGY_SIM_PERMISSION_PROMPT: '1' });
     const { sessionId } = await newSession(sim, '/work/p');
     const pid = sim.start('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'make a file' }] });
-    const ask = await until('permission request', () =>
+    const ask = await until('permission request', 5_000, () =>
       sim.messages.find((m) => m.method === 'session/request_permission'),
     );
     expect(ask.id).toBeDefined();
@@ -269,7 +269,7 @@ describe('sessions', () => {
     const sim = await authedSim({ AGY_SIM_WRITE_INTERVAL_MS: '40' }, home);
     const { sessionId } = await newSession(sim);
     const db = convPath(home, sessionId);
-    const rows = await until('filler rows', () => {
+    const rows = await until('filler rows', 5_000, () => {
       const r = queryLive<{ n: number; len: number }>(
         db,
         'SELECT COUNT(*) AS n, MIN(LENGTH(step_payload)) AS len FROM steps WHERE step_type = 99',

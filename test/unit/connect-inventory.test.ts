@@ -16,15 +16,29 @@ afterEach(() => {
   dir = undefined;
 });
 
-function file(name: string, text: string): string {
+/** The test's own directory, removed after it. */
+function scratch(): string {
   dir ??= fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-inv-'));
-  const p = path.join(dir, name);
+  return dir;
+}
+
+function file(name: string, text: string): string {
+  const p = path.join(scratch(), name);
   fs.writeFileSync(p, text);
   return p;
 }
 
-const withAnsible = { PATH: process.env.PATH, HOME: os.tmpdir(), LANG: 'C.UTF-8' };
-const withoutAnsible = { PATH: '/nonexistent-bin', HOME: os.tmpdir() };
+/**
+ * A HOME of the test's own: ansible-inventory writes ~/.ansible/tmp, which in a shared HOME such as
+ * /tmp other runs (another checkout's suite, another user) would share and could leave unwritable.
+ */
+function home(): string {
+  const home = path.join(scratch(), 'home');
+  fs.mkdirSync(home, { recursive: true });
+  return home;
+}
+const withAnsible = (): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: home(), LANG: 'C.UTF-8' });
+const withoutAnsible = (): NodeJS.ProcessEnv => ({ PATH: '/nonexistent-bin', HOME: home() });
 
 describe('readInventory', () => {
   it('reads an INI inventory through ansible-inventory, with connection variables as ssh settings', async () => {
@@ -32,24 +46,24 @@ describe('readInventory', () => {
       'hosts.ini',
       '[web]\nbox1 ansible_host=10.0.0.5 ansible_user=agy ansible_port=2222\nbox2\n[db]\nbox3 ansible_ssh_private_key_file=/keys/db\n',
     );
-    const targets = await readInventory(inv, undefined, withAnsible);
+    const targets = await readInventory(inv, undefined, withAnsible());
     expect(targets).toEqual([
       { name: 'box1', destination: '10.0.0.5', sshOptions: ['User=agy', 'Port=2222'] },
       { name: 'box2', destination: 'box2', sshOptions: [] },
       { name: 'box3', destination: 'box3', sshOptions: ['IdentityFile=/keys/db'] },
     ]);
-    expect((await readInventory(inv, 'db', withAnsible)).map((t) => t.name)).toEqual(['box3']);
+    expect((await readInventory(inv, 'db', withAnsible())).map((t) => t.name)).toEqual(['box3']);
   });
 
   it('reads a plain list without Ansible; --limit takes globs', async () => {
     const inv = file('hosts.txt', '# build boxes\nbuild-1\nme@build-2   \n\nci-runner\n');
-    expect((await readInventory(inv, undefined, withoutAnsible)).map((t) => t.destination)).toEqual([
+    expect((await readInventory(inv, undefined, withoutAnsible())).map((t) => t.destination)).toEqual([
       'build-1',
       'me@build-2',
       'ci-runner',
     ]);
-    expect((await readInventory(inv, 'build-*', withoutAnsible)).map((t) => t.name)).toEqual(['build-1']);
-    expect((await readInventory(inv, '*build-*,ci-*', withoutAnsible)).map((t) => t.name)).toEqual([
+    expect((await readInventory(inv, 'build-*', withoutAnsible())).map((t) => t.name)).toEqual(['build-1']);
+    expect((await readInventory(inv, '*build-*,ci-*', withoutAnsible())).map((t) => t.name)).toEqual([
       'build-1',
       'me@build-2',
       'ci-runner',
@@ -58,21 +72,21 @@ describe('readInventory', () => {
 
   it('refuses an Ansible format without Ansible, a pattern that selects nothing, and hosts ssh would take as options', async () => {
     await expect(
-      readInventory(file('a.ini', '[web]\nbox1 ansible_port=22\n'), undefined, withoutAnsible),
+      readInventory(file('a.ini', '[web]\nbox1 ansible_port=22\n'), undefined, withoutAnsible()),
     ).rejects.toThrow(/not a plain list of hosts.*Ansible is not installed/);
-    await expect(readInventory(file('b.txt', 'box1\n'), 'nomatch*', withoutAnsible)).rejects.toThrow(
+    await expect(readInventory(file('b.txt', 'box1\n'), 'nomatch*', withoutAnsible())).rejects.toThrow(
       /selects no hosts/,
     );
-    await expect(readInventory(file('c.txt', '-oProxyCommand=evil\n'), undefined, withoutAnsible)).rejects.toThrow(
+    await expect(readInventory(file('c.txt', '-oProxyCommand=evil\n'), undefined, withoutAnsible())).rejects.toThrow(
       /not a plain list|must look like host/,
     );
     await expect(
-      readInventory(file('d.ini', 'box1 ansible_host=-oProxyCommand=x\n'), undefined, withAnsible),
+      readInventory(file('d.ini', 'box1 ansible_host=-oProxyCommand=x\n'), undefined, withAnsible()),
     ).rejects.toThrow(/must look like host/);
-    await expect(readInventory(file('e.ini', 'box1 ansible_port=22x\n'), undefined, withAnsible)).rejects.toThrow(
+    await expect(readInventory(file('e.ini', 'box1 ansible_port=22x\n'), undefined, withAnsible())).rejects.toThrow(
       /is not a port/,
     );
-    const err = await readInventory(path.join(os.tmpdir(), 'no-such-inventory'), undefined, withAnsible).catch(
+    const err = await readInventory(path.join(scratch(), 'no-such-inventory'), undefined, withAnsible()).catch(
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(AgyError);
@@ -106,7 +120,7 @@ describe('an inventory that names hosts with terminal tricks or tokens', () => {
         mode: 0o755,
       },
     );
-    return { PATH: `${bin}:/usr/bin:/bin`, HOME: os.tmpdir() };
+    return { PATH: `${bin}:/usr/bin:/bin`, HOME: home() };
   }
 
   it('shows host names without control characters and with tokens redacted', async () => {

@@ -2,8 +2,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { ROOT } from '../helpers/root.js';
 
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
 const docs = (): string[] => [
   path.join(ROOT, 'README.md'),
   ...fs

@@ -6,8 +6,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { AgyError, DEPRECATED_ERROR_CODES, EXIT } from '../../src/core/errors.js';
-
-const ROOT = path.resolve(import.meta.dirname, '..', '..');
+import { ROOT } from '../helpers/root.js';
 
 function sources(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((e) => {

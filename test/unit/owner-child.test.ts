@@ -2,7 +2,7 @@
  * What root hands the owner's child (cli/as-owner.ts): an environment built
  * from nothing but the account and an allow-list, and a relay of its output
  * that no control character crosses. The real child is in
- * test/e2e/root-owner-child.test.ts.
+ * test/e2e/root/root-owner-child.test.ts.
  */
 import { PassThrough } from 'node:stream';
 import { Command } from 'commander';

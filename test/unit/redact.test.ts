@@ -1,10 +1,12 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileTracer } from '../../src/acp/file-tracer.js';
 import { redact, redactText, serverText, serverValue } from '../../src/acp/redact.js';
 import { sanitizeForTerminal } from '../../src/util/terminal-text.js';
+import { useScratch } from '../helpers/scratch.js';
+
+const { tmp } = useScratch('agyctl-trace-');
 
 describe('redaction', () => {
   it('redacts code, state, token- and key-named fields at any depth', () => {
@@ -48,7 +50,7 @@ describe('redaction', () => {
   });
 
   it('the trace file is 0600 JSONL with direction and timestamp, and holds no secret', () => {
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-trace-')), 't.jsonl');
+    const file = path.join(tmp(), 't.jsonl');
     const t = new FileTracer(file);
     t.record('send', { jsonrpc: '2.0', id: 1, method: 'x', params: { code: 'SECRET-CODE' } });
     t.record('stdout-noise', 'go to https://x/?code=SECRET-CODE&state=S');
@@ -65,7 +67,7 @@ describe('redaction', () => {
   });
 
   it('the trace holds no email address, wherever the server puts one (an account label, a message)', () => {
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-trace-')), 't.jsonl');
+    const file = path.join(tmp(), 't.jsonl');
     const t = new FileTracer(file);
     const accounts = [{ label: 'first.last+acp@corp.example.co.uk', email: 'someone@example.com', active: true }];
     t.record('recv', { jsonrpc: '2.0', method: 'auth/status_update', params: { state: 'authenticated', accounts } });

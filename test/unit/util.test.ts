@@ -1,13 +1,15 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { splitCommandLine } from '../../src/acp/resolve.js';
 import { parseDurationOption } from '../../src/cli/parse-options.js';
 import { defaultBackupDir, resolveStateDir, serverHomeFor } from '../../src/core/paths.js';
 import { resolveServerCommand } from '../../src/profiles/server-start.js';
 import { formatDuration, MAX_DURATION_MS, parseDurationText } from '../../src/util/duration.js';
 import { writeFileAtomic } from '../../src/util/os/atomic-write.js';
+import { useScratch } from '../helpers/scratch.js';
+
+const { tmp } = useScratch('agyctl-util-');
 
 describe('durations', () => {
   it('parses systemd.time(7) spellings, alone and combined', () => {
@@ -56,8 +58,12 @@ describe('durations', () => {
 
 describe('paths', () => {
   // HOME must exist and be a directory: a real one stands in for /home/u.
-  const home = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-home-'));
-  const env = { HOME: home };
+  let home = '';
+  let env = { HOME: home };
+  beforeEach(() => {
+    home = tmp();
+    env = { HOME: home };
+  });
   it('derives the state dir from HOME, AGYCTL_STATE_DIR or the flag', () => {
     expect(resolveStateDir(undefined, env, '/')).toBe(`${home}/.gemini/antigravity-acp`);
     expect(resolveStateDir(undefined, { ...env, AGYCTL_STATE_DIR: '/srv/s' }, '/')).toBe('/srv/s');
@@ -119,7 +125,7 @@ describe('server command', () => {
     }
   });
   it('finds a default name on PATH', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-path-'));
+    const dir = tmp();
     fs.writeFileSync(path.join(dir, 'agy_acp_server.par'), '#!/bin/sh\n', { mode: 0o755 });
     expect(resolveServerCommand(undefined, { PATH: dir }, '/').file).toBe(path.join(dir, 'agy_acp_server.par'));
   });
@@ -127,7 +133,7 @@ describe('server command', () => {
 
 describe('atomic write', () => {
   it('replaces content, keeps an existing mode and never writes through a symlink (the link is replaced)', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-aw-'));
+    const dir = tmp();
     const plain = path.join(dir, 'plain.json');
     fs.writeFileSync(plain, 'old', { mode: 0o640 });
     fs.chmodSync(plain, 0o640);

@@ -6,9 +6,9 @@ import { parseDurationOption } from '../../../src/cli/parse-options.js';
 import { makeSandbox, type Sandbox, writeSettings } from '../../helpers/cli.js';
 import { runInProcess } from '../../helpers/in-process.js';
 
+/** The test's sandbox, made by its first inSandbox() (makeSandbox removes it after the test). */
 let sandbox: Sandbox | undefined;
 afterEach(() => {
-  sandbox?.cleanup();
   sandbox = undefined;
 });
 

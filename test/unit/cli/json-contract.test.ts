@@ -1,10 +1,9 @@
 /** The --json contract (one document on stdout, ok/error/exit), in process (test/helpers/in-process.ts). */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { makeSandbox, parseJson, type Sandbox } from '../../helpers/cli.js';
 import { runInProcess } from '../../helpers/in-process.js';
 
 let sandbox: Sandbox | undefined;
-afterEach(() => sandbox?.cleanup());
 
 describe('--json', () => {
   it('a usage error exits 2 with one JSON document under --json', async () => {
