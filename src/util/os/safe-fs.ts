@@ -200,7 +200,22 @@ export function rmPrivateDir(dir: string): void {
  * creates is the user's without a chown.
  */
 export function mkdirPrivate(dir: string): boolean {
-  return fs.mkdirSync(dir, { recursive: true, mode: 0o700 }) !== undefined;
+  try {
+    return fs.mkdirSync(dir, { recursive: true, mode: 0o700 }) !== undefined;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    // Node's recursive mkdir says ENOENT on a read-only file system; a plain mkdir of the first missing directory says why.
+    fs.mkdirSync(firstMissing(path.resolve(dir)), { mode: 0o700 });
+    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+    return true;
+  }
+}
+
+function firstMissing(dir: string): string {
+  let missing = dir;
+  while (path.dirname(missing) !== missing && lstatOrNull(path.dirname(missing)) === null)
+    missing = path.dirname(missing);
+  return missing;
 }
 
 /**
