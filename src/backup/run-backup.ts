@@ -14,7 +14,7 @@ import type { Reporter } from '../core/io.js';
 import { describeUnrecognised, unrecognisedEntries } from '../core/paths.js';
 import { agyctlVersion } from '../core/runtime.js';
 import { fsyncDir } from '../util/os/atomic-write.js';
-import { mkdirPrivate } from '../util/os/safe-fs.js';
+import { mkdirsSayingWhy } from '../util/os/safe-fs.js';
 import { sanitizeForTerminal } from '../util/terminal-text.js';
 import { backupSession, type Previous, type SnapshotInProgress } from './backup-session.js';
 import { conversationsDir, discoverSessions, noConversationsDirectory, type SessionInfo } from './discover.js';
@@ -112,7 +112,7 @@ type SnapshotOptions = Pick<
 export async function runBackup(options: SnapshotOptions, run: BackupRun): Promise<BackupReport> {
   const started = Date.now();
   const sessions = run.snapshotFrom ? [] : withoutStrays(options.stateDir, selectSessions(options), run.out);
-  mkdirPrivate(options.backupDir);
+  mkdirsSayingWhy(options.backupDir);
   const lock = acquireLock(options.backupDir);
   try {
     const cleanedUp = removeLeftovers(options.backupDir);

@@ -200,14 +200,21 @@ export function rmPrivateDir(dir: string): void {
  * creates is the user's without a chown.
  */
 export function mkdirPrivate(dir: string): boolean {
+  return fs.mkdirSync(dir, { recursive: true, mode: 0o700 }) !== undefined;
+}
+
+/**
+ * mkdir -p whose failure says why: Node's recursive mkdir says ENOENT on a
+ * read-only file system, where a plain mkdir of the first missing directory
+ * says EROFS (or EACCES), naming that directory.
+ */
+export function mkdirsSayingWhy(dir: string, mode = 0o700): void {
   try {
-    return fs.mkdirSync(dir, { recursive: true, mode: 0o700 }) !== undefined;
+    fs.mkdirSync(dir, { recursive: true, mode });
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    // Node's recursive mkdir says ENOENT on a read-only file system; a plain mkdir of the first missing directory says why.
-    fs.mkdirSync(firstMissing(path.resolve(dir)), { mode: 0o700 });
-    fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-    return true;
+    fs.mkdirSync(firstMissing(path.resolve(dir)), { mode });
+    fs.mkdirSync(dir, { recursive: true, mode });
   }
 }
 
