@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import type { TraceDirection, Tracer } from '../core/io.js';
+import { fsAgyError } from '../util/fs-errors.js';
 import { notYoursError, openNoFollow } from '../util/os/safe-fs.js';
 import { REDACTED, redact, redactText } from './redact.js';
 
@@ -42,16 +43,23 @@ export const traceText = (text: string): string => redactText(text).replace(EMAI
 
 export class FileTracer implements Tracer {
   private fd: number | undefined;
+  private readonly file: string | undefined;
 
   /** A file, or a descriptor already open (root's side relays it into root's file: cli/as-owner.ts). */
   constructor(file: string | number) {
     this.fd = typeof file === 'number' ? file : openTraceFile(file);
+    this.file = typeof file === 'number' ? undefined : file;
   }
 
   record(direction: TraceDirection, payload: unknown): void {
     if (this.fd === undefined) return;
     const safe = typeof payload === 'string' ? traceText(payload) : redact(payload, 0, traceText);
-    fs.writeSync(this.fd, `${JSON.stringify({ ts: new Date().toISOString(), dir: direction, msg: safe })}\n`);
+    try {
+      fs.writeSync(this.fd, `${JSON.stringify({ ts: new Date().toISOString(), dir: direction, msg: safe })}\n`);
+    } catch (err) {
+      // A full disk fails the write through the descriptor, which names no path: it is the trace file's.
+      throw fsAgyError(err, { defaultPath: this.file ?? '--trace' }) ?? err;
+    }
   }
 
   close(): void {

@@ -13,6 +13,7 @@ import { AgyError, EXIT, InterruptedError, usageError } from '../core/errors.js'
 import { unrecognisedEntries } from '../core/paths.js';
 import { agyctlVersion } from '../core/runtime.js';
 import { fsyncDir } from '../util/os/atomic-write.js';
+import { mkdirsSayingWhy } from '../util/os/safe-fs.js';
 import { backupSession, type Previous, type SnapshotInProgress } from './backup-session.js';
 import { conversationsDir, discoverSessions, noConversationsDirectory, type SessionInfo } from './discover.js';
 import { errorText, isNoSpace, noSpaceText } from './error-text.js';
@@ -91,7 +92,7 @@ export interface BackupReport {
 export async function runBackup(options: BackupOptions, run: BackupRun): Promise<BackupReport> {
   const started = Date.now();
   const sessions = run.snapshotFrom ? [] : withoutStrays(options.stateDir, selectSessions(options), run.emit);
-  fs.mkdirSync(options.backupDir, { recursive: true, mode: 0o700 });
+  mkdirsSayingWhy(options.backupDir);
   const lock = acquireLock(options.backupDir);
   try {
     const cleanedUp = removeLeftovers(options.backupDir);

@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { usageError } from '../core/errors.js';
+import { fsAgyError } from '../util/fs-errors.js';
 import { writeFileAtomic } from '../util/os/atomic-write.js';
 import { assertCallersFile } from '../util/os/safe-fs.js';
 
@@ -46,5 +47,10 @@ export function assertMetricsTarget(file: string): void {
  */
 export function writeMetricsText(file: string, text: string | Uint8Array): void {
   assertCallersFile(file, '--prometheus');
-  writeFileAtomic(file, text, { mode: 0o644 });
+  try {
+    writeFileAtomic(file, text, { mode: 0o644 });
+  } catch (err) {
+    // A full disk fails a write through a descriptor, which names no path: it is this file's.
+    throw fsAgyError(err, { defaultPath: file }) ?? err;
+  }
 }

@@ -7,7 +7,6 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import type { Command, Option } from 'commander';
@@ -15,6 +14,7 @@ import { signalGroup } from '../acp/children.js';
 import { openTraceFile } from '../acp/file-tracer.js';
 import { writeMetricsText } from '../check/metrics-target.js';
 import { AgyError, asExitCode, EXIT, type ExitCode } from '../core/errors.js';
+import { resolveUserPath } from '../core/paths.js';
 import { agyctlEntryArgs, bundledRuntime } from '../core/runtime.js';
 import { descendantsOf } from '../util/os/process.js';
 import {
@@ -196,7 +196,7 @@ export async function withOwnerChild(
   run: OwnerChild,
   feed: (child: ChildProcess) => Promise<unknown>,
 ): Promise<ExitCode> {
-  const traceFd = run.opts.trace ? openTraceFile(path.resolve(run.ctx.cwd, run.opts.trace)) : undefined;
+  const traceFd = run.opts.trace ? openTraceFile(resolveUserPath(run.ctx.cwd, run.opts.trace, run.ctx.env)) : undefined;
   const env = ownerEnv(owner, run.opts, run.ctx.env);
   for (const name of [ARCHIVE_SHOWN_VAR] as const) if (run.ctx.env[name] !== undefined) env[name] = run.ctx.env[name];
   env[CALLER_CWD_VAR] = run.ctx.cwd;

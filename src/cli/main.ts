@@ -261,6 +261,14 @@ export async function main(): Promise<void> {
   const code = await run(process.argv.slice(2), ctx);
   killAllChildren('SIGKILL');
   if (controller.signal.reason instanceof ReaderGone) process.exit(EXIT.readerGone);
-  // Flush stdout before leaving: a pipe reader must get the whole JSON document.
-  process.stdout.write('', () => process.exit(code));
+  // Flush stdout before leaving: a pipe reader must get the whole JSON document. A reader that went away
+  // while the last lines were in flight is known only now: the run still ends as a lost reader.
+  process.stdout.write('', () => process.exit(readerWentAway(controller.signal) ? EXIT.readerGone : code));
+}
+
+/** Whether stdout's reader went away: said by the abort, or by a write whose EPIPE came after the command returned. */
+function readerWentAway(signal: AbortSignal): boolean {
+  return (
+    signal.reason instanceof ReaderGone || (process.stdout.errored as NodeJS.ErrnoException | null)?.code === 'EPIPE'
+  );
 }

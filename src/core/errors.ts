@@ -65,7 +65,7 @@ export const EXIT_TABLE: ReadonlyArray<{ exit: ExitCode; name: keyof typeof EXIT
     exit: 6,
     name: 'findings',
     meaning:
-      'A check or verification found problems: bad token mode, invalid settings with auth otherwise fine, a backup session that failed (including a full destination or disk), failed snapshot verification or a damaged snapshot, a refused restore, credentials still valid after logout; a server archive whose sha256 is not the one given (`server-archive-sha256-mismatch`), that is damaged or hostile (`server-archive-refused`: entries leaving its directory, links out, device files, setuid/setgid) or unpacks to more than the free space (`server-archive-too-large`), nothing changed; `server status` when the server reports another version number than the installed one.',
+      'A check or verification found problems: bad token mode, invalid settings with auth otherwise fine, a backup session that failed (including a full destination or disk), failed snapshot verification or a damaged snapshot, a refused restore, credentials still valid after logout; a server archive whose sha256 is not the one given (`server-archive-sha256-mismatch`), that is damaged or hostile (`server-archive-refused`: entries leaving its directory, links out, device files, setuid/setgid) or unpacks to more than the free space (`server-archive-too-large`), nothing changed; `server status` when the server reports another version number than the installed one; a full disk (or quota) under any other file agyctl writes (`--trace`, `--prometheus`, `sessions export --out`, `server --prefix`), leaving no partial file (a `--trace` log keeps what was written before).',
   },
   {
     exit: 130,

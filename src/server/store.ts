@@ -20,6 +20,7 @@ import {
 import { fsyncDir } from '../util/os/atomic-write.js';
 import { holderLine, parseHolderLine, takePidLock } from '../util/os/pid-lock.js';
 import { sameProcessAlive } from '../util/os/process.js';
+import { mkdirsSayingWhy } from '../util/os/safe-fs.js';
 
 export const STAGING_PREFIX = '.staging-';
 const LINK_TEMP_PREFIX = '.current-';
@@ -36,7 +37,7 @@ export const versionDir = (store: Store, version: string): string => path.join(s
 /** Creates the store's directory (0755: the servers are for everyone who may run them), or a usage error naming the fix. */
 export function ensureStore(store: Store, asRoot: boolean): void {
   try {
-    fs.mkdirSync(store.dir, { recursive: true, mode: 0o755 });
+    mkdirsSayingWhy(store.dir, 0o755);
     const st = fs.lstatSync(store.dir);
     if (!st.isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'ENOTDIR' });
     fs.accessSync(store.dir, fs.constants.W_OK);

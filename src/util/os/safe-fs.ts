@@ -204,6 +204,28 @@ export function mkdirPrivate(dir: string): boolean {
 }
 
 /**
+ * mkdir -p whose failure says why: Node's recursive mkdir says ENOENT on a
+ * read-only file system, where a plain mkdir of the first missing directory
+ * says EROFS (or EACCES), naming that directory.
+ */
+export function mkdirsSayingWhy(dir: string, mode = 0o700): void {
+  try {
+    fs.mkdirSync(dir, { recursive: true, mode });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    fs.mkdirSync(firstMissing(path.resolve(dir)), { mode });
+    fs.mkdirSync(dir, { recursive: true, mode });
+  }
+}
+
+function firstMissing(dir: string): string {
+  let missing = dir;
+  while (path.dirname(missing) !== missing && lstatOrNull(path.dirname(missing)) === null)
+    missing = path.dirname(missing);
+  return missing;
+}
+
+/**
  * Whether this process holds a descriptor on the file `expected` (an lstat
  * taken before opening) describes. SQLite opens by path and cannot be told
  * O_NOFOLLOW: checked right after an open, this tells that it opened that

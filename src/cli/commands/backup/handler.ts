@@ -12,7 +12,7 @@ import type { BackupReport } from '../../../backup/run-backup.js';
 import { keyedBackupDir, sourceOf } from '../../../backup/source.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { defaultBackupDir, expandTilde, resolveUserPath } from '../../../core/paths.js';
-import { type FsErrorContext, withFsErrors } from '../../../util/fs-errors.js';
+import { type FsErrorContext, fsAgyError, withFsErrors } from '../../../util/fs-errors.js';
 import { ownerToBecome, treeOwnerUid } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerIO } from '../../action.js';
 import { parseCountOption, parseDurationOption, parseSizeOption } from '../../parse-options.js';
@@ -221,12 +221,22 @@ function archiveTarget(io: HandlerIO, value: string | undefined): string | undef
       `--archive ${file}: directory ${path.dirname(file)} does not exist.`,
       'create it, or give --archive - to write to stdout',
     );
+  assertWritableDir(path.dirname(file));
   if (fs.existsSync(file))
     throw usageError(
       `--archive ${file} already exists; agyctl never overwrites it.`,
       'name a new file, e.g. agy-$(date +%F).tar',
     );
   return file;
+}
+
+/** A read-only place is said before the snapshot is taken, as a missing directory is (exit 2). */
+function assertWritableDir(dir: string): void {
+  try {
+    fs.accessSync(dir, fs.constants.W_OK);
+  } catch (err) {
+    throw fsAgyError(err, { defaultPath: dir }) ?? err;
+  }
 }
 
 async function shipArchive(io: HandlerIO, snapshotDir: string, target: string): Promise<void> {

@@ -4,6 +4,7 @@ import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
 import { sourceOf } from '../../../backup/source.js';
 import type { VerifyReport } from '../../../backup/verify.js';
 import { EXIT, usageError } from '../../../core/errors.js';
+import { expandTilde } from '../../../core/paths.js';
 import { withFsErrors } from '../../../util/fs-errors.js';
 import { sanitizeForTerminal } from '../../../util/terminal-text.js';
 import type { CommandResult, HandlerIO } from '../../action.js';
@@ -46,7 +47,12 @@ interface VerifyOptions {
 
 /** Every flag checked here, once, before anything is read. */
 async function verifyOptions(io: HandlerIO, snapshot: string, flags: VerifyFlags): Promise<VerifyOptions> {
-  const snapshotDir = resolveSnapshot(snapshot, dirOption(io, flags.from), io.ctx.cwd, sourceOf(io.opts.stateDir));
+  const snapshotDir = resolveSnapshot(
+    expandTilde(snapshot, io.ctx.env),
+    dirOption(io, flags.from),
+    io.ctx.cwd,
+    sourceOf(io.opts.stateDir),
+  );
   return {
     snapshotDir,
     proveCallTimeoutMs: flags.prove ? (await import('./prove-handler.js')).proveCallTimeout(io, flags) : undefined,

@@ -49,7 +49,13 @@ function restoreOptions(io: HandlerIO, snapshot: string | undefined, flags: Rest
     return {
       ...common,
       source: {
-        dir: resolveSnapshot(snapshot!, dirOption(io, flags.from), io.ctx.cwd, sourceOf(io.opts.stateDir), true),
+        dir: resolveSnapshot(
+          expandTilde(snapshot!, io.ctx.env),
+          dirOption(io, flags.from),
+          io.ctx.cwd,
+          sourceOf(io.opts.stateDir),
+          true,
+        ),
       },
     };
   const archive = flags.archive === '-' ? '-' : path.resolve(io.ctx.cwd, expandTilde(flags.archive, io.ctx.env));

@@ -1,6 +1,6 @@
 /** `agyctl server …`: flags -> src/server (install.ts, manage.ts), printed with render.ts. */
-import path from 'node:path';
 import { EXIT, usageError } from '../../../core/errors.js';
+import { resolveUserPath } from '../../../core/paths.js';
 import { profileOf } from '../../../profiles/index.js';
 import { defaultServerPrefix } from '../../../profiles/installed-server.js';
 import type { CommandResult, HandlerArgs, HandlerIO } from '../../action.js';
@@ -30,13 +30,17 @@ function prefixOf(io: HandlerIO, flags: PrefixFlags): string {
   if (flags.prefix === undefined) return defaultServerPrefix(io.ctx.env);
   if (flags.prefix.trim() === '')
     throw usageError('--prefix is empty.', 'pass a directory, or leave --prefix out for the default');
-  return path.resolve(io.ctx.cwd, flags.prefix);
+  return resolveUserPath(io.ctx.cwd, flags.prefix, io.ctx.env);
 }
 
 /** A file-system problem under the prefix is the user's to fix (exit 2 or 6 with a hint), never a bug. */
 async function underPrefix<T>(prefix: string, work: () => Promise<T>): Promise<T> {
   const { withFsErrors } = await import('../../../util/fs-errors.js');
-  return withFsErrors({ roots: [{ dir: prefix, role: 'the server prefix', also: 'or pass another --prefix' }] }, work);
+  // A write through a descriptor (ENOSPC) names no path: it is the prefix's.
+  return withFsErrors(
+    { defaultPath: prefix, roots: [{ dir: prefix, role: 'the server prefix', also: 'or pass another --prefix' }] },
+    work,
+  );
 }
 
 function nameOf(io: HandlerIO): string {
@@ -63,15 +67,16 @@ export async function installCommand(
   { args, options }: HandlerArgs<InstallFlags>,
 ): Promise<CommandResult> {
   const { installServer } = await import('../../../server/install.js');
-  const archive = path.resolve(io.ctx.cwd, String(args[0]));
+  const archive = resolveUserPath(io.ctx.cwd, String(args[0]), io.ctx.env);
   const prefix = prefixOf(io, options);
   const report = await underPrefix(prefix, () =>
     installServer(io, {
       archive,
       sha256: options.sha256,
-      sumsFile: options.sums === undefined ? undefined : path.resolve(io.ctx.cwd, options.sums),
+      sumsFile: options.sums === undefined ? undefined : resolveUserPath(io.ctx.cwd, options.sums, io.ctx.env),
       version: options.version,
-      agentJson: options.agentJson === undefined ? undefined : path.resolve(io.ctx.cwd, options.agentJson),
+      agentJson:
+        options.agentJson === undefined ? undefined : resolveUserPath(io.ctx.cwd, options.agentJson, io.ctx.env),
       prefix,
       name: nameOf(io),
       force: Boolean(options.force),

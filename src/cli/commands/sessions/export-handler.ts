@@ -5,6 +5,7 @@ import type { ExportFormat } from '../../../backup/export-format.js';
 import type { ExportOptions, ExportReport, ExportSource, ExportTarget } from '../../../backup/export-sessions.js';
 import { EXIT, InterruptedError, usageError } from '../../../core/errors.js';
 import { defaultBackupDir, expandTilde, tempRoot } from '../../../core/paths.js';
+import { mkdirsSayingWhy } from '../../../util/os/safe-fs.js';
 import type { CommandResult, HandlerArgs, HandlerIO } from '../../action.js';
 import { parseDurationOption } from '../../parse-options.js';
 import { Progress, sayBackupEvents } from '../backup/progress.js';
@@ -36,7 +37,7 @@ function targetOf(io: HandlerIO, value: string | undefined): ExportTarget {
   const dir = path.resolve(io.ctx.cwd, expandTilde(value ?? '.', io.ctx.env));
   const st = fs.statSync(dir, { throwIfNoEntry: false });
   // As `backup --to` does: a missing directory is created, private (the transcripts are the conversations).
-  if (!st) fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (!st) mkdirsSayingWhy(dir);
   else if (!st.isDirectory())
     throw usageError(
       `--out ${dir} is not a directory.`,
@@ -60,7 +61,7 @@ async function exportOptions(io: HandlerIO, snapshot: string | undefined, flags:
     source = {
       kind: 'snapshot',
       dir: resolveSnapshot(
-        snapshot,
+        expandTilde(snapshot, io.ctx.env),
         from,
         io.ctx.cwd,
         (await import('../../../backup/source.js')).sourceOf(io.opts.stateDir),
