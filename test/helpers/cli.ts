@@ -7,8 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
-import { onTestFinished } from 'vitest';
-import { getCurrentTest } from 'vitest/suite';
+import { onTestFinished, TestRunner } from 'vitest';
 import { ROOT } from './root.js';
 
 export { ROOT };
@@ -89,7 +88,7 @@ export function makeSandbox(extraEnv: NodeJS.ProcessEnv = {}): Sandbox {
     ...extraEnv,
   };
   const cleanup = (): void => fs.rmSync(root, { recursive: true, force: true });
-  if (getCurrentTest()) onTestFinished(cleanup);
+  if (TestRunner.getCurrentTest()) onTestFinished(cleanup);
   return { root, home, stateDir: path.join(home, '.gemini', 'antigravity-acp'), env, cleanup };
 }
 

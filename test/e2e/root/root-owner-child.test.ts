@@ -67,6 +67,27 @@ function userBox(): Box {
   return box;
 }
 
+/**
+ * A process holding SQLite's EXCLUSIVE lock on `db` (a POSIX write lock on its shared range, as a
+ * writer in locking_mode=EXCLUSIVE holds it), without opening it with SQLite: no file is made beside it.
+ */
+async function holdExclusive(db: string): Promise<{ process: ResultPromise }> {
+  const script = [
+    'import fcntl, os, sys',
+    `fd = os.open(${JSON.stringify(db)}, os.O_RDWR)`,
+    'fcntl.lockf(fd, fcntl.LOCK_EX, 510, 0x40000002, 0)',
+    "print('locked', flush=True)",
+    'sys.stdin.read()',
+  ].join('\n');
+  const holder = execa('python3', ['-c', script], { reject: false, stdin: 'pipe' });
+  let said = '';
+  holder.stdout?.on('data', (chunk: Buffer) => {
+    said += String(chunk);
+  });
+  await until('the lock', 30_000, () => said.includes('locked'));
+  return { process: holder }; // wrapped: an async function would await the process itself
+}
+
 /** A simulator that takes `ms` to answer: root's command runs that long at least. */
 const slowServer = (ms: number): string => `env AGY_SIM_STARTUP_MS=${ms} node ${simPath()}`;
 
@@ -283,15 +304,24 @@ describe("root from a cwd the owner cannot enter (sudo -i's /root)", () => {
 describe("root's deadline on the owner's child", () => {
   it('a SIGSTOPped child ends root backup at its --timeout (exit 5, owner-timeout), with every process of the user', async () => {
     const b = userBox();
-    const run = agyctl(['backup', '--to', path.join(b.root, 'bk'), '--timeout', '3s', '--json'], b, {
-      timeoutMs: 60_000,
-    });
-    const child = await until('the owner child', 30_000, () => ownerChild(b.user));
-    process.kill(child.pid, 'SIGSTOP');
-    const r = await run;
-    expect(r.exitCode, `${r.stdout}${r.stderr}`).toBe(5);
-    expect((parseJson(r.stdout).error as { code: string }).code).toBe('owner-timeout');
-    expect(await userProcessesGone(b.user)).toEqual([]);
+    // The session held as a writer holds it: the child retries its copy until it is stopped, however fast the box.
+    const holder = await holdExclusive(path.join(b.stateDir, 'conversations', `${A}.db`));
+    try {
+      const run = agyctl(
+        ['backup', '--to', path.join(b.root, 'bk'), '--timeout', '3s', '--busy-timeout', '60s', '--json'],
+        b,
+        { timeoutMs: 60_000 },
+      );
+      const child = await until('the owner child', 30_000, () => ownerChild(b.user));
+      process.kill(child.pid, 'SIGSTOP');
+      const r = await run;
+      expect(r.exitCode, `${r.stdout}${r.stderr}`).toBe(5);
+      expect((parseJson(r.stdout).error as { code: string }).code).toBe('owner-timeout');
+      expect(await userProcessesGone(b.user)).toEqual([]);
+    } finally {
+      holder.process.kill('SIGKILL');
+      await holder.process;
+    }
   });
 
   it('sessions takes --timeout as backup does: a live export whose server never answers ends at it (exit 5)', async () => {
