@@ -2,7 +2,8 @@
  * The `release` project's global setup: the release files in release/, built
  * once per run (`node scripts/release.mjs --fast --sign-key <a throwaway key>`:
  * every release file for both architectures, the .debs compressed less) unless release/ already holds an executable, a .deb
- * and SHA256SUMS newer than everything the release script reads (then
+ * and SHA256SUMS newer than everything the release script reads, built for
+ * HEAD's commit time (the release's SOURCE_DATE_EPOCH) (then
  * a run reuses them, e.g. after `npm run release`, or the previous `npm test`).
  * That is src/ (which it bundles itself), not dist/: `npm test` rewrites
  * dist/ on every run, and a release rebuilt from the same sources is the same.
@@ -77,6 +78,24 @@ function signedByTestKey(): boolean {
   }
 }
 
+/** The SOURCE_DATE_EPOCH scripts/release.mjs builds with (every file's time in the release): the caller's, else HEAD's time. */
+function commitTime(): string {
+  return (
+    process.env.SOURCE_DATE_EPOCH || execFileSync('git', ['log', '-1', '--format=%ct'], { cwd: ROOT }).toString().trim()
+  );
+}
+
+/** The SOURCE_DATE_EPOCH release/ was built with, as its SBOM records it; undefined without one. */
+function builtAt(): string | undefined {
+  const sbom = fs.readdirSync(RELEASE_DIR).find((n) => n.endsWith('.cdx.json'));
+  if (!sbom) return undefined;
+  const doc = JSON.parse(fs.readFileSync(path.join(RELEASE_DIR, sbom), 'utf8')) as {
+    metadata?: { timestamp?: string };
+  };
+  const ms = Date.parse(doc.metadata?.timestamp ?? '');
+  return Number.isNaN(ms) ? undefined : String(ms / 1000);
+}
+
 /** Why release/ must be rebuilt, or undefined when it is current. */
 export function staleRelease(): string | undefined {
   const files = [
@@ -89,6 +108,8 @@ export function staleRelease(): string | undefined {
   ];
   for (const file of files) if (!fs.existsSync(file)) return `${path.relative(ROOT, file)} is missing`;
   if (!signedByTestKey()) return "SHA256SUMS.sig is not the test key's signature";
+  const epoch = builtAt();
+  if (epoch !== commitTime()) return `release/ was built for another commit (SOURCE_DATE_EPOCH ${epoch})`;
   const built = Math.min(...files.map((f) => fs.statSync(f).mtimeMs));
   const inputs = Math.max(
     ...RELEASE_INPUTS.map((rel) => {

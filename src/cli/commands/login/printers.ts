@@ -195,31 +195,21 @@ function notes(out: Output) {
   };
 }
 
-/** --json: the NDJSON lines (written before these) and, on stderr, only what a person is told in both modes. */
 type Notes = ReturnType<typeof notes>;
 
-function jsonRenderers(out: Output, display: LoginDisplay, n: Notes): Renderers {
+/** The events rendered alike with and without --json: notes on stderr, --verbose details, or nothing. */
+function inBothModes(n: Notes) {
   return {
     'server-started': n.serverStarted,
-    url(e) {
-      n.url(e);
-      if (display.qr) out.info('QR code left out: --json prints no QR code.');
-    },
-    'url-rejected': n.none,
-    'no-url-yet': n.none,
     waiting: n.none,
-    'redirect-rejected': n.none,
     'redirect-delivered': n.redirectDelivered,
-    'code-rejected': n.none,
     'code-sent': n.codeSent,
-    authenticated: n.none,
     'url-withdrawn': n.urlWithdrawn,
     'auth-status': n.authStatus,
     'settings-changed': n.settingsChanged,
     'profile-detected': n.none,
     verified: n.none,
     restarted: n.none,
-    detached: n.none,
     'method-mismatch': n.methodMismatch,
     'sign-in-window': n.signInWindow,
     'stale-login-dir-removed': n.staleDirRemoved,
@@ -232,12 +222,29 @@ function jsonRenderers(out: Output, display: LoginDisplay, n: Notes): Renderers 
     'auth-type-differs': n.authTypeDiffers,
     'credentials-elsewhere': n.credentialsElsewhere,
     said: n.said,
-    'logged-in': n.none,
-    pending: n.none,
-    restarting: n.none,
     'previous-died': n.previousDied,
     'already-arrived': n.alreadyArrived,
     undelivered: n.undelivered,
+  } satisfies Partial<Renderers>;
+}
+
+/** --json: the NDJSON lines (written before these) and, on stderr, only what a person is told in both modes. */
+function jsonRenderers(out: Output, display: LoginDisplay, n: Notes): Renderers {
+  return {
+    ...inBothModes(n),
+    url(e) {
+      n.url(e);
+      if (display.qr) out.info('QR code left out: --json prints no QR code.');
+    },
+    'url-rejected': n.none,
+    'no-url-yet': n.none,
+    'redirect-rejected': n.none,
+    'code-rejected': n.none,
+    authenticated: n.none,
+    detached: n.none,
+    'logged-in': n.none,
+    pending: n.none,
+    restarting: n.none,
     cancelling: n.none,
   };
 }
@@ -245,7 +252,7 @@ function jsonRenderers(out: Output, display: LoginDisplay, n: Notes): Renderers 
 /** Text: the notes, the URL's lines (and QR code), and the progress sentences. */
 function textRenderers(out: Output, display: LoginDisplay, n: Notes): Renderers {
   return {
-    'server-started': n.serverStarted,
+    ...inBothModes(n),
     async url(e) {
       n.url(e);
       await showUrl(out, display, e);
@@ -259,19 +266,10 @@ function textRenderers(out: Output, display: LoginDisplay, n: Notes): Renderers 
       out.warn(
         `the server has not shown a sign-in URL after ${e.afterS}s; if this build only opens a browser when DISPLAY is set, do not pass --no-fake-display (run with --verbose to see its output)`,
       ),
-    waiting: n.none,
     'redirect-rejected': (e) => out.warn(`not delivered: ${e.reason}`),
-    'redirect-delivered': n.redirectDelivered,
     'code-rejected': (e) => out.warn(`not sent: ${e.reason}`),
-    'code-sent': n.codeSent,
     authenticated: (e) =>
       out.info(out.e.green(`Signed in (${e.method}). Checking that a fresh server accepts the credentials...`)),
-    'url-withdrawn': n.urlWithdrawn,
-    'auth-status': n.authStatus,
-    'settings-changed': n.settingsChanged,
-    'profile-detected': n.none,
-    verified: n.none,
-    restarted: n.none,
     detached(e) {
       out.info(`The login goes on in the background (supervisor pid ${e.pid}) until ${e.deadline}.`);
       out.info(
@@ -280,26 +278,11 @@ function textRenderers(out: Output, display: LoginDisplay, n: Notes): Renderers 
           : 'After signing in: `agyctl login finish` with the address your browser ended on (not needed when the tunnel carried it), then `agyctl login status --wait`. Stop it with `agyctl login cancel`.',
       );
     },
-    'method-mismatch': n.methodMismatch,
-    'sign-in-window': n.signInWindow,
-    'stale-login-dir-removed': n.staleDirRemoved,
-    'sign-in-before-initialize': n.signInBeforeInitialize,
-    'redirect-path-differs': n.redirectPathDiffers,
-    'page-step-ended': n.pageStepEnded,
-    'browser-not-opened': n.browserNotOpened,
-    'token-file-missing': n.tokenFileMissing,
-    'token-file-narrowed': n.tokenFileNarrowed,
-    'auth-type-differs': n.authTypeDiffers,
-    'credentials-elsewhere': n.credentialsElsewhere,
-    said: n.said,
     'logged-in': (e) => loggedIn(out, e),
     pending(e) {
       for (const line of describePending(e.state).slice(1)) out.info(line);
     },
     restarting: (e) => out.info(`Cancelling the pending login (supervisor pid ${e.pid}) to start over...`),
-    'previous-died': n.previousDied,
-    'already-arrived': n.alreadyArrived,
-    undelivered: n.undelivered,
     cancelling: () => out.info('Cancelling the login...'),
   };
 }
