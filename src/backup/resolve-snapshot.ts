@@ -30,7 +30,7 @@ export function resolveSnapshot(
     }
     return newest.dir;
   }
-  // A snapshot name has no '/': a path (absolute, ./x, ~/x expanded by the shell) is that path only.
+  // A snapshot name has no '/': a path (absolute, ./x, ~/x expanded by the handler) is that path only.
   const isPath = arg.includes('/');
   // `DIR/latest`, as `ls` shows a backup dir: the newest snapshot in DIR.
   if (isPath && path.basename(arg) === 'latest' && !exists(path.resolve(cwd, arg)))

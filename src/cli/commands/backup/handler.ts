@@ -11,7 +11,7 @@ import type { RetentionPolicy } from '../../../backup/retention.js';
 import type { BackupReport } from '../../../backup/run-backup.js';
 import { keyedBackupDir, sourceOf } from '../../../backup/source.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
-import { defaultBackupDir, expandTilde, resolveUserPath } from '../../../core/paths.js';
+import { defaultBackupDir, resolveUserPath } from '../../../core/paths.js';
 import { type FsErrorContext, fsAgyError, withFsErrors } from '../../../util/fs-errors.js';
 import { ownerToBecome, treeOwnerUid } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerIO } from '../../action.js';
@@ -26,7 +26,7 @@ import { backupJson, noConversationsBackup, renderBackup, renderDryRun } from '.
  * `latest`, reuse and retention never mix two users' snapshots.
  */
 export function dirOption(io: HandlerIO, value: string | undefined): string {
-  if (value !== undefined) return path.resolve(io.ctx.cwd, expandTilde(value, io.ctx.env));
+  if (value !== undefined) return resolveUserPath(io.ctx.cwd, value, io.ctx.env);
   const owner = process.geteuid?.() === 0 ? treeOwnerUid(io.opts.stateDir) : undefined;
   if (owner === undefined) return defaultBackupDir(io.ctx.env);
   return keyedBackupDir(defaultBackupDir(io.ctx.env), { ...sourceOf(io.opts.stateDir), uid: owner });
@@ -209,7 +209,7 @@ function archiveTarget(io: HandlerIO, value: string | undefined): string | undef
       );
     return '-';
   }
-  const file = path.resolve(io.ctx.cwd, expandTilde(value, io.ctx.env));
+  const file = resolveUserPath(io.ctx.cwd, value, io.ctx.env);
   let dir: fs.Stats | undefined;
   try {
     dir = fs.statSync(path.dirname(file));

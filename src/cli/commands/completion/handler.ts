@@ -1,8 +1,7 @@
 /** `agyctl completion SHELL` and the hidden `agyctl __complete snapshots`. */
-import path from 'node:path';
 import type { Command } from 'commander';
 import { EXIT } from '../../../core/errors.js';
-import { defaultBackupDir, expandTilde } from '../../../core/paths.js';
+import { defaultBackupDir, resolveUserPath } from '../../../core/paths.js';
 import { agyctlVersion } from '../../../core/runtime.js';
 import type { CommandResult, HandlerArgs, HandlerIO } from '../../action.js';
 
@@ -43,9 +42,7 @@ export async function manPagesCommand(io: HandlerIO, program: Command): Promise<
 export async function completeValues(io: HandlerIO, { options }: HandlerArgs<CompleteFlags>): Promise<CommandResult> {
   const { listSnapshots } = await import('../../../backup/layout.js');
   const dir =
-    options.from === undefined
-      ? defaultBackupDir(io.ctx.env)
-      : path.resolve(io.ctx.cwd, expandTilde(options.from, io.ctx.env));
+    options.from === undefined ? defaultBackupDir(io.ctx.env) : resolveUserPath(io.ctx.cwd, options.from, io.ctx.env);
   let names: string[] = [];
   try {
     names = listSnapshots(dir).map((s) => s.name);

@@ -1,11 +1,10 @@
 /** The handler behind `restore`: flags checked once, the restore (or its dry run) run, exit code decided. */
 import fs from 'node:fs';
-import path from 'node:path';
 import { type Manifest, readManifest } from '../../../backup/manifest.js';
 import { resolveSnapshot } from '../../../backup/resolve-snapshot.js';
 import { assertSameSource, sourceOf } from '../../../backup/source.js';
 import { AgyError, EXIT, InterruptedError, usageError } from '../../../core/errors.js';
-import { expandTilde, stateDirProblem, tempRoot } from '../../../core/paths.js';
+import { expandTilde, resolveUserPath, stateDirProblem, tempRoot } from '../../../core/paths.js';
 import { withFsErrors } from '../../../util/fs-errors.js';
 import { ARCHIVE_SHOWN_VAR, ownerToBecome } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerIO } from '../../action.js';
@@ -58,7 +57,7 @@ function restoreOptions(io: HandlerIO, snapshot: string | undefined, flags: Rest
         ),
       },
     };
-  const archive = flags.archive === '-' ? '-' : path.resolve(io.ctx.cwd, expandTilde(flags.archive, io.ctx.env));
+  const archive = flags.archive === '-' ? '-' : resolveUserPath(io.ctx.cwd, flags.archive, io.ctx.env);
   if (archive !== '-' && !fs.existsSync(archive))
     throw usageError(
       `--archive ${archive} does not exist.`,

@@ -1,10 +1,9 @@
 /** `agyctl sessions export`: flags checked once, then src/backup/export-sessions.ts; human lines here. */
 import fs from 'node:fs';
-import path from 'node:path';
 import type { ExportFormat } from '../../../backup/export-format.js';
 import type { ExportOptions, ExportReport, ExportSource, ExportTarget } from '../../../backup/export-sessions.js';
 import { EXIT, InterruptedError, usageError } from '../../../core/errors.js';
-import { defaultBackupDir, expandTilde, tempRoot } from '../../../core/paths.js';
+import { defaultBackupDir, expandTilde, resolveUserPath, tempRoot } from '../../../core/paths.js';
 import { mkdirsSayingWhy } from '../../../util/os/safe-fs.js';
 import type { CommandResult, HandlerArgs, HandlerIO } from '../../action.js';
 import { parseDurationOption } from '../../parse-options.js';
@@ -34,7 +33,7 @@ function targetOf(io: HandlerIO, value: string | undefined): ExportTarget {
       );
     return { kind: 'stdout', stream: io.ctx.stdout };
   }
-  const dir = path.resolve(io.ctx.cwd, expandTilde(value ?? '.', io.ctx.env));
+  const dir = resolveUserPath(io.ctx.cwd, value ?? '.', io.ctx.env);
   const st = fs.statSync(dir, { throwIfNoEntry: false });
   // As `backup --to` does: a missing directory is created, private (the transcripts are the conversations).
   if (!st) mkdirsSayingWhy(dir);
@@ -55,9 +54,7 @@ async function exportOptions(io: HandlerIO, snapshot: string | undefined, flags:
   let source: ExportSource = { kind: 'live' };
   if (snapshot !== undefined) {
     const { resolveSnapshot } = await import('../../../backup/resolve-snapshot.js');
-    const from = flags.from
-      ? path.resolve(io.ctx.cwd, expandTilde(flags.from, io.ctx.env))
-      : defaultBackupDir(io.ctx.env);
+    const from = flags.from ? resolveUserPath(io.ctx.cwd, flags.from, io.ctx.env) : defaultBackupDir(io.ctx.env);
     source = {
       kind: 'snapshot',
       dir: resolveSnapshot(
