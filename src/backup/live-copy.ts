@@ -113,12 +113,18 @@ function openOptional(file: string): number | null {
   }
 }
 
-let buffer: Buffer | undefined;
+/**
+ * The kernel copies (copy_file_range, by libuv's copyfile) from the
+ * descriptor opened without following links: `/proc/self/fd/N` names that
+ * very file, so a link swapped in after the open is not what is read. One
+ * copy in the kernel instead of a read and a write through this process.
+ */
+const FD_PATHS = '/proc/self/fd';
 
 /**
- * A plain read/write copy, not fsynced (the copy is scratch); returns the
- * copy's first WAL_HEADER_BYTES (null when shorter, or when an optional
- * source is missing).
+ * A plain copy to a new file (O_EXCL), not fsynced (the copy is scratch);
+ * returns the copy's first WAL_HEADER_BYTES (null when shorter, or when an
+ * optional source is missing).
  */
 function copyFile(from: string, to: string, opts: { optional?: boolean } = {}): Buffer | null {
   const src = opts.optional ? openOptional(from) : openNoFollow(from, O_RDONLY | O_NONBLOCK, 0);
@@ -126,21 +132,29 @@ function copyFile(from: string, to: string, opts: { optional?: boolean } = {}): 
   try {
     if (!fs.fstatSync(src).isFile())
       throw Object.assign(new Error(`${from} is not a regular file`), { code: 'EINVAL' });
-    const dst = fs.openSync(to, O_WRONLY | O_CREAT | O_EXCL, 0o600);
-    try {
-      buffer ??= Buffer.allocUnsafe(1 << 20);
-      let head: Buffer | null = null;
-      for (let pos = 0, n = fs.readSync(src, buffer, 0, buffer.length, 0); n > 0; ) {
-        if (pos === 0 && n >= WAL_HEADER_BYTES) head = Buffer.from(buffer.subarray(0, WAL_HEADER_BYTES));
-        for (let off = 0; off < n; ) off += fs.writeSync(dst, buffer, off, n - off);
-        pos += n;
-        n = fs.readSync(src, buffer, 0, buffer.length, pos);
-      }
-      return head;
-    } finally {
-      fs.closeSync(dst);
-    }
+    if (fs.existsSync(FD_PATHS)) {
+      fs.copyFileSync(path.join(FD_PATHS, String(src)), to, fs.constants.COPYFILE_EXCL);
+      fs.chmodSync(to, 0o600); // the copy took the source's mode; agyctl writes into it
+    } else copyByReading(src, to);
   } finally {
     fs.closeSync(src);
+  }
+  return readHeader(to);
+}
+
+let buffer: Buffer | undefined;
+
+/** Without /proc: read and written here. */
+function copyByReading(src: number, to: string): void {
+  const dst = fs.openSync(to, O_WRONLY | O_CREAT | O_EXCL, 0o600);
+  try {
+    buffer ??= Buffer.allocUnsafe(1 << 20);
+    for (let pos = 0, n = fs.readSync(src, buffer, 0, buffer.length, 0); n > 0; ) {
+      for (let off = 0; off < n; ) off += fs.writeSync(dst, buffer, off, n - off);
+      pos += n;
+      n = fs.readSync(src, buffer, 0, buffer.length, pos);
+    }
+  } finally {
+    fs.closeSync(dst);
   }
 }
