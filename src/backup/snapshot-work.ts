@@ -160,9 +160,21 @@ function copyAttempt(
  * or its free pages pass COMPACT_FREE_RATIO. Returns whether it was.
  */
 function snapshotFromCopy(tmp: string, compact: boolean): boolean {
+  const { free, pages } = rollbackByHeader(tmp) ?? checkpointIntoRollback(tmp);
+  for (const s of SIDECARS) fs.rmSync(`${tmp}${s}`, { force: true });
+  if (!compact && !(pages > 0 && free / pages > COMPACT_FREE_RATIO)) return false;
+  vacuumInto(tmp, `${tmp}.compact`);
+  fs.renameSync(`${tmp}.compact`, tmp);
+  return true;
+}
+
+interface PageCounts {
+  free: number;
+  pages: number;
+}
+
+function checkpointIntoRollback(tmp: string): PageCounts {
   const db = openReadWrite(tmp, 0);
-  let free: number;
-  let pages: number;
   try {
     // The snapshot is fsynced once by us at the end; SQLite's own syncs would only slow it down.
     db.pragma('synchronous = OFF');
@@ -171,16 +183,56 @@ function snapshotFromCopy(tmp: string, compact: boolean): boolean {
       throw Object.assign(new Error('the private copy could not be checkpointed'), { code: 'SQLITE_BUSY' });
     const mode = db.pragma('journal_mode = DELETE', { simple: true });
     if (mode !== 'delete') throw new Error(`the private copy stayed in journal mode ${String(mode)}`);
-    free = db.pragma('freelist_count', { simple: true }) as number;
-    pages = db.pragma('page_count', { simple: true }) as number;
+    return {
+      free: db.pragma('freelist_count', { simple: true }) as number,
+      pages: db.pragma('page_count', { simple: true }) as number,
+    };
   } finally {
     db.close();
   }
-  for (const s of SIDECARS) fs.rmSync(`${tmp}${s}`, { force: true });
-  if (!compact && !(pages > 0 && free / pages > COMPACT_FREE_RATIO)) return false;
-  vacuumInto(tmp, `${tmp}.compact`);
-  fs.renameSync(`${tmp}.compact`, tmp);
-  return true;
+}
+
+/** The database header (sqlite.org/fileformat2.html, "The Database Header"). */
+const HEADER_BYTES = 100;
+const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
+/** A WAL this long holds its header and no frame. */
+const WAL_HEADER_BYTES = 32;
+
+/**
+ * A copy with no WAL frame beside it is whole in its db file, and becomes a
+ * rollback-journal database by its header's two format bytes (18 and 19: 2
+ * is WAL, 1 rollback), all that `journal_mode = DELETE` changes in it but
+ * the change counter, which only other connections read (it has none).
+ * Saves an open for writing, a checkpoint and a journal file per session;
+ * integrity_check reads the result as SQLite. The page counts come from the
+ * header. Null, for SQLite to do it, when the WAL may hold frames or the
+ * header is not one whose counts hold.
+ */
+function rollbackByHeader(tmp: string): PageCounts | null {
+  if ((fs.statSync(`${tmp}-wal`, { throwIfNoEntry: false })?.size ?? 0) > WAL_HEADER_BYTES) return null;
+  const fd = fs.openSync(tmp, fs.constants.O_RDWR | fs.constants.O_NOFOLLOW);
+  try {
+    const head = Buffer.alloc(HEADER_BYTES);
+    if (fs.readSync(fd, head, 0, HEADER_BYTES, 0) !== HEADER_BYTES) return null;
+    const counts = headerCounts(head, fs.fstatSync(fd).size);
+    if (counts === null) return null;
+    if (head[18] === 2) fs.writeSync(fd, Buffer.from([1, 1]), 0, 2, 18);
+    return counts;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** Free and total pages from a header whose counts are valid for a file of `bytes`; else null. */
+function headerCounts(head: Buffer, bytes: number): PageCounts | null {
+  if (!head.subarray(0, SQLITE_MAGIC.length).equals(SQLITE_MAGIC)) return null;
+  if (head[18] !== head[19] || (head[18] !== 1 && head[18] !== 2)) return null;
+  // The in-header page count is trusted only when "version-valid-for" is the change counter.
+  if (head.readUInt32BE(24) !== head.readUInt32BE(92)) return null;
+  const pageSize = head.readUInt16BE(16) === 1 ? 65536 : head.readUInt16BE(16);
+  const pages = head.readUInt32BE(28);
+  if (pageSize < 512 || pages * pageSize !== bytes) return null;
+  return { free: head.readUInt32BE(36), pages };
 }
 
 /** VACUUM INTO `out` from a snapshot of ours (read-only: closing it changes nothing). */

@@ -261,8 +261,11 @@ describe('snapshotDb', () => {
 
   it('keeps the checked copy as the snapshot, and compacts it only above the free-page threshold or when asked', async () => {
     const dir = tmp();
-    /** A WAL database (held by no one, its WAL not checkpointed) with 100 rows of 4 KB, then `deleted` of them gone. */
-    const make = (name: string, deleted: number): string => {
+    /**
+     * A WAL database with 100 rows of 4 KB, then `deleted` of them gone: as a live server leaves it (everything
+     * still in its WAL: SQLite checkpoints the copy) or closed (no WAL: the copy's header makes it a snapshot).
+     */
+    const make = (name: string, deleted: number, held: boolean): string => {
       fs.mkdirSync(path.join(dir, `src-${name}`));
       const db = path.join(dir, `src-${name}`, name);
       const conn = new Database(db);
@@ -274,6 +277,11 @@ describe('snapshotDb', () => {
         for (let i = 0; i < 100; i += 1) insert.run();
       })();
       conn.prepare('DELETE FROM steps WHERE idx <= ?').run(deleted);
+      if (!held) {
+        conn.close();
+        expect(fs.existsSync(`${db}-wal`)).toBe(false);
+        return db;
+      }
       fs.copyFileSync(db, `${db}.held`); // the file as a live server leaves it: everything in the WAL
       fs.copyFileSync(`${db}-wal`, `${db}.held-wal`);
       conn.close();
@@ -290,23 +298,25 @@ describe('snapshotDb', () => {
       ['many-free.db', 40, undefined, true, 60],
       ['asked.db', 10, true, true, 90],
     ];
-    for (const [name, deleted, compact, compacted, rows] of cases) {
-      const db = make(name, deleted);
-      const before = listTree(path.dirname(db));
-      const result = await snapshotDb(db, path.join(out, name), { busyBudgetMs: 5000, compact }, inThread());
-      expect(result, name).toMatchObject({ compacted, integrity: 'ok', rows: { steps: rows } });
-      const snap = path.join(out, name);
-      expect(changes(before, listTree(path.dirname(db)))).toEqual([]); // the source is only read
-      expect([...fs.readFileSync(snap).subarray(18, 20)], name).toEqual([1, 1]); // rollback-journal mode
-      expect(fs.readdirSync(out).filter((n) => n.startsWith(name) || n.startsWith(`.${name}`))).toEqual([name]);
-      const conn = openReadOnly(snap, 0);
-      try {
-        const free = conn.pragma('freelist_count', { simple: true }) as number;
-        expect(free === 0, name).toBe(compacted);
-      } finally {
-        conn.close();
+    for (const [base, deleted, compact, compacted, rows] of cases)
+      for (const held of [true, false]) {
+        const name = `${held ? 'held' : 'closed'}-${base}`;
+        const db = make(name, deleted, held);
+        const before = listTree(path.dirname(db));
+        const result = await snapshotDb(db, path.join(out, name), { busyBudgetMs: 5000, compact }, inThread());
+        expect(result, name).toMatchObject({ compacted, integrity: 'ok', rows: { steps: rows } });
+        const snap = path.join(out, name);
+        expect(changes(before, listTree(path.dirname(db)))).toEqual([]); // the source is only read
+        expect([...fs.readFileSync(snap).subarray(18, 20)], name).toEqual([1, 1]); // rollback-journal mode
+        expect(fs.readdirSync(out).filter((n) => n.startsWith(name) || n.startsWith(`.${name}`))).toEqual([name]);
+        const conn = openReadOnly(snap, 0);
+        try {
+          const free = conn.pragma('freelist_count', { simple: true }) as number;
+          expect(free === 0, name).toBe(compacted);
+        } finally {
+          conn.close();
+        }
       }
-    }
   });
 
   it('never creates a database at a wrong path', async () => {
