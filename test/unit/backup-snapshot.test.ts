@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { snapshotDb } from '../../src/backup/backup-session.js';
 import { copyLiveDatabase, isOneState, type LiveLook } from '../../src/backup/live-copy.js';
 import { SyncBatch } from '../../src/backup/snapshot-files.js';
@@ -130,6 +130,37 @@ describe('snapshotDb leaves the live files as it found them: bytes, modes, owner
     expect(result.rows.steps).toBeGreaterThan(0);
     expect(changes(before, listTree(dir))).toEqual([]);
     expect(fs.readdirSync(out)).toEqual(['snap.db']); // the private copy went too
+  });
+});
+
+describe('copyLiveDatabase', () => {
+  it('copies the db and its WAL byte for byte, private, by the kernel and, without /proc, by reading', () => {
+    const dir = tmp();
+    const db = path.join(dir, 'live.db');
+    const conn = new Database(db);
+    conn.pragma('journal_mode = WAL');
+    conn.pragma('wal_autocheckpoint = 0');
+    conn.exec('CREATE TABLE steps (idx INTEGER PRIMARY KEY, data BLOB)');
+    conn.prepare('INSERT INTO steps (data) VALUES (randomblob(3000000))').run();
+    fs.chmodSync(db, 0o444); // the copy is still one agyctl can write
+    const exists = fs.existsSync;
+    for (const proc of [true, false]) {
+      const spy = vi.spyOn(fs, 'existsSync').mockImplementation((p) => (p === '/proc/self/fd' ? proc : exists(p)));
+      const into = path.join(dir, `copy-${proc}`);
+      fs.mkdirSync(into, { mode: 0o700 });
+      try {
+        const copy = copyLiveDatabase(db, into);
+        expect(copy, `proc ${proc}`).not.toBeNull();
+        expect(spy).toHaveBeenCalledWith('/proc/self/fd');
+        for (const suffix of ['', '-wal']) {
+          expect(sha256File(`${copy}${suffix}`), `proc ${proc}${suffix}`).toBe(sha256File(`${db}${suffix}`));
+          expect(fs.statSync(`${copy}${suffix}`).mode & 0o777).toBe(0o600);
+        }
+      } finally {
+        spy.mockRestore();
+      }
+    }
+    conn.close();
   });
 });
 
