@@ -14,7 +14,9 @@
 // 3. reuse: 1,000 unchanged sessions backed up again (goal < 2 s).
 // 4. root (as root only): root backing up a user's state dir of 200 unchanged
 //    sessions, the second run timed (goal <= 2 s).
-// compare also prints, per agyctl run: its time over `cp -r` + `sync`
+// compare also times bench/backup-floor.mjs (copy, check, hash and sync
+// with none of agyctl's safety: the least its promise costs), and prints,
+// per agyctl run: its time over `cp -r` + `sync`
 // (goals: <= 1.6x one big session, <= 1.3x 200 sessions), the bytes it wrote
 // (/proc write_bytes of the whole process, workers included; and less
 // cancelled_write_bytes: written then truncated before it reached the disk)
@@ -40,6 +42,7 @@ const Database = require('better-sqlite3');
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = path.join(ROOT, 'bin', 'agyctl.js');
 const WRITER = path.join(ROOT, 'test', 'fixtures', 'wal-writer.mjs');
+const FLOOR = path.join(ROOT, 'bench', 'backup-floor.mjs');
 const DB_MB = Number(process.env.BENCH_DB_MB ?? 1024);
 const SESSIONS = Number(process.env.BENCH_SESSIONS ?? 1000);
 const BASE = process.env.BENCH_DIR ?? os.tmpdir();
@@ -290,6 +293,11 @@ function compareOne(label, count, mbEach) {
       'cp -r + sync',
       best(sb, () => shellMs(`cp -r ${q(sb.conv)} ${q(path.join(sb.out, 'c'))} && sync`, sb.root)),
     ]);
+    // The least the promise costs (copy, check, hash, sync) with none of agyctl's safety: bench/backup-floor.mjs.
+    rows.push([
+      'floor: copy+check+sha256',
+      best(sb, () => shellMs(`${q(process.execPath)} ${q(FLOOR)} ${q(sb.conv)} ${q(path.join(sb.out, 'f'))}`, sb.root)),
+    ]);
     if (hasSqlite3()) {
       rows.push([
         'sqlite3 VACUUM INTO loop',
@@ -344,7 +352,7 @@ function compareOne(label, count, mbEach) {
         ? `; / VACUUM INTO loop ${(ms[name] / loop).toFixed(2)}x; / (loop + check + sha256sum) ${(ms[name] / ms['loop + check + sha256sum']).toFixed(2)}x`
         : '';
       console.log(
-        `  ${name}: / (cp -r + sync) ${(ms[name] / ms['cp -r + sync']).toFixed(2)}x (goal <= ${goal.toFixed(1)}x)${loopText}; written per session ${(perSession / MB).toFixed(2)} MB = ${(perSession / (size / count)).toFixed(2)}x its db + WAL (goal <= 1.1x), ${(kept / (size / count)).toFixed(2)}x less cancelled; peak RSS ${seen.rss.toFixed(0)} MB (goal <= 110 MB)`,
+        `  ${name}: / (cp -r + sync) ${(ms[name] / ms['cp -r + sync']).toFixed(2)}x (goal <= ${goal.toFixed(1)}x); / floor ${(ms[name] / ms['floor: copy+check+sha256']).toFixed(2)}x (floor / (cp -r + sync) ${(ms['floor: copy+check+sha256'] / ms['cp -r + sync']).toFixed(2)}x)${loopText}; written per session ${(perSession / MB).toFixed(2)} MB = ${(perSession / (size / count)).toFixed(2)}x its db + WAL (goal <= 1.1x), ${(kept / (size / count)).toFixed(2)}x less cancelled; peak RSS ${seen.rss.toFixed(0)} MB (goal <= 110 MB)`,
       );
     }
   } finally {
