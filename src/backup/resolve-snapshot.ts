@@ -43,19 +43,24 @@ export function resolveSnapshot(
       `${dir} is an unfinished snapshot from an interrupted run.`,
       'pick a complete snapshot; the next `agyctl backup` removes this leftover',
     );
-  if (!fs.existsSync(path.join(dir, MANIFEST)))
+  if (!lookAt(path.join(dir, MANIFEST), dir))
     throw usageError(`${dir} is not a snapshot (no ${MANIFEST}).`, 'give a directory that `agyctl backup` created');
   return dir;
 }
 
 /** Whether p is a directory; a path that cannot be looked at (EACCES on the way) is that error, not "no snapshot". */
 function isDir(p: string): boolean {
+  return lookAt(p, p)?.isDirectory() ?? false;
+}
+
+/** p's stat, or null when it is not there; any other failure (EACCES) is that error, about the snapshot `snapshot`. */
+function lookAt(p: string, snapshot: string): fs.Stats | null {
   try {
-    return fs.statSync(p).isDirectory();
+    return fs.statSync(p);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' || code === 'ENOTDIR') return false;
-    throw fsAgyError(err, { defaultPath: p, roots: [{ dir: p, role: 'the snapshot' }] }) ?? err;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    throw fsAgyError(err, { defaultPath: p, roots: [{ dir: snapshot, role: 'the snapshot' }] }) ?? err;
   }
 }
 

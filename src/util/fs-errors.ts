@@ -6,6 +6,8 @@
  * Applied where a use case meets the file system, and as a last resort in
  * main before anything would be called a bug.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import { AgyError, EXIT, type ExitCode } from '../core/errors.js';
 
 interface Meaning {
@@ -120,6 +122,29 @@ export interface FsErrorContext {
   defaultPath?: string;
 }
 
+/**
+ * What a permission fix must name: the first directory on the way to `p`
+ * this process cannot enter (a user's path under a 0700 /root), else, for a
+ * path not there yet, the directory it was to be made in, else `p`.
+ */
+export function blockingPath(p: string): string {
+  const abs = path.resolve(p);
+  const ancestors: string[] = [];
+  for (let dir = path.dirname(abs); dir !== path.dirname(dir); dir = path.dirname(dir)) ancestors.unshift(dir);
+  const blocked = ancestors.find((dir) => !can(dir, fs.constants.X_OK));
+  if (blocked !== undefined) return blocked;
+  return can(abs, fs.constants.F_OK) ? abs : path.dirname(abs);
+}
+
+function can(file: string, mode: number): boolean {
+  try {
+    fs.accessSync(file, mode);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function rootOf(p: string, roots: FsRoot[]): FsRoot | undefined {
   const inside = (dir: string): boolean => p === dir || p.startsWith(dir.endsWith('/') ? dir : `${dir}/`);
   return roots.filter((r) => inside(r.dir)).sort((a, b) => b.dir.length - a.dir.length)[0];
@@ -134,7 +159,8 @@ export function fsAgyError(err: unknown, context: FsErrorContext = {}): AgyError
   const errno = err.code.replace(/^ERR_FS_/, ''); // Node's own ERR_FS_EISDIR is plain EISDIR to people
   const root = rootOf(p, context.roots ?? []);
   const where = root ? `${root.role}: ${p}` : p;
-  const hint = root?.also ? `${meaning.fix(p)}; ${root.also}` : meaning.fix(p);
+  const fix = meaning.fix(err.code === 'EACCES' ? blockingPath(p) : p);
+  const hint = root?.also ? `${fix}; ${root.also}` : fix;
   return new AgyError(meaning.exit, code, `${where}: ${meaning.what} (${errno}).`, {
     hint,
     cause: err,
