@@ -66,6 +66,21 @@ describe('the README test command installs or names what the suite needs', () =>
     expect(ci).not.toMatch(/apt-get|need\+=/);
   });
 
+  it("the README's quick start is two commands: the demo (run by demo-output.test) and this suite", () => {
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    const section = readme.split(/^## /m).find((s) => s.startsWith('Quick start'));
+    const block = /```sh\n([\s\S]*?)```/.exec(section ?? '')?.[1] ?? '';
+    const commands = block
+      .split('\n')
+      .map((l) => l.replace(/\s+#.*$/, '').trim())
+      .filter(Boolean);
+    expect(commands).toEqual(['npm ci && npm run demo', 'npm ci && npm test']);
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    expect(pkg.scripts.demo).toBe('npm run build && node scripts/demo.mjs');
+  });
+
   it('lists every package the suite uses', async () => {
     expect(await listed()).toEqual(expect.arrayContaining(MUST_LIST));
   });
