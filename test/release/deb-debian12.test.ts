@@ -103,6 +103,18 @@ describe('the .deb on a pristine Debian 12 (bookworm) tree with no Node', () => 
     const plan = JSON.stringify(json(dry.stdout));
     for (const id of ids) expect(plan).toContain(id);
   });
+
+  it('`agyctl help exit-codes` names the docs by paths that are there on the box (gzipped under /usr/share/doc)', async () => {
+    const help = await inTree(view, 'agyctl help exit-codes');
+    expect(help.exitCode).toBe(0);
+    const named = [
+      ...new Set(help.stdout.replace(/\n\s*/g, '').match(/\/usr\/share\/doc\/agyctl\/docs\/[\w-]+\.md\.gz/g)),
+    ];
+    expect(named.length, help.stdout).toBeGreaterThan(0);
+    expect(help.stdout).not.toMatch(/[(\s]docs\/[\w-]+\.md\b/);
+    const there = await inTree(view, `ls ${named.join(' ')}`);
+    expect(there.exitCode, there.stderr).toBe(0);
+  });
 });
 
 describe('man pages', () => {
