@@ -1,7 +1,7 @@
 /**
  * Every command docs/fleet.md and ansible/README.md tell a user to run, run
  * as written on a controller (a throwaway HOME and working directory with
- * an inventory.ini beside it): the collection built from the checkout and
+ * the README's inventory.ini beside it, its addresses this machine's): the collection built from the checkout and
  * installed (or linked, the README's other way), then the playbooks by
  * their collection names, `agyctl connect` in each documented form, and the
  * server roll-out with a `sha256sum` of its archive. The inventory's hosts
@@ -32,12 +32,19 @@ function docCommands(doc: string): string[] {
     .filter(Boolean);
 }
 
+/** ansible/README.md's inventory as pasted, its example addresses made this machine (a closed port, below). */
+function readmeInventory(): string {
+  const readme = fs.readFileSync(path.join(ROOT, 'ansible', 'README.md'), 'utf8');
+  const block = /```ini\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## Inventory')))?.[1];
+  if (!block) throw new Error('ansible/README.md has no ```ini block under ## Inventory');
+  return block.replace(/ansible_host=\S+/g, 'ansible_host=127.0.0.1');
+}
+
 /** A fresh controller: the checkout's ansible/ beside an inventory of closed ports, agyctl on PATH. */
 function makeController(): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-fleet-docs-'));
   fs.symlinkSync(path.join(ROOT, 'ansible'), path.join(dir, 'ansible'));
-  const host = (name: string): string => `${name} ansible_host=127.0.0.1 ansible_port=9 ansible_user=agy`;
-  fs.writeFileSync(path.join(dir, 'inventory.ini'), ['[agy]', host('build-01'), host('build-02'), ''].join('\n'));
+  fs.writeFileSync(path.join(dir, 'inventory.ini'), `${readmeInventory()}ansible_port=9\n`);
   fs.writeFileSync(path.join(dir, 'hosts.txt'), '# one [user@]host per line\nagy@build-04.invalid\n');
   fs.writeFileSync(path.join(dir, ARCHIVE), 'not a real server archive: the play stops at the host\n');
   fs.mkdirSync(path.join(dir, 'bin'));
@@ -75,6 +82,8 @@ async function expectRunsAsWritten(line: string, dir: string): Promise<void> {
     expect(code, `${line}\n${out}`).toBe(4);
   } else if (/^agyctl connect /.test(line)) {
     expect(out, line).toMatch(/failed/);
+    // The README's inventory read whole: its hosts, and the port its vars give them.
+    if (line.includes('inventory.ini')) expect(out, line).toMatch(/build-01[\s\S]*port 9: Connection refused/);
     expect(out, line).not.toMatch(/^error: .*(unknown option|usage)/im);
     expect(code, `${line}\n${out}`).toBe(4);
   } else expect(code, `${line}\n${out}`).toBe(0);
