@@ -11,6 +11,7 @@
  * (the printers' `jsonLine` leaves them out). The events without a line
  * of their own (`PERSON_ONLY`) are said to a person only.
  */
+import type { ServerNote } from '../core/io.js';
 import type { UnexpectedClient } from '../profiles/auth-url.js';
 import type { LoginState, SignedInAccount } from './record.js';
 
@@ -123,9 +124,10 @@ type PersonEvent =
   | { event: 'auth-type-differs'; key: string; current: unknown; method: string; canSetAuth: boolean }
   | { event: 'credentials-elsewhere'; tokenFile: string }
   /**
-   * A sentence of the layers under the login (the server's start-up and its output for --verbose, the
-   * profile it turned out to be), said through the supervisor's reporter: rendered by the terminal's printer.
+   * What the layers under the login said through the supervisor's reporter: a fact (the server's output and
+   * start-up for --verbose, the profile it turned out to be), or a sentence; rendered by the terminal's printer.
    */
+  | { event: 'server-note'; note: ServerNote }
   | { event: 'said'; how: 'print' | 'info' | 'warn' | 'verbose'; text: string; verbatim?: true }
   /** The login succeeded: what a person is told at the end (the `verified` line says it for --json). */
   | {
@@ -164,6 +166,7 @@ export const PERSON_ONLY: { readonly [N in PersonEvent['event']]: true } = {
   'token-file-narrowed': true,
   'auth-type-differs': true,
   'credentials-elsewhere': true,
+  'server-note': true,
   said: true,
   'logged-in': true,
   pending: true,

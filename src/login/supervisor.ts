@@ -196,6 +196,7 @@ function saidReporter(show: ShowLoginEvent): Reporter {
     info: (text, opts = {}) => say('info', text, opts.verbatim),
     warn: (text) => say('warn', text),
     verbose: (text) => say('verbose', text),
+    server: (note) => void show({ event: 'server-note', note }),
     status: () => undefined,
     clearStatus: () => undefined,
     event: () => undefined,

@@ -23,6 +23,7 @@ import { tunnelExplanation } from '../../../login/tunnel.js';
 import type { UnexpectedClient } from '../../../profiles/auth-url.js';
 import type { Output } from '../../terminal/output.js';
 import { printValue } from '../../terminal/output.js';
+import { serverNoteText } from '../../terminal/server-notes.js';
 
 /** What the login's text shows besides the events, decided by whoever knows how the login runs. */
 export interface LoginDisplay {
@@ -71,6 +72,7 @@ export function loginPrinter(out: Output, display: LoginDisplay): LoginPrinter {
   const verboseOnly = (e: LoginEvent): boolean =>
     VERBOSE_ONLY.has(e.event) ||
     (e.event === 'said' && e.how === 'verbose') ||
+    (e.event === 'server-note' && serverNoteText(e.note).how === 'verbose') ||
     (e.event === 'url-rejected' && !(e.loud && e.url) && !out.json);
   return {
     writes: (e) =>
@@ -183,6 +185,7 @@ function notes(out: Output) {
       out.info(
         `note: no ${path.basename(e.tokenFile)}; the server holds credentials elsewhere, e.g. the OS keyring (a fresh server accepted them without authenticate)`,
       ),
+    serverNote: (e: LoginEventOf<'server-note'>) => out.server(e.note),
     said(e: LoginEventOf<'said'>): void {
       if (e.how === 'print') out.print(e.text, { verbatim: e.verbatim === true });
       else if (e.how === 'info') out.info(e.text, { verbatim: e.verbatim === true });
@@ -221,6 +224,7 @@ function inBothModes(n: Notes) {
     'token-file-narrowed': n.tokenFileNarrowed,
     'auth-type-differs': n.authTypeDiffers,
     'credentials-elsewhere': n.credentialsElsewhere,
+    'server-note': n.serverNote,
     said: n.said,
     'previous-died': n.previousDied,
     'already-arrived': n.alreadyArrived,
