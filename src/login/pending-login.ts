@@ -14,7 +14,7 @@ import { tempRoot } from '../core/paths.js';
 import { pause } from '../util/deadline.js';
 import { formatDuration } from '../util/duration.js';
 import { isRecordedProcess } from '../util/os/process.js';
-import type { FinishAnswer } from './contract.js';
+import type { FinishAnswer } from './events.js';
 import { request } from './ipc.js';
 import {
   checkOurSocket,

@@ -20,13 +20,12 @@ import {
   writeAuthType,
 } from '../settings/profile-auth.js';
 import { assertNotSymlink } from '../util/os/safe-fs.js';
-import type { LoginOptions } from './contract.js';
-import type { LoginEventOf, ShowLoginEvent, SignedInAccount } from './events.js';
+import type { LoginEventOf, LoginOptions, ShowLoginEvent, SignedInAccount } from './events.js';
 import { checkAndFixTokenFile, type ProofResult, proveCredentials, type TokenFileReport } from './prove-credentials.js';
 import { isBrowserMethod, type SignInOptions, serverAccount, signIn } from './sign-in.js';
 import type { Pastes } from './wait.js';
 
-export type { LoginOptions } from './contract.js';
+export type { LoginOptions } from './events.js';
 
 export interface LoginReport {
   method: string;

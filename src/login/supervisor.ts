@@ -27,8 +27,14 @@ import { PLAIN, type Reporter } from '../core/io.js';
 import { agyctlEntryArgs } from '../core/runtime.js';
 import { isRecordedProcess, procStat, recordProcess } from '../util/os/process.js';
 import { enterableCwd, relayFd, TRACE_FD_VAR } from '../util/os/tree-owner.js';
-import type { FinishAnswer, LoginRequest } from './contract.js';
-import { ANSWER_EVENTS, isPublicLoginEvent, type LoginEvent, type ShowLoginEvent } from './events.js';
+import {
+  ANSWER_EVENTS,
+  type FinishAnswer,
+  isPublicLoginEvent,
+  type LoginEvent,
+  type LoginRequest,
+  type ShowLoginEvent,
+} from './events.js';
 import { type Frame, onJsonLines, type Request, sendLine } from './ipc.js';
 import {
   CANCELLED,
