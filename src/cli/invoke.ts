@@ -73,7 +73,7 @@ async function runCommand(
   }
   if (!isLoginCommand(command)) {
     // Never for login itself, which deals with its pending login.
-    const { pendingLoginNotice } = await import('../login/pending-login.js');
+    const { pendingLoginNotice } = await import('../login/client.js');
     const notice = pendingLoginNotice(ctx.env, opts.stateDir);
     if (notice) out.info(notice);
   }
