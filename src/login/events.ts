@@ -16,7 +16,6 @@
 import type { ServerNote, ServerTarget } from '../core/io.js';
 import type { UnexpectedClient } from '../profiles/auth-url.js';
 import type { LoginState, SignedInAccount } from './record.js';
-import type { TunnelTarget } from './tunnel.js';
 
 export type { SignedInAccount } from './record.js';
 
@@ -195,6 +194,13 @@ export const ANSWER_EVENTS: ReadonlySet<LoginEventName> = new Set<LoginEventName
 ]);
 
 // --- the request the supervisor runs, and its answer to `login finish` ---
+
+/** Where the laptop's SSH reaches this box, for the tunnel command (--ssh-target, else guessed: present.ts). */
+export interface TunnelTarget {
+  user: string | undefined;
+  host: string;
+  port: number | undefined;
+}
 
 /**
  * `agyctl login`'s options: its flags checked once (src/cli/commands/login/handler.ts), the one type

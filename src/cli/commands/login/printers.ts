@@ -19,7 +19,6 @@ import {
   type PublicLoginEvent,
 } from '../../../login/events.js';
 import { describePending, type LoginState, terminalLine } from '../../../login/record.js';
-import { tunnelExplanation } from '../../../login/tunnel.js';
 import type { UnexpectedClient } from '../../../profiles/auth-url.js';
 import { stripAnsi } from '../../../util/terminal-text.js';
 import type { Output } from '../../terminal/output.js';
@@ -346,6 +345,11 @@ function urlLines(out: Output, display: LoginDisplay, e: LoginEventOf<'url'>): S
       text: `No tunnel? Sign in anyway; when the browser fails to load http://127.0.0.1:${e.port}/..., copy that address and ${display.pasteWhere}.`,
     },
   ];
+}
+
+/** Why the laptop's end of the tunnel must use the server's port. */
+function tunnelExplanation(port: number): string {
+  return `Port ${port} must be free on your laptop: Google sends the browser back to http://127.0.0.1:${port}/, so the laptop's end of the tunnel has to use the same port number as the server's listener.`;
 }
 
 async function showQr(out: Output, display: LoginDisplay, url: string, after: readonly ShownLine[]): Promise<void> {
