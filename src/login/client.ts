@@ -34,7 +34,6 @@ import { formatDuration } from '../util/duration.js';
 import { holderLine, parseHolderLine, takePidLock } from '../util/os/pid-lock.js';
 import { isRecordedProcess, sameProcessAlive } from '../util/os/process.js';
 import type { FinishAnswer, LoginEvent, LoginRequest, ShowLoginEvent } from './events.js';
-import { attach, type Frame, request } from './ipc.js';
 import { type PasteReader, promptsOnTty, startPasteReader } from './paste.js';
 import {
   checkOurSocket,
@@ -52,7 +51,7 @@ import {
   writeState,
 } from './record.js';
 import { isLoginDirName } from './shims.js';
-import { killRecorded, SUPERVISOR_COMMAND, spawnSupervisor } from './supervisor.js';
+import { attach, type Frame, killRecorded, request, SUPERVISOR_COMMAND, spawnSupervisor } from './supervisor.js';
 
 /** Start-up may take the server's initialize deadline before the wait begins; the proof has two steps of its own deadline. */
 const STARTUP_ALLOWANCE_MS = 60_000;
