@@ -3,7 +3,7 @@
  * server it works on (ServerTarget), a Reporter for progress and events and
  * a protocol tracer. Tests build one by hand; for the real process,
  * main() in src/cli/main.ts builds the RunContext (bin/agyctl.js only calls
- * it) and run() the rest, once commander has parsed the global options.
+ * it) and src/cli/invoke.ts the rest, once commander has chosen a command.
  *
  * The Reporter is what use cases call to tell a person (or a --json reader)
  * what happens; src/cli/terminal/output.ts implements it, so use cases never
