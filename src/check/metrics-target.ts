@@ -9,9 +9,23 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { usageError } from '../core/errors.js';
+import { resolveUserPath } from '../core/paths.js';
 import { fsAgyError } from '../util/fs-errors.js';
 import { writeFileAtomic } from '../util/os/atomic-write.js';
 import { assertCallersFile } from '../util/os/safe-fs.js';
+import { METRICS_FD_VAR, relayFd } from '../util/os/tree-owner.js';
+
+/**
+ * The --prometheus FILE as the caller named it, absolute, and checked by the
+ * process that will write it: not the state dir owner's child of a root run,
+ * which sends root its text through a pipe (root's side checked the file).
+ */
+export function callersMetricsFile(flag: string | undefined, cwd: string, env: NodeJS.ProcessEnv): string | undefined {
+  if (flag === undefined) return undefined;
+  const file = resolveUserPath(cwd, flag, env);
+  if (relayFd(env, METRICS_FD_VAR) === undefined) assertMetricsTarget(file);
+  return file;
+}
 
 /** Refuse a --prometheus path that cannot work. */
 export function assertMetricsTarget(file: string): void {

@@ -5,7 +5,7 @@
  * codes or process state themselves.
  */
 import type { Command } from 'commander';
-import type { CommandResult, CommandIO as CoreIO, ServerTarget } from '../core/io.js';
+import type { CommandResult, CommandIO as CoreIO, RunContext, ServerTarget } from '../core/io.js';
 import type { Output } from './terminal/output.js';
 
 export type { CommandResult, RunContext, TtyReadable, TtyWritable } from '../core/io.js';
@@ -39,7 +39,15 @@ export interface HandlerArgs<O = Record<string, unknown>> {
 // biome-ignore lint/suspicious/noExplicitAny: a handler names its own flags type; the factory accepts any of them
 export type Handler<O = any> = (io: HandlerIO, input: HandlerArgs<O>) => Promise<CommandResult>;
 
-export interface ActionSpec {
+/** What root keeps of a command it runs again as the state dir's owner (as-owner.ts); by default neither. */
+export interface OwnerSide {
+  /** The child reads root's stdin (a login's pasted address); otherwise it gets an empty one. */
+  withStdin?: boolean;
+  /** The command's --prometheus FILE, absolute and checked: root writes it from the text the child sends. */
+  prometheus?: string | undefined;
+}
+
+export interface ActionSpec<O = Record<string, unknown>> {
   /** Streaming commands print NDJSON events in --json mode instead of one document. */
   streaming?: boolean;
   /**
@@ -47,11 +55,13 @@ export interface ActionSpec {
    * is missing or not a directory is refused before it runs, with the same exit and message everywhere.
    */
   readsStateDir?: boolean;
+  /** Root on a user's state dir: what root's side keeps of this run (invoke.ts), from the command's own flags. */
+  asOwner?: (input: HandlerArgs<O>, ctx: RunContext) => OwnerSide | Promise<OwnerSide>;
 }
 
 export type ActionFactory = <O = Record<string, unknown>>(
   handler: Handler<O>,
-  spec?: ActionSpec,
+  spec?: ActionSpec<O>,
 ) => (...commanderArgs: unknown[]) => Promise<void>;
 
 export interface Invocation {
@@ -67,3 +77,6 @@ export function invocationOf(handler: Handler, spec: ActionSpec, commanderArgs: 
   const options = commanderArgs[commanderArgs.length - 2] as Record<string, unknown>;
   return { handler, spec, input: { args: commanderArgs.slice(0, -2), options }, command };
 }
+
+/** commander's argParser for a repeatable option (`--session A --session B` -> ['A', 'B']). */
+export const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];

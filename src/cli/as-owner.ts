@@ -9,7 +9,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import type { Readable, Writable } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
-import type { Command, Option } from 'commander';
+import type { Command } from 'commander';
 import { signalGroup } from '../acp/children.js';
 import { openTraceFile } from '../acp/file-tracer.js';
 import { writeMetricsText } from '../check/metrics-target.js';
@@ -28,6 +28,7 @@ import {
 } from '../util/os/tree-owner.js';
 import { sanitizeForTerminal } from '../util/terminal-text.js';
 import type { GlobalOptions, RunContext } from './action.js';
+import { ownerTimeoutCommand } from './globals.js';
 import { parseDurationOption } from './parse-options.js';
 
 /** How a command runs when root meets a user's state dir: all of it as the owner, or as today (not in that tree). */
@@ -84,34 +85,8 @@ export function ownerEnv(owner: TreeOwner, opts: GlobalOptions, env: NodeJS.Proc
 
 /** How long the owner's side may outlive the command's own --timeout: the login's start-up and proof, and its teardown. */
 export const OWNER_GRACE_MS = 150_000;
-/** The deadline of the owner's side of a command without a deadline of its own (settings, sessions: their --timeout's default). */
-export const OWNER_DEFAULT_TIMEOUT = '10m';
+/** The deadline of the owner's side of a command that takes no --timeout: as ownerTimeoutOption's default (globals.ts). */
 export const OWNER_DEFAULT_DEADLINE_MS = 10 * 60_000;
-
-/** Commands whose --timeout is root's deadline on their owner's side and nothing else, with their subcommands. */
-const ownerTimeoutCommands = new WeakSet<Command>();
-
-/**
- * `--timeout <duration>` for a command that has no deadline of its own
- * (settings, sessions): root's deadline on the work done as the state dir's
- * owner. On the parent, where commander gives it wherever it stands
- * (`sessions export --timeout 5m` is `sessions`'s).
- */
-export function ownerTimeoutOption(command: Command): Command {
-  ownerTimeoutCommands.add(command);
-  return command.option(
-    '--timeout <duration>',
-    "as root on another user's state dir: deadline of the work done as that user (then it is stopped, exit 5)",
-    OWNER_DEFAULT_TIMEOUT,
-  );
-}
-
-/** The --timeout an ancestor of `command` took with ownerTimeoutOption (it applies here too): for the help. */
-export function inheritedOwnerTimeout(command: Command): Option[] {
-  for (let c = command.parent; c; c = c.parent)
-    if (ownerTimeoutCommands.has(c)) return c.options.filter((option) => option.long === '--timeout');
-  return [];
-}
 
 /**
  * Root's deadline on the owner's side of `command`: its ownerTimeoutOption's
@@ -119,8 +94,8 @@ export function inheritedOwnerTimeout(command: Command): Option[] {
  * login, logout, probe); else OWNER_DEFAULT_DEADLINE_MS.
  */
 export function ownerDeadlineMs(command: Command | undefined, timeout: unknown): number {
-  for (let c: Command | null | undefined = command; c; c = c.parent)
-    if (ownerTimeoutCommands.has(c)) return parseDurationOption('--timeout', String(c.opts().timeout));
+  const owning = ownerTimeoutCommand(command);
+  if (owning) return parseDurationOption('--timeout', String(owning.opts().timeout));
   if (typeof timeout !== 'string') return OWNER_DEFAULT_DEADLINE_MS;
   return parseDurationOption('--timeout', timeout) + OWNER_GRACE_MS;
 }

@@ -1,10 +1,9 @@
-/** The options every command takes, and how they become GlobalOptions. */
+/**
+ * The options every command takes, and the owner's --timeout of the commands
+ * without a deadline of their own: declared only (invoke.ts turns them into
+ * GlobalOptions when a command runs), so every start can load this file.
+ */
 import { type Command, Option } from 'commander';
-import { usageError } from '../core/errors.js';
-import { resolveStateDir } from '../core/paths.js';
-import { defaultStateDirFor, resolveProfile } from '../profiles/choose.js';
-import type { GlobalOptions, RunContext } from './action.js';
-import { wantColor } from './terminal/output.js';
 
 export function addGlobalOptions(program: Command): Command {
   return program
@@ -32,32 +31,34 @@ export function addGlobalOptions(program: Command): Command {
     .addOption(new Option('--trace <file>', 'write every protocol message (redacted) to FILE as JSONL'));
 }
 
-export function globalOptionsFrom(raw: Record<string, unknown>, ctx: RunContext): GlobalOptions {
-  const flag = raw.server as string | undefined;
-  // An empty --server is a slip (an unset variable in a script), not "search PATH": refuse it. An empty AGYCTL_SERVER means unset.
-  if (flag !== undefined && flag.trim() === '')
-    throw usageError(
-      '--server is empty.',
-      'give the server command (e.g. --server /opt/agy/agy_acp_server), or leave --server out to look for it on PATH',
-    );
-  const server = flag ?? (ctx.env.AGYCTL_SERVER || undefined);
-  const profile = resolveProfile(raw.profile as string | undefined, ctx.env, server);
-  const stateDirFlag = raw.stateDir as string | undefined;
-  // Like --server: an empty --state-dir is an unset variable in a script, not "the default".
-  if (stateDirFlag !== undefined && stateDirFlag.trim() === '')
-    throw usageError(
-      '--state-dir is empty.',
-      'give the server state directory (e.g. --state-dir ~/.gemini/antigravity-acp), or leave --state-dir out for the default',
-    );
-  return {
-    stateDir: resolveStateDir(stateDirFlag, ctx.env, ctx.cwd, defaultStateDirFor(profile.id)),
-    server,
-    profile: profile.id,
-    profileSource: profile.source,
-    stateDirExplicit: Boolean(stateDirFlag ?? ctx.env.AGYCTL_STATE_DIR),
-    json: Boolean(raw.json),
-    color: wantColor(raw.color !== false, ctx.env),
-    verbose: Boolean(raw.verbose),
-    trace: raw.trace as string | undefined,
-  };
+/** The deadline of the owner's side of a command without a deadline of its own (settings, sessions: their --timeout's default). */
+const OWNER_DEFAULT_TIMEOUT = '10m';
+
+/** Commands whose --timeout is root's deadline on their owner's side and nothing else, with their subcommands. */
+const ownerTimeoutCommands = new WeakSet<Command>();
+
+/**
+ * `--timeout <duration>` for a command that has no deadline of its own
+ * (settings, sessions): root's deadline on the work done as the state dir's
+ * owner (as-owner.ts). On the parent, where commander gives it wherever it
+ * stands (`sessions export --timeout 5m` is `sessions`'s).
+ */
+export function ownerTimeoutOption(command: Command): Command {
+  ownerTimeoutCommands.add(command);
+  return command.option(
+    '--timeout <duration>',
+    "as root on another user's state dir: deadline of the work done as that user (then it is stopped, exit 5)",
+    OWNER_DEFAULT_TIMEOUT,
+  );
+}
+
+/** `command` or its nearest ancestor that took ownerTimeoutOption, whose --timeout applies to it. */
+export function ownerTimeoutCommand(command: Command | null | undefined): Command | undefined {
+  for (let c = command; c; c = c.parent) if (ownerTimeoutCommands.has(c)) return c;
+  return undefined;
+}
+
+/** The --timeout an ancestor of `command` took with ownerTimeoutOption (it applies here too): for the help. */
+export function inheritedOwnerTimeout(command: Command): Option[] {
+  return ownerTimeoutCommand(command.parent)?.options.filter((option) => option.long === '--timeout') ?? [];
 }

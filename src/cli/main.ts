@@ -4,17 +4,22 @@
  */
 import { Command, CommanderError } from 'commander';
 import { killAllChildren } from '../acp/children.js';
-import { AgyError, EXIT, EXIT_TABLE, type ExitCode, ReaderGone } from '../core/errors.js';
-import { nullTracer, type Tracer } from '../core/io.js';
-import { resolveUserPath, stateDirProblem } from '../core/paths.js';
+import { AgyError, EXIT, EXIT_TABLE, type ExitCode, ReaderGone, toAgyError } from '../core/errors.js';
+import { nullTracer } from '../core/io.js';
 import { agyctlVersion } from '../core/runtime.js';
-import { CALLER_CWD_VAR, dropToOwner, ownerToBecome, relayFd, TRACE_FD_VAR } from '../util/os/tree-owner.js';
-import { type ActionFactory, type Handler, type Invocation, invocationOf, type RunContext } from './action.js';
-import { inheritedOwnerTimeout, ownerDeadlineMs, runAsOwner, runsAsOwner } from './as-owner.js';
-import { commandError } from './command-error.js';
+import { CALLER_CWD_VAR, dropToOwner } from '../util/os/tree-owner.js';
+import {
+  type ActionFactory,
+  type ActionSpec,
+  type Handler,
+  type Invocation,
+  invocationOf,
+  type RunContext,
+} from './action.js';
 import { COMMANDS } from './commands/index.js';
-import { addGlobalOptions, globalOptionsFrom } from './globals.js';
+import { addGlobalOptions, inheritedOwnerTimeout } from './globals.js';
 import { EXIT_CODES_TOPIC, helpTarget, helpTopic } from './help-request.js';
+import type { RunState } from './invoke.js';
 import { Output } from './terminal/output.js';
 import { usageErrorFrom } from './usage-error.js';
 
@@ -47,7 +52,7 @@ async function buildProgram(
   const action: ActionFactory =
     (handler, spec = {}) =>
     (...commanderArgs: unknown[]) =>
-      onInvoke(invocationOf(handler as Handler, spec, commanderArgs));
+      onInvoke(invocationOf(handler as Handler, spec as ActionSpec, commanderArgs));
   for (const register of COMMANDS) register(program, action);
   for (const cmd of program.commands) cmd.exitOverride();
   if (wantsHelp(argv)) (await import('./help-text.js')).addHelpExtras(program, helpWidth(ctx));
@@ -67,57 +72,15 @@ const programOf = (cmd: Command): Command => (cmd.parent ? programOf(cmd.parent)
 const helpWidth = (ctx: RunContext): number => (ctx.stdout.isTTY && ctx.stdout.columns) || 80;
 
 export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
-  const jsonRequested = argv.includes('--json');
-  let exit: ExitCode = EXIT.ok;
-  let tracer: Tracer = nullTracer;
-  let out = new Output(ctx.stdout, ctx.stderr, { json: jsonRequested, color: false, verbose: false });
-  let streaming = false;
-  let stateDir: string | undefined;
-
-  const onInvoke = async ({ handler, spec, input, command }: Invocation): Promise<void> => {
-    const opts = globalOptionsFrom(command.optsWithGlobals(), ctx);
-    stateDir = opts.stateDir;
-    if (runsAsOwner(command, input.args)) {
-      const owner = ownerToBecome(opts.stateDir);
-      if (owner) {
-        const prometheus =
-          typeof input.options.prometheus === 'string'
-            ? resolveUserPath(ctx.cwd, input.options.prometheus, ctx.env)
-            : undefined;
-        if (prometheus) (await import('../check/metrics-target.js')).assertMetricsTarget(prometheus);
-        // The child writes the command's whole output; root only passes its exit code on.
-        exit = await runAsOwner(owner, {
-          argv,
-          ctx,
-          opts,
-          deadlineMs: ownerDeadlineMs(command, input.options.timeout),
-          // Only a login reads its stdin (a pasted address); the others get an empty one.
-          withStdin: isLoginCommand(command) && input.options.detach !== true,
-          ...(prometheus ? { prometheus } : {}),
-        });
-        return;
-      }
-    }
-    out = await Output.create(ctx.stdout, ctx.stderr, { json: opts.json, color: opts.color, verbose: opts.verbose });
-    streaming = Boolean(spec.streaming);
-    if (spec.readsStateDir && opts.stateDirExplicit) {
-      const problem = stateDirProblem(opts.stateDir);
-      if (problem) throw problem;
-    }
-    if (!isLoginCommand(command)) {
-      // Loaded only where a command runs (never for --version or help), and never for login itself.
-      const { pendingLoginNotice } = await import('../login/pending-login.js');
-      const notice = pendingLoginNotice(ctx.env, opts.stateDir);
-      if (notice) out.info(notice);
-    }
-    if (opts.trace) {
-      const { FileTracer } = await import('../acp/file-tracer.js');
-      tracer = new FileTracer(relayFd(ctx.env, TRACE_FD_VAR) ?? resolveUserPath(ctx.cwd, opts.trace, ctx.env));
-    }
-    const result = await handler({ ctx, opts, out, tracer }, input);
-    exit = result.exit;
-    if (opts.json && !streaming && !result.written) out.document({ ok: exit === EXIT.ok, ...(result.data ?? {}) });
+  const state: RunState = {
+    exit: EXIT.ok,
+    out: new Output(ctx.stdout, ctx.stderr, { json: argv.includes('--json'), color: false, verbose: false }),
+    streaming: false,
+    tracer: nullTracer,
   };
+  // What a chosen command runs with (its options, root's run as the owner, the handler) loads only then.
+  const onInvoke = async (invocation: Invocation): Promise<void> =>
+    (await import('./invoke.js')).invoke(invocation, argv, ctx, state);
 
   let program: Command | undefined;
   try {
@@ -128,18 +91,18 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
       return EXIT.ok;
     }
     const topic = helpTopic(program, argv);
-    if (topic) return await printHelp(program, topic, out, helpWidth(ctx));
+    if (topic) return await printHelp(program, topic, state.out, helpWidth(ctx));
     await program.parseAsync(argv, { from: 'user' });
-    return exit;
+    return state.exit;
   } catch (err) {
-    if (err instanceof CommanderError && program) return commanderExit(err, program, argv, out);
+    if (err instanceof CommanderError && program) return commanderExit(err, program, argv, state.out);
     if (ctx.signal.reason instanceof ReaderGone) return EXIT.readerGone;
-    const agy = commandError(err, stateDir);
+    const agy = toAgyError(err);
     if (ctx.signal.aborted && agy.exit !== EXIT.interrupted && agy.exit !== EXIT.ok)
-      return reportError(new AgyError(EXIT.interrupted, 'interrupted', 'Interrupted.'), out, streaming);
-    return reportError(agy, out, streaming);
+      return reportError(new AgyError(EXIT.interrupted, 'interrupted', 'Interrupted.'), state.out, state.streaming);
+    return reportError(agy, state.out, state.streaming);
   } finally {
-    tracer.close();
+    state.tracer.close();
   }
 }
 
@@ -162,12 +125,6 @@ async function printExitCodes(out: Output, width: number): Promise<ExitCode> {
     out.print([wrapProse(header, width), ...rows.map((row) => wrapProse(row, width, ' '.repeat(18)))].join('\n'));
   }
   return EXIT.ok;
-}
-
-/** login and its subcommands (and the supervisor) deal with a pending login themselves. */
-function isLoginCommand(command: Command): boolean {
-  const name = command.name();
-  return name === 'login' || name.startsWith('__') || command.parent?.name() === 'login';
 }
 
 /** A parse error is met before any handler runs, while `out` is still the one made for `--json` in argv. */

@@ -45,6 +45,3 @@ export function parseSizeOption(flag: string, value: string): number {
     );
   return bytes;
 }
-
-/** commander's argParser for a repeatable option (`--session A --session B` -> ['A', 'B']). */
-export const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];

@@ -5,7 +5,7 @@
  * string is built here with POSIX quoting, never by concatenating raw input.
  */
 import { AgyError, EXIT, usageError } from '../core/errors.js';
-import { ORPHAN_GRACE_VAR } from '../login/contract.js';
+import { ORPHAN_GRACE_VAR } from '../login/events.js';
 import { shellQuote } from '../util/shell-quote.js';
 import { sanitizeForTerminal } from '../util/terminal-text.js';
 

@@ -3,7 +3,7 @@
  * server it works on (ServerTarget), a Reporter for progress and events and
  * a protocol tracer. Tests build one by hand; for the real process,
  * main() in src/cli/main.ts builds the RunContext (bin/agyctl.js only calls
- * it) and run() the rest, once commander has parsed the global options.
+ * it) and src/cli/invoke.ts the rest, once commander has chosen a command.
  *
  * The Reporter is what use cases call to tell a person (or a --json reader)
  * what happens; src/cli/terminal/output.ts implements it, so use cases never
@@ -81,6 +81,18 @@ export interface Palette {
 const id = (s: string): string => s;
 export const PLAIN: Palette = { red: id, green: id, yellow: id, dim: id, bold: id };
 
+/**
+ * What the layers under a use case tell a person as it runs, as facts the CLI
+ * words (cli/terminal/server-notes.ts): the server's own output (redacted, on
+ * one line) and the protocol layer's notes, both for --verbose; and which
+ * profile the server reported it is, followed or (one asked for) kept.
+ */
+export type ServerNote =
+  | { about: 'output'; stream: 'stdout' | 'stderr'; line: string }
+  | { about: 'protocol'; text: string }
+  | { about: 'profile-followed'; agentName: string | undefined; title: string; profile: ProfileId; stateDir: string }
+  | { about: 'profile-kept'; agentName: string | undefined; detected: ProfileId; asked: ProfileId };
+
 export interface Reporter {
   /** Colours for stdout and stderr; plain when colour is off or the stream is not a TTY. */
   readonly c: Palette;
@@ -97,6 +109,8 @@ export interface Reporter {
   info(message: string, opts?: { verbatim?: boolean }): void;
   warn(message: string): void;
   verbose(message: string): void;
+  /** What the server and the layers under the use case said (ServerNote): worded by the CLI. */
+  server(note: ServerNote): void;
   /** Overwrite the current stderr line (countdowns, progress); only on a TTY. */
   status(message: string): void;
   clearStatus(): void;

@@ -3,7 +3,9 @@
  * every use case of a login emits (the sign-in and its proof in the
  * supervisor, the start and the attachment in the foreground) and every
  * printer renders (src/cli/commands/login/printers.ts). The use cases never
- * write text.
+ * write text. And the rest of the contract between a login's two processes
+ * (docs/architecture.md): what the starting agyctl asks the supervisor to
+ * run (request.json), and how the supervisor answers `login finish`.
  *
  * An event of the public contract (docs/json.md, "login (NDJSON events)")
  * carries its NDJSON fields first, in the contract's order; fields marked
@@ -11,6 +13,7 @@
  * (the printers' `jsonLine` leaves them out). The events without a line
  * of their own (`PERSON_ONLY`) are said to a person only.
  */
+import type { ServerNote, ServerTarget } from '../core/io.js';
 import type { UnexpectedClient } from '../profiles/auth-url.js';
 import type { LoginState, SignedInAccount } from './record.js';
 
@@ -123,9 +126,10 @@ type PersonEvent =
   | { event: 'auth-type-differs'; key: string; current: unknown; method: string; canSetAuth: boolean }
   | { event: 'credentials-elsewhere'; tokenFile: string }
   /**
-   * A sentence of the layers under the login (the server's start-up and its output for --verbose, the
-   * profile it turned out to be), said through the supervisor's reporter: rendered by the terminal's printer.
+   * What the layers under the login said through the supervisor's reporter: a fact (the server's output and
+   * start-up for --verbose, the profile it turned out to be), or a sentence; rendered by the terminal's printer.
    */
+  | { event: 'server-note'; note: ServerNote }
   | { event: 'said'; how: 'print' | 'info' | 'warn' | 'verbose'; text: string; verbatim?: true }
   /** The login succeeded: what a person is told at the end (the `verified` line says it for --json). */
   | {
@@ -164,6 +168,7 @@ export const PERSON_ONLY: { readonly [N in PersonEvent['event']]: true } = {
   'token-file-narrowed': true,
   'auth-type-differs': true,
   'credentials-elsewhere': true,
+  'server-note': true,
   said: true,
   'logged-in': true,
   pending: true,
@@ -187,3 +192,71 @@ export const ANSWER_EVENTS: ReadonlySet<LoginEventName> = new Set<LoginEventName
   'code-sent',
   'code-rejected',
 ]);
+
+// --- the request the supervisor runs, and its answer to `login finish` ---
+
+/** Where the laptop's SSH reaches this box, for the tunnel command (--ssh-target, else guessed: present.ts). */
+export interface TunnelTarget {
+  user: string | undefined;
+  host: string;
+  port: number | undefined;
+}
+
+/**
+ * `agyctl login`'s options: its flags checked once (src/cli/commands/login/handler.ts), the one type
+ * from the command line through request.json to runLogin.
+ */
+export interface LoginOptions {
+  method: string | undefined;
+  timeoutMs: number;
+  target: TunnelTarget;
+  qr: boolean;
+  open: boolean;
+  fakeDisplay: boolean;
+  keepProbeSession: boolean;
+  proofTimeoutMs: number;
+  /** `login --detach`: the foreground command returns once the URL is shown. */
+  detached: boolean;
+  /** false when stdin cannot bring a paste (`</dev/null`, closed): the address goes to `agyctl login finish` then. */
+  stdinPastes: boolean;
+  /** --restart: cancel a pending login of this state dir first. */
+  restart: boolean;
+  /** --force: replace a credential `check` accepts without asking. */
+  force: boolean;
+}
+
+/** The global options the login runs with: its server and state dir, and --trace. How it is shown is the clients' business. */
+export interface RequestOptions extends ServerTarget {
+  trace: string | undefined;
+}
+
+/** request.json (0600, in the record dir): the login's options and the server it runs; never the environment or a terminal's facts. */
+export interface LoginRequest {
+  version: 1;
+  id: string;
+  cwd: string;
+  startedAt: number;
+  /** When the sign-in wait ends (startedAt + --timeout). */
+  deadline: number;
+  /** The supervisor gives up by then whatever happens (the proof included). */
+  hardDeadline: number;
+  opts: RequestOptions;
+  login: LoginOptions;
+}
+
+/** The supervisor's answer to `finish` (the answer event is kept for clients of an older version). */
+export interface FinishAnswer {
+  ok: boolean;
+  reason?: string;
+  /** The listener's HTTP status for a delivered redirect. */
+  status?: number;
+  /** Nothing was delivered because the sign-in had already arrived (through the tunnel, or an earlier paste). */
+  arrived?: boolean;
+  event?: LoginEvent;
+}
+
+/**
+ * Set in a login's environment by `connect` for its remote login: once the SSH session that attached it
+ * is gone and no one asks after the login for this long (a duration), the login cancels itself.
+ */
+export const ORPHAN_GRACE_VAR = 'AGYCTL_LOGIN_ORPHAN_GRACE';

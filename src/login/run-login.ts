@@ -11,7 +11,7 @@ import { adoptDetectedProfile } from '../profiles/adopt.js';
 import { assertServerCanUse } from '../profiles/guard.js';
 import { profileOf, type ServerProfile } from '../profiles/index.js';
 import { resolveServerCommand } from '../profiles/server-start.js';
-import { normalizeAuthType, parseSettingsText, readSettings } from '../settings/index.js';
+import { normalizeAuthType } from '../settings/auth-types.js';
 import {
   authTypeKey,
   configuredMethod,
@@ -19,14 +19,14 @@ import {
   readProfileSettings,
   writeAuthType,
 } from '../settings/profile-auth.js';
+import { parseSettingsText, readSettings } from '../settings/read.js';
 import { assertNotSymlink } from '../util/os/safe-fs.js';
-import type { LoginOptions } from './contract.js';
-import type { LoginEventOf, ShowLoginEvent, SignedInAccount } from './events.js';
+import type { LoginEventOf, LoginOptions, ShowLoginEvent, SignedInAccount } from './events.js';
 import { checkAndFixTokenFile, type ProofResult, proveCredentials, type TokenFileReport } from './prove-credentials.js';
 import { isBrowserMethod, type SignInOptions, serverAccount, signIn } from './sign-in.js';
 import type { Pastes } from './wait.js';
 
-export type { LoginOptions } from './contract.js';
+export type { LoginOptions } from './events.js';
 
 export interface LoginReport {
   method: string;

@@ -1,7 +1,7 @@
 /**
  * A guessed profile yields to what the server says it is (initialize's
  * agentInfo.name); an explicit --profile / AGYCTL_PROFILE does not, but a
- * mismatch is worth a warning. Switching moves the default state dir with
+ * mismatch is worth a warning (a ServerNote the CLI words). Switching moves the default state dir with
  * the profile, never a --state-dir the user gave. The caller's target is
  * left as it was: the adoption carries a new one to use from then on.
  */
@@ -25,9 +25,7 @@ export function adoptDetectedProfile(io: CommandIO, init: InitializeResult): Ado
   const detected = detectProfile(name);
   if (!detected || detected === current.id) return { profile: current, switched: false, target: io.opts };
   if (io.opts.profileSource === 'flag' || io.opts.profileSource === 'env') {
-    io.out.warn(
-      `the server reports agentInfo.name ${JSON.stringify(name)} (profile ${detected}), but profile ${current.id} was asked for; following ${current.id}`,
-    );
+    io.out.server({ about: 'profile-kept', agentName: name, detected, asked: current.id });
     return { profile: current, switched: false, target: io.opts };
   }
   const next = getProfile(detected);
@@ -37,8 +35,12 @@ export function adoptDetectedProfile(io: CommandIO, init: InitializeResult): Ado
     profileSource: 'detected',
     ...(io.opts.stateDirExplicit ? {} : { stateDir: next.defaultStateDir(io.ctx.env) }),
   };
-  io.out.info(
-    `the server is ${next.title} (agentInfo.name ${JSON.stringify(name)}): using the ${next.id} profile, state dir ${target.stateDir} (pass --profile ${next.id} to say so up front)`,
-  );
+  io.out.server({
+    about: 'profile-followed',
+    agentName: name,
+    title: next.title,
+    profile: next.id,
+    stateDir: target.stateDir,
+  });
   return { profile: next, switched: true, target };
 }

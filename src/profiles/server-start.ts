@@ -57,8 +57,8 @@ export function serverStartOptions(io: CommandIO, extras: ServerStartExtras = {}
   };
   if (!extras.signingIn && profile.quirks.signInDuringSession) options.failOn = signInGuard(profile, io.opts.stateDir);
   // Lines arrive redacted and stripped of control characters (src/acp/server.ts).
-  options.onOutputLine = (line, stream) => io.out.verbose(`[server ${stream}] ${line}`);
-  options.onNote = (message) => io.out.verbose(message);
+  options.onOutputLine = (line, stream) => io.out.server({ about: 'output', stream, line });
+  options.onNote = (text) => io.out.server({ about: 'protocol', text });
   if (extras.onRawOutputLine) options.onRawOutputLine = extras.onRawOutputLine;
   return options;
 }

@@ -20,6 +20,7 @@ function said(event: BackupEvent): Array<[string, string]> {
     info: (message) => lines.push(['info', message]),
     warn: (message) => lines.push(['warn', message]),
     verbose: (message) => lines.push(['verbose', message]),
+    server: (note) => lines.push(['server', JSON.stringify(note)]),
     status: (message) => lines.push(['status', message]),
     clearStatus: () => undefined,
     event: () => undefined,

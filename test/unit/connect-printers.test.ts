@@ -28,6 +28,7 @@ function recorder(): { out: Reporter; lines: string[] } {
     info: rec('info'),
     warn: rec('warn'),
     verbose: rec('verbose'),
+    server: (note) => lines.push(`server: ${JSON.stringify(note)}`),
     status: rec('status'),
     clearStatus: () => {},
     event: (e) => lines.push(`event: ${JSON.stringify(e)}`),

@@ -10,10 +10,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { manualResume } from '../../src/connect/reconnect.js';
-import { MAX_LINE, request } from '../../src/login/ipc.js';
-import { inspect } from '../../src/login/pending-login.js';
+import { inspect } from '../../src/login/client.js';
 import { ensureRecordDir, isPending, type LoginState, recordPaths } from '../../src/login/record.js';
-import { killRecorded, runSupervisor } from '../../src/login/supervisor.js';
+import { killRecorded, MAX_LINE, request, runSupervisor } from '../../src/login/supervisor.js';
 import {
   isRecordedProcess,
   liveProcessStart as procStart,

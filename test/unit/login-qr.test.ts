@@ -4,11 +4,19 @@
 // names the size it needs. The URL and the tunnel command always follow it.
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { loginPrinter, pasteWhere } from '../../src/cli/commands/login/printers.js';
+import {
+  fitQr,
+  lineWidth,
+  loginPrinter,
+  pasteWhere,
+  qrLines,
+  type Screen,
+  screenOf,
+  wrappedRows,
+} from '../../src/cli/commands/login/printers.js';
 import { Output } from '../../src/cli/terminal/output.js';
 import type { CommandIO, TtyWritable } from '../../src/core/io.js';
 import { codeEntryEvent, loopbackUrlEvent } from '../../src/login/present.js';
-import { fitQr, lineWidth, qrLines, type Screen, screenOf, wrappedRows } from '../../src/login/qr.js';
 import { type AuthUrl, validateAuthUrl } from '../../src/profiles/auth-url.js';
 import { buildAuthUrl } from '../../src/sim/oauth.js';
 

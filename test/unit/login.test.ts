@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { UrlCapture } from '../../src/login/capture/pipeline.js';
+import { defaultTunnelTarget, parseSshTarget, tunnelCommand } from '../../src/login/present.js';
 import { createShimDir, loginServerEnv, SHIM_NAMES, type ShimDir } from '../../src/login/shims.js';
-import { defaultTunnelTarget, parseSshTarget, tunnelCommand } from '../../src/login/tunnel.js';
 import { type AuthUrl, findUrls, validateAuthUrl, validatePastedRedirect } from '../../src/profiles/auth-url.js';
 
 const GOOD =

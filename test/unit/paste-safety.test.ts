@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Output } from '../../src/cli/terminal/output.js';
 import { parseCode } from '../../src/login/code-entry.js';
 import { countdownPrompt, promptsOnTty, startPasteReader } from '../../src/login/paste.js';
-import { defaultTunnelTarget, parseSshTarget, shellQuote, tunnelCommand } from '../../src/login/tunnel.js';
+import { defaultTunnelTarget, parseSshTarget, shellQuote, tunnelCommand } from '../../src/login/present.js';
 
 /** What `sh` sees as words when the command is pasted (printf shows each argument on a line). */
 function words(command: string): string[] {

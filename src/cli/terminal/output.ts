@@ -3,8 +3,16 @@
  * events with --json); everything meant for a person watching goes to
  * stderr, so `agyctl ... --json | jq` always sees clean JSON.
  */
-import { type CommandIO, type Palette, PLAIN, type Reporter, type TtyWritable } from '../../core/io.js';
+import {
+  type CommandIO,
+  type Palette,
+  PLAIN,
+  type Reporter,
+  type ServerNote,
+  type TtyWritable,
+} from '../../core/io.js';
 import { stripAnsi } from '../../util/terminal-text.js';
+import { serverNoteText } from './server-notes.js';
 import { fitLine, visibleWidth, wrapProse } from './wrap.js';
 
 export { type Palette, PLAIN };
@@ -98,6 +106,11 @@ export class Output implements Reporter {
 
   verbose(message: string): void {
     if (this.options.verbose) this.stderr.write(`${this.e.dim(message)}\n`);
+  }
+
+  server(note: ServerNote): void {
+    const { how, text } = serverNoteText(note);
+    this[how](text);
   }
 
   /** Columns the last status line took: without escape sequences, a shorter redraw blanks the rest with spaces. */

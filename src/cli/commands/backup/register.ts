@@ -1,7 +1,6 @@
 /** agyctl backup [verify SNAPSHOT]: consistent snapshots of live conversation databases (docs/backup.md). */
 import type { Command } from 'commander';
-import type { ActionFactory } from '../../action.js';
-import { collect } from '../../parse-options.js';
+import { type ActionFactory, collect } from '../../action.js';
 import type { BackupFlags, ListFlags, SnapshotArchiveFlags, VerifyFlags } from './flags.js';
 
 export function register(program: Command, action: ActionFactory): void {

@@ -1,11 +1,9 @@
 /** The check command's flag handling and output, kept out of the command file so --help stays light. */
 
-import { assertMetricsTarget } from '../../../check/metrics-target.js';
+import { callersMetricsFile } from '../../../check/metrics-target.js';
 import { type CheckOptions, runCheck } from '../../../check/run.js';
 import { EXIT_FOR } from '../../../check/status.js';
 import { usageError } from '../../../core/errors.js';
-import { resolveUserPath } from '../../../core/paths.js';
-import { METRICS_FD_VAR, relayFd } from '../../../util/os/tree-owner.js';
 import type { CommandResult, HandlerIO } from '../../action.js';
 import { parseDurationOption } from '../../parse-options.js';
 import { publicCheck, renderChecks } from './render.js';
@@ -35,10 +33,7 @@ export function checkOptions(io: HandlerIO, flags: CheckFlags): CheckOptions {
       '--model only matters with --restart or --prompt.',
       'add --restart (or --prompt), or drop --model',
     );
-  const prometheus =
-    flags.prometheus === undefined ? undefined : resolveUserPath(io.ctx.cwd, flags.prometheus, io.ctx.env);
-  // Run as the state dir's owner for root, root's side checks and writes the file.
-  if (prometheus && relayFd(io.ctx.env, METRICS_FD_VAR) === undefined) assertMetricsTarget(prometheus);
+  const prometheus = callersMetricsFile(flags.prometheus, io.ctx.cwd, io.ctx.env);
   return {
     live: flags.live === true || restart || prompt,
     restart,

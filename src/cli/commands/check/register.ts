@@ -19,7 +19,17 @@ export function register(program: Command, action: ActionFactory): void {
           const { checkOptions, runCheckCommand } = await import('./handler.js');
           return runCheckCommand(io, checkOptions(io, options));
         },
-        { readsStateDir: true },
+        {
+          readsStateDir: true,
+          // Root on a user's state dir writes the metrics file itself, from the text the owner's child sends.
+          asOwner: async ({ options }, ctx) => ({
+            prometheus: (await import('../../../check/metrics-target.js')).callersMetricsFile(
+              options.prometheus,
+              ctx.cwd,
+              ctx.env,
+            ),
+          }),
+        },
       ),
     );
 }

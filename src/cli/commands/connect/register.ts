@@ -1,7 +1,6 @@
 /** agyctl connect: from the laptop, log a remote box in over SSH in one step (login there, tunnel, browser here). */
 import type { Command } from 'commander';
-import type { ActionFactory } from '../../action.js';
-import { collect } from '../../parse-options.js';
+import { type ActionFactory, collect } from '../../action.js';
 import type { ConnectFlags } from './handler.js';
 
 export function register(program: Command, action: ActionFactory): void {

@@ -5,9 +5,8 @@
 import readline from 'node:readline';
 import { AgyError, EXIT, type ExitCode, InterruptedError, usageError } from '../../../core/errors.js';
 import type { CommandIO, CommandResult } from '../../../core/io.js';
-import { outcomeError } from '../../../login/client.js';
+import { cancelPending, deliver, inspect, type Liveness, outcomeError, waitEnded } from '../../../login/client.js';
 import { countdownPrompt } from '../../../login/paste.js';
-import { cancelPending, deliver, inspect, type Liveness, waitEnded } from '../../../login/pending-login.js';
 import {
   describePending,
   type LoginState,

@@ -35,7 +35,7 @@ export interface LoginFlags {
 /** The flags, checked once, as the login's options (usage errors exit 2 naming the fix). */
 async function loginOptionsFrom(io: HandlerIO, flags: LoginFlags): Promise<LoginOptions> {
   const { parseDurationOption } = await import('../../parse-options.js');
-  const { parseSshTarget, defaultTunnelTarget } = await import('../../../login/tunnel.js');
+  const { parseSshTarget, defaultTunnelTarget } = await import('../../../login/present.js');
   let explicit: ReturnType<typeof parseSshTarget> | undefined;
   if (flags.sshTarget !== undefined) {
     explicit = parseSshTarget(flags.sshTarget);

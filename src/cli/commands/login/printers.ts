@@ -6,7 +6,8 @@
  * event channel in both modes, as its NDJSON line: only --json prints it,
  * and a supervisor's output forwards every one to its clients. Warnings and
  * notes for a person go to stderr in both modes; the URL lines, the QR code
- * and the progress sentences only in text mode.
+ * (drawn only where it fits the terminal: at the end of this file) and the
+ * progress sentences only in text mode.
  */
 import path from 'node:path';
 import type { TtyWritable } from '../../../core/io.js';
@@ -17,12 +18,12 @@ import {
   type LoginEventOf,
   type PublicLoginEvent,
 } from '../../../login/events.js';
-import { fitQr, qrLines, screenOf } from '../../../login/qr.js';
 import { describePending, type LoginState, terminalLine } from '../../../login/record.js';
-import { tunnelExplanation } from '../../../login/tunnel.js';
 import type { UnexpectedClient } from '../../../profiles/auth-url.js';
+import { stripAnsi } from '../../../util/terminal-text.js';
 import type { Output } from '../../terminal/output.js';
 import { printValue } from '../../terminal/output.js';
+import { serverNoteText } from '../../terminal/server-notes.js';
 
 /** What the login's text shows besides the events, decided by whoever knows how the login runs. */
 export interface LoginDisplay {
@@ -71,6 +72,7 @@ export function loginPrinter(out: Output, display: LoginDisplay): LoginPrinter {
   const verboseOnly = (e: LoginEvent): boolean =>
     VERBOSE_ONLY.has(e.event) ||
     (e.event === 'said' && e.how === 'verbose') ||
+    (e.event === 'server-note' && serverNoteText(e.note).how === 'verbose') ||
     (e.event === 'url-rejected' && !(e.loud && e.url) && !out.json);
   return {
     writes: (e) =>
@@ -183,6 +185,7 @@ function notes(out: Output) {
       out.info(
         `note: no ${path.basename(e.tokenFile)}; the server holds credentials elsewhere, e.g. the OS keyring (a fresh server accepted them without authenticate)`,
       ),
+    serverNote: (e: LoginEventOf<'server-note'>) => out.server(e.note),
     said(e: LoginEventOf<'said'>): void {
       if (e.how === 'print') out.print(e.text, { verbatim: e.verbatim === true });
       else if (e.how === 'info') out.info(e.text, { verbatim: e.verbatim === true });
@@ -221,6 +224,7 @@ function inBothModes(n: Notes) {
     'token-file-narrowed': n.tokenFileNarrowed,
     'auth-type-differs': n.authTypeDiffers,
     'credentials-elsewhere': n.credentialsElsewhere,
+    'server-note': n.serverNote,
     said: n.said,
     'previous-died': n.previousDied,
     'already-arrived': n.alreadyArrived,
@@ -343,6 +347,11 @@ function urlLines(out: Output, display: LoginDisplay, e: LoginEventOf<'url'>): S
   ];
 }
 
+/** Why the laptop's end of the tunnel must use the server's port. */
+function tunnelExplanation(port: number): string {
+  return `Port ${port} must be free on your laptop: Google sends the browser back to http://127.0.0.1:${port}/, so the laptop's end of the tunnel has to use the same port number as the server's listener.`;
+}
+
 async function showQr(out: Output, display: LoginDisplay, url: string, after: readonly ShownLine[]): Promise<void> {
   const code = await qrLines(url);
   // Output.warn puts this prefix before the text.
@@ -377,5 +386,72 @@ export function detachedEvent(s: LoginState): LoginEventOf<'detached'> {
     tunnel: s.tunnel ?? null,
     deadline: new Date(s.deadline).toISOString(),
     ...(s.mode === 'device' ? { devicePage: true } : {}),
+  };
+}
+
+// --- `login --qr`: whether the QR code of a sign-in URL fits the terminal it is
+// drawn on. A sign-in URL is long, so even the half-block code (one column
+// and half a row per module) is some 90 columns by 45 rows; a wrapped line
+// makes it unscannable, and a code taller than the screen pushes the URL and
+// the tunnel command (drawn under it) out of sight. So it is drawn only when
+// it fits together with those lines, and is otherwise replaced by one note.
+
+export interface TerminalSize {
+  columns: number;
+  rows: number;
+}
+
+/** Where the code would be drawn: a terminal (with its size when the terminal tells it) or not. */
+export interface Screen {
+  tty: boolean;
+  size: TerminalSize | undefined;
+}
+
+export type QrFit = { draw: true } | { draw: false; note: string };
+
+/** The countdown prompt the wait draws under the lines (one row). */
+const PROMPT_ROWS = 1;
+
+export function screenOf(stream: TtyWritable): Screen {
+  const { columns, rows } = stream;
+  const known = (n: number | undefined): n is number => typeof n === 'number' && Number.isInteger(n) && n > 0;
+  return { tty: Boolean(stream.isTTY), size: known(columns) && known(rows) ? { columns, rows } : undefined };
+}
+
+/** qrcode-terminal's half-block code, as lines (its trailing newline dropped). */
+export async function qrLines(text: string): Promise<string[]> {
+  const { default: qrcode } = await import('qrcode-terminal');
+  const art = await new Promise<string>((resolve) => qrcode.generate(text, { small: true }, resolve));
+  return art.replace(/\n+$/, '').split('\n');
+}
+
+/** Columns a line takes: colour codes take none; everything we print is one column per code point. */
+export function lineWidth(line: string): number {
+  return [...stripAnsi(line)].length;
+}
+
+/** Rows the lines take once the terminal wraps them at `columns`. */
+export function wrappedRows(lines: readonly string[], columns: number): number {
+  return lines.reduce((sum, l) => sum + Math.max(1, Math.ceil(lineWidth(l) / columns)), 0);
+}
+
+/**
+ * Draw the code when it fits the screen in width, and in height together
+ * with the lines that must stay visible under it (`after`) and the prompt.
+ * Not a terminal (a pipe, a file): drawn, as no line wraps there and the
+ * reader decides how to show it.
+ */
+export function fitQr(qr: readonly string[], screen: Screen, after: readonly string[]): QrFit {
+  if (!screen.tty) return { draw: true };
+  const width = Math.max(1, ...qr.map(lineWidth));
+  // The smallest terminal that fits: as wide as the code, tall enough for the code and the lines wrapped at that width.
+  const needs = `${width}×${qr.length + wrappedRows(after, width) + PROMPT_ROWS}`;
+  if (!screen.size)
+    return { draw: false, note: `QR code left out (needs ${needs}, terminal size unknown): use the URL.` };
+  const { columns, rows } = screen.size;
+  if (width <= columns && qr.length + wrappedRows(after, columns) + PROMPT_ROWS <= rows) return { draw: true };
+  return {
+    draw: false,
+    note: `QR code left out (needs ${needs}, terminal is ${columns}×${rows}): enlarge it or use the URL.`,
   };
 }

@@ -14,6 +14,9 @@ import type { LoginStatusFlags, NoFlags } from './detached-handler.js';
 import type { LoginFlags } from './handler.js';
 import type { SupervisorFlags } from './supervisor-handler.js';
 
+/** As root on a user's state dir, login's subcommands get root's stdin as a login does (`finish` reads the address there). */
+const readsStdinAsOwner = { asOwner: () => ({ withStdin: true }) };
+
 export function register(program: Command, action: ActionFactory): void {
   const login = program
     .command('login')
@@ -43,6 +46,8 @@ export function register(program: Command, action: ActionFactory): void {
     .action(
       action<LoginFlags>(async (io, input) => (await import('./handler.js')).loginCommand(io, input), {
         streaming: true,
+        // --detach reads nothing: it leaves as soon as the login waits for the browser.
+        asOwner: ({ options }) => ({ withStdin: options.detach !== true }),
       }),
     );
   login
@@ -50,7 +55,10 @@ export function register(program: Command, action: ActionFactory): void {
     .description('the pending login of this state dir (URL, tunnel, time left, port), or how the last one ended')
     .option('--wait', "block until the login ends, then exit with the login's own exit code")
     .action(
-      action<LoginStatusFlags>(async (io, input) => (await import('./detached-handler.js')).statusCommand(io, input)),
+      action<LoginStatusFlags>(
+        async (io, input) => (await import('./detached-handler.js')).statusCommand(io, input),
+        readsStdinAsOwner,
+      ),
     );
   login
     .command('finish')
@@ -58,11 +66,16 @@ export function register(program: Command, action: ActionFactory): void {
       'deliver the whole address your browser ended on (a bare code only for a code-entry login) to the pending login; from the argument or stdin',
     )
     .argument('[url]', 'the redirect address (prefer stdin: arguments are visible to other users in ps)')
-    .action(action<NoFlags>(async (io, input) => (await import('./detached-handler.js')).finishCommand(io, input)));
+    .action(
+      action<NoFlags>(
+        async (io, input) => (await import('./detached-handler.js')).finishCommand(io, input),
+        readsStdinAsOwner,
+      ),
+    );
   login
     .command('cancel')
     .description('stop the pending login: its server, listener and shim directory go away')
-    .action(action(async (io) => (await import('./detached-handler.js')).loginCancel(io)));
+    .action(action(async (io) => (await import('./detached-handler.js')).loginCancel(io), readsStdinAsOwner));
   program
     .command('__login-supervisor', { hidden: true })
     .description('internal: runs a login for `agyctl login`')

@@ -2,7 +2,7 @@
 import path from 'node:path';
 import { asExitCode, EXIT, InterruptedError, TimeoutError } from '../../../core/errors.js';
 import { type CommandIO, nullTracer, type Tracer } from '../../../core/io.js';
-import { type LoginRequest, ORPHAN_GRACE_VAR } from '../../../login/contract.js';
+import { type LoginRequest, ORPHAN_GRACE_VAR } from '../../../login/events.js';
 import type { LoginPorts } from '../../../login/supervisor.js';
 import { MAX_DURATION_MS, parseDurationText } from '../../../util/duration.js';
 import { relayFd, TRACE_FD_VAR } from '../../../util/os/tree-owner.js';

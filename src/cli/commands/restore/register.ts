@@ -1,7 +1,6 @@
 /** agyctl restore SNAPSHOT: put conversations back from a snapshot (the server must be stopped). */
 import type { Command } from 'commander';
-import type { ActionFactory } from '../../action.js';
-import { collect } from '../../parse-options.js';
+import { type ActionFactory, collect } from '../../action.js';
 import type { RestoreFlags } from './flags.js';
 
 export function register(program: Command, action: ActionFactory): void {

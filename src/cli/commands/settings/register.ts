@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { AUTH_TYPE_LIST } from '../../../settings/auth-types.js';
 import type { ActionFactory } from '../../action.js';
-import { ownerTimeoutOption } from '../../as-owner.js';
+import { ownerTimeoutOption } from '../../globals.js';
 import type { SetAuthFlags } from './handler.js';
 
 export function register(program: Command, action: ActionFactory): void {
