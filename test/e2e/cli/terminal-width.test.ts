@@ -5,10 +5,11 @@
  * path longer than a line stands alone on one), and say the same words as
  * the piped output (which a pipe gets whole).
  */
-import { execa } from 'execa';
-import { describe, expect, it } from 'vitest';
+
 import fs from 'node:fs';
 import path from 'node:path';
+import { execa } from 'execa';
+import { describe, expect, it } from 'vitest';
 import { AGYCTL_ARGV, agyctl, makeSandbox, parseJson, type Sandbox } from '../../helpers/cli.js';
 import { addConversation, authedSandbox } from '../../helpers/sim-conversations.js';
 
