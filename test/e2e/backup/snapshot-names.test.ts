@@ -2,15 +2,17 @@
  * Every command that takes a snapshot name (found in the help tree: a
  * `<snapshot>` or `[snapshot]` argument; today restore, backup verify and
  * sessions export) answers a wrong one the same way, with and without
- * --json: a name that does not exist lists the snapshots there are; an
- * archive where a directory belongs is named as one, with --archive
- * suggested, also as the backup directory of every command that takes
- * `--from <dir>` (backup list too); `DIR/latest` is the newest snapshot in
- * DIR, and a DIR the user cannot read is that error (EACCES), never a path
- * glued under the backup dir. A snapshot from a newer agyctl gets one exit
- * code and one message in every command, as a directory and as an archive
- * (where the command takes `--archive`). A new command with a snapshot
- * argument or `--from` and no row in HOW fails the guard, naming it.
+ * --json: a name that does not exist lists the snapshots there are (in a
+ * backup dir with none, names `backup list --from DIR`); an archive where a
+ * directory belongs is named as one, with --archive suggested, also as the
+ * backup directory of every command that takes `--from <dir>` (backup list
+ * too); `DIR/latest` is the newest snapshot in DIR, and a DIR the user
+ * cannot read is that error (EACCES), never a path glued under the backup
+ * dir. A snapshot from a newer agyctl gets one exit code and one message in
+ * every command, as a directory and as an archive (where the command takes
+ * `--archive`, which names a snapshot directory given to it as one). A new
+ * command with a snapshot argument or `--from` and no row in HOW fails the
+ * guard, naming it.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -122,6 +124,31 @@ describe('a snapshot name that does not exist', () => {
       expect(err.message, cmd.join(' ')).toMatch(/^No snapshot 2026-01-01T00-00-00\.000Z/);
       expect(err.hint, cmd.join(' ')).toContain(`the snapshots in ${bk} are: ${name}`);
       expect(err.hint, cmd.join(' ')).toContain('agyctl backup list');
+    }
+  });
+
+  it('in a backup dir with no snapshot, names `backup list --from DIR`, in every command (exit 2)', async () => {
+    const { sb } = await withSnapshot();
+    const empty = path.join(sb.root, 'empty');
+    fs.mkdirSync(empty);
+    for (const t of snapshotTakers())
+      for (const json of [false, true]) {
+        const r = await agyctl(withArg(t, 'nosuch', empty, json), sb);
+        const hint = json ? jsonError(r).hint : r.stderr;
+        expect(r.exitCode, `${t.words.join(' ')}: ${r.stdout}${r.stderr}`).toBe(2);
+        expect(hint, t.words.join(' ')).toContain(`there is no snapshot in ${empty}`);
+        expect(hint, t.words.join(' ')).toContain('`agyctl backup list --from DIR`');
+      }
+  });
+
+  it('a snapshot directory given to --archive is named as one, with the way to restore it', async () => {
+    const { sb, bk, name } = await withSnapshot();
+    const dir = path.join(bk, name);
+    for (const t of takers.filter((taker) => taker.archive)) {
+      const r = await agyctl([...t.words, '--archive', dir, ...how(t).after(false)], sb);
+      expect(r.exitCode, r.stderr).toBe(2);
+      expect(r.stderr).toContain(`error: --archive ${dir} is a directory, not an archive file.`);
+      expect(r.stderr).toContain(`agyctl ${t.words.join(' ')} ${dir}`);
     }
   });
 
