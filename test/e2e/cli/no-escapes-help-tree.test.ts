@@ -2,23 +2,12 @@
  * With NO_COLOR=1, with TERM=dumb and with --no-color, no command of the help
  * tree (test/helpers/help-tree.ts: a new command is walked without this file
  * changing) writes an escape sequence in its `--help` or in its usage error
- * for an unknown flag: on a pseudo-terminal in each of the three modes, and
- * on a pipe, where the modes take turns from command to command (nothing is
- * coloured for a pipe in any mode; all three on every command would triple
- * the file's minute for no more). The commands' main runs, prompts and
- * progress are no-escapes-runs.test.ts.
+ * for an unknown flag, on a pseudo-terminal and on a pipe, in each mode. The
+ * commands' main runs, prompts and progress are no-escapes-runs.test.ts.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { makeSandbox, type Sandbox } from '../../helpers/cli.js';
-import {
-  COLOUR_ALLOWED,
-  escapesIn,
-  type Line,
-  NO_COLOUR_MODES,
-  problemsOf,
-  runLines,
-  type Seen,
-} from '../../helpers/escapes.js';
+import { COLOUR_ALLOWED, escapesIn, NO_COLOUR_MODES, problemsOf, runLines, type Seen } from '../../helpers/escapes.js';
 import { helpTree, type TreeCommand } from '../../helpers/help-tree.js';
 
 let sb: Sandbox;
@@ -52,25 +41,17 @@ describe('the walk', () => {
   }, 60_000);
 });
 
-describe.each(NO_COLOUR_MODES)('with %s, on a pseudo-terminal', (mode) => {
-  it("every command's --help and usage error have no escape sequence", async () => {
-    const seen = await runLines(
-      sb,
-      wordsOfTree().map((argv) => ({ argv, mode })),
-      true,
-      170_000,
-    );
-    expect([...problemsOf(seen, exits), ...usageMissing(seen)]).toEqual([]);
-  }, 180_000);
-});
-
-describe('on a pipe, the modes taking turns', () => {
-  it("every command's --help and usage error have no escape sequence", async () => {
-    const lines: Line[] = wordsOfTree().map((argv, i) => ({
-      argv,
-      mode: NO_COLOUR_MODES[i % NO_COLOUR_MODES.length]!,
-    }));
-    const seen = await runLines(sb, lines, false, 170_000);
-    expect([...problemsOf(seen, exits), ...usageMissing(seen)]).toEqual([]);
-  }, 180_000);
+// Six lists of a node start each per command, side by side: nothing here writes to the sandbox.
+describe.concurrent('every command of the help tree', () => {
+  for (const mode of NO_COLOUR_MODES)
+    for (const tty of [true, false])
+      it(`with ${mode.name}, on a ${tty ? 'pseudo-terminal' : 'pipe'}: --help and the usage error have no escape sequence`, async () => {
+        const seen = await runLines(
+          sb,
+          wordsOfTree().map((argv) => ({ argv, mode })),
+          tty,
+          170_000,
+        );
+        expect([...problemsOf(seen, exits), ...usageMissing(seen)]).toEqual([]);
+      }, 180_000);
 });

@@ -1,12 +1,12 @@
 /**
  * With NO_COLOR=1, with TERM=dumb and with --no-color, the commands' main
  * runs write no escape sequence, on a pseudo-terminal and on a pipe, in each
- * of the three modes: every command the simulator makes cheap (RUNS), the
- * login's paste prompt with its countdown and backup's progress bar
- * included. On a terminal with colour allowed the same runs write escapes
- * (the control). The prompts' answers (login, login finish, the replace
- * question) are driven in prompts-no-escapes.test.ts; every command's
- * --help and usage error in no-escapes-help-tree.test.ts.
+ * of the three modes: every command the simulator makes cheap (RUNS),
+ * --verbose, the login's paste prompt with its countdown and backup's
+ * progress bar included. On a terminal with colour allowed the same runs
+ * write escapes (the control). The prompts' answers (login, login finish,
+ * the replace question) are driven in prompts-no-escapes.test.ts; every
+ * command's --help and usage error in no-escapes-help-tree.test.ts.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -40,77 +40,91 @@ const RUNS: Run[] = [
   { argv: ['completion', 'bash'], exits: [0] },
   { argv: ['settings', 'show'], exits: [0] },
   { argv: ['settings', 'validate'], exits: [0] },
-  { argv: ['check'], exits: [3] },
+  { argv: ['--verbose', 'check'], exits: [3] },
+  { argv: ['check', '--live'], exits: [3] },
   { argv: ['probe'], exits: [0] },
-  { argv: ['login', '--timeout', '2s'], exits: [5] },
+  { argv: ['login', '--timeout', '5s'], exits: [5] },
   { argv: ['login', 'status'], exits: [0, 2] },
   { argv: ['sessions'], exits: [0] },
   { argv: ['backup', '--to', '{bk}'], exits: [0] },
   { argv: ['backup', 'list', '--from', '{bk}'], exits: [0] },
   { argv: ['backup', 'verify', 'latest', '--from', '{bk}'], exits: [0] },
   { argv: ['restore', 'latest', '--from', '{bk}', '--dry-run'], exits: [0] },
+  // Each conversation fails to load in a signed-out server: the FAILED lines and exit 6.
+  { argv: ['sessions', 'export', 'latest', '--from', '{bk}', '--out', '-'], exits: [6] },
+  // Nothing listens on port 1: ssh fails at once (exit 4).
+  { argv: ['connect', '127.0.0.1', '--ssh-option', 'Port=1', '--timeout', '10s'], exits: [4] },
   { argv: ['server', 'list', '--prefix', '{root}/srv'], exits: [0] },
   { argv: ['server', 'status', '--prefix', '{root}/srv'], exits: [0, 2, 4] },
+  { argv: ['logout'], exits: [0] },
 ];
 
-/** The sandboxes of the terminal's runs and of the pipe's, which run side by side (one login per state dir). */
-const sandboxes = new Map<boolean, Sandbox>();
+/**
+ * A sandbox for each list of runs, made before the lists run side by side (one login per state dir) and
+ * removed after them all: a sandbox made in a concurrent test would be tied to whichever test is current.
+ */
+const sandboxes: Sandbox[] = [];
 beforeAll(() => {
-  for (const tty of [true, false]) {
+  for (let i = 0; i < 2 * NO_COLOUR_MODES.length + 1; i++) {
     const sb = makeSandbox();
     writeSettings(sb, { auth: { type: 'oauth-personal' } });
     addConversation(sb, 2);
     addConversation(sb, 3);
-    sandboxes.set(tty, sb);
+    sandboxes.push(sb);
   }
 });
 afterAll(() => {
-  for (const sb of sandboxes.values()) sb.cleanup();
+  for (const sb of sandboxes) sb.cleanup();
 });
 
-const sandbox = (tty: boolean): Sandbox => sandboxes.get(tty)!;
-const bkOf = (tty: boolean): string => path.join(sandbox(tty).root, 'bk');
-const fill = (word: string, tty: boolean): string =>
-  word.replace('{bk}', bkOf(tty)).replace('{root}', sandbox(tty).root);
-/** The exit codes RUNS allows a seen run (its argv with either sandbox's paths filled in). */
-const exitsOf = (s: Seen): number[] =>
-  RUNS.find((run) => [true, false].some((tty) => run.argv.map((w) => fill(w, tty)).join(' ') === s.argv.join(' ')))
-    ?.exits ?? [];
+const bkOf = (sb: Sandbox): string => path.join(sb.root, 'bk');
+const fill = (word: string, sb: Sandbox): string => word.replace('{bk}', bkOf(sb)).replace('{root}', sb.root);
 
-/** RUNS in one mode, from a fresh backup dir. */
-function runAll(mode: ColourMode, tty: boolean): Promise<Seen[]> {
-  fs.rmSync(bkOf(tty), { recursive: true, force: true });
-  return runLines(
-    sandbox(tty),
-    RUNS.map((run) => ({ argv: run.argv.map((w) => fill(w, tty)), mode })),
+/** RUNS in a sandbox of their own, in one mode; the sandbox's processes are gone when it returns. */
+async function runAll(sb: Sandbox, mode: ColourMode, tty: boolean): Promise<{ seen: Seen[]; sb: Sandbox }> {
+  const seen = await runLines(
+    sb,
+    RUNS.map((run) => ({ argv: run.argv.map((w) => fill(w, sb)), mode })),
     tty,
     170_000,
   );
+  // The timed-out login's supervisor and server, the probes' servers: nothing is left running.
+  expect(await waitNoProcesses(sb, 30_000)).toEqual([]);
+  return { seen, sb };
 }
+
+/** The exit codes RUNS allows a seen run. */
+const exitsOf =
+  (sb: Sandbox) =>
+  (s: Seen): number[] =>
+    RUNS.find((run) => run.argv.map((w) => fill(w, sb)).join(' ') === s.argv.join(' '))?.exits ?? [];
 
 const said = (seen: Seen[], word: string): string =>
   seen.find((s) => s.argv[0] === word && s.argv.length > 1 && s.argv[1]!.startsWith('-'))?.bytes.toString('utf8') ?? '';
 
-describe('the control', () => {
-  it('with colour allowed, the same runs write escapes on a terminal', async () => {
-    const seen = await runAll(COLOUR_ALLOWED, true);
-    expect(await waitNoProcesses(sandbox(true), 30_000)).toEqual([]);
-    expect(seen.filter((s) => escapesIn(s.bytes).length > 0).map((s) => s.argv[0])).toEqual(
-      expect.arrayContaining(['check', 'login', 'backup']),
-    );
+// Each list has its sandbox: they run side by side (most of their time is waiting on servers and timeouts).
+describe.concurrent('main runs', () => {
+  it('the control: with colour allowed, the same runs write escapes on a terminal', async () => {
+    const { seen } = await runAll(sandboxes[0]!, COLOUR_ALLOWED, true);
+    expect(
+      seen.filter((s) => escapesIn(s.bytes).length > 0).map((s) => s.argv.find((w) => !w.startsWith('-'))),
+    ).toEqual(expect.arrayContaining(['check', 'login', 'backup']));
   }, 180_000);
-});
 
-describe.each(NO_COLOUR_MODES)('with %s', (mode) => {
-  it('nothing has an escape sequence, on a pseudo-terminal (the paste prompt, its countdown, the progress bar) and on a pipe', async () => {
-    const [tty, pipe] = await Promise.all([runAll(mode, true), runAll(mode, false)]);
-    expect(problemsOf(tty, exitsOf)).toEqual([]);
-    expect(problemsOf(pipe, exitsOf)).toEqual([]);
-    // They were drawn on the terminal: the prompt with its countdown, and the bar, redrawn with carriage returns.
-    expect(said(tty, 'login')).toMatch(/\[\ds left\] paste the address your browser ended on>/);
-    expect(said(tty, 'backup')).toMatch(/\r\[[#-]+\] \d+\/2 sessions/);
-    for (const dir of [bkOf(true), bkOf(false)]) expect(fs.readdirSync(dir)).toHaveLength(1);
-    // The timed-out logins' supervisors and servers are gone before the next mode starts its own.
-    for (const tty of [true, false]) expect(await waitNoProcesses(sandbox(tty), 30_000)).toEqual([]);
-  }, 180_000);
+  for (const [n, mode] of NO_COLOUR_MODES.entries()) {
+    it(`with ${mode.name}, nothing has an escape sequence on a pseudo-terminal: the paste prompt, its countdown, the progress bar`, async () => {
+      const { seen, sb } = await runAll(sandboxes[1 + 2 * n]!, mode, true);
+      expect(problemsOf(seen, exitsOf(sb))).toEqual([]);
+      // They were drawn: the prompt with its countdown, and the bar, redrawn with carriage returns.
+      expect(said(seen, 'login')).toMatch(/\[\ds left\] paste the address your browser ended on>/);
+      expect(said(seen, 'backup')).toMatch(/\r\[[#-]+\] \d+\/2 sessions/);
+      expect(fs.readdirSync(bkOf(sb))).toHaveLength(1);
+    }, 180_000);
+
+    it(`with ${mode.name}, nothing has an escape sequence on a pipe`, async () => {
+      const { seen, sb } = await runAll(sandboxes[2 + 2 * n]!, mode, false);
+      expect(problemsOf(seen, exitsOf(sb))).toEqual([]);
+      expect(fs.readdirSync(bkOf(sb))).toHaveLength(1);
+    }, 180_000);
+  }
 });
