@@ -10,7 +10,7 @@ import { agyctl, type Sandbox } from './cli.js';
 export interface TreeCommand {
   /** The words after `agyctl`: `[]` for the program, `['backup', 'verify']`. */
   path: string[];
-  /** Its `--help`, 200 columns wide (no wrapping to parse around). */
+  /** Its `--help`, as a pipe gets it (80 columns; a wrapped line goes on indented under its start). */
   help: string;
   /** The names its "Commands:" section lists, `help` included where commander lists it. */
   subcommands: string[];
@@ -38,7 +38,7 @@ export function usageOf(cmd: TreeCommand): string {
 export async function helpTree(sb: Sandbox): Promise<TreeCommand[]> {
   const found: TreeCommand[] = [];
   const walk = async (path: string[]): Promise<void> => {
-    const r = await agyctl([...path, '--help'], sb, { env: { COLUMNS: '200' } });
+    const r = await agyctl([...path, '--help'], sb);
     expect(r.exitCode, `${path.join(' ')} --help: ${r.stderr}`).toBe(0);
     const subcommands = sectionOf(r.stdout, 'Commands:')
       .map((line) => /^ {2}([a-z][\w-]*)/.exec(line)?.[1])
