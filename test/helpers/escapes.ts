@@ -47,7 +47,7 @@ export interface Seen {
 
 export const quote = (word: string): string => `'${word.replace(/'/g, `'\\''`)}'`;
 
-/** `NAME=value` and `unset NAME` for a mode's environment, in front of one command. */
+/** A mode's environment in front of one command: `env -u NAME` for what it unsets, `NAME=value` for what it sets. */
 function envPrefix(env: NodeJS.ProcessEnv): string {
   const set = Object.entries(env).filter(([, v]) => v !== undefined);
   const unset = Object.entries(env).filter(([, v]) => v === undefined);
