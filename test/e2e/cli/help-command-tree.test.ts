@@ -7,7 +7,7 @@
  *   has subcommands;
  * - a mistyped word (`help A Bx`, `A help Bx`, `A Bx`) is the usage exit code
  *   of docs/exit-codes.md, one `error:` line and a hint naming the nearest
- *   command (one JSON error document with --json);
+ *   command (one JSON error document with --json, for every command too);
  * - hidden commands (agyctl's own plumbing) are never offered.
  */
 import fs from 'node:fs';
@@ -57,6 +57,20 @@ function usageErrorProblem(r: RunResult, hint: string): string | undefined {
     lines.filter((l) => l.startsWith('error: ')).length === 1 &&
     (lines.find((l) => l.startsWith('hint: ')) ?? '').includes(hint);
   return ok ? undefined : `exit ${r.exitCode}, wanted a hint with ${hint}: ${r.stderr.trim() || r.stdout.slice(0, 60)}`;
+}
+
+/** The same for --json: exit code, nothing on stderr, one JSON document whose error is `usage` with the hint. */
+function jsonUsageErrorProblem(r: RunResult, hint: string): string | undefined {
+  let error: { code?: string; hint?: string } | undefined;
+  try {
+    error = (parseJson(r.stdout) as { error?: { code?: string; hint?: string } }).error;
+  } catch {
+    error = undefined;
+  }
+  const ok = r.exitCode === USAGE && r.stderr === '' && error?.code === 'usage' && (error.hint ?? '').includes(hint);
+  return ok
+    ? undefined
+    : `exit ${r.exitCode}, wanted a JSON usage error with ${hint}: ${r.stdout.trim()}${r.stderr.trim()}`;
 }
 
 describe('the help tree', () => {
@@ -122,28 +136,21 @@ describe('a mistyped word names the nearest command', () => {
           ? [[[...parent, 'help', slip], `\`agyctl help ${cmd.path.join(' ')}\``] as [string[], string]]
           : []),
       ];
-      const results = await Promise.all(cases.map(([args]) => run(args)));
+      const json = ['--json', 'help', ...parent, slip];
+      const [results, jsonResult] = await Promise.all([Promise.all(cases.map(([args]) => run(args))), run(json)]);
       cases.forEach(([args, hint], i) => {
         const problem = usageErrorProblem(results[i]!, hint);
         if (problem) wrong.push(`${args.join(' ')}: ${problem}`);
       });
+      const problem = jsonUsageErrorProblem(jsonResult, `\`agyctl help ${cmd.path.join(' ')}\``);
+      if (problem) wrong.push(`${json.join(' ')}: ${problem}`);
     }
     expect(wrong).toEqual([]);
   }, 180_000);
 
-  it('with --json: one JSON error document on stdout, the same exit code and hint', async () => {
-    const cmd = tree.find((c) => c.path.join(' ') === 'backup verify')!;
-    for (const args of [
-      ['--json', 'help', 'backup', typo('verify')],
-      ['help', 'backup', typo('verify'), '--json'],
-    ]) {
-      const r = await run(args);
-      expect(r.exitCode, r.stdout).toBe(USAGE);
-      expect(r.stderr).toBe('');
-      const error = (parseJson(r.stdout) as { error: { code: string; hint: string } }).error;
-      expect(error.code).toBe('usage');
-      expect(error.hint).toContain(`\`agyctl help ${cmd.path.join(' ')}\``);
-    }
+  it('with --json after the words too: one JSON error document on stdout, the same exit code and hint', async () => {
+    const r = await run(['help', 'backup', typo('verify'), '--json']);
+    expect(jsonUsageErrorProblem(r, '`agyctl help backup verify`')).toBeUndefined();
   });
 });
 
