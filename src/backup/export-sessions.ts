@@ -21,7 +21,7 @@ import { noConversationsYet } from './discover.js';
 import { errorText } from './error-text.js';
 import type { BackupEvent } from './events.js';
 import { type ExportedSessionInfo, type ExportFormat, WRITERS } from './export-format.js';
-import { type ManifestSession, readManifest } from './manifest.js';
+import { type Manifest, ManifestError, type ManifestSession, manifestAgyError, readManifest } from './manifest.js';
 import { credentialsChanged, inScratchState, type ProveOptions } from './prove-snapshot.js';
 import { replayOne } from './replay-proof.js';
 import { type BackupRun, runBackup } from './run-backup.js';
@@ -136,8 +136,17 @@ function refuseExisting(input: ExportInput, ids: string[]): void {
     );
 }
 
+/** The snapshot's manifest; one that cannot be used is the error restore and verify give for it (not a bug). */
+function manifestOf(snapshotDir: string): Manifest {
+  try {
+    return readManifest(snapshotDir);
+  } catch (err) {
+    throw err instanceof ManifestError ? manifestAgyError(err, snapshotDir) : err;
+  }
+}
+
 async function exportSnapshot(input: ExportInput, snapshotDir: string, source: string): Promise<ExportReport> {
-  const manifest = readManifest(snapshotDir);
+  const manifest = manifestOf(snapshotDir);
   const chosen =
     input.sessionIds.length === 0
       ? manifest.sessions

@@ -1,10 +1,10 @@
 /** SNAPSHOT arguments: a directory path, a snapshot name inside the backup dir, or `latest`. */
 import fs from 'node:fs';
 import path from 'node:path';
-import { usageError } from '../core/errors.js';
+import { AgyError, EXIT, usageError } from '../core/errors.js';
 import { fsAgyError } from '../util/fs-errors.js';
 import { listSnapshots } from './layout.js';
-import { MANIFEST } from './manifest.js';
+import { MANIFEST, ManifestError, manifestAgyError, readManifest } from './manifest.js';
 import { type SnapshotSource, snapshotsOf } from './source.js';
 
 /**
@@ -19,8 +19,12 @@ export function resolveSnapshot(
   source: SnapshotSource,
   takesArchive = false,
 ): string {
+  // A snapshot name has no '/': a path (absolute, ./x, ~/x expanded by the handler) is that path only.
+  const isPath = arg.includes('/');
+  if (!isPath || arg === 'latest') refuseArchiveAsBackupDir(backupDir, takesArchive);
   if (arg === 'latest') {
     const newest = readSnapshots(backupDir, source)[0];
+    refuseNewerSnapshot(backupDir, newest?.name);
     if (!newest) {
       const others = listSnapshots(backupDir).length;
       throw usageError(
@@ -30,8 +34,6 @@ export function resolveSnapshot(
     }
     return newest.dir;
   }
-  // A snapshot name has no '/': a path (absolute, ./x, ~/x expanded by the handler) is that path only.
-  const isPath = arg.includes('/');
   // `DIR/latest`, as `ls` shows a backup dir: the newest snapshot in DIR.
   if (isPath && path.basename(arg) === 'latest' && !exists(path.resolve(cwd, arg)))
     return resolveSnapshot('latest', path.dirname(path.resolve(cwd, arg)), cwd, source, takesArchive);
@@ -46,6 +48,46 @@ export function resolveSnapshot(
   if (!lookAt(path.join(dir, MANIFEST), dir))
     throw usageError(`${dir} is not a snapshot (no ${MANIFEST}).`, 'give a directory that `agyctl backup` created');
   return dir;
+}
+
+/**
+ * `latest` never passes over a snapshot this agyctl cannot read because a newer agyctl wrote it (restoring
+ * an older one instead): a newer snapshot than `newest` (the newest this agyctl reads) is that error.
+ */
+function refuseNewerSnapshot(backupDir: string, newest: string | undefined): void {
+  for (const snap of listSnapshots(backupDir)) {
+    if (newest !== undefined && snap.name.localeCompare(newest) <= 0) return;
+    try {
+      readManifest(snap.dir);
+    } catch (err) {
+      if (err instanceof ManifestError && err.problem === 'newer') throw manifestAgyError(err, snap.dir);
+    }
+  }
+}
+
+/** The hint for an archive given where a directory belongs. */
+function archiveHint(file: string, takesArchive: boolean): string {
+  return takesArchive
+    ? `give it with --archive ${file}`
+    : `an archive is read by \`agyctl restore --archive ${file}\` (add --dry-run to change nothing), or unpack it with tar -xf and give the directory`;
+}
+
+/**
+ * A backup dir (--from) that is a file is an archive given in the wrong place: named as one, with --archive
+ * suggested (`takesArchive`: the command has --archive), as a SNAPSHOT that is a file is. The code stays the
+ * one of a path that is not a directory.
+ */
+export function refuseArchiveAsBackupDir(backupDir: string, takesArchive: boolean): void {
+  if (!isFile(backupDir)) return;
+  throw new AgyError(
+    EXIT.usage,
+    'fs-not-a-directory',
+    `${backupDir} is a file (an archive?), not a backup directory.`,
+    {
+      hint: archiveHint(backupDir, takesArchive),
+      details: { path: backupDir, errno: 'ENOTDIR' },
+    },
+  );
 }
 
 /** Whether p is a directory; a path that cannot be looked at (EACCES on the way) is that error, not "no snapshot". */
@@ -105,12 +147,7 @@ function noSnapshot(arg: string, candidates: string[], backupDir: string, takesA
   const isPath = arg.includes('/');
   const file = candidates.find(isFile);
   if (file && (ARCHIVE_NAME.test(file) || !isPath))
-    return usageError(
-      `${file} is a file (an archive?), not a snapshot directory.`,
-      takesArchive
-        ? `give it with --archive ${file}`
-        : `an archive is read by \`agyctl restore --archive ${file}\` (add --dry-run to change nothing), or unpack it with tar -xf and give the directory`,
-    );
+    return usageError(`${file} is a file (an archive?), not a snapshot directory.`, archiveHint(file, takesArchive));
   const names = snapshotNames(backupDir);
   const shown = names.slice(0, 5).join(', ') + (names.length > 5 ? ', …' : '');
   return usageError(

@@ -16,7 +16,8 @@ interface Located {
   word: string | undefined;
 }
 
-const optionsOf = (command: Command): Command['options'][number][] => {
+/** A command's options and those of the commands above it, which commander also reads after it. */
+export const optionsOf = (command: Command): Command['options'][number][] => {
   const all = [];
   for (let c: Command | null = command; c; c = c.parent) all.push(...c.options);
   return all;

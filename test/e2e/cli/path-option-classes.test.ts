@@ -23,6 +23,7 @@ import Database from 'better-sqlite3';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { AGYCTL_ARGV, agyctl, makeSandbox, type RunResult, type Sandbox } from '../../helpers/cli.js';
+import { helpTree, sectionOf } from '../../helpers/help-tree.js';
 
 const A = '11111111-1111-4111-8111-111111111111';
 const ZEROS = '0'.repeat(64);
@@ -46,20 +47,6 @@ function newSandbox(): Sandbox {
 
 // ---- the help tree ----------------------------------------------------------
 
-function sectionOf(text: string, title: string): string[] {
-  const lines = text.split('\n');
-  const at = lines.indexOf(title);
-  if (at < 0) return [];
-  const end = lines.findIndex((line, i) => i > at && line.trim() === '');
-  return lines.slice(at + 1, end < 0 ? undefined : end);
-}
-
-async function helpOf(sb: Sandbox, cmd: string[]): Promise<string> {
-  const r = await agyctl([...cmd, '--help'], sb, { env: { COLUMNS: '200' } });
-  expect(r.exitCode, r.stderr).toBe(0);
-  return r.stdout;
-}
-
 const PATH_VALUE = /^(file|dir|path)(\|-)?$/;
 const PATH_ARG = /[<[](snapshot|archive|dir|file|path)(\.\.\.)?[>\]]/g;
 
@@ -67,8 +54,8 @@ const PATH_ARG = /[<[](snapshot|archive|dir|file|path)(\.\.\.)?[>\]]/g;
 async function pathOptionsOfTree(sb: Sandbox): Promise<Set<string>> {
   const found = new Set<string>();
   const globals = new Set<string>();
-  const walk = async (cmd: string[]): Promise<void> => {
-    const text = await helpOf(sb, cmd);
+  // The program comes first in the walk, so its options are known as global before any command lists them.
+  for (const { path: cmd, help: text } of await helpTree(sb)) {
     const usage = text.split('\n')[0] ?? '';
     for (const m of usage.matchAll(PATH_ARG)) found.add(`${cmd.join(' ')} ${m[0]}`);
     for (const title of ['Options:', 'Global Options:'])
@@ -78,12 +65,7 @@ async function pathOptionsOfTree(sb: Sandbox): Promise<Set<string>> {
         if (cmd.length === 0) globals.add(m[1]!);
         found.add(globals.has(m[1]!) ? m[1]! : `${cmd.join(' ')} ${m[1]}`);
       }
-    const subs = sectionOf(text, 'Commands:')
-      .map((line) => /^ {2}([a-z][\w-]*)/.exec(line)?.[1])
-      .filter((name): name is string => name !== undefined && name !== 'help');
-    for (const sub of subs) await walk([...cmd, sub]);
-  };
-  await walk([]);
+  }
   return found;
 }
 

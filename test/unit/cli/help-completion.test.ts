@@ -75,6 +75,9 @@ describe('--help', () => {
     [['help', 'settings', 'set-auth'], 'Usage: agyctl settings set-auth'],
     [['help', 'login', 'finish'], 'Usage: agyctl login finish'],
     [['--no-color', 'help', 'backup', 'list'], 'Usage: agyctl backup list'],
+    [['backup', 'help', 'verify'], 'Usage: agyctl backup verify'],
+    [['login', '--json', 'help', 'finish'], 'Usage: agyctl login finish'],
+    [['help', 'help'], 'Usage: agyctl [options] [command]'],
   ])("%j shows that subcommand's help", async (argv, usage) => {
     const r = await runInProcess(argv);
     expect(r.exit).toBe(0);
@@ -85,11 +88,19 @@ describe('--help', () => {
     [['help', 'logn'], '`agyctl help login`'],
     [['help', 'settings', 'shwo'], '`agyctl help settings show`'],
     [['help', 'exit-code'], '`agyctl help exit-codes`'],
+    [['server', 'help', 'instal'], '`agyctl help server install`'],
   ])('%j suggests the topic (exit 2)', async (argv, fix) => {
     const r = await runInProcess(argv);
     expect(r.exit).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain(`did you mean ${fix}?`);
+  });
+
+  it('`help` where a command takes no subcommand is its argument, not a request for help', async () => {
+    const r = await runInProcess(['settings', 'set-auth', 'help']);
+    expect(r.exit).toBe(2);
+    expect(r.stdout).not.toContain('Usage:');
+    expect(r.stderr).toMatch(/^error: .*help/m);
   });
 
   it('an example comment longer than the line wraps into more `#` lines', async () => {

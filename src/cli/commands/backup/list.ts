@@ -13,6 +13,8 @@ export function listCommand(io: HandlerIO, flags: ListFlags): Promise<CommandRes
   const backupDir = dirOption(io, flags.from);
   return withFsErrors(fsContext(io, backupDir, '--from'), async () => {
     const { summarizeSnapshots } = await import('../../../backup/layout.js');
+    const { refuseArchiveAsBackupDir } = await import('../../../backup/resolve-snapshot.js');
+    refuseArchiveAsBackupDir(backupDir, false);
     const snapshots = summarizeSnapshots(backupDir);
     if (!io.opts.json) for (const line of renderList(backupDir, snapshots)) io.out.print(line);
     return { exit: EXIT.ok, data: { backupDir, snapshots } };
