@@ -238,8 +238,8 @@ async function backupAll(
   );
   const jobs = options.jobs ?? defaultJobs();
   const changed = sessions.filter((s) => s.readable && !looksReusable(s, snap.previous)).length;
-  // With a single session to snapshot its copy runs here, while the workers boot for its checks.
-  const pool = new WorkerPool(jobs, { firstVacuumHere: changed === 1 });
+  // With a single session to snapshot, its copy and hash run here and one worker checks it.
+  const pool = changed === 1 ? new WorkerPool(1, { oneSession: true }) : new WorkerPool(jobs);
   // A session that changed since the previous snapshot needs the workers: boot them while the rest is prepared.
   if (changed > 0) pool.warm();
   const onAbort = (): void => pool.abort();

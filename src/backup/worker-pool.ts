@@ -9,9 +9,10 @@
  * - `inThread`: every task, no workers at all. For the unit tests, which run
  *   from the TypeScript sources where a worker cannot load; the work is the
  *   same functions either way.
- * - `firstVacuumHere`: the first copy task, while the workers boot for the
- *   checks that follow (a run with a single session to snapshot: the boot
- *   is then off its critical path).
+ * - `oneSession`: a run with a single session to snapshot. Its copy runs
+ *   here while the worker boots (the boot is then off its critical path),
+ *   and its hash here while the worker checks: one worker is enough, and on
+ *   two cores a second one booting only slows the copy down.
  *
  * `runBounded` is the plain concurrency the run itself uses over sessions:
  * at most N in flight, results in input order, nothing new after a failure
@@ -37,7 +38,7 @@ export interface TaskReply {
 
 export interface PoolPolicy {
   inThread?: boolean;
-  firstVacuumHere?: boolean;
+  oneSession?: boolean;
 }
 
 /** A task waiting for (or running in) a worker, with the promise its caller awaits. */
@@ -66,7 +67,7 @@ export class WorkerPool {
   private started = false;
   private closed = false;
   private nextId = 1;
-  private vacuumedHere = false;
+  private copiedHere = false;
 
   constructor(
     readonly size: number,
@@ -107,9 +108,11 @@ export class WorkerPool {
 
   private runsHere(task: Task): boolean {
     if (this.policy.inThread) return true;
-    if (!this.policy.firstVacuumHere || this.vacuumedHere || task.kind !== 'copy') return false;
-    this.vacuumedHere = true;
-    this.start(); // the workers boot meanwhile, for the checks
+    if (!this.policy.oneSession) return false;
+    if (task.kind === 'hash') return true;
+    if (this.copiedHere || task.kind !== 'copy') return false;
+    this.copiedHere = true;
+    this.start(); // the worker boots meanwhile, for the check
     return true;
   }
 

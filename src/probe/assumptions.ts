@@ -162,9 +162,9 @@ async function copySession(input: AssumptionsInput, s: SessionInfo, scratch: str
   }
 }
 
-/** One database, copied as backup copies it: the pool's first copy task runs here, so no worker starts. */
+/** One database, copied as backup copies it a single session (the copy and the hash here, the check in a worker). */
 async function copyDatabase(source: string, dest: string): Promise<void> {
-  const pool = new WorkerPool(1, { firstVacuumHere: true });
+  const pool = new WorkerPool(1, { oneSession: true });
   const sync = new SyncBatch();
   try {
     await snapshotDb(source, dest, { busyBudgetMs: COPY_BUSY_BUDGET_MS }, { pool, sync });
