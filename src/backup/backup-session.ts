@@ -20,7 +20,7 @@
  * The steps run in the run's worker pool (worker-pool.ts): the copy of one
  * session in one worker while other sessions use the others, and the
  * checks of a large fresh copy split so integrity_check + row counts and
- * sha256 run at the same time on two workers while the copy is fsynced;
+ * sha256 run at the same time on two threads while the copy is fsynced;
  * small copies are checked and hashed by the task that made them.
  */
 import fs from 'node:fs';

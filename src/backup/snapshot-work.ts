@@ -2,7 +2,7 @@
  * The work of the snapshot pool (worker-pool.ts), as plain functions: the
  * pool runs them in its worker threads through the thin shim
  * snapshot-worker.ts, or on the calling thread (the pool's in-thread mode,
- * and its "first vacuum here while the workers boot" policy). Nothing here
+ * and its "one session: copy and hash here" policy). Nothing here
  * knows which.
  *
  * Tasks: `copy` (the private copy of the live files made where the
