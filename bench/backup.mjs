@@ -22,11 +22,12 @@
 // cancelled_write_bytes: written then truncated before it reached the disk)
 // per backed-up session over that session's db + WAL size (goal <= 1.1x), and
 // its peak RSS (goal <= 110 MB). BENCH_BEFORE=<checkout>/bin/agyctl.js runs
-// another build beside this one in the same run (before -> after).
+// another build beside this one in the same run (before -> after);
+// BENCH_EXE=release/agyctl-<v>-linux-x64 the single executable too.
 // Prints numbers; asserts nothing.
 //
 //   npm run build && node bench/backup.mjs
-//   env: BENCH_ONLY (compare,live,reuse,root), BENCH_BEFORE (another bin/agyctl.js), BENCH_DB_MB (1024, live part), BENCH_SESSIONS (1000),
+//   env: BENCH_ONLY (compare,live,reuse,root), BENCH_BEFORE (another bin/agyctl.js), BENCH_EXE (the executable), BENCH_DB_MB (1024, live part), BENCH_SESSIONS (1000),
 //        BENCH_BIG_MB (257), BENCH_MANY (200), BENCH_MANY_MB (690), BENCH_JOBS (agyctl --jobs),
 //        BENCH_DIR (os tmpdir), BENCH_ROUNDS (3), BENCH_WRITER_SYNC (FULL | NORMAL; default: better-sqlite3's FULL)
 import { spawn, spawnSync } from 'node:child_process';
@@ -62,6 +63,8 @@ function sandbox(name) {
 }
 
 const BEFORE = process.env.BENCH_BEFORE;
+/** The single executable (release/agyctl-<v>-linux-x64, what the .deb installs), run beside the checkout's build. */
+const EXE = process.env.BENCH_EXE;
 
 /** This process's I/O counters; a child's are added to them when it is reaped (spawnSync waits for it). */
 function ioNow() {
@@ -74,8 +77,10 @@ function ioNow() {
 function agyctl(sb, args, bin = BIN) {
   const env = { PATH: process.env.PATH, HOME: sb.home, NO_COLOR: '1' };
   const useTime = fs.existsSync('/usr/bin/time');
-  const cmd = useTime ? '/usr/bin/time' : process.execPath;
-  const argv = useTime ? ['-f', 'MAXRSS_KB %M', process.execPath, bin, ...args] : [bin, ...args];
+  // A .js entry runs under this Node; anything else is the single executable, run as it is.
+  const command = bin.endsWith('.js') ? [process.execPath, bin] : [bin];
+  const cmd = useTime ? '/usr/bin/time' : command[0];
+  const argv = useTime ? ['-f', 'MAXRSS_KB %M', ...command, ...args] : [...command.slice(1), ...args];
   const io0 = ioNow();
   const t0 = performance.now();
   const r = spawnSync(cmd, argv, { env, encoding: 'utf8', maxBuffer: 64 * MB });
@@ -322,7 +327,11 @@ function compareOne(label, count, mbEach) {
     }
     const jobs = process.env.BENCH_JOBS ? ['--jobs', process.env.BENCH_JOBS] : [];
     const runs = {};
-    const builds = [...(BEFORE ? [['agyctl before', BEFORE]] : []), ['agyctl backup', BIN]];
+    const builds = [
+      ...(BEFORE ? [['agyctl before', BEFORE]] : []),
+      ['agyctl backup', BIN],
+      ...(EXE ? [['agyctl executable', EXE]] : []),
+    ];
     for (const [name, bin] of builds) {
       const seen = { rss: 0, written: [], cancelled: [] };
       rows.push([
