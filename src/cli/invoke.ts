@@ -25,13 +25,20 @@ export interface RunState {
   tracer: Tracer;
 }
 
+/** The process run main started: its arguments, its context, and the state it reports from. */
+export interface MainRun {
+  argv: string[];
+  ctx: RunContext;
+  state: RunState;
+}
+
 /** Runs the chosen command; a thrown failure leaves as the error it is reported as (command-error.ts). */
-export async function invoke(invocation: Invocation, argv: string[], ctx: RunContext, state: RunState): Promise<void> {
+export async function invoke(invocation: Invocation, run: MainRun): Promise<void> {
   let stateDir: string | undefined;
   try {
-    const opts = globalOptionsFrom(invocation.command.optsWithGlobals(), ctx);
+    const opts = globalOptionsFrom(invocation.command.optsWithGlobals(), run.ctx);
     stateDir = opts.stateDir;
-    await runCommand(invocation, opts, argv, ctx, state);
+    await runCommand(invocation, opts, run);
   } catch (err) {
     throw commandError(err, stateDir);
   }
@@ -40,9 +47,7 @@ export async function invoke(invocation: Invocation, argv: string[], ctx: RunCon
 async function runCommand(
   { handler, spec, input, command }: Invocation,
   opts: GlobalOptions,
-  argv: string[],
-  ctx: RunContext,
-  state: RunState,
+  { argv, ctx, state }: MainRun,
 ): Promise<void> {
   if (runsAsOwner(command, input.args)) {
     const owner = ownerToBecome(opts.stateDir);

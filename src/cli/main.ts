@@ -80,7 +80,7 @@ export async function run(argv: string[], ctx: RunContext): Promise<ExitCode> {
   };
   // What a chosen command runs with (its options, root's run as the owner, the handler) loads only then.
   const onInvoke = async (invocation: Invocation): Promise<void> =>
-    (await import('./invoke.js')).invoke(invocation, argv, ctx, state);
+    (await import('./invoke.js')).invoke(invocation, { argv, ctx, state });
 
   let program: Command | undefined;
   try {
