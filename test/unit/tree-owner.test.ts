@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AgyError } from '../../src/core/errors.js';
 import { accountOf, treeOwnerUid } from '../../src/util/os/tree-owner.js';
 
@@ -52,6 +52,28 @@ describe('the owner root becomes', () => {
     root = fs.mkdtempSync(path.join(os.tmpdir(), 'agyctl-owner-'));
     expect(fs.statSync(os.tmpdir()).mode & 0o1000).toBe(0o1000);
     expect(treeOwnerUid(path.join(root, 'state'))).toBeUndefined();
+  });
+
+  it('a link swapped back to a directory between its lstat and its readlink is looked at again, not a crash', () => {
+    const { home, state } = tree();
+    const link = path.join(root!, 'via');
+    fs.symlinkSync(home, link);
+    fs.lchownSync(link, NOBODY, NOBODY);
+    const viaLink = path.join(link, path.relative(home, state));
+    const readlink = fs.readlinkSync;
+    let raced = 0;
+    // The first readlink of the link fails as it does when the owner has just put a directory back (EINVAL).
+    const spy = vi.spyOn(fs, 'readlinkSync').mockImplementation(((p: fs.PathLike, o?: unknown) => {
+      if (p === link && raced++ === 0)
+        throw Object.assign(new Error(`EINVAL: invalid argument, readlink '${link}'`), { code: 'EINVAL' });
+      return readlink(p, o as BufferEncoding);
+    }) as typeof fs.readlinkSync);
+    try {
+      expect(treeOwnerUid(viaLink)).toBe(NOBODY);
+      expect(raced).toBe(2);
+    } finally {
+      spy.mockRestore();
+    }
   });
 
   it('refuses a directory on the way that others can write and that is not sticky', () => {

@@ -15,7 +15,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { unsafeSymlinkError } from './safe-fs.js';
+import { linkTargetNow, unsafeSymlinkError } from './safe-fs.js';
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = fs.constants;
 
@@ -52,7 +52,11 @@ export class PinnedDir {
         if (st.isSymbolicLink()) {
           if ((st.uid !== 0 && st.uid !== me) || ++hops > 40)
             throw unsafeSymlinkError(path.resolve(dir), 'a directory on the way to it');
-          const target = fs.readlinkSync(here);
+          const target = linkTargetNow(here);
+          if (target === null) {
+            parts.unshift(part); // no longer a link (swapped back meanwhile): looked at again, as one more hop
+            continue;
+          }
           parts = [...target.split(path.sep).filter(Boolean), ...parts];
           if (path.isAbsolute(target)) fd = reopen(fd, '/');
           continue;

@@ -16,6 +16,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgyError, EXIT } from '../../core/errors.js';
+import { linkTargetNow } from './safe-fs.js';
 
 /** The account root becomes for the work in a user's tree. */
 export interface TreeOwner {
@@ -57,7 +58,8 @@ export function treeOwnerUid(stateDir: string): number | undefined {
         `chmod go-w ${at} (or chmod +t ${at}), or run agyctl as the user who owns the state dir`,
         shown,
       );
-    const next = path.join(at, parts.shift()!);
+    const name = parts.shift()!;
+    const next = path.join(at, name);
     const st = fs.lstatSync(next, { throwIfNoEntry: false });
     if (!st) {
       reached = false; // not yet created: decided by the directories above it
@@ -75,7 +77,11 @@ export function treeOwnerUid(stateDir: string): number | undefined {
     if (st.isSymbolicLink()) {
       if (++hops > 40)
         throw refuse(`Too many symbolic links on the way to ${shown}.`, `fix the links in ${shown}`, shown);
-      const target = fs.readlinkSync(next);
+      const target = linkTargetNow(next);
+      if (target === null) {
+        parts.unshift(name); // no longer a link (the owner swapped it back): looked at again, as one more hop
+        continue;
+      }
       parts = [...target.split(path.sep).filter(Boolean), ...parts];
       if (path.isAbsolute(target)) {
         at = '/';
