@@ -31,7 +31,7 @@ import { type FileIdentity, identityOf, sameIdentity } from './file-identity.js'
 const { O_RDONLY, O_NONBLOCK, O_WRONLY, O_CREAT, O_EXCL } = fs.constants;
 
 /** The WAL header: magic, format, page size, checkpoint sequence, two salts, its checksum. */
-const WAL_HEADER_BYTES = 32;
+export const WAL_HEADER_BYTES = 32;
 /** SQLite's unix lock bytes: a write lock on its shared range is an EXCLUSIVE lock on the database. */
 const SHARED_FIRST = 0x40000000 + 2;
 const SHARED_LAST = SHARED_FIRST + 510 - 1;

@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import { InterruptedError } from '../core/errors.js';
 import { formatDuration } from '../util/duration.js';
 import { sha256FileAsync } from '../util/os/file-hash.js';
-import { copyLiveInto } from './live-copy.js';
+import { copyLiveInto, WAL_HEADER_BYTES } from './live-copy.js';
 import { checkFreshCopy, isBusy, isCorrupt, openReadOnly, openReadWrite, VACUUM_CACHE_KIB } from './sqlite.js';
 
 interface CopyTask {
@@ -195,8 +195,6 @@ function checkpointIntoRollback(tmp: string): PageCounts {
 /** The database header (sqlite.org/fileformat2.html, "The Database Header"). */
 const HEADER_BYTES = 100;
 const SQLITE_MAGIC = Buffer.from('SQLite format 3\0', 'latin1');
-/** A WAL this long holds its header and no frame. */
-const WAL_HEADER_BYTES = 32;
 
 /**
  * A copy with no WAL frame beside it is whole in its db file, and becomes a
@@ -209,6 +207,7 @@ const WAL_HEADER_BYTES = 32;
  * header is not one whose counts hold.
  */
 function rollbackByHeader(tmp: string): PageCounts | null {
+  // A WAL no longer than its header holds no frame.
   if ((fs.statSync(`${tmp}-wal`, { throwIfNoEntry: false })?.size ?? 0) > WAL_HEADER_BYTES) return null;
   const fd = fs.openSync(tmp, fs.constants.O_RDWR | fs.constants.O_NOFOLLOW);
   try {
