@@ -9,6 +9,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgyError, EXIT, type ExitCode } from '../core/errors.js';
+import { firstClosedDir } from './os/tree-owner.js';
 
 interface Meaning {
   exit: ExitCode;
@@ -127,22 +128,9 @@ export interface FsErrorContext {
  * this process cannot enter (a user's path under a 0700 /root), else, for a
  * path not there yet, the directory it was to be made in, else `p`.
  */
-export function blockingPath(p: string): string {
+function blockingPath(p: string): string {
   const abs = path.resolve(p);
-  const ancestors: string[] = [];
-  for (let dir = path.dirname(abs); dir !== path.dirname(dir); dir = path.dirname(dir)) ancestors.unshift(dir);
-  const blocked = ancestors.find((dir) => !can(dir, fs.constants.X_OK));
-  if (blocked !== undefined) return blocked;
-  return can(abs, fs.constants.F_OK) ? abs : path.dirname(abs);
-}
-
-function can(file: string, mode: number): boolean {
-  try {
-    fs.accessSync(file, mode);
-    return true;
-  } catch {
-    return false;
-  }
+  return firstClosedDir(path.dirname(abs)) ?? (fs.existsSync(abs) ? abs : path.dirname(abs));
 }
 
 function rootOf(p: string, roots: FsRoot[]): FsRoot | undefined {
