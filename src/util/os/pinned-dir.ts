@@ -15,7 +15,8 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { linkTargetNow, unsafeSymlinkError } from './safe-fs.js';
+import { unsafeSymlinkError } from './safe-fs.js';
+import { linkTargetNow } from './tree-owner.js';
 
 const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = fs.constants;
 

@@ -28,17 +28,6 @@ export function lstatOrNull(file: string): fs.Stats | null {
   }
 }
 
-/** A link's target, or null when `file` is no longer a link or is gone (it changed since it was looked at). */
-export function linkTargetNow(file: string): string | null {
-  try {
-    return fs.readlinkSync(file);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EINVAL' || code === 'ENOENT') return null;
-    throw err;
-  }
-}
-
 function linkTarget(file: string): string {
   try {
     return fs.readlinkSync(file);

@@ -16,7 +16,6 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { AgyError, EXIT } from '../../core/errors.js';
-import { linkTargetNow } from './safe-fs.js';
 
 /** The account root becomes for the work in a user's tree. */
 export interface TreeOwner {
@@ -38,6 +37,17 @@ const STICKY = 0o1000;
 
 /** Written by others and not sticky: they can rename what is in it. */
 const othersCanSwap = (st: fs.Stats): boolean => (st.mode & 0o022) !== 0 && (st.mode & STICKY) === 0;
+
+/** A link's target, or null when `file` is no longer a link or is gone (it changed since it was looked at). */
+export function linkTargetNow(file: string): string | null {
+  try {
+    return fs.readlinkSync(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EINVAL' || code === 'ENOENT') return null;
+    throw err;
+  }
+}
 
 /**
  * The uid whose tree `stateDir` is in: undefined when every directory on the
