@@ -127,8 +127,12 @@ describe('root restoring into a user state dir the user races', () => {
     fs.writeFileSync(path.join(files, 'notes', 'a.md'), 'a\n');
     // Enough files that root's copy takes a while: the window the user's loop races.
     for (let i = 0; i < 400; i++) fs.writeFileSync(path.join(files, 'notes', `n${i}.md`), `${i}\n`.repeat(200));
-    for (const d of [sb.home, path.dirname(sb.stateDir), sb.stateDir, conv, brain, files, path.join(files, 'notes')])
-      fs.chownSync(d, OWNER, OWNER_GROUP);
+    for (const d of [sb.home, path.dirname(sb.stateDir), sb.stateDir, conv, brain]) fs.chownSync(d, OWNER, OWNER_GROUP);
+    // The user's files are the user's, as on a real box (a root-owned one would pass the final owner check only when
+    // the race happened to make a restore rewrite it).
+    fs.chownSync(files, OWNER, OWNER_GROUP);
+    for (const n of fs.readdirSync(files, { recursive: true }))
+      fs.chownSync(path.join(files, String(n)), OWNER, OWNER_GROUP);
     // A root-only directory laid out like a brain dir, so a write that follows a swapped link lands there.
     const secret = path.join(sb.root, 'secret');
     fs.mkdirSync(path.join(secret, A, 'notes'), { recursive: true, mode: 0o700 });
@@ -153,8 +157,11 @@ describe('root restoring into a user state dir the user races', () => {
     attacker.kill('SIGKILL');
     attacker = undefined;
     undoSwap(brain);
+    // The user edits a note, so the restore after the attack must write the session's files, not leave them be.
+    fs.writeFileSync(path.join(files, 'notes', 'a.md'), 'edited\n');
     const r = await agyctl(['restore', snapshot, '--json'], sb);
     expect(r.exitCode, `${r.stdout}${r.stderr}`).toBe(0);
+    expect((parseJson(r.stdout) as any).restore.sessions[0].brainUnchanged).toBe(false);
     expect(planted()).toEqual(before);
     expect(fs.readFileSync(path.join(files, 'notes', 'a.md'), 'utf8')).toBe('a\n');
     expect(fs.lstatSync(path.join(files, 'notes', 'a.md')).uid).toBe(OWNER);
