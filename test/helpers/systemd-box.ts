@@ -105,6 +105,9 @@ function childPids(pid: number): number[] {
 export async function bootSystemdBox(options: BootOptions): Promise<SystemdBox> {
   const copied = await execa('cp', ['-a', '--reflink=auto', options.tree, options.dir], { reject: false });
   if (copied.exitCode !== 0) throw new Error(`copying ${options.tree}: ${String(copied.stderr)}`);
+  // nspawn mounts the box's root itself; remounting it per /etc/fstab has nothing to do in a container and, with
+  // other boxes booting beside it, once failed and left the box "degraded".
+  fs.symlinkSync('/dev/null', path.join(options.dir, 'etc', 'systemd', 'system', 'systemd-remount-fs.service'));
   const binds = (options.bindRo ?? []).map(([from, to]) => `--bind-ro=${from}:${to}`);
   const nspawn: ResultPromise = execa(
     'nsenter',
@@ -173,7 +176,8 @@ export async function bootSystemdBox(options: BootOptions): Promise<SystemdBox> 
         if (state === 'running') return true;
         if (state === 'degraded') {
           const failed = await exec(['systemctl', '--no-pager', '--failed']);
-          throw new Error(`systemd in the box is degraded:\n${String(failed.all)}`);
+          const journal = await exec(['journalctl', '--no-pager', '-p', 'warning', '-n', '40']);
+          throw new Error(`systemd in the box is degraded:\n${String(failed.all)}\n${String(journal.all)}`);
         }
         return undefined;
       },
