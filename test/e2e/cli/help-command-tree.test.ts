@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { agyctl, makeSandbox, parseJson, ROOT, type RunResult, type Sandbox } from '../../helpers/cli.js';
-import { helpTree, type TreeCommand } from '../../helpers/help-tree.js';
+import { helpTree, sectionOf, type TreeCommand } from '../../helpers/help-tree.js';
 
 /** The usage exit code, as docs/exit-codes.md documents it. */
 const USAGE = Number(
@@ -80,6 +80,16 @@ describe('the help tree', () => {
     expect(names.length).toBeGreaterThan(20);
     expect(USAGE).toBe(2);
     expect(hiddenCommands()).toEqual(expect.arrayContaining(['__complete', '__login-supervisor']));
+  });
+
+  it('lists `help [command]` under every command with subcommands, those with an action of their own too', () => {
+    const unlisted = withSubcommands()
+      .filter((cmd) => !sectionOf(cmd.help, 'Commands:').some((line) => line.startsWith('  help [command] ')))
+      .map((cmd) => cmd.path.join(' ') || 'agyctl');
+    expect(withSubcommands().map((cmd) => cmd.path.join(' '))).toEqual(
+      expect.arrayContaining(['backup', 'login', 'sessions', 'settings']),
+    );
+    expect(unlisted).toEqual([]);
   });
 });
 
