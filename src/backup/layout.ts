@@ -18,7 +18,7 @@ import { usageError } from '../core/errors.js';
 import { takePidLock } from '../util/os/pid-lock.js';
 import { processStart, recordedProcessAlive } from '../util/os/process.js';
 import { lstatOrNull, unsafeSymlinkError } from '../util/os/safe-fs.js';
-import { MANIFEST, readManifest } from './manifest.js';
+import { MANIFEST, ManifestError, type ManifestProblem, readManifest } from './manifest.js';
 
 /** What a fresh server replayed for each session of a snapshot, beside its manifest.json (replay-record.ts). */
 export const REPLAY_RECORD = 'replay.json';
@@ -83,6 +83,8 @@ export interface SnapshotSummary {
   proven: boolean;
   /** Why the manifest cannot be read (then `backup verify` says more); null when it can. */
   problem: string | null;
+  /** What kind of problem: a newer agyctl's, permissions, or a damaged or foreign manifest; null when it can be read. */
+  problemKind: ManifestProblem | null;
 }
 
 /** The complete snapshots in `backupDir`, newest first, from their manifests (nothing is re-hashed: that is verify's job). */
@@ -104,6 +106,7 @@ export function summarizeSnapshots(backupDir: string): SnapshotSummary[] {
         bytes,
         proven,
         problem: null,
+        problemKind: null,
       };
     } catch (err) {
       return {
@@ -114,6 +117,7 @@ export function summarizeSnapshots(backupDir: string): SnapshotSummary[] {
         bytes: null,
         proven,
         problem: (err as Error).message,
+        problemKind: err instanceof ManifestError ? err.problem : 'unreadable',
       };
     }
   });

@@ -415,5 +415,8 @@ export function commandPath(cmd: Command): string {
 export function addHelpExtras(cmd: Command, width = 80): void {
   const extra = HELP[commandPath(cmd)];
   if (extra) cmd.addHelpText('after', () => renderHelpExtra(extra, width));
+  // `A help B` works under every command with subcommands (help-request.ts); commander lists it only under those
+  // without an action of their own (backup, login and sessions have one).
+  if (cmd.commands.length > 0) cmd.helpCommand(true);
   for (const sub of cmd.commands) addHelpExtras(sub, width);
 }

@@ -4,8 +4,8 @@
  * behaviour on every command walk it, so a new command is walked without a
  * test being edited (hidden commands are not listed, so not walked).
  */
-import { expect } from 'vitest';
-import { agyctl, type Sandbox } from './cli.js';
+import { beforeAll, expect } from 'vitest';
+import { agyctl, makeSandbox, type Sandbox } from './cli.js';
 
 export interface TreeCommand {
   /** The words after `agyctl`: `[]` for the program, `['backup', 'verify']`. */
@@ -48,4 +48,14 @@ export async function helpTree(sb: Sandbox): Promise<TreeCommand[]> {
   };
   await walk([]);
   return found;
+}
+
+/** A file's sandbox and the tree walked in it, both made before the file's first test. */
+export function useHelpTree(): { readonly sb: Sandbox; readonly tree: TreeCommand[] } {
+  const walked = {} as { sb: Sandbox; tree: TreeCommand[] };
+  beforeAll(async () => {
+    walked.sb = makeSandbox();
+    walked.tree = await helpTree(walked.sb);
+  }, 120_000);
+  return walked;
 }

@@ -3,7 +3,16 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { acquireLock, freshName, listSnapshots, partialName, removeLeftovers } from '../../src/backup/layout.js';
+import {
+  acquireLock,
+  freshName,
+  listSnapshots,
+  partialName,
+  removeLeftovers,
+  type SnapshotSummary,
+} from '../../src/backup/layout.js';
+import type { ManifestProblem } from '../../src/backup/manifest.js';
+import { renderList } from '../../src/cli/commands/backup/list.js';
 import { AgyError } from '../../src/core/errors.js';
 import { useScratch } from '../helpers/scratch.js';
 
@@ -97,5 +106,30 @@ describe('backup lock', () => {
       JSON.stringify({ pid: 1, host: 'elsewhere.example', procStart: null, since: 'then' }),
     );
     expect(() => acquireLock(root)).toThrow(/pid 1 on elsewhere\.example/);
+  });
+});
+
+describe('backup list: a manifest that cannot be read', () => {
+  const summary = (problemKind: ManifestProblem): SnapshotSummary => ({
+    name: '2026-09-03T02-00-00.114Z',
+    path: '/b/2026-09-03T02-00-00.114Z',
+    created: '2026-09-03T02:00:00.114Z',
+    host: null,
+    sessions: null,
+    failed: null,
+    bytes: null,
+    proven: false,
+    problem: 'why',
+    problemKind,
+  });
+  it.each([
+    ['newer', /written by a newer agyctl: use a newer agyctl to read this snapshot$/],
+    ['unreadable', /manifest unreadable: fix the permissions, or run as its owner$/],
+    ['damaged', /manifest damaged or foreign \(agyctl backup verify 2026-09-03T02-00-00\.114Z\)$/],
+    ['foreign', /manifest damaged or foreign \(agyctl backup verify 2026-09-03T02-00-00\.114Z\)$/],
+  ] as const)('%s: its row gives the fix', (kind, note) => {
+    const [, row] = renderList('/b', [summary(kind)]);
+    expect(row).toMatch(/^2026-09-03T02-00-00\.114Z\s+\?\s+\?\s+/);
+    expect(row).toMatch(note);
   });
 });

@@ -43,6 +43,7 @@ describe('backup list', () => {
       failed: 0,
       proven: false,
       problem: null,
+      problemKind: null,
     });
     expect(doc.snapshots[0].bytes).toBeGreaterThan(0);
     expect(doc.snapshots[1].sessions).toBe(1);

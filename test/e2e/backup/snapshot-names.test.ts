@@ -308,8 +308,14 @@ describe('a snapshot from a newer agyctl', () => {
     const list = await agyctl(['backup', 'list', '--from', bk, '--json'], sb);
     expect(list.exitCode, list.stderr).toBe(0);
     const listed = (parseJson(list.stdout) as { snapshots: Array<{ name: string; problem: string | null }> }).snapshots;
-    expect(listed.find((s) => s.name === name)?.problem).toMatch(
-      /manifest\.json has schemaVersion 9; this agyctl reads \d+$/,
-    );
+    expect(listed.find((s) => s.name === name)).toMatchObject({
+      problem: expect.stringMatching(/manifest\.json has schemaVersion 9; this agyctl reads \d+$/),
+      problemKind: 'newer',
+    });
+    // ... and its text gives restore's fix, not a damaged manifest's.
+    const rows = await agyctl(['backup', 'list', '--from', bk], sb);
+    const row = rows.stdout.split('\n').find((l) => l.startsWith(name));
+    expect(row, rows.stdout).toMatch(/written by a newer agyctl: use a newer agyctl to read this snapshot$/);
+    expect(rows.stdout).not.toMatch(/unreadable|damaged/);
   });
 });

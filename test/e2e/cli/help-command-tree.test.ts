@@ -12,9 +12,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
-import { agyctl, makeSandbox, parseJson, ROOT, type RunResult, type Sandbox } from '../../helpers/cli.js';
-import { helpTree, type TreeCommand } from '../../helpers/help-tree.js';
+import { describe, expect, it } from 'vitest';
+import { agyctl, parseJson, ROOT, type RunResult } from '../../helpers/cli.js';
+import { sectionOf, type TreeCommand, useHelpTree } from '../../helpers/help-tree.js';
 
 /** The usage exit code, as docs/exit-codes.md documents it. */
 const USAGE = Number(
@@ -37,16 +37,11 @@ function hiddenCommands(): string[] {
 /** A slip of the fingers: the first two letters swapped (`lsit`, `sue`), one edit from the name. */
 const typo = (name: string): string => `${name[1]}${name[0]}${name.slice(2)}`;
 
-let sb: Sandbox;
-let tree: TreeCommand[];
-beforeAll(async () => {
-  sb = makeSandbox();
-  tree = await helpTree(sb);
-}, 120_000);
+const walked = useHelpTree();
 
-const run = (args: string[]): Promise<RunResult> => agyctl(args, sb);
-const commands = (): TreeCommand[] => tree.filter((cmd) => cmd.path.length > 0);
-const withSubcommands = (): TreeCommand[] => tree.filter((cmd) => cmd.subcommands.some((s) => s !== 'help'));
+const run = (args: string[]): Promise<RunResult> => agyctl(args, walked.sb);
+const commands = (): TreeCommand[] => walked.tree.filter((cmd) => cmd.path.length > 0);
+const withSubcommands = (): TreeCommand[] => walked.tree.filter((cmd) => cmd.subcommands.some((s) => s !== 'help'));
 
 /** What is wrong with a usage error's answer (nothing: undefined): the exit code, one `error:` line, the hint. */
 function usageErrorProblem(r: RunResult, hint: string): string | undefined {
@@ -75,11 +70,21 @@ function jsonUsageErrorProblem(r: RunResult, hint: string): string | undefined {
 
 describe('the help tree', () => {
   it('is walked whole: every command with subcommands, and the usage code is read from docs/exit-codes.md', () => {
-    const names = tree.map((cmd) => cmd.path.join(' '));
+    const names = walked.tree.map((cmd) => cmd.path.join(' '));
     expect(names).toEqual(expect.arrayContaining(['backup verify', 'settings set-auth', 'server install', 'version']));
     expect(names.length).toBeGreaterThan(20);
     expect(USAGE).toBe(2);
     expect(hiddenCommands()).toEqual(expect.arrayContaining(['__complete', '__login-supervisor']));
+  });
+
+  it('lists `help [command]` under every command with subcommands, those with an action of their own too', () => {
+    const unlisted = withSubcommands()
+      .filter((cmd) => !sectionOf(cmd.help, 'Commands:').some((line) => line.startsWith('  help [command] ')))
+      .map((cmd) => cmd.path.join(' ') || 'agyctl');
+    expect(withSubcommands().map((cmd) => cmd.path.join(' '))).toEqual(
+      expect.arrayContaining(['backup', 'login', 'sessions', 'settings']),
+    );
+    expect(unlisted).toEqual([]);
   });
 });
 

@@ -6,21 +6,15 @@
  * the modes taking turns. The commands' main runs, prompts and progress are
  * no-escapes-runs.test.ts.
  */
-import { beforeAll, describe, expect, it } from 'vitest';
-import { makeSandbox, type Sandbox } from '../../helpers/cli.js';
+import { describe, expect, it } from 'vitest';
 import { COLOUR_ALLOWED, escapesIn, NO_COLOUR_MODES, problemsOf, runLines, type Seen } from '../../helpers/escapes.js';
-import { helpTree, type TreeCommand } from '../../helpers/help-tree.js';
+import { useHelpTree } from '../../helpers/help-tree.js';
 
-let sb: Sandbox;
-let tree: TreeCommand[];
-beforeAll(async () => {
-  sb = makeSandbox();
-  tree = await helpTree(sb);
-}, 120_000);
+const walked = useHelpTree();
 
 /** Every command's --help (exit 0, its usage) and its usage error for an unknown flag (exit 2). */
 const wordsOfTree = (): string[][] =>
-  tree.flatMap((cmd) => [
+  walked.tree.flatMap((cmd) => [
     [...cmd.path, '--help'],
     [...cmd.path, '--no-such-flag'],
   ]);
@@ -32,11 +26,11 @@ const usageMissing = (seen: Seen[]): string[] =>
 
 describe('the walk', () => {
   it('covers the help tree, and with colour allowed a terminal gets escapes (the control)', async () => {
-    const names = tree.map((cmd) => cmd.path.join(' '));
+    const names = walked.tree.map((cmd) => cmd.path.join(' '));
     expect(names).toEqual(expect.arrayContaining(['', 'backup verify', 'login status', 'server install', 'version']));
-    const [check] = await runLines(sb, [{ argv: ['check'], mode: COLOUR_ALLOWED }], true, 60_000);
+    const [check] = await runLines(walked.sb, [{ argv: ['check'], mode: COLOUR_ALLOWED }], true, 60_000);
     expect(escapesIn(check!.bytes)).not.toEqual([]);
-    const [piped] = await runLines(sb, [{ argv: ['check'], mode: COLOUR_ALLOWED }], false, 60_000);
+    const [piped] = await runLines(walked.sb, [{ argv: ['check'], mode: COLOUR_ALLOWED }], false, 60_000);
     expect(piped!.bytes.toString('utf8')).toContain('settings');
     expect(escapesIn(piped!.bytes)).toEqual([]);
   }, 60_000);
@@ -47,7 +41,7 @@ describe.concurrent('every command of the help tree', () => {
   for (const mode of NO_COLOUR_MODES)
     it(`with ${mode.name}, on a pseudo-terminal: --help and the usage error have no escape sequence`, async () => {
       const seen = await runLines(
-        sb,
+        walked.sb,
         wordsOfTree().map((argv) => ({ argv, mode })),
         true,
         170_000,
@@ -59,7 +53,7 @@ describe.concurrent('every command of the help tree', () => {
   // to command, so every command runs on a pipe and every mode does, at a third of the node starts.
   it('on a pipe, the modes taking turns: --help and the usage error have no escape sequence', async () => {
     const seen = await runLines(
-      sb,
+      walked.sb,
       wordsOfTree().map((argv, i) => ({ argv, mode: NO_COLOUR_MODES[Math.floor(i / 2) % NO_COLOUR_MODES.length]! })),
       false,
       170_000,

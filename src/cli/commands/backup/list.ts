@@ -27,7 +27,7 @@ export function renderList(backupDir: string, snapshots: readonly SnapshotSummar
   const lines = [`${'SNAPSHOT'.padEnd(26)}  ${'SESSIONS'.padStart(8)}  ${'SIZE'.padStart(9)}  NOTES`];
   for (const s of snapshots) {
     const notes = [
-      s.problem ? `manifest unreadable (agyctl backup verify ${s.name})` : '',
+      s.problem ? problemNote(s) : '',
       s.failed ? `${s.failed} session(s) failed` : '',
       s.proven ? 'proven (replay.json)' : '',
     ].filter(Boolean);
@@ -37,4 +37,11 @@ export function renderList(backupDir: string, snapshots: readonly SnapshotSummar
   }
   lines.push(`${snapshots.length} snapshot(s) in ${backupDir}`);
   return lines;
+}
+
+/** What the NOTES column says of a manifest that cannot be read: the fix, as restore and verify would give it. */
+function problemNote(s: SnapshotSummary): string {
+  if (s.problemKind === 'newer') return 'written by a newer agyctl: use a newer agyctl to read this snapshot';
+  if (s.problemKind === 'unreadable') return 'manifest unreadable: fix the permissions, or run as its owner';
+  return `manifest damaged or foreign (agyctl backup verify ${s.name})`;
 }
