@@ -69,6 +69,10 @@ export async function ansiblePlay(o: PlayOptions, playbook: string, extra: strin
     ANSIBLE_NOCOLOR: '1',
     ANSIBLE_RETRY_FILES_ENABLED: '0',
     ANSIBLE_DEPRECATION_WARNINGS: '0',
+    // Where a play's time goes: each task's duration per host, as JUnit XML (ansible-core's own callback).
+    ...(process.env.AGYCTL_TEST_ANSIBLE_JUNIT
+      ? { ANSIBLE_CALLBACKS_ENABLED: 'junit', JUNIT_OUTPUT_DIR: process.env.AGYCTL_TEST_ANSIBLE_JUNIT }
+      : {}),
   };
   const r = await o.run(o.ns, 'ansible-playbook', ['-i', o.inventory, playbook, ...extra], {
     env,
