@@ -105,8 +105,8 @@ function childPids(pid: number): number[] {
 export async function bootSystemdBox(options: BootOptions): Promise<SystemdBox> {
   const copied = await execa('cp', ['-a', '--reflink=auto', options.tree, options.dir], { reject: false });
   if (copied.exitCode !== 0) throw new Error(`copying ${options.tree}: ${String(copied.stderr)}`);
-  // nspawn mounts the box's root itself; remounting it per /etc/fstab has nothing to do in a container and, with
-  // other boxes booting beside it, once failed and left the box "degraded".
+  // nspawn mounts the box's root itself: remounting it per /etc/fstab has nothing to do in a container, and when
+  // it fails (it can, with other boxes booting beside it) the box is "degraded" for nothing.
   fs.symlinkSync('/dev/null', path.join(options.dir, 'etc', 'systemd', 'system', 'systemd-remount-fs.service'));
   const binds = (options.bindRo ?? []).map(([from, to]) => `--bind-ro=${from}:${to}`);
   const nspawn: ResultPromise = execa(
