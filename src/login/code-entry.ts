@@ -13,6 +13,7 @@
  * terminal or trace, so it is redacted by exact value (`Secrets`);
  * pattern-based redaction (src/acp/redact.ts) still applies on top.
  */
+import { REDACTED } from '../acp/redact.js';
 import type { AcpServer } from '../acp/server.js';
 import type { CommandIO, Tracer } from '../core/io.js';
 import { type AuthUrl, findUrls, type Validation, validateCodeEntryUrl } from '../profiles/auth-url.js';
@@ -124,8 +125,6 @@ export function waitForCode(io: CommandIO, entry: CodeEntryOptions): Promise<voi
     setup: (loop) => entry.watchOutput((line) => onOutput(loop, line)),
   });
 }
-
-const REDACTED = '[REDACTED]';
 
 export class Secrets {
   private readonly values = new Set<string>();

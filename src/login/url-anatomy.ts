@@ -3,6 +3,7 @@
  * host, port and path, and every parameter, with the values that make the
  * URL usable by someone else (state, the PKCE challenge, any code) redacted.
  */
+import { REDACTED } from '../acp/redact.js';
 import type { AuthUrl } from '../profiles/auth-url.js';
 
 const SECRET_PARAMS = new Set([
@@ -15,7 +16,6 @@ const SECRET_PARAMS = new Set([
   'id_token',
   'login_hint',
 ]);
-const REDACTED = '[REDACTED]';
 
 export interface UrlAnatomy {
   host: string;

@@ -8,7 +8,7 @@
  * rejected, so a user with a new server build sees at once what happened
  * and can file a useful report.
  */
-import { redactText } from '../../acp/redact.js';
+import { REDACTED, redactText } from '../../acp/redact.js';
 import { AgyError, EXIT } from '../../core/errors.js';
 import { formatDuration } from '../../util/duration.js';
 import { FILE_KIND_WORDS, type FileKind } from './launcher-source.js';
@@ -37,7 +37,6 @@ export interface Candidate {
 
 /** A timeout error lists this many; more would bury the cause. */
 export const MAX_EVIDENCE = 40;
-const REDACTED = '[REDACTED]';
 /** Parameters redact.ts may not know: the PKCE challenge and an OpenID nonce. */
 const EXTRA_SECRET_PARAM = /([?&#;](?:code_challenge|nonce)=)[^&#\s"']*/gi;
 
