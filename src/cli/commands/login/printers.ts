@@ -11,6 +11,7 @@
  */
 import path from 'node:path';
 import type { TtyWritable } from '../../../core/io.js';
+import type { EventPrinter } from '../../../login/client.js';
 import {
   isPublicLoginEvent,
   type LoginEvent,
@@ -46,13 +47,6 @@ export function pasteWhere(how: { detached?: boolean | undefined; stdinPastes?: 
 /** One renderer per event name: leaving one out is a type error. */
 type Renderers = { readonly [N in LoginEventName]: (e: LoginEventOf<N>) => void | Promise<void> };
 
-/** The login's printer: its events as they come, rendered for this terminal. */
-export interface LoginPrinter {
-  show(event: LoginEvent): void | Promise<void>;
-  /** Whether showing this event writes anything here (a prompt is cleared and redrawn only around what is written). */
-  writes(event: LoginEvent): boolean;
-}
-
 /** Events whose only words are --verbose detail. */
 const VERBOSE_ONLY: ReadonlySet<LoginEventName> = new Set<LoginEventName>([
   'server-started',
@@ -66,9 +60,9 @@ const VERBOSE_ONLY: ReadonlySet<LoginEventName> = new Set<LoginEventName>([
   'page-step-ended',
 ]);
 
-export function loginPrinter(out: Output, display: LoginDisplay): LoginPrinter {
-  const n = notes(out);
-  const render = out.json ? jsonRenderers(out, display, n) : textRenderers(out, display, n);
+/** The login's printer: its events as they come, rendered for this terminal. */
+export function loginPrinter(out: Output, display: LoginDisplay): EventPrinter {
+  const render = out.json ? jsonRenderers(out, display) : textRenderers(out, display);
   const verboseOnly = (e: LoginEvent): boolean =>
     VERBOSE_ONLY.has(e.event) ||
     (e.event === 'said' && e.how === 'verbose') ||
@@ -76,7 +70,7 @@ export function loginPrinter(out: Output, display: LoginDisplay): LoginPrinter {
     (e.event === 'url-rejected' && !(e.loud && e.url) && !out.json);
   return {
     writes: (e) =>
-      (out.json && isPublicLoginEvent(e)) || (render[e.event] !== n.none && (out.options.verbose || !verboseOnly(e))),
+      (out.json && isPublicLoginEvent(e)) || (render[e.event] !== none && (out.options.verbose || !verboseOnly(e))),
     show(e) {
       if (isPublicLoginEvent(e)) out.event(jsonLine(e)); // printed only with --json; a supervisor forwards it
       return (render[e.event] as (e: LoginEvent) => void | Promise<void>)(e);
@@ -109,29 +103,34 @@ export function unexpectedClientWarning(u: UnexpectedClient, what: string): stri
   return `this ${what} names ${asks.join(' and ')}, which this server's known sign-in does not use: check on Google's consent page which app asks for what before you allow it`;
 }
 
-/** What a person is told in both modes: warnings and notes on stderr, and --verbose detail. */
-function notes(out: Output) {
-  const none = (): void => undefined;
+const none = (): void => undefined;
+
+/** What the URL event tells a person in both modes: where it was caught (--verbose) and an unexpected client. */
+function urlNotes(out: Output, e: LoginEventOf<'url'>): void {
+  const what = e.mode === 'device' ? 'sign-in page' : 'sign-in URL';
+  if (e.source !== undefined) out.verbose(`${what} caught on ${e.source}${e.via ? ` (${e.via})` : ''}`);
+  if (e.unexpectedClient) out.warn(unexpectedClientWarning(e.unexpectedClient, what));
+}
+
+/** The events rendered alike with and without --json: notes on stderr, --verbose details, or nothing. */
+function inBothModes(out: Output) {
   return {
-    none,
-    serverStarted: (e: LoginEventOf<'server-started'>) => out.verbose(`server ${e.pid} initialized in ${e.ms} ms`),
-    url(e: LoginEventOf<'url'>): void {
-      const what = e.mode === 'device' ? 'sign-in page' : 'sign-in URL';
-      if (e.source !== undefined) out.verbose(`${what} caught on ${e.source}${e.via ? ` (${e.via})` : ''}`);
-      if (e.unexpectedClient) out.warn(unexpectedClientWarning(e.unexpectedClient, what));
-    },
-    redirectDelivered: (e: LoginEventOf<'redirect-delivered'>) =>
-      out.verbose(`delivered the redirect to the login listener (HTTP ${e.status})`),
-    codeSent: () => out.verbose('sent the code to the server'),
-    urlWithdrawn: (e: LoginEventOf<'url-withdrawn'>) =>
+    waiting: none,
+    'profile-detected': none,
+    verified: none,
+    restarted: none,
+    'server-started': (e) => out.verbose(`server ${e.pid} initialized in ${e.ms} ms`),
+    'redirect-delivered': (e) => out.verbose(`delivered the redirect to the login listener (HTTP ${e.status})`),
+    'code-sent': () => out.verbose('sent the code to the server'),
+    'url-withdrawn': (e) =>
       out.warn(
         `the server withdrew the sign-in URL (elicitation ${e.elicitationId}): do not open it any more; waiting up to ${e.graceS}s for the server's answer to the sign-in`,
       ),
-    authStatus(e: LoginEventOf<'auth-status'>): void {
+    'auth-status'(e) {
       if (e.pushedWith) out.verbose(`the server pushed its auth status (${e.pushedWith}): ${e.state}`);
       out.verbose(`the server says: ${e.state}${e.account ? ` (${accountText(e.account)})` : ''}`);
     },
-    settingsChanged(e: LoginEventOf<'settings-changed'>): void {
+    'settings-changed'(e) {
       const key = e.key ?? 'auth.type';
       if (e.by === 'agyctl') {
         out.info(
@@ -144,121 +143,84 @@ function notes(out: Output) {
       if (e.expected) out.info(note);
       else out.warn(note);
     },
-    methodMismatch(e: LoginEventOf<'method-mismatch'>): void {
+    'method-mismatch'(e) {
       const advice = e.canSetAuth ? ` (agyctl settings set-auth ${e.requested})` : '';
       out.warn(
         `settings.json says ${e.key} ${e.configured}, but you asked for --method ${e.requested}; the server will use ${e.configured} after a restart unless you change it${advice}`,
       );
     },
-    signInWindow: (e: LoginEventOf<'sign-in-window'>) =>
+    'sign-in-window': (e) =>
       out.verbose(`${e.title} gives up on a sign-in after ${e.minutes} minutes, whatever --timeout says`),
-    staleDirRemoved: (e: LoginEventOf<'stale-login-dir-removed'>) =>
-      out.verbose(`removed ${e.dir}, left by a login that was killed`),
-    signInBeforeInitialize: () =>
+    'stale-login-dir-removed': (e) => out.verbose(`removed ${e.dir}, left by a login that was killed`),
+    'sign-in-before-initialize': () =>
       out.verbose(
         'the server started a sign-in before answering initialize (its settings name an OAuth type, but it has no usable credentials)',
       ),
-    redirectPathDiffers: (e: LoginEventOf<'redirect-path-differs'>) =>
+    'redirect-path-differs': (e) =>
       out.verbose(`the redirect path ${e.path} is not the ${e.profile} profile's ${e.expected}; using the server's`),
-    pageStepEnded: () =>
+    'page-step-ended': () =>
       out.verbose('the server says the page step ended (elicitation/complete); waiting for its authenticate answer'),
-    browserNotOpened: (e: LoginEventOf<'browser-not-opened'>) =>
+    'browser-not-opened': (e) =>
       out.warn(
         e.error === undefined
           ? '--open: no display here (DISPLAY/WAYLAND_DISPLAY unset); open the URL on your laptop instead'
           : `--open: could not start a browser (${e.error})`,
       ),
-    tokenFileMissing: (e: LoginEventOf<'token-file-missing'>) =>
+    'token-file-missing': (e) =>
       out.info(
         `the server reported success but ${e.path} does not exist (some builds keep credentials elsewhere, e.g. the OS keyring); the proof below decides whether a restart keeps the login`,
       ),
-    tokenFileNarrowed: (e: LoginEventOf<'token-file-narrowed'>) =>
-      out.warn(`${e.path} had mode ${e.from}; narrowed it to 0600 (it is a credential)`),
-    authTypeDiffers(e: LoginEventOf<'auth-type-differs'>): void {
+    'token-file-narrowed': (e) => out.warn(`${e.path} had mode ${e.from}; narrowed it to 0600 (it is a credential)`),
+    'auth-type-differs'(e) {
       const current = String(e.current);
       const advice = e.canSetAuth ? ` (change it with: agyctl settings set-auth ${e.method})` : '';
       out.warn(
         `settings.json names ${e.key} ${current}, not ${e.method}; left unchanged. The server will use ${current} after a restart${advice}`,
       );
     },
-    credentialsElsewhere: (e: LoginEventOf<'credentials-elsewhere'>) =>
+    'credentials-elsewhere': (e) =>
       out.info(
         `note: no ${path.basename(e.tokenFile)}; the server holds credentials elsewhere, e.g. the OS keyring (a fresh server accepted them without authenticate)`,
       ),
-    serverNote: (e: LoginEventOf<'server-note'>) => out.server(e.note),
-    said(e: LoginEventOf<'said'>): void {
+    'server-note': (e) => out.server(e.note),
+    said(e) {
       if (e.how === 'print') out.print(e.text, { verbatim: e.verbatim === true });
       else if (e.how === 'info') out.info(e.text, { verbatim: e.verbatim === true });
       else out[e.how](e.text);
     },
-    previousDied: (e: LoginEventOf<'previous-died'>) =>
-      out.warn(`the previous login's supervisor (pid ${e.pid}) had died; cleaned up after it`),
-    alreadyArrived: () => out.info(ALREADY_ARRIVED),
+    'previous-died': (e) => out.warn(`the previous login's supervisor (pid ${e.pid}) had died; cleaned up after it`),
+    'already-arrived': () => out.info(ALREADY_ARRIVED),
     undelivered: () => out.warn('could not reach the login supervisor to deliver that'),
-  };
-}
-
-type Notes = ReturnType<typeof notes>;
-
-/** The events rendered alike with and without --json: notes on stderr, --verbose details, or nothing. */
-function inBothModes(n: Notes) {
-  return {
-    'server-started': n.serverStarted,
-    waiting: n.none,
-    'redirect-delivered': n.redirectDelivered,
-    'code-sent': n.codeSent,
-    'url-withdrawn': n.urlWithdrawn,
-    'auth-status': n.authStatus,
-    'settings-changed': n.settingsChanged,
-    'profile-detected': n.none,
-    verified: n.none,
-    restarted: n.none,
-    'method-mismatch': n.methodMismatch,
-    'sign-in-window': n.signInWindow,
-    'stale-login-dir-removed': n.staleDirRemoved,
-    'sign-in-before-initialize': n.signInBeforeInitialize,
-    'redirect-path-differs': n.redirectPathDiffers,
-    'page-step-ended': n.pageStepEnded,
-    'browser-not-opened': n.browserNotOpened,
-    'token-file-missing': n.tokenFileMissing,
-    'token-file-narrowed': n.tokenFileNarrowed,
-    'auth-type-differs': n.authTypeDiffers,
-    'credentials-elsewhere': n.credentialsElsewhere,
-    'server-note': n.serverNote,
-    said: n.said,
-    'previous-died': n.previousDied,
-    'already-arrived': n.alreadyArrived,
-    undelivered: n.undelivered,
   } satisfies Partial<Renderers>;
 }
 
 /** --json: the NDJSON lines (written before these) and, on stderr, only what a person is told in both modes. */
-function jsonRenderers(out: Output, display: LoginDisplay, n: Notes): Renderers {
+function jsonRenderers(out: Output, display: LoginDisplay): Renderers {
   return {
-    ...inBothModes(n),
+    ...inBothModes(out),
     url(e) {
-      n.url(e);
+      urlNotes(out, e);
       if (display.qr) out.info('QR code left out: --json prints no QR code.');
     },
-    'url-rejected': n.none,
-    'no-url-yet': n.none,
-    'redirect-rejected': n.none,
-    'code-rejected': n.none,
-    authenticated: n.none,
-    detached: n.none,
-    'logged-in': n.none,
-    pending: n.none,
-    restarting: n.none,
-    cancelling: n.none,
+    'url-rejected': none,
+    'no-url-yet': none,
+    'redirect-rejected': none,
+    'code-rejected': none,
+    authenticated: none,
+    detached: none,
+    'logged-in': none,
+    pending: none,
+    restarting: none,
+    cancelling: none,
   };
 }
 
 /** Text: the notes, the URL's lines (and QR code), and the progress sentences. */
-function textRenderers(out: Output, display: LoginDisplay, n: Notes): Renderers {
+function textRenderers(out: Output, display: LoginDisplay): Renderers {
   return {
-    ...inBothModes(n),
+    ...inBothModes(out),
     async url(e) {
-      n.url(e);
+      urlNotes(out, e);
       await showUrl(out, display, e);
     },
     'url-rejected'(e) {
