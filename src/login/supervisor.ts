@@ -329,24 +329,13 @@ export async function runSupervisor(supervised: SupervisorOptions): Promise<Outc
     clearTimeout(orphanTimer);
     supervised.signal.removeEventListener('abort', onOuterAbort);
   }
-  const outcome: Outcome = {
-    ...(cancelRequested && result.exit === EXIT.interrupted ? CANCELLED : result),
-    endedAt: Date.now(),
-  };
+  const ended = cancelRequested && result.exit === EXIT.interrupted ? CANCELLED : result;
+  const outcome: Outcome = { ...ended, endedAt: Date.now() };
   state.phase = 'done';
   state.outcome = outcome;
   delete state.shimDirs;
   save();
-  broadcast({
-    t: 'end',
-    outcome: {
-      exit: outcome.exit,
-      ...(outcome.code ? { code: outcome.code } : {}),
-      ...(outcome.message ? { message: outcome.message } : {}),
-      ...(outcome.hint ? { hint: outcome.hint } : {}),
-      ...(outcome.details ? { details: outcome.details } : {}),
-    },
-  });
+  broadcast({ t: 'end', outcome: ended });
   await new Promise<void>((resolve) => {
     server.close(() => resolve());
     for (const c of clients) c.end();
@@ -435,12 +424,7 @@ export const MAX_LINE = 64 * 1024;
 export type Request = { op: 'attach' } | { op: 'finish'; line: string } | { op: 'cancel' } | { op: 'ping' };
 
 /** What attach streams: the login's events (the client renders them for its terminal), then the end. */
-export type Frame =
-  | { t: 'event'; event: LoginEvent }
-  | {
-      t: 'end';
-      outcome: { exit: number; code?: string; message?: string; hint?: string; details?: Record<string, unknown> };
-    };
+export type Frame = { t: 'event'; event: LoginEvent } | { t: 'end'; outcome: Omit<Outcome, 'endedAt'> };
 
 /** Split a socket into JSON lines; a line over MAX_LINE or not JSON ends the connection. */
 export function onJsonLines(socket: net.Socket, handle: (value: unknown) => void): void {
@@ -494,7 +478,7 @@ export function request<T = Record<string, unknown>>(
 
 export interface Attachment {
   /** Resolves with the end frame's outcome, or undefined when the connection broke without one. */
-  ended: Promise<Extract<Frame, { t: 'end' }>['outcome'] | undefined>;
+  ended: Promise<Omit<Outcome, 'endedAt'> | undefined>;
   close(): void;
 }
 
@@ -506,8 +490,8 @@ export function attach(
 ): Promise<Attachment | undefined> {
   return new Promise((resolveAttach) => {
     const socket = net.connect({ path: socketPath });
-    let resolveEnd!: (outcome: Extract<Frame, { t: 'end' }>['outcome'] | undefined) => void;
-    const ended = new Promise<Extract<Frame, { t: 'end' }>['outcome'] | undefined>((r) => (resolveEnd = r));
+    let resolveEnd!: (outcome: Omit<Outcome, 'endedAt'> | undefined) => void;
+    const ended = new Promise<Omit<Outcome, 'endedAt'> | undefined>((r) => (resolveEnd = r));
     const timer = setTimeout(() => {
       socket.destroy();
       resolveAttach(undefined);
