@@ -30,7 +30,6 @@ import { AgyError, EXIT, InterruptedError } from '../core/errors.js';
 import type { CommandIO } from '../core/io.js';
 import { tempRoot } from '../core/paths.js';
 import { pause } from '../util/deadline.js';
-import { formatDuration } from '../util/duration.js';
 import { holderLine, parseHolderLine, takePidLock } from '../util/os/pid-lock.js';
 import { isRecordedProcess, sameProcessAlive } from '../util/os/process.js';
 import type { FinishAnswer, LoginEvent, LoginRequest, ShowLoginEvent } from './events.js';
@@ -48,6 +47,7 @@ import {
   recordPaths,
   SUPERVISOR_DIED,
   statusData,
+  timeLeft,
   writeState,
 } from './record.js';
 import { isLoginDirName } from './shims.js';
@@ -449,6 +449,6 @@ export function pendingLoginNotice(env: NodeJS.ProcessEnv, stateDir: string): st
     return undefined;
   }
   if (!state || !isPending(state) || !supervisorAlive(state)) return undefined;
-  const left = formatDuration(Math.max(0, state.deadline - Date.now()));
+  const left = timeLeft(state);
   return `note: a login is pending for this state dir (${left} left${state.port ? `, port ${state.port}` : ''}); see \`agyctl login status\``;
 }

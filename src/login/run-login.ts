@@ -50,10 +50,6 @@ interface Preflight {
 }
 
 /** The settings as they were before the server ran (re-read when the server turned out to be another profile). */
-function snapshotSettings(io: CommandIO): string | undefined {
-  return readSettings(io.opts.stateDir).raw;
-}
-
 /** settings.json as login reads it; one it cannot read or parse is refused (exit 2) before anything else is said. */
 export function usableSettings(io: CommandIO): ReturnType<typeof readProfileSettings> {
   const settings = readProfileSettings(profileOf(io.opts), io.opts.stateDir);
@@ -215,7 +211,7 @@ export async function runLogin(
     if (!switched) return;
     io = { ...io, opts: target }; // from here on the login works on the detected profile's target
     void show({ event: 'profile-detected', profile: profile.id, stateDir: io.opts.stateDir });
-    pre.settingsRaw = snapshotSettings(io);
+    pre.settingsRaw = readSettings(io.opts.stateDir).raw;
   };
   const signInOptions: SignInOptions = { ...options, method: pre.method, show, pastes, onStarted };
   const attempt = await signIn(io, signInOptions);
