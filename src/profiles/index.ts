@@ -1,9 +1,9 @@
-/** The profiles by id, and detection from initialize. Choosing one is in choose.ts. */
+/** The profiles by id, and detection from initialize. Choosing one (resolveProfile) is in choose.ts. */
 import { antigravity } from './antigravity.js';
 import { geminiCli } from './gemini-cli.js';
 import type { ProfileId, ServerProfile } from './types.js';
 
-export { isProfileId, PROFILE_IDS, resolveProfile } from './choose.js';
+export { PROFILE_IDS } from '../core/io.js';
 export type { ProfileId, ProfileSource, ServerProfile } from './types.js';
 
 const PROFILES: Readonly<Record<ProfileId, ServerProfile>> = { antigravity, 'gemini-cli': geminiCli };

@@ -4,9 +4,9 @@
  * command needs to know about "which server" goes through one of these, so
  * no command compares server names itself.
  */
-import type { ProfileId } from './choose.js';
+import type { ProfileId } from '../core/io.js';
 
-export type { ProfileId, ProfileSource } from './choose.js';
+export type { ProfileId, ProfileSource } from '../core/io.js';
 
 export interface ProfileFiles {
   settings: string;

@@ -7,10 +7,10 @@ import { AgyError } from '../../src/core/errors.js';
 import { resolveStateDir } from '../../src/core/paths.js';
 import { parseCode, Secrets } from '../../src/login/code-entry.js';
 import { validateAuthUrl, validateCodeEntryUrl } from '../../src/profiles/auth-url.js';
-import { defaultStateDirFor, PROFILE_IDS, PROGRAM_PROFILES } from '../../src/profiles/choose.js';
+import { defaultStateDirFor, PROFILE_IDS, PROGRAM_PROFILES, resolveProfile } from '../../src/profiles/choose.js';
 import { removeProbeProjects } from '../../src/profiles/cleanup.js';
 import { geminiCliHomeFor, geminiCliStateDir } from '../../src/profiles/gemini-cli-paths.js';
-import { detectProfile, getProfile, resolveProfile } from '../../src/profiles/index.js';
+import { detectProfile, getProfile } from '../../src/profiles/index.js';
 import { quietServerEnv, resolveServerCommand, signInGuard } from '../../src/profiles/server-start.js';
 import { AUTH_TYPES } from '../../src/settings/auth-types.js';
 import {
