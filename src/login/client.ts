@@ -33,7 +33,7 @@ import { pause } from '../util/deadline.js';
 import { holderLine, parseHolderLine, takePidLock } from '../util/os/pid-lock.js';
 import { isRecordedProcess, sameProcessAlive } from '../util/os/process.js';
 import type { FinishAnswer, LoginEvent, LoginRequest, ShowLoginEvent } from './events.js';
-import { type PasteReader, promptsOnTty, startPasteReader } from './paste.js';
+import { type PasteReader, pasteWhat, promptsOnTty, startPasteReader } from './paste.js';
 import {
   checkOurSocket,
   checkRecordDir,
@@ -145,8 +145,8 @@ function makeRequest(io: CommandIO, asked: LoginAsked): LoginRequest {
 // --- attached: the login's terminal, relayed ---
 
 const ATTACH_TIMEOUT_MS = 10_000;
-/** Past the supervisor's own end, a silent supervisor is treated as dead after this. */
-const STUCK_MARGIN_MS = 30_000;
+/** Past the supervisor's own end, a silent supervisor is treated as dead after this (status --wait: as stuck). */
+export const STUCK_MARGIN_MS = 30_000;
 
 export type RelayResult =
   | { kind: 'ended'; outcome: Omit<Outcome, 'endedAt'> }
@@ -215,7 +215,7 @@ export async function relayLogin(io: CommandIO, relay: TerminalRelayOptions): Pr
     });
   };
   const prompt = {
-    text: () => (codeEntry ? 'paste the authorization code' : 'paste the address your browser ended on'),
+    text: () => pasteWhat(codeEntry),
     deadline: () => deadline,
   };
   const startPaste = (): void => {

@@ -27,6 +27,10 @@ export function promptsOnTty(io: CommandIO): boolean {
 }
 
 /** The one countdown prompt: `[4m59s left] <text>> `, in whole seconds (rounded up, so it never shows 0s while time is left). */
+/** What a paste prompt asks for: the code a code-entry page shows, else the address the browser ended on. */
+export const pasteWhat = (codeEntry: boolean): string =>
+  codeEntry ? 'paste the authorization code' : 'paste the address your browser ended on';
+
 export function countdownPrompt(text: string, deadline: number | undefined, now = Date.now()): string {
   if (deadline === undefined) return `${text}> `;
   const left = Math.ceil(Math.max(0, deadline - now) / 1000) * 1000;

@@ -5,8 +5,16 @@
 import readline from 'node:readline';
 import { AgyError, EXIT, type ExitCode, InterruptedError, usageError } from '../../../core/errors.js';
 import type { CommandIO, CommandResult } from '../../../core/io.js';
-import { cancelPending, deliver, inspect, type Liveness, outcomeError, waitEnded } from '../../../login/client.js';
-import { countdownPrompt } from '../../../login/paste.js';
+import {
+  cancelPending,
+  deliver,
+  inspect,
+  type Liveness,
+  outcomeError,
+  STUCK_MARGIN_MS,
+  waitEnded,
+} from '../../../login/client.js';
+import { countdownPrompt, pasteWhat } from '../../../login/paste.js';
 import {
   describePending,
   type LoginState,
@@ -38,8 +46,6 @@ export const finishCommand = (io: CommandIO, { args }: HandlerArgs<NoFlags>): Pr
 
 /** A reader of stdin gives up after this even when the login has longer left. */
 const STDIN_MAX_MS = 10 * 60_000;
-/** status --wait: past the supervisor's own end, a record still pending means it is stuck. */
-const WAIT_MARGIN_MS = 30_000;
 
 const pathsOf = (io: CommandIO) => recordPaths(io.ctx.env, io.opts.stateDir);
 
@@ -90,7 +96,7 @@ export async function loginStatus(io: CommandIO, status: { wait: boolean }): Pro
   }
   if (status.wait && seen.kind === 'pending') {
     if (!io.out.json) io.out.info(`Waiting for the login to end (${timeLeft(seen.state)} left to sign in)...`);
-    const ended = await waitEnded(paths, Math.max(0, seen.state.endBy - Date.now()) + WAIT_MARGIN_MS, io.ctx.signal);
+    const ended = await waitEnded(paths, Math.max(0, seen.state.endBy - Date.now()) + STUCK_MARGIN_MS, io.ctx.signal);
     if (io.ctx.signal.aborted) throw new InterruptedError();
     seen = inspect(paths);
     if (!ended && seen.kind === 'pending')
@@ -124,12 +130,7 @@ async function readOneLine(io: CommandIO, state: LoginState): Promise<string> {
         reject(usageError('No address given: pass it as an argument or on stdin.', NO_ADDRESS_EXAMPLE)),
       );
       if (tty) {
-        rl.setPrompt(
-          countdownPrompt(
-            state.mode === 'code-entry' ? 'paste the authorization code' : 'paste the address your browser ended on',
-            state.deadline,
-          ),
-        );
+        rl.setPrompt(countdownPrompt(pasteWhat(state.mode === 'code-entry'), state.deadline));
         rl.prompt();
       }
     });
