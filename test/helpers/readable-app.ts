@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ROOT, RUNTIME, runAgyctlFrom } from './cli.js';
+import { agyctlArgv, ROOT, RUNTIME, runAgyctlFrom } from './cli.js';
 import { copyApp } from './release-artifacts.js';
 
 /**
@@ -22,9 +22,24 @@ export const READABLE_APP_PREFIX = `agyctl-readable-app-${createHash('sha256').u
 
 /** Points the cli helpers at a copy other users can read, when the checkout is not one. */
 export async function useReadableApp(): Promise<void> {
-  if (RUNTIME === 'executable' || othersCanEnter(ROOT)) return;
+  if (othersCanEnter(ROOT)) return;
   const app = await readableCopy();
-  runAgyctlFrom({ argv: ['node', path.join(app, 'bin', 'agyctl.js')], sim: path.join(app, 'scripts', 'agy-acp-sim') });
+  const sim = path.join(app, 'scripts', 'agy-acp-sim');
+  const argv = RUNTIME === 'executable' ? [readableExecutable(app)] : ['node', path.join(app, 'bin', 'agyctl.js')];
+  runAgyctlFrom({ argv, sim });
+}
+
+/** The single executable beside the copy: it starts itself again as the user (the login supervisor). */
+function readableExecutable(app: string): string {
+  const exe = agyctlArgv()[0]!;
+  const st = fs.statSync(exe);
+  const copy = path.join(app, `${path.basename(exe)}-${st.size}-${Math.trunc(st.mtimeMs)}`);
+  if (fs.existsSync(copy)) return copy;
+  const tmp = `${copy}.${process.pid}.tmp`;
+  fs.copyFileSync(exe, tmp);
+  fs.chmodSync(tmp, 0o755);
+  fs.renameSync(tmp, copy);
+  return copy;
 }
 
 /** Whether every directory from / down to `dir` lets others through (o+x). */

@@ -18,7 +18,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AGYCTL_ARGV, agyctl, makeSandbox, parseJson, type RunResult, type Sandbox } from '../../helpers/cli.js';
+import { agyctl, agyctlArgv, makeSandbox, parseJson, type RunResult, type Sandbox } from '../../helpers/cli.js';
 import { helpTree, sectionOf, type TreeCommand, usageOf } from '../../helpers/help-tree.js';
 import { createUser, requireRoot } from '../../helpers/os-user.js';
 import { useReadableApp } from '../../helpers/readable-app.js';
@@ -213,8 +213,8 @@ describe('as a user, a backup dir under /root', () => {
       fs.mkdirSync(userHome);
       fs.chownSync(userHome, user.uid, user.gid);
       const r = await execa(
-        AGYCTL_ARGV[0]!,
-        [...AGYCTL_ARGV.slice(1), 'restore', path.join(hidden, 'bk', 'latest'), '--dry-run', '--json'],
+        agyctlArgv()[0]!,
+        [...agyctlArgv().slice(1), 'restore', path.join(hidden, 'bk', 'latest'), '--dry-run', '--json'],
         {
           env: { ...sb.env, HOME: userHome },
           extendEnv: false,

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
-import { AGYCTL_ARGV, makeSandbox, parseJson } from '../../helpers/cli.js';
+import { agyctlArgv, makeSandbox, parseJson } from '../../helpers/cli.js';
 import { createUser, requireRoot } from '../../helpers/os-user.js';
 import { useReadableApp } from '../../helpers/readable-app.js';
 
@@ -45,7 +45,7 @@ describe('a permission error names what blocks the way', () => {
         ['restore from a snapshot it cannot read', ['restore', secret, '--dry-run'], secret],
       ];
       for (const [what, args, blocker] of cases) {
-        const r = await execa(AGYCTL_ARGV[0]!, [...AGYCTL_ARGV.slice(1), ...args, '--json'], {
+        const r = await execa(agyctlArgv()[0]!, [...agyctlArgv().slice(1), ...args, '--json'], {
           env: { PATH: process.env.PATH!, HOME: home, NO_COLOR: '1', LANG: 'C.UTF-8' },
           extendEnv: false,
           uid: user.uid,
