@@ -26,7 +26,15 @@ function checkoutCommands(): string[] {
 function asWritten(line: string) {
   return execa(
     'unshare',
-    ['--mount', '--propagation', 'private', 'sh', '-euc', `mount -t tmpfs tmpfs /tmp && ${line}`],
+    [
+      '--mount',
+      '--propagation',
+      'private',
+      'sh',
+      '-euc',
+      // A private /tmp for the doc's /tmp/fakehome; a checkout under /tmp is bound back in where it was.
+      `exec 3<"$PWD"; mount -t tmpfs tmpfs /tmp; mkdir -p "$PWD"; mount --no-canonicalize --bind /proc/self/fd/3 "$PWD"; cd "$PWD"; exec 3<&-; ${line}`,
+    ],
     {
       cwd: ROOT,
       stdin: 'ignore',
