@@ -35,12 +35,17 @@ function boxEnv(): { home: string; env: NodeJS.ProcessEnv } {
 }
 
 async function run(exe: string, args: string[], env: NodeJS.ProcessEnv, mounts: string[] = []) {
-  // Mounts happen in a mount namespace of the test's own, gone when the command ends.
-  const r = await execa(
-    'unshare',
-    ['--mount', '--propagation', 'private', 'sh', '-euc', [...mounts, 'exec "$@"'].join(' && '), 'sh', exe, ...args],
-    { env, extendEnv: false, reject: false, timeout: 45_000 },
-  );
+  // Mounts happen in a mount namespace of the test's own, gone when the command ends. The executable's directory is
+  // bound back in where it was, for a checkout under a directory mounted over (a clone in mktemp -d).
+  const keep = 'd=$(dirname "$1"); exec 3<"$d"';
+  const back = 'mkdir -p "$d"; mount --no-canonicalize --bind /proc/self/fd/3 "$d"; exec 3<&-';
+  const script = [keep, ...mounts, back, 'exec "$@"'].join(' && ');
+  const r = await execa('unshare', ['--mount', '--propagation', 'private', 'sh', '-euc', script, 'sh', exe, ...args], {
+    env,
+    extendEnv: false,
+    reject: false,
+    timeout: 45_000,
+  });
   return { exitCode: r.exitCode ?? -1, stdout: String(r.stdout), stderr: String(r.stderr) };
 }
 
