@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { agyctlArgv, ROOT, RUNTIME, runAgyctlFrom } from './cli.js';
+import { AGYCTL_ARGV, ROOT, RUNTIME, runAgyctlFrom } from './cli.js';
 import { copyApp } from './release-artifacts.js';
 
 /**
@@ -31,7 +31,7 @@ export async function useReadableApp(): Promise<void> {
 
 /** The single executable beside the copy: it starts itself again as the user (the login supervisor). */
 function readableExecutable(app: string): string {
-  const exe = agyctlArgv()[0]!;
+  const exe = AGYCTL_ARGV[0]!;
   const st = fs.statSync(exe);
   const copy = path.join(app, `${path.basename(exe)}-${st.size}-${Math.trunc(st.mtimeMs)}`);
   if (fs.existsSync(copy)) return copy;
