@@ -14,6 +14,7 @@ import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BIN, EXE, makeSandbox, ROOT, type Sandbox } from '../helpers/cli.js';
 import { createUser } from '../helpers/os-user.js';
+import { mountsKeeping } from '../helpers/private-mounts.js';
 
 let sandbox: Sandbox | undefined;
 let outsideTmp: string | undefined;
@@ -35,11 +36,8 @@ function boxEnv(): { home: string; env: NodeJS.ProcessEnv } {
 }
 
 async function run(exe: string, args: string[], env: NodeJS.ProcessEnv, mounts: string[] = []) {
-  // Mounts happen in a mount namespace of the test's own, gone when the command ends. The executable's directory is
-  // bound back in where it was, for a checkout under a directory mounted over (a clone in mktemp -d).
-  const keep = 'd=$(dirname "$1"); exec 3<"$d"';
-  const back = 'mkdir -p "$d"; mount --no-canonicalize --bind /proc/self/fd/3 "$d"; exec 3<&-';
-  const script = [keep, ...mounts, back, 'exec "$@"'].join(' && ');
+  // Mounts happen in a mount namespace of the test's own, gone when the command ends; the executable stays reachable.
+  const script = [...mountsKeeping('$(dirname "$1")', mounts), 'exec "$@"'].join(' && ');
   const r = await execa('unshare', ['--mount', '--propagation', 'private', 'sh', '-euc', script, 'sh', exe, ...args], {
     env,
     extendEnv: false,

@@ -13,6 +13,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { BIN, ROOT } from '../../helpers/cli.js';
+import { mountsKeeping } from '../../helpers/private-mounts.js';
 
 const DOC = fs.readFileSync(path.join(ROOT, 'docs', 'simulator.md'), 'utf8');
 
@@ -32,8 +33,8 @@ function asWritten(line: string) {
       'private',
       'sh',
       '-euc',
-      // A private /tmp for the doc's /tmp/fakehome; a checkout under /tmp is bound back in where it was.
-      `exec 3<"$PWD"; mount -t tmpfs tmpfs /tmp; mkdir -p "$PWD"; mount --no-canonicalize --bind /proc/self/fd/3 "$PWD"; cd "$PWD"; exec 3<&-; ${line}`,
+      // A private /tmp for the doc's /tmp/fakehome, the checkout still where it was.
+      [...mountsKeeping('"$PWD"', ['mount -t tmpfs tmpfs /tmp']), 'cd "$PWD"', line].join(' && '),
     ],
     {
       cwd: ROOT,
